@@ -1,0 +1,58 @@
+// Package checks is the rule registry: it turns the observations of the
+// reconstruction engine into findings, each with a stable rule id, and plans
+// the edits that fix them. It sits after reconstruct/ in the data flow and
+// before the printers and the writer; it never prints.
+package checks
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Severity orders findings; the zero value is Info.
+type Severity int
+
+const (
+	Info Severity = iota
+	Warning
+	Error
+)
+
+func (s Severity) String() string {
+	switch s {
+	case Info:
+		return "info"
+	case Warning:
+		return "warning"
+	case Error:
+		return "error"
+	}
+	return fmt.Sprintf("severity(%d)", int(s))
+}
+
+// ParseSeverity reads "info", "warning" or "error".
+func ParseSeverity(s string) (Severity, error) {
+	switch strings.ToLower(s) {
+	case "info":
+		return Info, nil
+	case "warning":
+		return Warning, nil
+	case "error":
+		return Error, nil
+	}
+	return Info, fmt.Errorf("unknown severity %q (want error, warning or info)", s)
+}
+
+// Finding is one inconsistency found in one file.
+type Finding struct {
+	Rule       string
+	Severity   Severity
+	Path       string
+	Line       int   // 1-based physical line
+	ByteOffset int64 // offset of the start of the line
+	Ordinal    *int64
+	Message    string
+	Fixable    bool
+	// Evidence holds the numbers behind the message (machine formats only).
+	Evidence map[string]any
+}

@@ -1,0 +1,204 @@
+package checks
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"runtime/debug"
+	"sort"
+	"strings"
+
+	"github.com/rollout-dev/rollout/reconstruct"
+	"github.com/rollout-dev/rollout/rollout"
+)
+
+// Options configure the analysis of one file.
+type Options struct {
+	MaxLineBytes  int64
+	StopAfterLine int
+	// Flow, when set, also receives every observation (simulate-budget and
+	// repair follow the flow facts).
+	Flow reconstruct.Observer
+}
+
+// Result is what the analysis of one file found.
+type Result struct {
+	Path     string
+	Records  int
+	State    *reconstruct.State
+	Findings []Finding
+}
+
+// InternalError is a bug caught while analysing a file: it carries the file
+// and line being read so the report can say where.
+type InternalError struct {
+	Path  string
+	Line  int
+	Value any
+	Stack []byte
+}
+
+func (e *InternalError) Error() string {
+	return fmt.Sprintf("internal error at %s:%d: %v", e.Path, e.Line, e.Value)
+}
+
+// Run streams one rollout through the engine and the rule catalog.
+func Run(path string, stdin io.Reader, opts Options) (res *Result, err error) {
+	f, err := rollout.Open(path, stdin)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return RunReader(path, f, opts)
+}
+
+// RunReader is Run over an open stream.
+func RunReader(path string, r io.Reader, opts Options) (res *Result, err error) {
+	rd := rollout.NewReader(r, opts.MaxLineBytes)
+	line := 0
+	defer func() {
+		if v := recover(); v != nil {
+			res, err = nil, &InternalError{Path: path, Line: line, Value: v, Stack: debug.Stack()}
+		}
+	}()
+	c := &checker{path: path}
+	obs := c.observe
+	if opts.Flow != nil {
+		obs = func(o reconstruct.Observation) { c.observe(o); opts.Flow(o) }
+	}
+	eng := reconstruct.New(reconstruct.Options{Path: path}, obs)
+	for {
+		rec, rerr := rd.Next()
+		if errors.Is(rerr, io.EOF) {
+			break
+		}
+		if rerr != nil {
+			return nil, &rollout.PathError{Path: path, Err: rerr}
+		}
+		line = rec.Line
+		if opts.StopAfterLine > 0 && rec.Line > opts.StopAfterLine {
+			break
+		}
+		eng.Feed(rec)
+	}
+	st := eng.Finish()
+	return &Result{Path: path, Records: st.Records, State: st, Findings: c.findings(st)}, nil
+}
+
+type checker struct {
+	path string
+	obs  []reconstruct.Observation
+}
+
+func (c *checker) observe(o reconstruct.Observation) {
+	if _, ok := byKind[o.Kind]; ok {
+		c.obs = append(c.obs, o)
+	}
+}
+
+// findings turns the observations into findings once the whole file, and so
+// its era and history mode, are known.
+func (c *checker) findings(st *reconstruct.State) []Finding {
+	out := make([]Finding, 0, len(c.obs))
+	for _, o := range c.obs {
+		m := byKind[o.Kind]
+		r, ok := Lookup(m.rule)
+		if !ok {
+			panic("observation mapped to unregistered rule " + m.rule)
+		}
+		facts := o.Facts
+		switch o.Kind {
+		case reconstruct.TokensReemitted:
+			facts = map[string]any{"count": st.Reemitted}
+		case reconstruct.OrdinalInLegacy:
+			facts = map[string]any{"count": st.OrdinalsInLegacy}
+		}
+		msg := m.msg(facts)
+		if n, ok := facts["count"]; ok {
+			msg = fmt.Sprintf("%s (%v in this file)", msg, n)
+		}
+		out = append(out, Finding{
+			Rule: r.ID, Severity: severityOf(r, o, st), Path: c.path,
+			Line: o.Pos.Line, ByteOffset: o.Pos.Offset, Ordinal: o.Pos.Ordinal,
+			Message: msg, Fixable: r.Fixable(), Evidence: facts,
+		})
+	}
+	SortFindings(out)
+	return out
+}
+
+// SortFindings orders findings by (path, line, offset, rule, message).
+func SortFindings(fs []Finding) {
+	sort.SliceStable(fs, func(i, j int) bool {
+		a, b := fs[i], fs[j]
+		if a.Path != b.Path {
+			return a.Path < b.Path
+		}
+		if a.Line != b.Line {
+			return a.Line < b.Line
+		}
+		if a.ByteOffset != b.ByteOffset {
+			return a.ByteOffset < b.ByteOffset
+		}
+		if a.Rule != b.Rule {
+			return a.Rule < b.Rule
+		}
+		return a.Message < b.Message
+	})
+}
+
+// Filter keeps the findings of selected rules. A selector is a rule id or an
+// area prefix ending in "/" ("ordinal/").
+type Filter struct {
+	sel, ign []string
+}
+
+// NewFilter validates the selectors against the registry.
+func NewFilter(selected, ignored []string) (Filter, error) {
+	for _, list := range [][]string{selected, ignored} {
+		for _, s := range list {
+			if !matchesAny(s) {
+				return Filter{}, fmt.Errorf("unknown rule or area %q (see `rollout explain`)", s)
+			}
+		}
+	}
+	return Filter{sel: selected, ign: ignored}, nil
+}
+
+func matchesAny(sel string) bool {
+	for _, r := range registry {
+		if selects(sel, r.ID) {
+			return true
+		}
+	}
+	return false
+}
+
+func selects(sel, id string) bool {
+	if strings.HasSuffix(sel, "/") {
+		return strings.HasPrefix(id, sel)
+	}
+	return sel == id || strings.HasPrefix(id, sel+"/")
+}
+
+// Keep reports whether findings of a rule pass the filter.
+func (f Filter) Keep(rule string) bool {
+	if len(f.sel) > 0 {
+		ok := false
+		for _, s := range f.sel {
+			if selects(s, rule) {
+				ok = true
+				break
+			}
+		}
+		if !ok {
+			return false
+		}
+	}
+	for _, s := range f.ign {
+		if selects(s, rule) {
+			return false
+		}
+	}
+	return true
+}

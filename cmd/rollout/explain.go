@@ -1,0 +1,48 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/rollout-dev/rollout/checks"
+	"github.com/spf13/cobra"
+)
+
+func newExplainCmd(a *app) *cobra.Command {
+	return &cobra.Command{
+		Use:   "explain [RULE]",
+		Short: "Describe a rule, or list every rule",
+		Example: `  rollout explain
+  rollout explain item/missing-id`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			w := a.io.Out
+			if len(args) == 0 {
+				for _, r := range checks.Rules() {
+					fmt.Fprintf(w, "%-36s %-7s %s\n", r.ID, r.Severity, r.Title)
+				}
+				return nil
+			}
+			r, ok := checks.Lookup(args[0])
+			if !ok {
+				return usageError("list the rules with `rollout explain`", "unknown rule %q", args[0])
+			}
+			fmt.Fprintf(w, "%s (%s)\n\n%s.\n\n%s\n", r.ID, r.Severity, capitalize(r.Title), r.Doc)
+			if r.Fixable() {
+				optIn := ""
+				if r.OptIn {
+					optIn = fmt.Sprintf(" (opt-in: --fix %s)", r.ID)
+				}
+				fmt.Fprintf(w, "\nRepair: %s%s.\n", r.Fix, optIn)
+			}
+			return nil
+		},
+	}
+}
+
+func capitalize(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}

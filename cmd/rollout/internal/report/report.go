@@ -1,0 +1,246 @@
+// Package report renders the findings of `rollout verify` in every output
+// format. It sits at the end of the data flow, after checks/: the command
+// collects one FileResult per file, calls Normalize once, and hands the
+// Report to the printer of each requested --format. Printers write only to
+// the io.Writer they are given and never reorder what they are given, so
+// their output is a pure function of the normalized Report: no wall-clock
+// time, no map iteration order.
+package report
+
+import (
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/rollout-dev/rollout/checks"
+)
+
+// SchemaVersion is the version of the JSON report (--format json and the
+// objects of --format jsonl). The schema is additive: fields are added,
+// never renamed or removed, without bumping it.
+const SchemaVersion = 1
+
+// FileResult is what verify found in one file.
+type FileResult struct {
+	Path        string
+	Records     int
+	Era         string
+	HistoryMode string
+	CLIVersion  string
+	ThreadID    string
+	Findings    []checks.Finding
+}
+
+// Report is the whole result of one run.
+type Report struct {
+	Tool    string // "rollout"
+	Version string // the tool's version
+	Command string // "verify"
+	Files   []FileResult
+}
+
+// Summary counts files, records and findings by severity.
+type Summary struct {
+	Files, Records, Errors, Warnings, Infos int
+}
+
+// Summary counts the report. A finding whose severity is none of error,
+// warning or info is not counted.
+func (r *Report) Summary() Summary {
+	s := Summary{Files: len(r.Files)}
+	for i := range r.Files {
+		f := &r.Files[i]
+		s.Records += f.Records
+		for j := range f.Findings {
+			switch f.Findings[j].Severity {
+			case checks.Error:
+				s.Errors++
+			case checks.Warning:
+				s.Warnings++
+			case checks.Info:
+				s.Infos++
+			}
+		}
+	}
+	return s
+}
+
+// Normalize puts the report in the canonical order every printer expects:
+// files sorted by path (files with the same path keep their relative order
+// and are not merged), and in each file the findings sorted by (path, line,
+// byte offset, rule, message) with exact duplicates dropped. A finding with
+// an empty Path takes its file's path. Nil slices become empty slices.
+// Normalize is idempotent.
+func (r *Report) Normalize() {
+	if r.Files == nil {
+		r.Files = []FileResult{}
+	}
+	slices.SortStableFunc(r.Files, func(a, b FileResult) int { return strings.Compare(a.Path, b.Path) })
+	for i := range r.Files {
+		f := &r.Files[i]
+		if f.Findings == nil {
+			f.Findings = []checks.Finding{}
+		}
+		keyed := make([]keyedFinding, len(f.Findings))
+		for j, fd := range f.Findings {
+			if fd.Path == "" {
+				fd.Path = f.Path
+			}
+			keyed[j] = keyedFinding{fd, evidenceKey(fd.Evidence)}
+		}
+		slices.SortStableFunc(keyed, compareKeyed)
+		out := f.Findings[:0]
+		for j, k := range keyed {
+			if j > 0 && compareKeyed(keyed[j-1], k) == 0 {
+				continue // exact duplicate
+			}
+			out = append(out, k.Finding)
+		}
+		clear(f.Findings[len(out):])
+		f.Findings = out
+	}
+}
+
+// keyedFinding carries a canonical form of the evidence so that findings can
+// be totally ordered and exact duplicates end up next to each other.
+type keyedFinding struct {
+	checks.Finding
+	evidence string
+}
+
+// compareKeyed orders by the documented key (path, line, byte offset, rule,
+// message), then by every other field, so that it returns 0 only for exact
+// duplicates.
+func compareKeyed(a, b keyedFinding) int {
+	return cmp.Or(
+		strings.Compare(a.Path, b.Path),
+		cmp.Compare(a.Line, b.Line),
+		cmp.Compare(a.ByteOffset, b.ByteOffset),
+		strings.Compare(a.Rule, b.Rule),
+		strings.Compare(a.Message, b.Message),
+		cmp.Compare(b.Severity, a.Severity), // most severe first
+		compareOrdinal(a.Ordinal, b.Ordinal),
+		compareBool(a.Fixable, b.Fixable),
+		strings.Compare(a.evidence, b.evidence),
+	)
+}
+
+func compareOrdinal(a, b *int64) int {
+	switch {
+	case a == nil && b == nil:
+		return 0
+	case a == nil:
+		return -1
+	case b == nil:
+		return 1
+	}
+	return cmp.Compare(*a, *b)
+}
+
+func compareBool(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case !a:
+		return -1
+	}
+	return 1
+}
+
+// evidenceKey is a canonical string for an evidence map: nil and empty maps
+// are equal (both print as {}), and encoding/json sorts keys at every level.
+func evidenceKey(ev map[string]any) string {
+	if len(ev) == 0 {
+		return ""
+	}
+	b, err := json.Marshal(ev)
+	if err != nil {
+		// Not encodable (the JSON printers will report it); fmt also
+		// prints maps with sorted keys.
+		return fmt.Sprintf("%#v", ev)
+	}
+	return string(b)
+}
+
+// Options are the presentation choices that are not part of the report.
+type Options struct {
+	// Color adds ANSI colour to the severity word of the text format. The
+	// command decides it (--color, NO_COLOR, terminal); other formats ignore
+	// it.
+	Color bool
+}
+
+// Printer writes a report in one format. It expects a normalized report
+// (see Report.Normalize) and does not modify it.
+type Printer func(w io.Writer, r *Report, o Options) error
+
+type format struct {
+	name  string
+	print Printer
+}
+
+// table is the one list of formats, in the order of --help.
+func table() []format {
+	return []format{
+		{"text", printText},
+		{"json", printJSON},
+		{"jsonl", printJSONL},
+		{"sarif", sarifPrinter(checks.Lookup)},
+		{"junit", printJUnit},
+		{"github", printGitHub},
+		{"markdown", printMarkdown},
+	}
+}
+
+// Formats lists the format names accepted by --format, in the order of
+// --help. The caller owns the returned slice.
+func Formats() []string {
+	t := table()
+	names := make([]string, len(t))
+	for i, f := range t {
+		names[i] = f.name
+	}
+	return names
+}
+
+// Lookup returns the printer of a format. Names are exact and lower case.
+func Lookup(format string) (Printer, bool) {
+	for _, f := range table() {
+		if f.name == format {
+			return f.print, true
+		}
+	}
+	return nil, false
+}
+
+// ParseFormatSpec parses a --format value, "FORMAT" or "FORMAT=FILE", into
+// the format name and the file ("" when the report goes to standard output).
+// The value is split at the first "=", so FILE may itself contain "=". The
+// file is returned verbatim: deciding what "-" means, and creating the file,
+// are the caller's business. It fails on an unknown format or an empty FILE
+// after "=".
+func ParseFormatSpec(s string) (format, file string, err error) {
+	format, file, hasFile := strings.Cut(s, "=")
+	if format == "" {
+		return "", "", fmt.Errorf("parse --format %q: missing format name (want %s)", s, formatList())
+	}
+	if _, ok := Lookup(format); !ok {
+		return "", "", fmt.Errorf("parse --format %q: unknown format %q (want %s)", s, format, formatList())
+	}
+	if hasFile && file == "" {
+		return "", "", fmt.Errorf("parse --format %q: missing file name after \"=\"", s)
+	}
+	return format, file, nil
+}
+
+// formatList is "text, json, ... or markdown".
+func formatList() string {
+	names := Formats()
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+}
+
+// severityName is the name of a severity in every format.
+func severityName(s checks.Severity) string { return s.String() }

@@ -1,0 +1,247 @@
+package report
+
+import (
+	"bytes"
+	"cmp"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/url"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/rollout-dev/rollout/checks"
+)
+
+const (
+	sarifSchema  = "https://json.schemastore.org/sarif-2.1.0.json"
+	sarifVersion = "2.1.0"
+	// sarifInformationURI is the tool's home page.
+	sarifInformationURI = "https://github.com/rollout-dev/rollout"
+	// sarifFingerprintKey names the partial fingerprint; bump the suffix if
+	// its recipe ever changes.
+	sarifFingerprintKey = "rollout/v1"
+)
+
+// The subset of SARIF 2.1.0 that rollout writes. No timestamps, no
+// invocation details: the log is a pure function of the report.
+
+type sarifLog struct {
+	Schema  string     `json:"$schema"`
+	Version string     `json:"version"`
+	Runs    []sarifRun `json:"runs"`
+}
+
+type sarifRun struct {
+	Tool    sarifTool     `json:"tool"`
+	Results []sarifResult `json:"results"`
+}
+
+type sarifTool struct {
+	Driver sarifDriver `json:"driver"`
+}
+
+type sarifDriver struct {
+	Name           string      `json:"name"`
+	Version        string      `json:"version,omitempty"`
+	InformationURI string      `json:"informationUri"`
+	Rules          []sarifRule `json:"rules"`
+}
+
+type sarifRule struct {
+	ID                   string             `json:"id"`
+	Name                 string             `json:"name"`
+	ShortDescription     sarifMessage       `json:"shortDescription"`
+	FullDescription      sarifMessage       `json:"fullDescription"`
+	DefaultConfiguration sarifConfiguration `json:"defaultConfiguration"`
+}
+
+type sarifConfiguration struct {
+	Level string `json:"level"`
+}
+
+type sarifMessage struct {
+	Text string `json:"text"`
+}
+
+type sarifResult struct {
+	RuleID              string            `json:"ruleId"`
+	RuleIndex           int               `json:"ruleIndex"`
+	Level               string            `json:"level"`
+	Message             sarifMessage      `json:"message"`
+	Locations           []sarifLocation   `json:"locations"`
+	PartialFingerprints map[string]string `json:"partialFingerprints"`
+}
+
+type sarifLocation struct {
+	PhysicalLocation sarifPhysicalLocation `json:"physicalLocation"`
+}
+
+type sarifPhysicalLocation struct {
+	ArtifactLocation sarifArtifactLocation `json:"artifactLocation"`
+	Region           *sarifRegion          `json:"region,omitempty"` // none for a whole-file finding
+}
+
+type sarifArtifactLocation struct {
+	URI string `json:"uri"`
+}
+
+type sarifRegion struct {
+	StartLine int `json:"startLine"`
+}
+
+// sarifPrinter returns the printer of a SARIF 2.1.0 log with one run, which
+// describes rules with lookup (checks.Lookup; a parameter so that tests need
+// not depend on the registry's contents). Nothing is written if the log
+// cannot be encoded.
+func sarifPrinter(lookup func(id string) (*checks.Rule, bool)) Printer {
+	return func(w io.Writer, r *Report, _ Options) error {
+		var buf bytes.Buffer
+		enc := json.NewEncoder(&buf)
+		enc.SetEscapeHTML(false)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(newSARIFLog(r, lookup)); err != nil {
+			return fmt.Errorf("encode sarif report: %w", err)
+		}
+		if _, err := w.Write(buf.Bytes()); err != nil {
+			return fmt.Errorf("write sarif report: %w", err)
+		}
+		return nil
+	}
+}
+
+// newSARIFLog builds the log; lookup is the rule registry.
+//
+// rules[] has one entry per rule id that appears in the findings, sorted by
+// id. A registered rule gives its title, doc and severity; an unregistered
+// one gets a generic title and, as default level, the highest severity of
+// its findings. Each result's level is its finding's own severity.
+func newSARIFLog(r *Report, lookup func(id string) (*checks.Rule, bool)) sarifLog {
+	// Highest severity per rule id, for unregistered rules.
+	seen := map[string]checks.Severity{}
+	for i := range r.Files {
+		for _, fd := range r.Files[i].Findings {
+			if s, ok := seen[fd.Rule]; !ok || fd.Severity > s {
+				seen[fd.Rule] = fd.Severity
+			}
+		}
+	}
+	ids := make([]string, 0, len(seen))
+	for id := range seen {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+
+	rules := make([]sarifRule, 0, len(ids))
+	index := make(map[string]int, len(ids))
+	for i, id := range ids {
+		index[id] = i
+		sr := sarifRule{
+			ID:                   id,
+			Name:                 sarifRuleName(id),
+			ShortDescription:     sarifMessage{Text: "rollout rule " + id},
+			FullDescription:      sarifMessage{Text: "See `rollout explain " + id + "`."},
+			DefaultConfiguration: sarifConfiguration{Level: sarifLevel(seen[id])},
+		}
+		if rule, ok := lookup(id); ok && rule != nil {
+			if rule.Title != "" {
+				sr.ShortDescription.Text = rule.Title
+			}
+			sr.FullDescription.Text = cmp.Or(rule.Doc, sr.ShortDescription.Text)
+			sr.DefaultConfiguration.Level = sarifLevel(rule.Severity)
+		}
+		rules = append(rules, sr)
+	}
+
+	results := []sarifResult{}
+	for i := range r.Files {
+		f := &r.Files[i]
+		for _, fd := range f.Findings {
+			loc := sarifPhysicalLocation{ArtifactLocation: sarifArtifactLocation{URI: sarifURI(f.Path)}}
+			if fd.Line > 0 {
+				loc.Region = &sarifRegion{StartLine: fd.Line}
+			}
+			results = append(results, sarifResult{
+				RuleID:              fd.Rule,
+				RuleIndex:           index[fd.Rule],
+				Level:               sarifLevel(fd.Severity),
+				Message:             sarifMessage{Text: fd.Message},
+				Locations:           []sarifLocation{{PhysicalLocation: loc}},
+				PartialFingerprints: map[string]string{sarifFingerprintKey: sarifFingerprint(fd.Rule, f.Path, fd.Line, fd.Message)},
+			})
+		}
+	}
+
+	return sarifLog{
+		Schema:  sarifSchema,
+		Version: sarifVersion,
+		Runs: []sarifRun{{
+			Tool: sarifTool{Driver: sarifDriver{
+				Name:           cmp.Or(r.Tool, "rollout"),
+				Version:        r.Version,
+				InformationURI: sarifInformationURI,
+				Rules:          rules,
+			}},
+			Results: results,
+		}},
+	}
+}
+
+func sarifLevel(s checks.Severity) string {
+	switch s {
+	case checks.Error:
+		return "error"
+	case checks.Warning:
+		return "warning"
+	}
+	return "note"
+}
+
+// sarifRuleName turns a rule id into the PascalCase identifier SARIF
+// recommends for rule.name: "item/missing-id" becomes "ItemMissingId".
+func sarifRuleName(id string) string {
+	var b strings.Builder
+	upper := true
+	for _, c := range id {
+		if c == '/' || c == '-' || c == '_' || c == '.' {
+			upper = true
+			continue
+		}
+		if upper && 'a' <= c && c <= 'z' {
+			c -= 'a' - 'A'
+		}
+		upper = false
+		b.WriteRune(c)
+	}
+	return b.String()
+}
+
+// sarifURI makes a path an artifactLocation URI: slash-separated and
+// percent-escaped; a relative path stays relative (resolved against the
+// repository root by code scanning), an absolute one becomes a file:// URI.
+func sarifURI(path string) string {
+	p := filepath.ToSlash(path)
+	if filepath.IsAbs(path) {
+		if !strings.HasPrefix(p, "/") {
+			p = "/" + p // C:/x -> /C:/x
+		}
+		return (&url.URL{Scheme: "file", Path: p}).String()
+	}
+	return (&url.URL{Path: p}).String()
+}
+
+// sarifFingerprint is the hex SHA-256 of rule, slash-separated path, line
+// and message, each followed by a NUL byte. It does not depend on the byte
+// offset, so a finding keeps its fingerprint when earlier lines grow.
+func sarifFingerprint(rule, path string, line int, message string) string {
+	h := sha256.New()
+	for _, s := range []string{rule, filepath.ToSlash(path), strconv.Itoa(line), message} {
+		h.Write([]byte(s))
+		h.Write([]byte{0})
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}

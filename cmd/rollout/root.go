@@ -1,0 +1,143 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"runtime/debug"
+
+	"github.com/rollout-dev/rollout/checks"
+	"github.com/rollout-dev/rollout/rollout"
+	"github.com/spf13/cobra"
+)
+
+// Exit codes: stable, documented in `rollout help exit-codes`.
+const (
+	exitOK         = 0
+	exitFindings   = 1
+	exitUsage      = 2
+	exitIncomplete = 3
+	exitUnsafe     = 4
+	exitInternal   = 5
+)
+
+const exitCodesHelp = `Exit codes (stable; they never depend on the output format):
+
+  0  clean, or only findings below --fail-on
+  1  findings at or above --fail-on (default error)
+  2  usage error or unusable input (bad flag, path not found, unreadable file)
+  3  incomplete: some records or files could not be analysed
+     (a line over --max-line-bytes, a read error, a file changed while read)
+  4  unsafe to modify: repair --write refused (file changed during repair,
+     symlink, write failed); the original is untouched
+  5  internal error: a bug, reported with the file and line being read
+
+When several apply, the highest-priority code wins: 5, then 2, 4, 3, 1.`
+
+// exitError carries an exit code and an optional hint to the user.
+type exitError struct {
+	code int
+	err  error
+	hint string
+}
+
+func (e *exitError) Error() string {
+	if e.err == nil {
+		return ""
+	}
+	return e.err.Error()
+}
+func (e *exitError) Unwrap() error { return e.err }
+func (e *exitError) ExitCode() int { return e.code }
+
+func usageError(hint string, format string, args ...any) error {
+	return &exitError{code: exitUsage, err: fmt.Errorf(format, args...), hint: hint}
+}
+
+// silentExit ends with a code and no message (the report said it all).
+func silentExit(code int) error { return &exitError{code: code} }
+
+type app struct {
+	io *IO
+}
+
+func newRootCmd(a *app) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "rollout",
+		Short: "Verify, repair and analyse AI coding-agent rollouts (Codex session logs)",
+		Long: `rollout streams Codex rollouts (~/.codex/sessions/**/rollout-*.jsonl) through a
+replay engine that reconstructs them as resume does, and reports every
+inconsistency with a stable rule id, file and line.
+
+` + exitCodesHelp,
+		SilenceErrors: true,
+		SilenceUsage:  true,
+		Version:       version(),
+	}
+	root.SetOut(a.io.Out)
+	root.SetErr(a.io.Err)
+	root.SetIn(a.io.In)
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return &exitError{code: exitUsage, err: err, hint: "see `" + c.CommandPath() + " --help`"}
+	})
+	root.AddCommand(newVerifyCmd(a, nil), newStateCmd(a, nil), newVersionCmd(a),
+		newExplainCmd(a),
+		&cobra.Command{Use: "exit-codes", Short: "The exit codes of every command", Long: exitCodesHelp})
+	return root
+}
+
+// run is the only place that prints errors and maps them to exit codes.
+func run(args []string, io *IO) (code int) {
+	defer func() {
+		if v := recover(); v != nil {
+			fmt.Fprintf(io.Err, "rollout: internal error: %v\n%s", v, debug.Stack())
+			code = exitInternal
+		}
+	}()
+	root := newRootCmd(&app{io: io})
+	root.SetArgs(args)
+	err := root.ExecuteContext(context.Background())
+	if err == nil {
+		return exitOK
+	}
+	return reportError(io, err)
+}
+
+func reportError(io *IO, err error) int {
+	code := exitUsage
+	var ee *exitError
+	var ie *checks.InternalError
+	var pe *rollout.PathError
+	switch {
+	case errors.As(err, &ie):
+		code = exitInternal
+		fmt.Fprintf(io.Err, "rollout: internal error: %s:%d: %v\n", ie.Path, ie.Line, ie.Value)
+		fmt.Fprintf(io.Err, "rollout: hint: this is a bug; please report it with the file if you can share it\n")
+		return code
+	case errors.As(err, &ee):
+		code = ee.code
+	case errors.As(err, &pe), errors.Is(err, fs.ErrNotExist):
+		code = exitUsage
+	}
+	if msg := err.Error(); msg != "" {
+		fmt.Fprintf(io.Err, "rollout: error: %s\n", msg)
+	}
+	if ee != nil && ee.hint != "" {
+		fmt.Fprintf(io.Err, "rollout: hint: %s\n", ee.hint)
+	}
+	return code
+}
+
+func version() string {
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return "0.1.0"
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}

@@ -1,0 +1,358 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/rollout-dev/rollout/checks"
+	"github.com/rollout-dev/rollout/cmd/rollout/internal/report"
+	"github.com/rollout-dev/rollout/rollout"
+	"github.com/spf13/cobra"
+)
+
+type verifyOptions struct {
+	paths        []string
+	filesFrom    string
+	formats      []string
+	failOn       string
+	selectRules  []string
+	ignoreRules  []string
+	maxLineBytes int64
+	jobs         int
+	shard        string
+	color        string
+}
+
+func newVerifyCmd(a *app, runF func(context.Context, *verifyOptions) error) *cobra.Command {
+	opts := &verifyOptions{}
+	cmd := &cobra.Command{
+		Use:   "verify [PATH...]",
+		Short: "Report every inconsistency in rollouts, with rule id, file and line",
+		Long: `verify streams each rollout through the replay engine and runs the check
+catalog (see ` + "`rollout explain`" + `). PATH is a file (.jsonl, .jsonl.zst), a directory
+(walked for rollout-*.jsonl[.zst]) or - for standard input. With no PATH it reads
+$CODEX_HOME/sessions and $CODEX_HOME/archived_sessions (CODEX_HOME defaults to ~/.codex).`,
+		Example: `  rollout verify fixtures/clean/envelope-legacy.jsonl
+  rollout verify --format sarif=rollout.sarif --format text ~/.codex/sessions
+  rollout verify --select ordinal/ --fail-on warning --jobs 4 sessions/`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.paths = args
+			if err := opts.validate(); err != nil {
+				return err
+			}
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return runVerify(cmd.Context(), a, opts)
+		},
+	}
+	f := cmd.Flags()
+	f.StringArrayVar(&opts.formats, "format", nil, "report format: text|json|jsonl|sarif|junit|github|markdown, or FORMAT=FILE (repeatable)")
+	f.StringVar(&opts.failOn, "fail-on", "error", "exit 1 on findings at or above this severity: error|warning|info|never")
+	f.StringSliceVar(&opts.selectRules, "select", nil, "only these rules or areas (e.g. ordinal/,item/missing-id)")
+	f.StringSliceVar(&opts.ignoreRules, "ignore", nil, "skip these rules or areas")
+	f.Int64Var(&opts.maxLineBytes, "max-line-bytes", rollout.DefaultMaxLineBytes, "longest line to analyse; longer lines are kept and reported")
+	f.IntVar(&opts.jobs, "jobs", runtime.NumCPU(), "files verified in parallel (output is identical for any value)")
+	f.StringVar(&opts.shard, "shard", "", "K/N: only the files whose path hashes to shard K (1..N) of N")
+	f.StringVar(&opts.filesFrom, "files-from", "", "read one path per line from FILE (- for standard input)")
+	f.StringVar(&opts.color, "color", "auto", "colour: auto|always|never (NO_COLOR disables auto)")
+	return cmd
+}
+
+func (o *verifyOptions) validate() error {
+	if o.failOn != "never" {
+		if _, err := checks.ParseSeverity(o.failOn); err != nil {
+			return usageError("use --fail-on error|warning|info|never", "invalid --fail-on %q", o.failOn)
+		}
+	}
+	if len(o.formats) == 0 {
+		o.formats = []string{"text"}
+	}
+	stdoutUsers := 0
+	for _, spec := range o.formats {
+		_, file, err := report.ParseFormatSpec(spec)
+		if err != nil {
+			return usageError("formats: "+strings.Join(report.Formats(), ", "), "%v", err)
+		}
+		if file == "" {
+			stdoutUsers++
+		}
+	}
+	if stdoutUsers > 1 {
+		return usageError("write the others to files with --format FORMAT=FILE", "only one --format can write to standard output")
+	}
+	if o.jobs < 1 {
+		return usageError("use --jobs 1 or more", "invalid --jobs %d", o.jobs)
+	}
+	if o.maxLineBytes < 1 {
+		return usageError("", "invalid --max-line-bytes %d", o.maxLineBytes)
+	}
+	if o.shard != "" {
+		if _, _, err := parseShard(o.shard); err != nil {
+			return usageError("use --shard K/N with 1 <= K <= N, e.g. --shard 2/4", "%v", err)
+		}
+	}
+	if o.color != "auto" && o.color != "always" && o.color != "never" {
+		return usageError("use --color auto|always|never", "invalid --color %q", o.color)
+	}
+	if _, err := checks.NewFilter(o.selectRules, o.ignoreRules); err != nil {
+		return usageError("list the rules with `rollout explain`", "%v", err)
+	}
+	return nil
+}
+
+func parseShard(s string) (k, n int, err error) {
+	ks, ns, ok := strings.Cut(s, "/")
+	if ok {
+		k, err = strconv.Atoi(ks)
+		if err == nil {
+			n, err = strconv.Atoi(ns)
+		}
+	}
+	if !ok || err != nil || n < 1 || k < 1 || k > n {
+		return 0, 0, fmt.Errorf("invalid --shard %q", s)
+	}
+	return k, n, nil
+}
+
+// inShard reports whether a path belongs to shard k of n (FNV-1a of the path).
+func inShard(path string, k, n int) bool {
+	h := fnv.New32a()
+	h.Write([]byte(filepath.ToSlash(path)))
+	return int(h.Sum32()%uint32(n)) == k-1
+}
+
+// inputs resolves the paths to verify: arguments, --files-from, or the
+// default Codex directories.
+func (o *verifyOptions) inputs(a *app) ([]string, error) {
+	paths := append([]string(nil), o.paths...)
+	if o.filesFrom != "" {
+		var r io.Reader = a.io.In
+		if o.filesFrom != "-" {
+			f, err := os.Open(o.filesFrom)
+			if err != nil {
+				return nil, usageError("", "reading --files-from: %v", err)
+			}
+			defer f.Close()
+			r = f
+		}
+		sc := bufio.NewReader(r)
+		for {
+			line, err := sc.ReadString('\n')
+			if p := strings.TrimRight(line, "\r\n"); strings.TrimSpace(p) != "" {
+				paths = append(paths, p)
+			}
+			if err != nil {
+				break
+			}
+		}
+	}
+	if len(paths) == 0 && o.filesFrom == "" {
+		home := os.Getenv("CODEX_HOME")
+		if home == "" {
+			h, err := os.UserHomeDir()
+			if err != nil {
+				return nil, usageError("set CODEX_HOME or name a path", "no path given and no home directory: %v", err)
+			}
+			home = filepath.Join(h, ".codex")
+		}
+		dirs := []string{filepath.Join(home, "sessions"), filepath.Join(home, "archived_sessions")}
+		for _, d := range dirs {
+			if fileExists(d) {
+				paths = append(paths, d)
+			}
+		}
+		if len(paths) == 0 {
+			return nil, usageError("name a file or directory, or set CODEX_HOME",
+				"no path given, and neither %s nor %s exists", dirs[0], dirs[1])
+		}
+		fmt.Fprintf(a.io.Err, "rollout: reading %s\n", strings.Join(paths, " and "))
+	}
+	if len(paths) == 0 {
+		return nil, usageError("", "--files-from %s named no paths", o.filesFrom)
+	}
+	found, err := rollout.Discover(paths)
+	if err != nil {
+		return nil, &exitError{code: exitUsage, err: err}
+	}
+	if o.shard != "" {
+		k, n, _ := parseShard(o.shard)
+		kept := found[:0]
+		for _, p := range found {
+			if inShard(p, k, n) {
+				kept = append(kept, p)
+			}
+		}
+		found = kept
+	}
+	return found, nil
+}
+
+// fileOutcome is the result of one file, or why it has none.
+type fileOutcome struct {
+	res *checks.Result
+	err error
+}
+
+func runVerify(ctx context.Context, a *app, o *verifyOptions) error {
+	paths, err := o.inputs(a)
+	if err != nil {
+		return err
+	}
+	filter, _ := checks.NewFilter(o.selectRules, o.ignoreRules)
+	progress := newProgress(a.io, len(paths), a.io.ErrIsTTY && humanOnly(o.formats))
+	outcomes := analyse(paths, o.jobs, a.io.In, checks.Options{MaxLineBytes: o.maxLineBytes}, progress.step)
+	progress.done()
+
+	rep := &report.Report{Tool: "rollout", Version: version(), Command: "verify"}
+	code := exitOK
+	raise := func(c int) {
+		if exitPriority(c) > exitPriority(code) {
+			code = c
+		}
+	}
+	for i, out := range outcomes {
+		if out.err != nil {
+			var ie *checks.InternalError
+			if errors.As(out.err, &ie) {
+				fmt.Fprintf(a.io.Err, "rollout: internal error: %s:%d: %v\n", ie.Path, ie.Line, ie.Value)
+				raise(exitInternal)
+			} else {
+				fmt.Fprintf(a.io.Err, "rollout: error: %v\n", out.err)
+				raise(exitIncomplete)
+			}
+			rep.Files = append(rep.Files, report.FileResult{Path: paths[i]})
+			continue
+		}
+		fr := fileResult(out.res, filter)
+		for _, f := range out.res.Findings {
+			if f.Rule == "line/oversized" {
+				raise(exitIncomplete)
+			}
+		}
+		rep.Files = append(rep.Files, fr)
+	}
+	rep.Normalize()
+	if err := writeReports(a, o, rep); err != nil {
+		return err
+	}
+	if o.failOn != "never" {
+		threshold, _ := checks.ParseSeverity(o.failOn)
+		for _, f := range rep.Files {
+			for _, fd := range f.Findings {
+				if fd.Severity >= threshold {
+					raise(exitFindings)
+				}
+			}
+		}
+	}
+	if code != exitOK {
+		return silentExit(code)
+	}
+	return nil
+}
+
+func exitPriority(code int) int {
+	return map[int]int{exitOK: 0, exitFindings: 1, exitIncomplete: 2, exitUnsafe: 3, exitUsage: 4, exitInternal: 5}[code]
+}
+
+func fileResult(res *checks.Result, filter checks.Filter) report.FileResult {
+	st := res.State
+	fr := report.FileResult{Path: res.Path, Records: res.Records, Era: string(st.Era),
+		HistoryMode: st.HistoryMode, CLIVersion: st.CLIVersion, ThreadID: st.ThreadID}
+	for _, f := range res.Findings {
+		if filter.Keep(f.Rule) {
+			fr.Findings = append(fr.Findings, f)
+		}
+	}
+	return fr
+}
+
+// analyse verifies files on a pool of workers; results keep input order so
+// the output does not depend on --jobs.
+func analyse(paths []string, jobs int, stdin io.Reader, opts checks.Options, step func()) []fileOutcome {
+	out := make([]fileOutcome, len(paths))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for w := 0; w < min(jobs, len(paths)); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				res, err := checks.Run(paths[i], stdin, opts)
+				out[i] = fileOutcome{res, err}
+				step()
+			}
+		}()
+	}
+	for i := range paths {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	return out
+}
+
+func humanOnly(formats []string) bool {
+	for _, f := range formats {
+		if name, file, _ := report.ParseFormatSpec(f); name == "text" && file == "" {
+			return true
+		}
+	}
+	return false
+}
+
+// writeReports runs every requested printer. Files are created only now,
+// when there is something to write.
+func writeReports(a *app, o *verifyOptions, rep *report.Report) error {
+	for _, spec := range o.formats {
+		name, file, _ := report.ParseFormatSpec(spec)
+		printer, _ := report.Lookup(name)
+		if file == "" {
+			color := name == "text" && a.io.useColor(o.color, a.io.OutIsTTY)
+			if err := printer(a.io.Out, rep, report.Options{Color: color}); err != nil {
+				return fmt.Errorf("writing %s report: %w", name, err)
+			}
+			continue
+		}
+		if err := writeFileAtomic(file, func(w io.Writer) error {
+			return printer(w, rep, report.Options{Color: o.color == "always"})
+		}); err != nil {
+			return &exitError{code: exitUsage, err: fmt.Errorf("writing %s report to %s: %w", name, file, err)}
+		}
+	}
+	return nil
+}
+
+// writeFileAtomic writes a report through a temporary file and a rename,
+// so a failed run never leaves half a report behind.
+func writeFileAtomic(path string, write func(io.Writer) error) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	bw := bufio.NewWriter(tmp)
+	if err := write(bw); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := bw.Flush(); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}

@@ -1,0 +1,105 @@
+package reconstruct
+
+import (
+	"hash/maphash"
+
+	"github.com/rollout-dev/rollout/rollout"
+	"github.com/tidwall/gjson"
+)
+
+func (e *Engine) compacted(rec *rollout.Record, pos Pos, p gjson.Result) {
+	e.sinceWS = true
+	e.lineage(pos, p)
+	rh := p.Get("replacement_history")
+	if !rh.IsArray() {
+		e.emit(CompactionLegacy, pos, nil)
+		// A legacy compaction rebuilds the history from the user messages
+		// and the summary; keep the user messages.
+		var kept []Item
+		for _, it := range e.st.History {
+			if it.Type == "message" {
+				kept = append(kept, it)
+			}
+		}
+		e.st.History = kept
+	} else {
+		n := count(rh)
+		if md := p.Get("replacement_history_metadata"); md.Exists() {
+			if m := count(md); m != n {
+				e.emit(CompactionMetadataLength, pos, map[string]any{"history": n, "metadata": m})
+			}
+		}
+		e.st.History = make([]Item, 0, n)
+		clear(e.ids)
+		clear(e.calls)
+		i := 0
+		rh.ForEach(func(_, item gjson.Result) bool {
+			f := readItem(item)
+			if f.id != "" {
+				prefix, typed := rollout.ItemPrefix(f.typ)
+				e.checkPrefixedID(pos, f.id, f.typ, prefix, typed, i)
+			}
+			it := Item{ID: f.id, Type: f.typ, CallID: f.callID, Line: pos.Line, Offset: pos.Offset, Index: i}
+			if f.id != "" {
+				it.hash = maphash.String(hashSeed, item.Raw)
+			}
+			e.appendItem(pos, it)
+			i++
+			return true
+		})
+	}
+	e.st.WorldState = nil
+	e.afterCompact = true
+	e.emit(FlowCompaction, pos, map[string]any{"window_number": e.st.Lineage.WindowNumber})
+}
+
+func count(arr gjson.Result) int {
+	n := 0
+	arr.ForEach(func(_, _ gjson.Result) bool { n++; return true })
+	return n
+}
+
+// lineage checks and advances the context-window chain.
+func (e *Engine) lineage(pos Pos, p gjson.Result) {
+	l := &e.st.Lineage
+	numeric := false
+	for _, field := range []string{"first_window_id", "previous_window_id", "window_id"} {
+		v := p.Get(field)
+		switch {
+		case !v.Exists() || v.Type == gjson.Null:
+		case v.Type == gjson.Number:
+			numeric = true
+			e.emit(CompactionWindowID, pos, map[string]any{"field": field, "value": v.Raw, "numeric": true})
+		default:
+			if _, err := rollout.ParseUUIDv7(v.String()); err != nil {
+				e.emit(CompactionWindowID, pos, map[string]any{"field": field, "value": v.String(), "numeric": false})
+			}
+		}
+	}
+	if wn := p.Get("window_number"); wn.Exists() {
+		if want := l.WindowNumber + 1; wn.Int() != want {
+			e.emit(CompactionWindowNumber, pos, map[string]any{"want": want, "got": wn.Int()})
+		}
+		l.WindowNumber = wn.Int()
+	} else {
+		l.WindowNumber++
+	}
+	if numeric {
+		return // the legacy numeric form carries no chain to check
+	}
+	first := p.Get("first_window_id").String()
+	if l.FirstWindowID == "" {
+		l.FirstWindowID = first
+		if l.WindowID == "" {
+			l.WindowID = first
+		}
+	} else if first != "" && first != l.FirstWindowID {
+		e.emit(CompactionWindowLineage, pos, map[string]any{"field": "first_window_id", "want": l.FirstWindowID, "got": first})
+	}
+	if prev := p.Get("previous_window_id").String(); prev != "" && l.WindowID != "" && prev != l.WindowID {
+		e.emit(CompactionWindowLineage, pos, map[string]any{"field": "previous_window_id", "want": l.WindowID, "got": prev})
+	}
+	if w := p.Get("window_id").String(); w != "" {
+		l.WindowID = w
+	}
+}

@@ -1,0 +1,303 @@
+package reconstruct
+
+import (
+	"strings"
+	"time"
+
+	"github.com/rollout-dev/rollout/rollout"
+	"github.com/tidwall/gjson"
+)
+
+// Options configure an engine.
+type Options struct {
+	// Path is the file's path, used to compare the thread id in its name.
+	Path string
+	// StopAfterLine ends the replay after this line (0: no limit).
+	StopAfterLine int
+}
+
+// Engine replays one rollout. Feed it every record in order, then call
+// Finish once.
+type Engine struct {
+	opts Options
+	obs  Observer
+	st   State
+
+	records      int
+	firstLine    int // line of the first object record
+	metaSeen     bool
+	forkAllowed  bool
+	pendingNoOrd *Pos // the latest line without ordinal, not yet known to be last
+	lastOrd      *int64
+	lastWasObj   bool
+	reemitted    int
+	ordInLegacy  int
+	sinceWS      bool // model-visible history since the last world_state line
+	afterCompact bool
+	lastTotal    *usage
+	skipDecrease bool
+	missingIDs   []Observation // held until the end: whether the file uses ids is known then
+	turn         *turnState    // the open turn, nil outside turns
+	turns        []*turnState
+	calls        map[string]int // live call_id -> index into st.History
+	ids          map[string]int // live item id -> index into st.History
+}
+
+// New starts an engine that reports to obs (which may be nil).
+func New(opts Options, obs Observer) *Engine {
+	if obs == nil {
+		obs = func(Observation) {}
+	}
+	e := &Engine{opts: opts, obs: obs, calls: map[string]int{}, ids: map[string]int{}}
+	e.st.Era = rollout.EraUnknown
+	e.st.Handoffs = map[string]*Handoff{}
+	return e
+}
+
+func (e *Engine) emit(k Kind, p Pos, facts map[string]any) {
+	e.obs(Observation{Kind: k, Pos: p, Facts: facts})
+}
+
+// Done reports whether StopAfterLine has been reached.
+func (e *Engine) Done(line int) bool {
+	return e.opts.StopAfterLine > 0 && line > e.opts.StopAfterLine
+}
+
+// Feed replays one record.
+func (e *Engine) Feed(rec *rollout.Record) {
+	e.records++
+	e.st.Records++
+	pos := Pos{Line: rec.Line, Offset: rec.Offset}
+	if rec.EOL == "\r\n" {
+		e.emit(LineCRLF, pos, nil)
+	}
+	if rec.InvalidUTF8 {
+		e.emit(LineInvalidUTF8, pos, nil)
+	}
+	if rec.ControlChar {
+		e.emit(LineControlChar, pos, nil)
+	}
+	switch rec.Shape {
+	case rollout.ShapeBlank:
+		e.emit(LineBlank, pos, nil)
+		return
+	case rollout.ShapeOversized:
+		e.emit(LineOversized, pos, map[string]any{"bytes": rec.Size})
+		e.noteLine(pos, false)
+		return
+	case rollout.ShapeTorn:
+		e.emit(LineTornTail, pos, map[string]any{"bytes": rec.Size})
+		return
+	case rollout.ShapeInvalid:
+		e.emit(LineInvalidJSON, pos, nil)
+		e.noteLine(pos, false)
+		return
+	case rollout.ShapeConcatenated:
+		e.emit(LineConcatenated, pos, map[string]any{"objects": len(rec.Parts)})
+		for _, part := range rec.Parts {
+			sub := rollout.Record{Line: rec.Line, Offset: rec.Offset, Raw: rec.Raw[part[0]:part[1]], EOL: rec.EOL, Shape: rollout.ShapeObject}
+			sub.Size = int64(len(sub.Raw))
+			e.feedObject(&sub, pos)
+		}
+		return
+	}
+	e.feedObject(rec, pos)
+}
+
+func (e *Engine) feedObject(rec *rollout.Record, pos Pos) {
+	if e.firstLine == 0 {
+		e.firstLine = rec.Line
+		e.st.Era = rollout.DetectEra(rec)
+	}
+	if e.st.Era == rollout.EraBare {
+		e.feedBare(rec, pos)
+		return
+	}
+	typ := rec.Type()
+	payload := rec.Payload()
+
+	ord := rec.Get("ordinal")
+	if ord.Exists() {
+		v := ord.Int()
+		pos.Ordinal = &v
+	}
+	e.checkOrdinal(pos, ord.Exists())
+
+	missing := ""
+	switch {
+	case !rec.HasType():
+		missing = "type"
+	case !payload.Exists():
+		missing = "payload"
+	}
+	if missing != "" {
+		e.emit(EnvelopeMissingField, pos, map[string]any{"field": missing})
+		return
+	}
+	if ts := rec.Get("timestamp"); !validTimestamp(ts) {
+		e.emit(EnvelopeBadTimestamp, pos, map[string]any{"value": ts.Raw})
+	}
+
+	switch typ {
+	case rollout.TypeSessionMeta:
+		e.sessionMeta(rec, pos, payload)
+	case rollout.TypeResponseItem:
+		e.responseItem(rec, pos, payload)
+	case rollout.TypeCompacted:
+		e.compacted(rec, pos, payload)
+	case rollout.TypeTurnContext:
+		if t := payload.Get("turn_id"); t.Exists() && e.turn != nil && e.turn.ID == "" {
+			e.turn.ID = t.String()
+		}
+	case rollout.TypeEventMsg:
+		e.event(rec, pos, payload)
+	case rollout.TypeWorldState:
+		e.worldState(pos, payload)
+	case rollout.TypeInterAgent:
+		e.interAgent(rec, pos, payload)
+	case rollout.TypeContextHandoff:
+		e.handoff(rec, pos, payload)
+	default:
+		if !rollout.KnownLineType(typ) {
+			e.st.UnknownTypes++
+			e.emit(EnvelopeUnknownType, pos, map[string]any{"type": typ})
+		}
+	}
+}
+
+// noteLine tracks the last line for the ordinal-on-last-line rule.
+func (e *Engine) noteLine(pos Pos, hasOrdinal bool) {
+	if e.pendingNoOrd != nil {
+		e.emit(OrdinalMissing, *e.pendingNoOrd, nil)
+		e.pendingNoOrd = nil
+	}
+	e.lastWasObj = true
+	if !hasOrdinal && e.st.HistoryMode == rollout.HistoryPaginated {
+		p := pos
+		e.pendingNoOrd = &p
+	}
+}
+
+func (e *Engine) checkOrdinal(pos Pos, has bool) {
+	e.noteLine(pos, has)
+	if !has {
+		return
+	}
+	got := *pos.Ordinal
+	if e.st.HistoryMode != rollout.HistoryPaginated && e.metaSeen {
+		e.ordInLegacy++
+		if e.ordInLegacy == 1 {
+			e.emit(OrdinalInLegacy, pos, map[string]any{"ordinal": got})
+		}
+		return
+	}
+	if e.lastOrd != nil {
+		prev := *e.lastOrd
+		switch {
+		case got == prev:
+			e.emit(OrdinalDuplicate, pos, map[string]any{"ordinal": got})
+		case got < prev:
+			e.emit(OrdinalBackwards, pos, map[string]any{"previous": prev, "got": got})
+		case got > prev+1:
+			e.emit(OrdinalGap, pos, map[string]any{"want": prev + 1, "got": got})
+		}
+	} else if got != 0 {
+		e.emit(OrdinalGap, pos, map[string]any{"want": int64(0), "got": got})
+	}
+	v := got
+	e.lastOrd = &v
+}
+
+// validTimestamp accepts RFC 3339 in UTC ("Z").
+func validTimestamp(ts gjson.Result) bool {
+	if ts.Type != gjson.String || !strings.HasSuffix(ts.Str, "Z") {
+		return false
+	}
+	_, err := time.Parse(time.RFC3339Nano, ts.Str)
+	return err == nil
+}
+
+func (e *Engine) sessionMeta(rec *rollout.Record, pos Pos, p gjson.Result) {
+	if e.metaSeen {
+		if !e.forkAllowed {
+			e.emit(MetaUnexpectedExtra, pos, map[string]any{"id": p.Get("id").String()})
+		}
+		// A fork replays its parent: its token counters start over.
+		e.lastTotal = nil
+		return
+	}
+	e.metaSeen = true
+	e.st.MetaLine = rec.Line
+	if rec.Line != e.firstLine {
+		e.emit(MetaNotFirst, pos, map[string]any{"first_line": e.firstLine})
+	}
+	e.st.ThreadID = p.Get("id").String()
+	e.st.CLIVersion = p.Get("cli_version").String()
+	e.st.HistoryMode = rollout.HistoryMode(p)
+	if e.st.HistoryMode != rollout.HistoryLegacy && e.st.HistoryMode != rollout.HistoryPaginated {
+		e.emit(MetaUnknownHistoryMode, pos, map[string]any{"value": e.st.HistoryMode})
+	}
+	if e.st.HistoryMode == rollout.HistoryPaginated && !pos.hasOrdinal() && e.pendingNoOrd == nil {
+		// history_mode is only known now: judge this very line too.
+		pp := pos
+		e.pendingNoOrd = &pp
+	}
+	src := p.Get("source")
+	e.forkAllowed = p.Get("forked_from_id").Exists() || p.Get("parent_thread_id").Exists() ||
+		(src.IsObject() && src.Get("subagent").Exists())
+	e.st.Lineage.WindowID = p.Get("context_window.window_id").String()
+	if id, ok := rollout.ThreadIDFromName(e.opts.Path); ok && e.st.ThreadID != "" && !strings.EqualFold(id, e.st.ThreadID) {
+		e.emit(MetaFilenameMismatch, pos, map[string]any{"file_id": id, "payload_id": e.st.ThreadID})
+	}
+}
+
+func (p Pos) hasOrdinal() bool { return p.Ordinal != nil }
+
+func (e *Engine) feedBare(rec *rollout.Record, pos Pos) {
+	if rec.Get("record_type").Exists() {
+		return
+	}
+	if !e.metaSeen && rec.Line == e.firstLine {
+		e.metaSeen = true
+		e.st.MetaLine = rec.Line
+		e.st.ThreadID = rec.Get("id").String()
+		e.st.HistoryMode = rollout.HistoryLegacy
+		return
+	}
+	if !rec.HasType() {
+		e.emit(EnvelopeMissingField, pos, map[string]any{"field": "type"})
+		return
+	}
+	e.addLiveItem(pos, gjson.ParseBytes(rec.Raw), -1, rec)
+}
+
+// Finish ends the replay: it reports what is only known at the end of the
+// file and returns the reconstructed state.
+func (e *Engine) Finish() *State {
+	if e.pendingNoOrd != nil {
+		e.emit(OrdinalLastMissing, *e.pendingNoOrd, nil)
+		e.pendingNoOrd = nil
+	}
+	if !e.metaSeen && e.firstLine != 0 {
+		e.emit(MetaMissing, Pos{Line: e.firstLine}, nil)
+	} else if !e.metaSeen && e.records > 0 {
+		e.emit(MetaMissing, Pos{Line: 1}, nil)
+	}
+	if e.turn != nil {
+		e.emit(TurnUnclosed, e.turn.Pos, map[string]any{"turn_id": e.turn.ID, "at_eof": true})
+	}
+	e.orphanCalls()
+	usesIDs := e.st.UsesItemIDs || e.st.HistoryMode == rollout.HistoryPaginated
+	if usesIDs && e.st.Era == rollout.EraEnvelope {
+		for _, o := range e.missingIDs {
+			e.obs(o)
+		}
+	}
+	e.st.finish(e)
+	return &e.st
+}
+
+// isUserMessage reports whether an item is a user message (a user turn boundary).
+func isUserMessage(itemType, role string) bool {
+	return itemType == "message" && role == "user"
+}

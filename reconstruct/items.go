@@ -1,0 +1,218 @@
+package reconstruct
+
+import (
+	"hash/maphash"
+	"strings"
+
+	"github.com/rollout-dev/rollout/rollout"
+	"github.com/tidwall/gjson"
+)
+
+var hashSeed = maphash.MakeSeed()
+
+// itemFields reads the fields of an item in one pass over it: payloads reach
+// megabytes and each separate lookup would scan them again.
+type itemFields struct {
+	typ, id, callID, role string
+	idRaw                 string
+}
+
+func readItem(item gjson.Result) itemFields {
+	var f itemFields
+	item.ForEach(func(k, v gjson.Result) bool {
+		switch k.Str {
+		case "type":
+			f.typ = v.String()
+		case "id":
+			f.idRaw = v.Raw
+			if v.Type == gjson.String {
+				f.id = v.Str
+			}
+		case "call_id":
+			f.callID = v.String()
+		case "role":
+			f.role = v.String()
+		}
+		return true
+	})
+	return f
+}
+
+func (e *Engine) responseItem(rec *rollout.Record, pos Pos, p gjson.Result) {
+	e.addLiveItem(pos, p, -1, rec)
+}
+
+// addLiveItem appends one item of a line to the live history.
+func (e *Engine) addLiveItem(pos Pos, p gjson.Result, index int, rec *rollout.Record) {
+	f := readItem(p)
+	e.sinceWS = true
+	if isUserMessage(f.typ, f.role) {
+		e.userInput(pos, userText(p))
+	}
+	it := Item{ID: f.id, Type: f.typ, CallID: f.callID, Line: pos.Line, Offset: pos.Offset, Index: index}
+	e.checkID(pos, f, index)
+	if f.id != "" {
+		it.hash = maphash.String(hashSeed, p.Raw)
+	}
+	e.appendItem(pos, it)
+}
+
+// appendItem records an item in the live history, pairing tool calls and
+// spotting reused ids.
+func (e *Engine) appendItem(pos Pos, it Item) {
+	if it.ID != "" {
+		if j, ok := e.ids[it.ID]; ok {
+			first := e.st.History[j]
+			if first.Type != it.Type || first.hash != it.hash {
+				e.emit(ItemDuplicateID, pos, map[string]any{"id": it.ID, "first_line": first.Line, "item_index": it.Index})
+			}
+		} else {
+			e.ids[it.ID] = len(e.st.History)
+		}
+	}
+	switch {
+	case rollout.IsToolCall(it.Type) && it.CallID != "":
+		if j, ok := e.calls[it.CallID]; ok {
+			e.emit(ToolDuplicateCallID, pos, map[string]any{"call_id": it.CallID, "first_line": e.st.History[j].Line, "item_index": it.Index})
+		} else {
+			e.calls[it.CallID] = len(e.st.History)
+		}
+	case rollout.IsToolOutput(it.Type):
+		if j, ok := e.calls[it.CallID]; ok {
+			e.st.History[j].answered = true
+		} else {
+			e.emit(ToolOrphanOutput, pos, map[string]any{"call_id": it.CallID, "item_type": it.Type, "item_index": it.Index})
+		}
+	}
+	e.st.History = append(e.st.History, it)
+}
+
+// checkID looks at an item's id: missing, prefix, UUIDv7 shape.
+func (e *Engine) checkID(pos Pos, f itemFields, index int) {
+	prefix, typed := rollout.ItemPrefix(f.typ)
+	if f.id == "" {
+		if typed && index < 0 {
+			e.missingIDs = append(e.missingIDs, Observation{Kind: ItemMissingID, Pos: pos,
+				Facts: map[string]any{"item_type": f.typ, "item_index": index, "prefix": prefix}})
+		}
+		return
+	}
+	e.checkPrefixedID(pos, f.id, f.typ, prefix, typed, index)
+}
+
+func (e *Engine) checkPrefixedID(pos Pos, id, typ, prefix string, typed bool, index int) {
+	p, rest, ok := rollout.SplitID(id)
+	if !ok {
+		return // unprefixed legacy ids are legal on disk; Codex strips them
+	}
+	if typed && p != prefix {
+		e.emit(ItemPrefixMismatch, pos, map[string]any{"id": id, "item_type": typ, "want_prefix": prefix, "item_index": index})
+	}
+	if looksLikeUUID(rest) {
+		e.st.UsesItemIDs = true
+		if _, err := rollout.ParseUUIDv7(strings.ToLower(rest)); err != nil {
+			e.emit(ItemBadUUIDv7, pos, map[string]any{"id": id, "reason": err.Error(), "item_index": index})
+		}
+	}
+}
+
+// looksLikeUUID matches the 8-4-4-4-12 shape of a locally formed id.
+func looksLikeUUID(s string) bool {
+	if len(s) != 36 {
+		return false
+	}
+	for i := 0; i < 36; i++ {
+		c := s[i]
+		if i == 8 || i == 13 || i == 18 || i == 23 {
+			if c != '-' {
+				return false
+			}
+			continue
+		}
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
+			return false
+		}
+	}
+	return true
+}
+
+// reindex rebuilds the id and call maps after the history was replaced.
+func (e *Engine) reindex() {
+	clear(e.ids)
+	clear(e.calls)
+	h := e.st.History
+	for i := range h {
+		it := &h[i]
+		if it.ID != "" {
+			if _, ok := e.ids[it.ID]; !ok {
+				e.ids[it.ID] = i
+			}
+		}
+		if rollout.IsToolCall(it.Type) && it.CallID != "" {
+			if _, ok := e.calls[it.CallID]; !ok {
+				e.calls[it.CallID] = i
+			}
+		}
+	}
+	// Answers given in dropped lines no longer count.
+	for i := range h {
+		h[i].answered = false
+	}
+	for i := range h {
+		if rollout.IsToolOutput(h[i].Type) {
+			if j, ok := e.calls[h[i].CallID]; ok {
+				h[j].answered = true
+			}
+		}
+	}
+}
+
+// orphanCalls reports live calls that never got an output. Calls of a turn
+// still open at the end of the file are in progress, not orphans.
+func (e *Engine) orphanCalls() {
+	openFrom := 0
+	if e.turn != nil {
+		openFrom = e.turn.Pos.Line
+	}
+	for _, it := range e.st.History {
+		if !rollout.IsToolCall(it.Type) || it.answered || it.CallID == "" {
+			continue
+		}
+		if openFrom > 0 && it.Line >= openFrom {
+			continue
+		}
+		e.emit(ToolOrphanCall, Pos{Line: it.Line, Offset: it.Offset}, map[string]any{"call_id": it.CallID, "item_type": it.Type, "item_index": it.Index})
+	}
+}
+
+// userText is the text of a user message item's content parts.
+func userText(p gjson.Result) string {
+	c := p.Get("content")
+	if c.Type == gjson.String {
+		return c.Str
+	}
+	var b strings.Builder
+	c.ForEach(func(_, part gjson.Result) bool {
+		if t := part.Get("text"); t.Exists() {
+			b.WriteString(t.String())
+		}
+		return true
+	})
+	return b.String()
+}
+
+func (e *Engine) interAgent(rec *rollout.Record, pos Pos, p gjson.Result) {
+	e.sinceWS = true
+	if e.turn != nil {
+		e.turn.User = true
+	}
+	id := p.Get("id")
+	if id.String() == "" {
+		e.missingIDs = append(e.missingIDs, Observation{Kind: AgentCommMissingID, Pos: pos,
+			Facts: map[string]any{"prefix": rollout.InterAgentPrefix}})
+		return
+	}
+	e.checkPrefixedID(pos, id.String(), rollout.TypeInterAgent, rollout.InterAgentPrefix, true, -1)
+	e.appendItem(pos, Item{ID: id.String(), Type: rollout.TypeInterAgent, Line: pos.Line, Offset: pos.Offset, Index: -1,
+		hash: maphash.String(hashSeed, p.Raw)})
+}

@@ -1,0 +1,98 @@
+package reconstruct
+
+import (
+	"sort"
+
+	"github.com/rollout-dev/rollout/mergepatch"
+	"github.com/rollout-dev/rollout/rollout"
+)
+
+// State is the thread as resume would reconstruct it.
+type State struct {
+	ThreadID    string
+	Era         rollout.Era
+	HistoryMode string
+	CLIVersion  string
+	Records     int // physical lines read
+	MetaLine    int
+
+	Turns      []Turn
+	History    []Item            // the live model history, in order
+	WorldState *mergepatch.Value // the current baseline; nil when there is none
+	Lineage    Lineage
+	Tokens     *TokenInfo // the last surviving token_count info
+	Handoffs   map[string]*Handoff
+
+	UsesItemIDs      bool // some item carries a locally formed <prefix>_<uuid> id
+	UnknownTypes     int
+	Reemitted        int // re-emitted token_count snapshots
+	OrdinalsInLegacy int
+}
+
+// Turn is one turn segment.
+type Turn struct {
+	ID         string
+	StartLine  int
+	Status     string // "open", "completed", "aborted", "unclosed"
+	User       bool   // holds a user message or an inter-agent message
+	RolledBack bool
+}
+
+// Item is one model-history item.
+type Item struct {
+	ID       string
+	Type     string
+	CallID   string
+	Line     int   // the line holding it
+	Offset   int64 // that line's byte offset
+	Index    int   // index inside the line's replacement_history; -1 for the line's payload
+	answered bool
+	hash     uint64
+}
+
+// Lineage is the context-window chain.
+type Lineage struct {
+	FirstWindowID string
+	WindowID      string
+	WindowNumber  int64
+}
+
+// TokenInfo is the token usage restored on resume.
+type TokenInfo struct {
+	Line          int
+	Fill          int64 // last_token_usage.total_tokens: the context fill
+	Window        int64 // model_context_window
+	TotalTokens   int64 // cumulative total_token_usage.total_tokens
+	InputTokens   int64 // cumulative
+	CachedInput   int64 // cumulative
+	OutputTokens  int64 // cumulative
+	ReasoningOut  int64 // cumulative
+	RequestsSeen  int   // de-duplicated token_count events replayed
+	ReemittedSeen int
+}
+
+// Handoff is the latest record of one context handoff.
+type Handoff struct {
+	ID     string
+	Line   int
+	Offset int64
+	Raw    string // the payload of the latest record
+}
+
+func (s *State) finish(e *Engine) {
+	s.Reemitted, s.OrdinalsInLegacy = e.reemitted, e.ordInLegacy
+	s.Turns = s.Turns[:0]
+	for _, t := range e.turns {
+		s.Turns = append(s.Turns, Turn{ID: t.ID, StartLine: t.Pos.Line, Status: t.Status, User: t.User, RolledBack: t.RolledBack})
+	}
+}
+
+// HandoffIDs lists the handoff ids in the order of their latest record.
+func (s *State) HandoffIDs() []string {
+	ids := make([]string, 0, len(s.Handoffs))
+	for id := range s.Handoffs {
+		ids = append(ids, id)
+	}
+	sort.Slice(ids, func(i, j int) bool { return s.Handoffs[ids[i]].Line < s.Handoffs[ids[j]].Line })
+	return ids
+}

@@ -1,0 +1,74 @@
+package reconstruct
+
+import (
+	"github.com/rollout-dev/rollout/rollout"
+	"github.com/tidwall/gjson"
+)
+
+type usage struct {
+	input, cached, cacheWrite, output, reasoning, total int64
+}
+
+func readUsage(u gjson.Result) usage {
+	var x usage
+	u.ForEach(func(k, v gjson.Result) bool {
+		switch k.Str {
+		case "input_tokens":
+			x.input = v.Int()
+		case "cached_input_tokens":
+			x.cached = v.Int()
+		case "cache_write_input_tokens":
+			x.cacheWrite = v.Int()
+		case "output_tokens":
+			x.output = v.Int()
+		case "reasoning_output_tokens":
+			x.reasoning = v.Int()
+		case "total_tokens":
+			x.total = v.Int()
+		}
+		return true
+	})
+	return x
+}
+
+func (e *Engine) tokenCount(rec *rollout.Record, pos Pos, info gjson.Result) {
+	if !info.IsObject() {
+		return
+	}
+	total := readUsage(info.Get("total_token_usage"))
+	if e.lastTotal != nil && *e.lastTotal == total {
+		e.reemitted++
+		if e.reemitted == 1 {
+			e.emit(TokensReemitted, pos, nil)
+		}
+		if e.st.Tokens != nil {
+			e.st.Tokens.ReemittedSeen++
+		}
+		return
+	}
+	if e.lastTotal != nil && !e.skipDecrease && total.total < e.lastTotal.total {
+		e.emit(TokensTotalDecreased, pos, map[string]any{"previous": e.lastTotal.total, "got": total.total})
+	}
+	last := info.Get("last_token_usage")
+	lu := readUsage(last)
+	fill := lu.total
+	if !last.Get("total_tokens").Exists() {
+		fill = lu.input + lu.output
+	}
+	window := info.Get("model_context_window").Int()
+	if window > 0 && fill > window {
+		e.emit(TokensOverWindow, pos, map[string]any{"fill": fill, "window": window})
+	}
+	e.emit(FlowTokenCount, pos, map[string]any{"fill": fill, "window": window,
+		"input": lu.input, "cached": lu.cached, "output": lu.output, "total": total.total})
+	t := total
+	e.lastTotal = &t
+	e.skipDecrease = false
+	seen := 1
+	if e.st.Tokens != nil {
+		seen = e.st.Tokens.RequestsSeen + 1
+	}
+	e.st.Tokens = &TokenInfo{Line: pos.Line, Fill: fill, Window: window, TotalTokens: total.total,
+		InputTokens: total.input, CachedInput: total.cached, OutputTokens: total.output,
+		ReasoningOut: total.reasoning, RequestsSeen: seen}
+}

@@ -1,0 +1,141 @@
+package reconstruct
+
+import (
+	"unicode/utf8"
+
+	"github.com/rollout-dev/rollout/mergepatch"
+	"github.com/rollout-dev/rollout/rollout"
+	"github.com/tidwall/gjson"
+)
+
+type turnState struct {
+	ID         string
+	Pos        Pos
+	Status     string
+	User       bool
+	RolledBack bool
+	prompted   bool
+	cp         checkpoint
+}
+
+// checkpoint is what a rollback restores: the state at the start of a turn.
+// Values are shared, never copied: history only grows by append (a
+// compaction starts a new slice) and world-state values are immutable.
+type checkpoint struct {
+	history      []Item
+	world        *mergepatch.Value
+	lineage      Lineage
+	afterCompact bool
+	tokens       *TokenInfo
+}
+
+func (e *Engine) checkpoint() checkpoint {
+	var tok *TokenInfo
+	if e.st.Tokens != nil {
+		t := *e.st.Tokens
+		tok = &t
+	}
+	return checkpoint{history: e.st.History, world: e.st.WorldState, lineage: e.st.Lineage, afterCompact: e.afterCompact, tokens: tok}
+}
+
+func (e *Engine) event(rec *rollout.Record, pos Pos, p gjson.Result) {
+	switch p.Get("type").Str {
+	case "task_started", "turn_started":
+		if e.turn != nil {
+			e.emit(TurnUnclosed, e.turn.Pos, map[string]any{"turn_id": e.turn.ID, "at_eof": false})
+			e.turn.Status = "unclosed"
+		}
+		t := &turnState{ID: p.Get("turn_id").String(), Pos: pos, Status: "open", cp: e.checkpoint()}
+		e.turns = append(e.turns, t)
+		e.turn = t
+		e.emit(FlowTurnStarted, pos, map[string]any{"turn_id": t.ID, "window": p.Get("model_context_window").Int()})
+	case "task_complete", "turn_complete", "turn_aborted":
+		if e.turn == nil {
+			return
+		}
+		closing := p.Get("turn_id").String()
+		if closing != "" && e.turn.ID != "" && closing != e.turn.ID {
+			e.emit(TurnIDMismatch, pos, map[string]any{"started": e.turn.ID, "closed": closing})
+		}
+		e.turn.Status = "completed"
+		if p.Get("type").Str == "turn_aborted" {
+			e.turn.Status = "aborted"
+		}
+		e.turn = nil
+	case "user_message":
+		e.userInput(pos, p.Get("message").String())
+	case "thread_rolled_back":
+		e.rollback(pos, int(p.Get("num_turns").Int()))
+	case "token_count":
+		e.tokenCount(rec, pos, p.Get("info"))
+	}
+}
+
+// userInput marks the open turn as a user turn; its first prompt is
+// reported with its size in tokens.
+func (e *Engine) userInput(pos Pos, text string) {
+	if e.turn == nil {
+		return
+	}
+	e.turn.User = true
+	if !e.turn.prompted {
+		e.turn.prompted = true
+		e.emit(FlowUserPrompt, pos, map[string]any{"turn_id": e.turn.ID, "tokens": PromptTokens(text)})
+	}
+}
+
+func (e *Engine) rollback(pos Pos, n int) {
+	if n <= 0 {
+		return
+	}
+	var user []int
+	for i, t := range e.turns {
+		if !t.RolledBack && t.User {
+			user = append(user, i)
+		}
+	}
+	if n > len(user) {
+		e.emit(RollbackTooMany, pos, map[string]any{"requested": n, "available": len(user)})
+		if len(user) == 0 {
+			return
+		}
+		n = len(user)
+	}
+	k := user[len(user)-n]
+	from := e.turns[k]
+	for _, t := range e.turns[k:] {
+		t.RolledBack = true
+	}
+	e.turn = nil
+	cp := from.cp
+	e.st.History = cp.history
+	e.st.WorldState = cp.world
+	e.st.Lineage = cp.lineage
+	e.afterCompact = cp.afterCompact
+	e.st.Tokens = cp.tokens
+	e.skipDecrease = true
+	e.reindex()
+	e.emit(FlowRollback, pos, map[string]any{"num_turns": n, "from_line": from.Pos.Line})
+}
+
+// PromptTokens estimates tokens as the reference implementation does: the
+// UTF-8 byte length of the text encoded as a JSON string, quotes included
+// (JSON.stringify's escaping: no HTML escaping).
+func PromptTokens(text string) int {
+	n := 2
+	for i := 0; i < len(text); {
+		r, size := utf8.DecodeRuneInString(text[i:])
+		i += size
+		switch {
+		case r == '"' || r == '\\' || r == '\b' || r == '\f' || r == '\n' || r == '\r' || r == '\t':
+			n += 2
+		case r < 0x20:
+			n += 6
+		case r == utf8.RuneError && size == 1:
+			n += 3 // decoded as U+FFFD
+		default:
+			n += size
+		}
+	}
+	return n
+}

@@ -1,0 +1,41 @@
+package reconstruct
+
+import (
+	"github.com/rollout-dev/rollout/mergepatch"
+	"github.com/tidwall/gjson"
+)
+
+func (e *Engine) worldState(pos Pos, p gjson.Result) {
+	visible := e.sinceWS
+	e.sinceWS = false
+	state := p.Get("state")
+	if !state.IsObject() {
+		e.emit(WorldStateNotObject, pos, map[string]any{"json_type": state.Type.String()})
+		return
+	}
+	v, err := mergepatch.Parse([]byte(state.Raw))
+	if err != nil {
+		e.emit(WorldStateNotObject, pos, map[string]any{"error": err.Error()})
+		return
+	}
+	if p.Get("full").Bool() {
+		if nulls := mergepatch.NullMembers(v); len(nulls) > 0 {
+			e.emit(WorldStateNullInSnapshot, pos, map[string]any{"paths": nulls})
+		}
+		e.st.WorldState = v
+		e.afterCompact = false
+		return
+	}
+	if !visible {
+		e.emit(WorldStateOrder, pos, nil)
+	}
+	if e.st.WorldState == nil {
+		e.emit(WorldStatePatchWithoutBaseline, pos, map[string]any{"after_compaction": e.afterCompact})
+		return
+	}
+	if !mergepatch.Changes(e.st.WorldState, v) {
+		e.emit(WorldStateEmptyPatch, pos, nil)
+		return
+	}
+	e.st.WorldState = mergepatch.Apply(e.st.WorldState, v)
+}

@@ -1,0 +1,213 @@
+package rollout
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"unicode/utf8"
+
+	"github.com/tidwall/gjson"
+)
+
+// DefaultMaxLineBytes is the default for --max-line-bytes: real lines reach
+// tens of MB (inline images, tool output), so the cap is generous.
+const DefaultMaxLineBytes = 64 << 20
+
+// Reader splits a rollout into records. It holds at most one line in memory
+// (up to the maximum line size); longer lines are skipped and reported as
+// oversized, never truncated into a bogus record.
+type Reader struct {
+	br     *bufio.Reader
+	max    int64
+	offset int64
+	line   int
+	buf    []byte
+	rec    Record
+	err    error
+}
+
+// NewReader reads records from r. maxLine <= 0 means DefaultMaxLineBytes.
+func NewReader(r io.Reader, maxLine int64) *Reader {
+	if maxLine <= 0 {
+		maxLine = DefaultMaxLineBytes
+	}
+	return &Reader{br: bufio.NewReaderSize(r, 256<<10), max: maxLine}
+}
+
+// Next returns the next record, or io.EOF after the last one. Any other error
+// is a read error of the underlying stream (wrapped with the line number).
+func (rd *Reader) Next() (*Record, error) {
+	if rd.err != nil {
+		return nil, rd.err
+	}
+	rec := &rd.rec
+	*rec = Record{Line: rd.line + 1, Offset: rd.offset}
+	rd.buf = rd.buf[:0]
+	var size int64
+	oversized, terminated := false, false
+	for {
+		chunk, err := rd.br.ReadSlice('\n')
+		size += int64(len(chunk))
+		if !oversized {
+			if size > rd.max+2 { // +2: the terminator does not count
+				oversized = true
+				rd.buf = rd.buf[:0]
+			} else {
+				rd.buf = append(rd.buf, chunk...)
+			}
+		}
+		if err == nil {
+			terminated = true
+			break
+		}
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		if errors.Is(err, io.EOF) {
+			if size == 0 {
+				rd.err = io.EOF
+				return nil, io.EOF
+			}
+			break
+		}
+		rd.err = fmt.Errorf("reading line %d: %w", rec.Line, err)
+		return nil, rd.err
+	}
+	rd.line++
+	rd.offset += size
+
+	if !oversized {
+		raw := rd.buf
+		switch {
+		case bytes.HasSuffix(raw, []byte("\r\n")):
+			rec.EOL, raw = "\r\n", raw[:len(raw)-2]
+		case bytes.HasSuffix(raw, []byte("\n")):
+			rec.EOL, raw = "\n", raw[:len(raw)-1]
+		}
+		rec.Raw, rec.Size = raw, int64(len(raw))
+		oversized = rec.Size > rd.max
+	}
+	if oversized {
+		// Only the terminator's presence is known; a CR before it is not.
+		rec.Raw, rec.EOL, rec.Size = nil, "", size
+		if terminated {
+			rec.EOL, rec.Size = "\n", size-1
+		}
+		rec.Shape = ShapeOversized
+		return rec, nil
+	}
+	classify(rec)
+	return rec, nil
+}
+
+// Line is the number of lines read so far.
+func (rd *Reader) Line() int { return rd.line }
+
+// Offset is the number of bytes read so far.
+func (rd *Reader) Offset() int64 { return rd.offset }
+
+func classify(rec *Record) {
+	raw := rec.Raw
+	rec.InvalidUTF8 = !utf8.Valid(raw)
+	if len(bytes.TrimSpace(raw)) == 0 {
+		rec.Shape = ShapeBlank
+		rec.ControlChar = hasRawControl(raw)
+		return
+	}
+	if gjson.ValidBytes(raw) && isObject(raw) {
+		rec.Shape = ShapeObject
+		// Valid JSON has no raw control bytes; an escaped NUL is the case
+		// that still breaks downstream tools (databases, terminals).
+		rec.ControlChar = bytes.Contains(raw, []byte(`\u0000`))
+		return
+	}
+	rec.ControlChar = hasRawControl(raw) || bytes.Contains(raw, []byte(`\u0000`))
+	if parts := splitObjects(raw); len(parts) > 1 {
+		rec.Shape = ShapeConcatenated
+		rec.Parts = parts
+		return
+	}
+	if rec.EOL == "" {
+		rec.Shape = ShapeTorn
+		return
+	}
+	rec.Shape = ShapeInvalid
+}
+
+func isObject(raw []byte) bool {
+	t := bytes.TrimLeft(raw, " \t\r\n")
+	return len(t) > 0 && t[0] == '{'
+}
+
+func hasRawControl(raw []byte) bool {
+	for _, b := range raw {
+		if b < 0x20 && b != '\t' && b != '\r' {
+			return true
+		}
+	}
+	return false
+}
+
+// splitObjects finds the top-level objects of a line holding several of them
+// back to back (optionally separated by white space). It returns nil unless
+// every piece is a valid JSON object.
+func splitObjects(raw []byte) [][2]int {
+	var parts [][2]int
+	i := 0
+	for {
+		for i < len(raw) && isSpace(raw[i]) {
+			i++
+		}
+		if i == len(raw) {
+			break
+		}
+		if raw[i] != '{' {
+			return nil
+		}
+		end := objectEnd(raw, i)
+		if end < 0 || !gjson.ValidBytes(raw[i:end]) {
+			return nil
+		}
+		parts = append(parts, [2]int{i, end})
+		i = end
+	}
+	if len(parts) < 2 {
+		return nil
+	}
+	return parts
+}
+
+func isSpace(b byte) bool { return b == ' ' || b == '\t' || b == '\r' || b == '\n' }
+
+// objectEnd returns the index just past the object starting at raw[start],
+// or -1 when it does not close.
+func objectEnd(raw []byte, start int) int {
+	depth := 0
+	inString := false
+	for i := start; i < len(raw); i++ {
+		c := raw[i]
+		if inString {
+			switch c {
+			case '\\':
+				i++
+			case '"':
+				inString = false
+			}
+			continue
+		}
+		switch c {
+		case '"':
+			inString = true
+		case '{', '[':
+			depth++
+		case '}', ']':
+			depth--
+			if depth == 0 {
+				return i + 1
+			}
+		}
+	}
+	return -1
+}

@@ -1,0 +1,166 @@
+package rollout
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/klauspost/compress/zstd"
+)
+
+// StdinPath names standard input among the inputs.
+const StdinPath = "-"
+
+// ErrNoRollouts is returned when a directory holds no rollout files.
+var ErrNoRollouts = errors.New("no rollout-*.jsonl or rollout-*.jsonl.zst files")
+
+// PathError is an input that cannot be used; it names the path.
+type PathError struct {
+	Path string
+	Err  error
+}
+
+func (e *PathError) Error() string { return e.Path + ": " + e.Err.Error() }
+func (e *PathError) Unwrap() error { return e.Err }
+
+// IsCompressed reports whether a path names a zstd rollout.
+func IsCompressed(path string) bool { return strings.HasSuffix(path, ".zst") }
+
+// Discover expands inputs into the list of rollout paths to read: files are
+// kept as given, directories are walked for rollout-*.jsonl[.zst] (a plain
+// file wins over its .zst twin), "-" stays standard input. The result is
+// sorted within each directory and free of duplicates.
+func Discover(inputs []string) ([]string, error) {
+	var out []string
+	seen := map[string]bool{}
+	add := func(p string) {
+		if !seen[p] {
+			seen[p] = true
+			out = append(out, p)
+		}
+	}
+	for _, in := range inputs {
+		if in == StdinPath {
+			add(in)
+			continue
+		}
+		fi, err := os.Stat(in)
+		if err != nil {
+			return nil, &PathError{in, errors.Unwrap(err)}
+		}
+		if !fi.IsDir() {
+			add(in)
+			continue
+		}
+		found, err := walkDir(in)
+		if err != nil {
+			return nil, err
+		}
+		if len(found) == 0 {
+			return nil, &PathError{in, ErrNoRollouts}
+		}
+		for _, p := range found {
+			add(p)
+		}
+	}
+	return out, nil
+}
+
+func walkDir(root string) ([]string, error) {
+	var plain, zst []string
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return &PathError{p, errors.Unwrap(err)}
+		}
+		if d.IsDir() {
+			return nil
+		}
+		name := d.Name()
+		if !strings.HasPrefix(name, "rollout-") {
+			return nil
+		}
+		switch {
+		case strings.HasSuffix(name, ".jsonl"):
+			plain = append(plain, p)
+		case strings.HasSuffix(name, ".jsonl.zst"):
+			zst = append(zst, p)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	have := make(map[string]bool, len(plain))
+	for _, p := range plain {
+		have[p] = true
+	}
+	for _, z := range zst {
+		if !have[strings.TrimSuffix(z, ".zst")] {
+			plain = append(plain, z)
+		}
+	}
+	sort.Strings(plain)
+	return plain, nil
+}
+
+// Open opens a rollout for reading, decompressing .zst transparently.
+// stdin is used for "-".
+func Open(path string, stdin io.Reader) (io.ReadCloser, error) {
+	var f io.ReadCloser
+	if path == StdinPath {
+		f = io.NopCloser(stdin)
+	} else {
+		file, err := os.Open(path)
+		if err != nil {
+			return nil, &PathError{path, errors.Unwrap(err)}
+		}
+		fi, err := file.Stat()
+		if err == nil && fi.IsDir() {
+			file.Close()
+			return nil, &PathError{path, errors.New("is a directory")}
+		}
+		f = file
+	}
+	if !IsCompressed(path) {
+		return f, nil
+	}
+	dec, err := zstd.NewReader(f, zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(true))
+	if err != nil {
+		f.Close()
+		return nil, &PathError{path, fmt.Errorf("opening zstd stream: %w", err)}
+	}
+	return &zstdFile{dec: dec, f: f}, nil
+}
+
+type zstdFile struct {
+	dec *zstd.Decoder
+	f   io.Closer
+}
+
+func (z *zstdFile) Read(p []byte) (int, error) { return z.dec.Read(p) }
+func (z *zstdFile) Close() error {
+	z.dec.Close()
+	return z.f.Close()
+}
+
+// ThreadIDFromName finds the thread UUID in a Codex rollout file name
+// (rollout-YYYY-MM-DDThh-mm-ss-<uuid>.jsonl[.zst]), scanning from the right
+// as Codex does. ok is false when the name carries none.
+func ThreadIDFromName(path string) (id string, ok bool) {
+	name := filepath.Base(path)
+	name = strings.TrimSuffix(name, ".zst")
+	name = strings.TrimSuffix(name, ".jsonl")
+	if len(name) < 36 {
+		return "", false
+	}
+	cand := name[len(name)-36:]
+	if IsUUID(cand) {
+		return strings.ToLower(cand), true
+	}
+	return "", false
+}
