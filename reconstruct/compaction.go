@@ -32,8 +32,10 @@ func (e *Engine) compacted(rec *rollout.Record, pos Pos, p gjson.Result) {
 		e.st.History = make([]Item, 0, n)
 		clear(e.ids)
 		clear(e.calls)
+		raw := []byte(rh.Raw)
 		i := 0
-		rh.ForEach(func(_, item gjson.Result) bool {
+		rollout.Elements(raw, func(start, end int) bool {
+			item := raw[start:end]
 			f := readItem(item)
 			if f.id != "" {
 				prefix, typed := rollout.ItemPrefix(f.typ)
@@ -41,7 +43,7 @@ func (e *Engine) compacted(rec *rollout.Record, pos Pos, p gjson.Result) {
 			}
 			it := Item{ID: f.id, Type: f.typ, CallID: f.callID, Line: pos.Line, Offset: pos.Offset, Index: i}
 			if f.id != "" {
-				it.hash = maphash.String(hashSeed, item.Raw)
+				it.hash = maphash.Bytes(hashSeed, item)
 			}
 			e.appendItem(pos, it)
 			i++

@@ -114,35 +114,36 @@ func (e *Engine) feedObject(rec *rollout.Record, pos Pos) {
 		return
 	}
 	typ := rec.Type()
-	payload := rec.Payload()
-
-	ord := rec.Get("ordinal")
-	if ord.Exists() {
-		v := ord.Int()
-		pos.Ordinal = &v
+	ord, hasOrd := rec.Ordinal()
+	if hasOrd {
+		pos.Ordinal = &ord
 	}
-	e.checkOrdinal(pos, ord.Exists())
+	e.checkOrdinal(pos, hasOrd)
 
 	missing := ""
 	switch {
 	case !rec.HasType():
 		missing = "type"
-	case !payload.Exists():
+	case rec.PayloadBytes() == nil:
 		missing = "payload"
 	}
 	if missing != "" {
 		e.emit(EnvelopeMissingField, pos, map[string]any{"field": missing})
 		return
 	}
-	if ts := rec.Get("timestamp"); !validTimestamp(ts) {
-		e.emit(EnvelopeBadTimestamp, pos, map[string]any{"value": ts.Raw})
+	if ts := rec.Timestamp(); !validTimestamp(ts) {
+		e.emit(EnvelopeBadTimestamp, pos, map[string]any{"value": string(ts)})
 	}
+	if typ == rollout.TypeResponseItem {
+		// The hot path: payloads of megabytes are walked, never copied.
+		e.addLiveItem(pos, rec.PayloadBytes(), -1)
+		return
+	}
+	payload := rec.Payload()
 
 	switch typ {
 	case rollout.TypeSessionMeta:
 		e.sessionMeta(rec, pos, payload)
-	case rollout.TypeResponseItem:
-		e.responseItem(rec, pos, payload)
 	case rollout.TypeCompacted:
 		e.compacted(rec, pos, payload)
 	case rollout.TypeTurnContext:
@@ -209,11 +210,12 @@ func (e *Engine) checkOrdinal(pos Pos, has bool) {
 }
 
 // validTimestamp accepts RFC 3339 in UTC ("Z").
-func validTimestamp(ts gjson.Result) bool {
-	if ts.Type != gjson.String || !strings.HasSuffix(ts.Str, "Z") {
+func validTimestamp(raw []byte) bool {
+	s, ok := rollout.StringValue(raw)
+	if !ok || len(s) == 0 || s[len(s)-1] != 'Z' {
 		return false
 	}
-	_, err := time.Parse(time.RFC3339Nano, ts.Str)
+	_, err := time.Parse(time.RFC3339Nano, string(s))
 	return err == nil
 }
 
@@ -268,7 +270,7 @@ func (e *Engine) feedBare(rec *rollout.Record, pos Pos) {
 		e.emit(EnvelopeMissingField, pos, map[string]any{"field": "type"})
 		return
 	}
-	e.addLiveItem(pos, gjson.ParseBytes(rec.Raw), -1, rec)
+	e.addLiveItem(pos, rec.Raw, -1)
 }
 
 // Finish ends the replay: it reports what is only known at the end of the

@@ -10,49 +10,46 @@ import (
 
 var hashSeed = maphash.MakeSeed()
 
-// itemFields reads the fields of an item in one pass over it: payloads reach
-// megabytes and each separate lookup would scan them again.
+// itemFields are the fields of an item the engine follows, read in one
+// walk: payloads reach megabytes and each separate lookup would scan again.
 type itemFields struct {
 	typ, id, callID, role string
-	idRaw                 string
+	content               []byte // raw "content" value, for user prompts
 }
 
-func readItem(item gjson.Result) itemFields {
+func readItem(item []byte) itemFields {
 	var f itemFields
-	item.ForEach(func(k, v gjson.Result) bool {
-		switch k.Str {
+	rollout.Members(item, func(key []byte, start, end int) bool {
+		v := item[start:end]
+		switch string(key) {
 		case "type":
-			f.typ = v.String()
+			f.typ = rollout.DecodeString(v)
 		case "id":
-			f.idRaw = v.Raw
-			if v.Type == gjson.String {
-				f.id = v.Str
-			}
+			f.id = rollout.DecodeString(v)
 		case "call_id":
-			f.callID = v.String()
+			f.callID = rollout.DecodeString(v)
 		case "role":
-			f.role = v.String()
+			f.role = rollout.DecodeString(v)
+		case "content":
+			f.content = v
 		}
 		return true
 	})
 	return f
 }
 
-func (e *Engine) responseItem(rec *rollout.Record, pos Pos, p gjson.Result) {
-	e.addLiveItem(pos, p, -1, rec)
-}
-
-// addLiveItem appends one item of a line to the live history.
-func (e *Engine) addLiveItem(pos Pos, p gjson.Result, index int, rec *rollout.Record) {
-	f := readItem(p)
+// addLiveItem appends the item of a line (a response_item payload, or a
+// bare-era line) to the live history.
+func (e *Engine) addLiveItem(pos Pos, item []byte, index int) {
+	f := readItem(item)
 	e.sinceWS = true
 	if isUserMessage(f.typ, f.role) {
-		e.userInput(pos, userText(p))
+		e.userInput(pos, contentText(f.content))
 	}
 	it := Item{ID: f.id, Type: f.typ, CallID: f.callID, Line: pos.Line, Offset: pos.Offset, Index: index}
 	e.checkID(pos, f, index)
 	if f.id != "" {
-		it.hash = maphash.String(hashSeed, p.Raw)
+		it.hash = maphash.Bytes(hashSeed, item)
 	}
 	e.appendItem(pos, it)
 }
@@ -185,17 +182,20 @@ func (e *Engine) orphanCalls() {
 	}
 }
 
-// userText is the text of a user message item's content parts.
-func userText(p gjson.Result) string {
-	c := p.Get("content")
-	if c.Type == gjson.String {
-		return c.Str
+// contentText is the text of a message's content: a string, or the "text"
+// of its parts (image parts are skipped unread).
+func contentText(c []byte) string {
+	if len(c) > 0 && c[0] == '"' {
+		return rollout.DecodeString(c)
 	}
 	var b strings.Builder
-	c.ForEach(func(_, part gjson.Result) bool {
-		if t := part.Get("text"); t.Exists() {
-			b.WriteString(t.String())
-		}
+	rollout.Elements(c, func(start, end int) bool {
+		rollout.Members(c[start:end], func(key []byte, ks, ke int) bool {
+			if string(key) == "text" {
+				b.WriteString(rollout.DecodeString(c[start+ks : start+ke]))
+			}
+			return true
+		})
 		return true
 	})
 	return b.String()

@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"io"
 	"unicode/utf8"
-
-	"github.com/tidwall/gjson"
 )
 
 // DefaultMaxLineBytes is the default for --max-line-bytes: real lines reach
@@ -46,10 +44,14 @@ func (rd *Reader) Next() (*Record, error) {
 	*rec = Record{Line: rd.line + 1, Offset: rd.offset}
 	rd.buf = rd.buf[:0]
 	var size int64
+	var tail [2]byte // last two bytes read: tells "\r\n" on an oversized line
 	oversized, terminated := false, false
 	for {
 		chunk, err := rd.br.ReadSlice('\n')
 		size += int64(len(chunk))
+		for _, b := range chunk[max(len(chunk)-2, 0):] {
+			tail[0], tail[1] = tail[1], b
+		}
 		if !oversized {
 			if size > rd.max+2 { // +2: the terminator does not count
 				oversized = true
@@ -90,9 +92,11 @@ func (rd *Reader) Next() (*Record, error) {
 		oversized = rec.Size > rd.max
 	}
 	if oversized {
-		// Only the terminator's presence is known; a CR before it is not.
 		rec.Raw, rec.EOL, rec.Size = nil, "", size
-		if terminated {
+		switch {
+		case terminated && size >= 2 && tail[0] == '\r':
+			rec.EOL, rec.Size = "\r\n", size-2
+		case terminated:
 			rec.EOL, rec.Size = "\n", size-1
 		}
 		rec.Shape = ShapeOversized
@@ -110,19 +114,21 @@ func (rd *Reader) Offset() int64 { return rd.offset }
 
 func classify(rec *Record) {
 	raw := rec.Raw
-	rec.InvalidUTF8 = !utf8.Valid(raw)
 	if len(bytes.TrimSpace(raw)) == 0 {
 		rec.Shape = ShapeBlank
 		rec.ControlChar = hasRawControl(raw)
+		rec.InvalidUTF8 = !utf8.Valid(raw)
 		return
 	}
-	if gjson.ValidBytes(raw) && isObject(raw) {
+	if c := checkLine(raw); c.object {
 		rec.Shape = ShapeObject
 		// Valid JSON has no raw control bytes; an escaped NUL is the case
 		// that still breaks downstream tools (databases, terminals).
-		rec.ControlChar = bytes.Contains(raw, []byte(`\u0000`))
+		rec.ControlChar = c.escNUL
+		rec.InvalidUTF8 = c.badUTF8
 		return
 	}
+	rec.InvalidUTF8 = !utf8.Valid(raw)
 	rec.ControlChar = hasRawControl(raw) || bytes.Contains(raw, []byte(`\u0000`))
 	if parts := splitObjects(raw); len(parts) > 1 {
 		rec.Shape = ShapeConcatenated
@@ -134,11 +140,6 @@ func classify(rec *Record) {
 		return
 	}
 	rec.Shape = ShapeInvalid
-}
-
-func isObject(raw []byte) bool {
-	t := bytes.TrimLeft(raw, " \t\r\n")
-	return len(t) > 0 && t[0] == '{'
 }
 
 func hasRawControl(raw []byte) bool {
@@ -167,7 +168,7 @@ func splitObjects(raw []byte) [][2]int {
 			return nil
 		}
 		end := objectEnd(raw, i)
-		if end < 0 || !gjson.ValidBytes(raw[i:end]) {
+		if end < 0 || !validObject(raw[i:end]) {
 			return nil
 		}
 		parts = append(parts, [2]int{i, end})

@@ -45,9 +45,9 @@ type Record struct {
 	InvalidUTF8 bool // Raw holds bytes that are not UTF-8
 	ControlChar bool // raw control bytes, or an escaped NUL inside a string
 
-	parsed bool
-	typ    gjson.Result
-	pay    gjson.Result
+	parsed            bool
+	typ, pay, ts, ord [2]int // value ranges in Raw of top-level members; {0,0} = absent
+	payload           *gjson.Result
 }
 
 // End is the offset just past the line terminator.
@@ -64,39 +64,84 @@ func (r *Record) parse() {
 	if r.Shape != ShapeObject {
 		return
 	}
-	// One pass over the top level: envelope lines carry type before payload,
-	// and the payload may be megabytes we only want to skip once.
-	gjson.ParseBytes(r.Raw).ForEach(func(k, v gjson.Result) bool {
-		switch k.Str {
+	// One walk over the top level; values are skipped, not parsed, so a
+	// payload of megabytes costs one memchr-speed pass.
+	Members(r.Raw, func(key []byte, start, end int) bool {
+		var dst *[2]int
+		switch string(key) {
 		case "type":
-			if !r.typ.Exists() {
-				r.typ = v
-			}
+			dst = &r.typ
 		case "payload":
-			if !r.pay.Exists() {
-				r.pay = v
-			}
+			dst = &r.pay
+		case "timestamp":
+			dst = &r.ts
+		case "ordinal":
+			dst = &r.ord
+		}
+		if dst != nil && dst[1] == 0 { // duplicate keys: the first wins, as in gjson
+			*dst = [2]int{start, end}
 		}
 		return true
 	})
 }
 
-// Type is the envelope's "type" (for bare-era lines: the item type).
-func (r *Record) Type() string {
+func (r *Record) field(f *[2]int) []byte {
 	r.parse()
-	return r.typ.Str
+	if f[1] == 0 {
+		return nil
+	}
+	return r.Raw[f[0]:f[1]]
 }
+
+// Type is the envelope's "type" (for bare-era lines: the item type).
+func (r *Record) Type() string { return DecodeString(r.field(&r.typ)) }
 
 // HasType reports whether the line has a top-level "type" member.
-func (r *Record) HasType() bool {
-	r.parse()
-	return r.typ.Exists()
+func (r *Record) HasType() bool { return r.field(&r.typ) != nil }
+
+// PayloadBytes is the raw JSON of the envelope's "payload" (nil when absent),
+// a view into Raw.
+func (r *Record) PayloadBytes() []byte { return r.field(&r.pay) }
+
+// PayloadOffset is the byte offset of the payload inside Raw, or -1.
+func (r *Record) PayloadOffset() int {
+	if r.PayloadBytes() == nil {
+		return -1
+	}
+	return r.pay[0]
 }
 
-// Payload is the envelope's "payload"; it does not exist on bare-era lines.
+// Payload is the envelope's "payload" as a gjson value (a copy: use
+// PayloadBytes on hot paths with large payloads).
 func (r *Record) Payload() gjson.Result {
-	r.parse()
-	return r.pay
+	if r.payload == nil {
+		var res gjson.Result
+		if b := r.PayloadBytes(); b != nil {
+			res = gjson.Parse(string(b))
+		}
+		r.payload = &res
+	}
+	return *r.payload
+}
+
+// Timestamp is the raw JSON value of "timestamp" (nil when absent).
+func (r *Record) Timestamp() []byte { return r.field(&r.ts) }
+
+// Ordinal is the line's "ordinal"; ok is false when it has none.
+func (r *Record) Ordinal() (n int64, ok bool) {
+	b := r.field(&r.ord)
+	if b == nil {
+		return 0, false
+	}
+	return gjson.ParseBytes(b).Int(), true
+}
+
+// OrdinalRange is the byte range of the ordinal's digits in Raw.
+func (r *Record) OrdinalRange() (start, end int, ok bool) {
+	if r.field(&r.ord) == nil {
+		return 0, 0, false
+	}
+	return r.ord[0], r.ord[1], true
 }
 
 // Get reads a top-level field of the line.
@@ -107,11 +152,13 @@ func (r *Record) Get(path string) gjson.Result {
 	return gjson.GetBytes(r.Raw, path)
 }
 
-// PayloadOffset is the byte offset of the payload inside Raw, or -1.
-func (r *Record) PayloadOffset() int {
-	p := r.Payload()
-	if !p.Exists() {
-		return -1
+// DecodeString decodes a raw JSON string value; non-strings give "".
+func DecodeString(v []byte) string {
+	if s, ok := StringValue(v); ok {
+		return string(s)
 	}
-	return p.Index
+	if len(v) == 0 || v[0] != '"' {
+		return ""
+	}
+	return gjson.ParseBytes(v).String()
 }

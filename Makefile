@@ -1,0 +1,37 @@
+# rollout: build, test, benchmark, docs.
+GO ?= go
+BIN := bin/rollout
+BENCH_DIR ?= .bench
+
+.PHONY: build test bench docs fuzz clean
+
+build:
+	$(GO) build -o $(BIN) ./cmd/rollout
+
+# The suite CI runs (.ci/run): vet, then every test including the committed
+# fuzz seed corpora and the docs/checks.md staleness test.
+test:
+	$(GO) vet ./...
+	$(GO) test -count=1 ./...
+
+# Throughput and memory as ratios against baselines on the same input in the
+# same run (see docs/performance.md). Generates ~400 MB under $(BENCH_DIR).
+bench: build
+	$(GO) build -o bin/benchtool ./internal/benchtool
+	bin/benchtool gen -o $(BENCH_DIR)
+	bin/benchtool run -rollout $(BIN) -dir $(BENCH_DIR) -md docs/performance.md
+
+# docs/checks.md is generated from the rule registry.
+docs:
+	$(GO) run ./checks/internal/gendocs > docs/checks.md
+
+# Long fuzz runs; the seed corpora already run as part of `make test`.
+FUZZTIME ?= 60s
+fuzz:
+	$(GO) test -run='^$$' -fuzz=FuzzReader -fuzztime=$(FUZZTIME) ./rollout
+	$(GO) test -run='^$$' -fuzz=FuzzEngine -fuzztime=$(FUZZTIME) ./reconstruct
+	$(GO) test -run='^$$' -fuzz=FuzzApplyVsEvanphx -fuzztime=$(FUZZTIME) ./mergepatch
+	$(GO) test -run='^$$' -fuzz=FuzzParse -fuzztime=$(FUZZTIME) ./mergepatch
+
+clean:
+	rm -rf bin $(BENCH_DIR)

@@ -1,0 +1,251 @@
+package rollout
+
+import (
+	"encoding/binary"
+	"unicode/utf8"
+)
+
+// maxDepth bounds nesting so hostile input cannot exhaust the stack; deeper
+// documents are reported as invalid.
+const maxDepth = 10000
+
+// lineCheck is the result of validating one line in a single pass.
+type lineCheck struct {
+	object  bool // exactly one JSON object, surrounded by optional white space
+	badUTF8 bool // a string holds bytes that are not UTF-8
+	escNUL  bool // a string holds the escape \u0000
+}
+
+// checkLine validates a line as one JSON object and, in the same pass,
+// notes invalid UTF-8 and escaped NULs inside strings. One pass instead of
+// three (validate, utf8.Valid, search for \u0000) is what keeps verify well
+// ahead of jq on multi-megabyte lines.
+func checkLine(raw []byte) lineCheck {
+	v := validator{b: raw}
+	i := skipSpace(raw, 0)
+	if i >= len(raw) || raw[i] != '{' {
+		return lineCheck{}
+	}
+	end, ok := v.value(i, 0)
+	if !ok || skipSpace(raw, end) != len(raw) {
+		return lineCheck{badUTF8: v.badUTF8, escNUL: v.escNUL}
+	}
+	return lineCheck{object: true, badUTF8: v.badUTF8, escNUL: v.escNUL}
+}
+
+// validObject reports whether b is exactly one JSON object.
+func validObject(b []byte) bool { return checkLine(b).object }
+
+type validator struct {
+	b       []byte
+	badUTF8 bool
+	escNUL  bool
+}
+
+func (v *validator) value(i, depth int) (int, bool) {
+	b := v.b
+	if i >= len(b) {
+		return i, false
+	}
+	switch c := b[i]; {
+	case c == '{':
+		return v.object(i, depth+1)
+	case c == '[':
+		return v.array(i, depth+1)
+	case c == '"':
+		return v.str(i)
+	case c == 't':
+		return lit(b, i, "true")
+	case c == 'f':
+		return lit(b, i, "false")
+	case c == 'n':
+		return lit(b, i, "null")
+	case c == '-' || '0' <= c && c <= '9':
+		return number(b, i)
+	}
+	return i, false
+}
+
+func (v *validator) object(i, depth int) (int, bool) {
+	if depth > maxDepth {
+		return i, false
+	}
+	b := v.b
+	i = skipSpace(b, i+1)
+	if i < len(b) && b[i] == '}' {
+		return i + 1, true
+	}
+	for {
+		if i >= len(b) || b[i] != '"' {
+			return i, false
+		}
+		var ok bool
+		if i, ok = v.str(i); !ok {
+			return i, false
+		}
+		i = skipSpace(b, i)
+		if i >= len(b) || b[i] != ':' {
+			return i, false
+		}
+		if i, ok = v.value(skipSpace(b, i+1), depth); !ok {
+			return i, false
+		}
+		i = skipSpace(b, i)
+		if i >= len(b) {
+			return i, false
+		}
+		switch b[i] {
+		case ',':
+			i = skipSpace(b, i+1)
+		case '}':
+			return i + 1, true
+		default:
+			return i, false
+		}
+	}
+}
+
+func (v *validator) array(i, depth int) (int, bool) {
+	if depth > maxDepth {
+		return i, false
+	}
+	b := v.b
+	i = skipSpace(b, i+1)
+	if i < len(b) && b[i] == ']' {
+		return i + 1, true
+	}
+	for {
+		var ok bool
+		if i, ok = v.value(i, depth); !ok {
+			return i, false
+		}
+		i = skipSpace(b, i)
+		if i >= len(b) {
+			return i, false
+		}
+		switch b[i] {
+		case ',':
+			i = skipSpace(b, i+1)
+		case ']':
+			return i + 1, true
+		default:
+			return i, false
+		}
+	}
+}
+
+const (
+	lsb = 0x0101010101010101
+	msb = 0x8080808080808080
+)
+
+// special reports whether any byte of x is '"', '\\', a control character
+// or non-ASCII: the bytes a string scan must stop at.
+func special(x uint64) bool {
+	quote := x ^ (lsb * '"')
+	bslash := x ^ (lsb * '\\')
+	zero := func(y uint64) uint64 { return (y - lsb) &^ y & msb }
+	ctrl := (x - lsb*0x20) &^ x & msb
+	return (zero(quote) | zero(bslash) | ctrl | x&msb) != 0
+}
+
+// str validates the string starting at b[i] == '"'.
+func (v *validator) str(i int) (int, bool) {
+	b := v.b
+	i++
+	for {
+		for i+8 <= len(b) && !special(binary.LittleEndian.Uint64(b[i:])) {
+			i += 8
+		}
+		if i >= len(b) {
+			return i, false
+		}
+		c := b[i]
+		switch {
+		case c == '"':
+			return i + 1, true
+		case c == '\\':
+			if i+1 >= len(b) {
+				return i, false
+			}
+			switch b[i+1] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				i += 2
+			case 'u':
+				if i+6 > len(b) || !hex4(b[i+2:i+6]) {
+					return i, false
+				}
+				if b[i+2] == '0' && b[i+3] == '0' && b[i+4] == '0' && b[i+5] == '0' {
+					v.escNUL = true
+				}
+				i += 6
+			default:
+				return i, false
+			}
+		case c < 0x20:
+			return i, false
+		case c >= 0x80:
+			r, size := utf8.DecodeRune(b[i:])
+			if r == utf8.RuneError && size == 1 {
+				v.badUTF8 = true
+			}
+			i += size
+		default:
+			i++
+		}
+	}
+}
+
+func hex4(h []byte) bool {
+	for _, c := range h {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
+			return false
+		}
+	}
+	return true
+}
+
+func lit(b []byte, i int, word string) (int, bool) {
+	if len(b)-i < len(word) || string(b[i:i+len(word)]) != word {
+		return i, false
+	}
+	return i + len(word), true
+}
+
+// number validates -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
+func number(b []byte, i int) (int, bool) {
+	digits := func(i int) (int, bool) {
+		start := i
+		for i < len(b) && '0' <= b[i] && b[i] <= '9' {
+			i++
+		}
+		return i, i > start
+	}
+	if b[i] == '-' {
+		i++
+	}
+	if i >= len(b) {
+		return i, false
+	}
+	var ok bool
+	if b[i] == '0' {
+		i++
+	} else if i, ok = digits(i); !ok {
+		return i, false
+	}
+	if i < len(b) && b[i] == '.' {
+		if i, ok = digits(i + 1); !ok {
+			return i, false
+		}
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		if i, ok = digits(i); !ok {
+			return i, false
+		}
+	}
+	return i, true
+}

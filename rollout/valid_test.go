@@ -1,0 +1,66 @@
+package rollout
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+func TestCheckLine(t *testing.T) {
+	tests := []struct {
+		in                    string
+		object, badUTF8, escN bool
+	}{
+		{`{}`, true, false, false},
+		{` {"a":1} `, true, false, false},
+		{`{"a":[1,2.5,-0,1e9,1E-2,true,false,null,{"b":"c"}]}`, true, false, false},
+		{`{"a":"x\u0000y"}`, true, false, true},
+		{`{"a":"x\\u0000y"}`, true, false, false}, // an escaped backslash, then text
+		{"{\"a\":\"\xff\"}", true, true, false},
+		{"{\"a\":\"h\xc3\xa9llo w\xc3\xb6rld, long enough for words\"}", true, false, false},
+		{`[1]`, false, false, false},
+		{`"s"`, false, false, false},
+		{`{"a":1}{"b":2}`, false, false, false},
+		{`{"a":01}`, false, false, false},
+		{`{"a":1.}`, false, false, false},
+		{`{"a":.5}`, false, false, false},
+		{`{"a":-}`, false, false, false},
+		{`{"a":tru}`, false, false, false},
+		{`{"a":"\x"}`, false, false, false},
+		{`{"a":"\u12"}`, false, false, false},
+		{"{\"a\":\"tab\tinside\"}", false, false, false},
+		{`{"a":1,}`, false, false, false},
+		{`{"a" 1}`, false, false, false},
+		{`{"a":[1,]}`, false, false, false},
+		{`{"a":"unterminated}`, false, false, false},
+		{`{`, false, false, false},
+		{strings.Repeat(`{"a":`, maxDepth+1) + "1" + strings.Repeat("}", maxDepth+1), false, false, false},
+	}
+	for _, tt := range tests {
+		got := checkLine([]byte(tt.in))
+		want := lineCheck{tt.object, tt.badUTF8, tt.escN}
+		if got.object != want.object || (want.object && got != want) {
+			t.Errorf("checkLine(%.60q) = %+v, want %+v", tt.in, got, want)
+		}
+	}
+}
+
+// FuzzCheckLine compares the single-pass validator with encoding/json and
+// unicode/utf8 on the inputs where both speak.
+func FuzzCheckLine(f *testing.F) {
+	for _, s := range []string{`{}`, `{"a":"\u0000"}`, `{"a":[1,{"b":null}],"c":-1.5e+3}`, "{\"\xff\":1}", `{"a":"\"\\"}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		got := checkLine(b)
+		trimmed := strings.TrimLeft(string(b), " \t\r\n")
+		want := json.Valid(b) && strings.HasPrefix(trimmed, "{")
+		if got.object != want {
+			t.Fatalf("checkLine(%q).object = %v, encoding/json says %v", b, got.object, want)
+		}
+		if got.object && got.badUTF8 == utf8.Valid(b) {
+			t.Fatalf("checkLine(%q).badUTF8 = %v, utf8.Valid = %v", b, got.badUTF8, utf8.Valid(b))
+		}
+	})
+}
