@@ -1,0 +1,97 @@
+// Command benchtool generates benchmark inputs and measures `rollout`
+// against baselines (wc -l, jq, a gjson validate-and-route loop) side by
+// side in one run, as docs/performance.md requires. `make bench` runs it.
+//
+// Usage:
+//
+//	benchtool gen -o DIR [-size 200MB] [-files 8 -file-size 25MB] [-seed 1] [-force]
+//	benchtool gjson-scan FILE...
+//	benchtool profile FILE...
+//	benchtool run -rollout PATH -dir DIR [-md FILE] [-reps 3] [-strict]
+package main
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+)
+
+const usage = `usage:
+  benchtool gen -o DIR [-size 200MB] [-files 8] [-file-size 25MB] [-seed 1] [-force]
+      write DIR/big.jsonl and DIR/many/rollout-*.jsonl (skipped when a stamp
+      shows they were generated with the same options)
+  benchtool gjson-scan FILE...
+      baseline "validate and route": per line gjson.ValidBytes + utf8.Valid +
+      3 gjson.GetBytes; prints the line count
+  benchtool profile FILE...
+      bytes and lines per record type, line size distribution
+  benchtool run -rollout BINARY -dir DIR [-md FILE] [-reps 3] [-strict]
+      measure the baselines and rollout on the files written by gen and print
+      a Markdown table and the target checks
+`
+
+func main() {
+	if len(os.Args) < 2 {
+		fmt.Fprint(os.Stderr, usage)
+		os.Exit(2)
+	}
+	var err error
+	switch cmd, args := os.Args[1], os.Args[2:]; cmd {
+	case "gen":
+		err = cmdGen(args)
+	case "gjson-scan":
+		err = cmdScan(args)
+	case "profile":
+		err = cmdProfile(args)
+	case "run":
+		err = cmdRun(args)
+	case "help", "-h", "-help", "--help":
+		fmt.Print(usage)
+		return
+	default:
+		fmt.Fprintf(os.Stderr, "benchtool: unknown command %q\n%s", cmd, usage)
+		os.Exit(2)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "benchtool:", err)
+		if e, ok := err.(exitError); ok {
+			os.Exit(int(e))
+		}
+		os.Exit(1)
+	}
+}
+
+// exitError makes main exit with that code after printing nothing more.
+type exitError int
+
+func (e exitError) Error() string { return "exit status " + strconv.Itoa(int(e)) }
+
+// parseSize reads "200MB", "25MiB", "1.5GB", "4096" (bytes), "64k".
+// kB/MB/GB are powers of 1000, KiB/MiB/GiB powers of 1024.
+func parseSize(s string) (int64, error) {
+	t := strings.TrimSpace(s)
+	mult := int64(1)
+	lower := strings.ToLower(t)
+	for _, u := range []struct {
+		suf string
+		m   int64
+	}{
+		{"kib", 1 << 10}, {"mib", 1 << 20}, {"gib", 1 << 30},
+		{"kb", 1e3}, {"mb", 1e6}, {"gb", 1e9},
+		{"k", 1e3}, {"m", 1e6}, {"g", 1e9}, {"b", 1},
+	} {
+		if strings.HasSuffix(lower, u.suf) {
+			mult = u.m
+			t = strings.TrimSpace(t[:len(t)-len(u.suf)])
+			break
+		}
+	}
+	f, err := strconv.ParseFloat(t, 64)
+	if err != nil || f < 0 {
+		return 0, fmt.Errorf("bad size %q (want e.g. 200MB, 25MiB, 4096)", s)
+	}
+	return int64(f * float64(mult)), nil
+}
+
+func fmtMB(n int64) string { return strconv.FormatFloat(float64(n)/1e6, 'f', 1, 64) + " MB" }

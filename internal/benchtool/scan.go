@@ -1,0 +1,169 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"unicode/utf8"
+
+	"github.com/tidwall/gjson"
+)
+
+// readBufSize is the bufio buffer of the line readers. Longer lines are
+// accumulated, so there is no cap on line length.
+const readBufSize = 1 << 20
+
+// eachLine calls fn for every line of r without its "\n" (or "\r\n"),
+// blank lines included. The slice is only valid during the call.
+func eachLine(r io.Reader, fn func(line []byte)) error {
+	br := bufio.NewReaderSize(r, readBufSize)
+	var long []byte
+	for {
+		b, err := br.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) {
+			long = append(long, b...)
+			continue
+		}
+		if len(long) > 0 {
+			long = append(long, b...)
+			b = long
+		}
+		if len(b) > 0 {
+			b = bytes.TrimSuffix(b, []byte{'\n'})
+			b = bytes.TrimSuffix(b, []byte{'\r'})
+			fn(b)
+		}
+		long = long[:0]
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+type scanResult struct {
+	lines, blank, invalid int64
+	sink                  int // keeps the Gets from being optimised away
+}
+
+func scanReader(r io.Reader) (scanResult, error) {
+	var res scanResult
+	err := eachLine(r, func(line []byte) {
+		res.lines++
+		if len(line) == 0 {
+			res.blank++
+			return
+		}
+		if !gjson.ValidBytes(line) || !utf8.Valid(line) {
+			res.invalid++
+			return
+		}
+		res.sink += len(gjson.GetBytes(line, "type").Raw) +
+			len(gjson.GetBytes(line, "payload.type").Raw) +
+			len(gjson.GetBytes(line, "timestamp").Raw)
+	})
+	return res, err
+}
+
+// cmdScan is the "validate and route" baseline of docs/performance.md.
+func cmdScan(args []string) error {
+	if len(args) == 0 {
+		fmt.Fprintln(os.Stderr, "usage: benchtool gjson-scan FILE...")
+		return exitError(2)
+	}
+	var total scanResult
+	for _, p := range args {
+		f, err := os.Open(p)
+		if err != nil {
+			return err
+		}
+		res, err := scanReader(f)
+		f.Close()
+		if err != nil {
+			return fmt.Errorf("%s: %w", p, err)
+		}
+		total.lines += res.lines
+		total.blank += res.blank
+		total.invalid += res.invalid
+		total.sink += res.sink
+	}
+	fmt.Printf("%d lines (%d blank, %d invalid)\n", total.lines, total.blank, total.invalid)
+	if total.sink < 0 {
+		fmt.Println(total.sink)
+	}
+	return nil
+}
+
+// cmdProfile prints what a file is made of: bytes and lines per record
+// type and a line size histogram.
+func cmdProfile(args []string) error {
+	if len(args) == 0 {
+		fmt.Fprintln(os.Stderr, "usage: benchtool profile FILE...")
+		return exitError(2)
+	}
+	type agg struct {
+		lines int64
+		bytes int64
+		max   int
+	}
+	for _, p := range args {
+		f, err := os.Open(p)
+		if err != nil {
+			return err
+		}
+		byType := map[string]*agg{}
+		buckets := []int{1 << 10, 16 << 10, 256 << 10, 1 << 20, 4 << 20, 1 << 62}
+		hist := make([]agg, len(buckets))
+		var all agg
+		err = eachLine(f, func(line []byte) {
+			k := gjson.GetBytes(line, "type").String()
+			if pt := gjson.GetBytes(line, "payload.type"); pt.Type == gjson.String {
+				k += "/" + pt.Str
+			}
+			a := byType[k]
+			if a == nil {
+				a = &agg{}
+				byType[k] = a
+			}
+			for _, x := range []*agg{a, &all} {
+				x.lines++
+				x.bytes += int64(len(line)) + 1
+				x.max = max(x.max, len(line))
+			}
+			for i, b := range buckets {
+				if len(line) < b {
+					hist[i].lines++
+					hist[i].bytes += int64(len(line)) + 1
+					break
+				}
+			}
+		})
+		f.Close()
+		if err != nil {
+			return fmt.Errorf("%s: %w", p, err)
+		}
+		keys := make([]string, 0, len(byType))
+		for k := range byType {
+			keys = append(keys, k)
+		}
+		sort.Slice(keys, func(i, j int) bool { return byType[keys[i]].bytes > byType[keys[j]].bytes })
+		fmt.Printf("%s: %d lines, %s, longest line %d bytes\n", p, all.lines, fmtMB(all.bytes), all.max)
+		fmt.Printf("  %-42s %8s %7s %12s %6s\n", "type", "lines", "lines%", "bytes", "bytes%")
+		for _, k := range keys {
+			a := byType[k]
+			fmt.Printf("  %-42s %8d %6.1f%% %12d %5.1f%%  (max %d)\n", k, a.lines,
+				100*float64(a.lines)/float64(all.lines), a.bytes, 100*float64(a.bytes)/float64(all.bytes), a.max)
+		}
+		names := []string{"< 1 KiB", "< 16 KiB", "< 256 KiB", "< 1 MiB", "< 4 MiB", ">= 4 MiB"}
+		for i, h := range hist {
+			fmt.Printf("  line %-10s %8d lines %6.1f%% of bytes\n", names[i], h.lines, 100*float64(h.bytes)/float64(all.bytes))
+		}
+	}
+	return nil
+}
