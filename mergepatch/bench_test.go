@@ -1,0 +1,110 @@
+package mergepatch
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	jsonpatch "github.com/evanphx/json-patch/v5"
+)
+
+// worldState returns a ~50 KB world-state-like object: 50 environments,
+// each with scalars, a nested object of variables and an array of objects.
+func worldState() []byte {
+	var b strings.Builder
+	b.WriteString(`{"instructions":"` + strings.Repeat("Follow the repository conventions. ", 40) + `","environments":{`)
+	for i := range 50 {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		fmt.Fprintf(&b, `"env%d":{"cwd":"/home/user/project%d","shell":"bash","sandbox":{"mode":"workspace-write","network":false},"vars":{`, i, i)
+		for j := range 12 {
+			if j > 0 {
+				b.WriteString(",")
+			}
+			fmt.Fprintf(&b, `"VAR_%02d":"value-%d-%d-abcdefghijklmnop"`, j, i, j)
+		}
+		b.WriteString(`},"mounts":[`)
+		for j := range 5 {
+			if j > 0 {
+				b.WriteString(",")
+			}
+			fmt.Fprintf(&b, `{"src":"/mnt/data%d","dst":"/data%d","ro":true,"size":12345678901234567890}`, j, j)
+		}
+		b.WriteString(`]}`)
+	}
+	b.WriteString(`},"approval":"on-request","turn":1}`)
+	return []byte(b.String())
+}
+
+var benchPatch = []byte(`{"environments":{"env17":{"cwd":"/tmp/work","vars":{"VAR_03":null,"NEW":"1"}},"env49":null},"turn":2}`)
+
+func BenchmarkApply(b *testing.B) {
+	doc := worldState()
+	target, err := Parse(doc)
+	if err != nil {
+		b.Fatal(err)
+	}
+	patch, err := Parse(benchPatch)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Logf("document %d bytes, patch %d bytes", len(doc), len(benchPatch))
+	b.Run("Apply", func(b *testing.B) {
+		b.ReportAllocs()
+		b.SetBytes(int64(len(doc)))
+		for b.Loop() {
+			Apply(target, patch)
+		}
+	})
+	replace, err := Parse([]byte(`{"environments":{"env17":{"cwd":"/tmp/work"}},"turn":2}`))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("ApplyReplaceOnly", func(b *testing.B) { // no key added or removed: indexes are shared
+		b.ReportAllocs()
+		b.SetBytes(int64(len(doc)))
+		for b.Loop() {
+			Apply(target, replace)
+		}
+	})
+	b.Run("Changes", func(b *testing.B) {
+		b.ReportAllocs()
+		b.SetBytes(int64(len(doc)))
+		for b.Loop() {
+			Changes(target, patch)
+		}
+	})
+	b.Run("ParsePatch+Apply", func(b *testing.B) { // what replay does per world_state line
+		b.ReportAllocs()
+		b.SetBytes(int64(len(doc)))
+		for b.Loop() {
+			p, _ := Parse(benchPatch)
+			Apply(target, p)
+		}
+	})
+	b.Run("Parse", func(b *testing.B) {
+		b.ReportAllocs()
+		b.SetBytes(int64(len(doc)))
+		for b.Loop() {
+			Parse(doc)
+		}
+	})
+	buf := make([]byte, 0, 2*len(doc))
+	b.Run("AppendJSON", func(b *testing.B) {
+		b.ReportAllocs()
+		b.SetBytes(int64(len(doc)))
+		for b.Loop() {
+			buf = target.AppendJSON(buf[:0])
+		}
+	})
+	b.Run("evanphx.MergePatch", func(b *testing.B) { // baseline: re-parses and re-encodes
+		b.ReportAllocs()
+		b.SetBytes(int64(len(doc)))
+		for b.Loop() {
+			if _, err := jsonpatch.MergePatch(doc, benchPatch); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}

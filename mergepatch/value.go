@@ -1,0 +1,398 @@
+// Package mergepatch implements RFC 7396 JSON Merge Patch on immutable,
+// order-preserving JSON values.
+//
+// It sits between record reading and reconstruction: rollout/ splits a file
+// into records (raw bytes), reconstruct/ hands the `state` of each
+// world_state record to Parse and replays patches onto the baseline with
+// Apply. A Value is parsed once and never re-parsed: Apply copies only the
+// objects on the path of a change and shares every other subtree, so callers
+// may keep earlier values as checkpoints.
+//
+// Values keep the source spelling of everything the merge does not rebuild:
+// scalars and arrays keep their exact bytes (arrays are opaque to the merge,
+// as RFC 7396 requires) and object keys keep their escapes, so AppendJSON of an
+// untouched value is its input with insignificant whitespace removed.
+package mergepatch
+
+import (
+	"math/big"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// Kind is the JSON type of a Value. The zero Kind is Null.
+type Kind uint8
+
+// The JSON kinds.
+const (
+	Null Kind = iota
+	Bool
+	Number
+	String
+	Array
+	Object
+)
+
+func (k Kind) String() string {
+	switch k {
+	case Null:
+		return "null"
+	case Bool:
+		return "boolean"
+	case Number:
+		return "number"
+	case String:
+		return "string"
+	case Array:
+		return "array"
+	case Object:
+		return "object"
+	}
+	return "Kind(" + strconv.Itoa(int(k)) + ")"
+}
+
+// Value is an immutable JSON value. A nil *Value is JSON null.
+//
+// Scalars and arrays hold their source bytes (arrays with insignificant
+// whitespace removed); objects hold their members in order.
+type Value struct {
+	kind Kind
+	raw  string      // scalars and arrays: source text
+	obj  *object     // objects
+	dups *duplicates // set on the value returned by Parse when it saw duplicates
+}
+
+// Member is one name/value pair of an object.
+type Member struct {
+	Key   string // decoded
+	Value *Value // never nil
+}
+
+// object is the body of an object Value. keys[i] is the source spelling of
+// members[i].Key, quotes included. index maps keys to positions once an object
+// has more than smallObject members; it is never modified after it is shared.
+type object struct {
+	members []Member
+	keys    []string
+	index   map[string]int
+}
+
+const smallObject = 16
+
+func (o *object) find(key string) int {
+	if o.index != nil {
+		if i, ok := o.index[key]; ok {
+			return i
+		}
+		return -1
+	}
+	for i := range o.members {
+		if o.members[i].Key == key {
+			return i
+		}
+	}
+	return -1
+}
+
+func (o *object) reindex() {
+	o.index = make(map[string]int, len(o.members))
+	for i, m := range o.members {
+		o.index[m.Key] = i
+	}
+}
+
+// Shared immutable scalars, so that parsing null/true/false does not allocate.
+var (
+	nullValue  = &Value{kind: Null, raw: "null"}
+	trueValue  = &Value{kind: Bool, raw: "true"}
+	falseValue = &Value{kind: Bool, raw: "false"}
+)
+
+// Kind reports the JSON type of v; a nil v is Null.
+func (v *Value) Kind() Kind {
+	if v == nil {
+		return Null
+	}
+	return v.kind
+}
+
+// Members returns the members of an object in order, or nil for any other
+// kind. The slice belongs to v and must not be modified.
+func (v *Value) Members() []Member {
+	if v == nil || v.obj == nil {
+		return nil
+	}
+	m := v.obj.members
+	return m[:len(m):len(m)]
+}
+
+// Get returns the value of an object member.
+func (v *Value) Get(key string) (*Value, bool) {
+	if v == nil || v.obj == nil {
+		return nil, false
+	}
+	if i := v.obj.find(key); i >= 0 {
+		return v.obj.members[i].Value, true
+	}
+	return nil, false
+}
+
+// Text returns the decoded contents of a string value.
+func (v *Value) Text() (string, bool) {
+	if v.Kind() != String {
+		return "", false
+	}
+	s := v.raw[1 : len(v.raw)-1]
+	if strings.IndexByte(s, '\\') >= 0 {
+		s = unescape(s)
+	}
+	return s, true
+}
+
+// Raw returns the compact JSON encoding of v in a new slice: for scalars and
+// arrays the exact source bytes (arrays without insignificant whitespace).
+func (v *Value) Raw() []byte {
+	if k := v.Kind(); k != Null && k != Object {
+		return []byte(v.raw)
+	}
+	return v.AppendJSON(nil)
+}
+
+// AppendJSON appends the compact encoding of v to dst. Member order and the
+// source spelling of keys, scalars and arrays are preserved; nothing is
+// HTML-escaped.
+func (v *Value) AppendJSON(dst []byte) []byte {
+	switch v.Kind() {
+	case Null:
+		return append(dst, "null"...)
+	case Object:
+		dst = append(dst, '{')
+		for i, m := range v.obj.members {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = append(dst, v.obj.keys[i]...)
+			dst = append(dst, ':')
+			dst = m.Value.AppendJSON(dst)
+		}
+		return append(dst, '}')
+	}
+	return append(dst, v.raw...)
+}
+
+// MarshalJSON implements json.Marshaler. Note that encoding/json escapes
+// <, > and & in the result; use AppendJSON for byte-exact output.
+func (v *Value) MarshalJSON() ([]byte, error) { return v.AppendJSON(nil), nil }
+
+// String returns the compact JSON encoding of v.
+func (v *Value) String() string { return string(v.AppendJSON(nil)) }
+
+// Equal reports whether a and b are the same JSON value: object member order
+// is irrelevant, strings are compared after decoding escapes, numbers by
+// exact decimal value (1, 1.0 and 1E0 are equal; 2^64 and 2^64+1 are not) and
+// arrays element by element. Nil is null.
+func Equal(a, b *Value) bool {
+	if a.Kind() != b.Kind() {
+		return false
+	}
+	switch a.Kind() {
+	case Null:
+		return true
+	case Bool:
+		return a.raw == b.raw
+	case Number:
+		return a.raw == b.raw || numberEqual(a.raw, b.raw)
+	case String:
+		if a.raw == b.raw {
+			return true
+		}
+		x, _ := a.Text()
+		y, _ := b.Text()
+		return x == y
+	case Array:
+		if a.raw == b.raw {
+			return true
+		}
+		x, y := elements(a.raw), elements(b.raw)
+		if len(x) != len(y) {
+			return false
+		}
+		for i := range x {
+			if !Equal(x[i], y[i]) {
+				return false
+			}
+		}
+		return true
+	}
+	if a == b {
+		return true
+	}
+	if len(a.obj.members) != len(b.obj.members) {
+		return false
+	}
+	for _, m := range a.obj.members {
+		if w, ok := b.Get(m.Key); !ok || !Equal(m.Value, w) {
+			return false
+		}
+	}
+	return true
+}
+
+// elements parses the elements of a validated array.
+func elements(raw string) []*Value {
+	p := parser{s: raw, i: 1}
+	var out []*Value
+	for p.skipWS(); p.i < len(p.s) && p.s[p.i] != ']'; p.skipWS() {
+		v, err := p.value(1)
+		if err != nil {
+			return out // unreachable: raw was validated when v was built
+		}
+		out = append(out, v)
+		if p.skipWS(); p.i < len(p.s) && p.s[p.i] == ',' {
+			p.i++
+		}
+	}
+	return out
+}
+
+// numberEqual compares two valid JSON number literals by exact value.
+func numberEqual(a, b string) bool {
+	an, ad, ae := decimal(a)
+	bn, bd, be := decimal(b)
+	if ad == "" || bd == "" {
+		return ad == bd // zero, whatever its sign and exponent
+	}
+	return an == bn && ad == bd && ae.Cmp(be) == 0
+}
+
+// decimal splits a JSON number into sign, significant digits without leading
+// or trailing zeros ("" for zero) and the exponent of the last digit.
+func decimal(s string) (neg bool, digits string, exp *big.Int) {
+	neg = strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	exp = new(big.Int)
+	mant := s
+	if i := strings.IndexAny(s, "eE"); i >= 0 {
+		mant = s[:i]
+		exp.SetString(strings.TrimPrefix(s[i+1:], "+"), 10)
+	}
+	if i := strings.IndexByte(mant, '.'); i >= 0 {
+		exp.Sub(exp, big.NewInt(int64(len(mant)-i-1)))
+		mant = mant[:i] + mant[i+1:]
+	}
+	mant = strings.TrimLeft(mant, "0")
+	trimmed := strings.TrimRight(mant, "0")
+	exp.Add(exp, big.NewInt(int64(len(mant)-len(trimmed))))
+	return neg, trimmed, exp
+}
+
+// appendPointer appends the RFC 6901 encoding of one reference token.
+func appendPointer(dst []byte, token string) []byte {
+	dst = append(dst, '/')
+	for i := 0; i < len(token); i++ {
+		switch c := token[i]; c {
+		case '~':
+			dst = append(dst, "~0"...)
+		case '/':
+			dst = append(dst, "~1"...)
+		default:
+			dst = append(dst, c)
+		}
+	}
+	return dst
+}
+
+// unescape decodes the body of a valid JSON string that contains escapes.
+// Unpaired surrogates become U+FFFD, as in encoding/json.
+func unescape(s string) string {
+	var b strings.Builder
+	b.Grow(len(s))
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c != '\\' {
+			j := strings.IndexByte(s[i:], '\\')
+			if j < 0 {
+				j = len(s) - i
+			}
+			b.WriteString(s[i : i+j])
+			i += j
+			continue
+		}
+		switch c = s[i+1]; c {
+		case 'b':
+			b.WriteByte('\b')
+		case 'f':
+			b.WriteByte('\f')
+		case 'n':
+			b.WriteByte('\n')
+		case 'r':
+			b.WriteByte('\r')
+		case 't':
+			b.WriteByte('\t')
+		case 'u':
+			r := rune(hex4(s[i+2:]))
+			i += 6
+			if r >= 0xD800 && r < 0xDC00 && strings.HasPrefix(s[i:], `\u`) {
+				if lo := rune(hex4(s[i+2:])); lo >= 0xDC00 && lo < 0xE000 {
+					r = (r-0xD800)<<10 + (lo - 0xDC00) + 0x10000
+					i += 6
+				}
+			}
+			if r >= 0xD800 && r < 0xE000 {
+				r = utf8.RuneError
+			}
+			b.WriteRune(r)
+			continue
+		default: // '"', '\\', '/'
+			b.WriteByte(c)
+		}
+		i += 2
+	}
+	return b.String()
+}
+
+func hex4(s string) int {
+	n := 0
+	for i := 0; i < 4; i++ {
+		n = n<<4 | hexVal(s[i])
+	}
+	return n
+}
+
+func hexVal(c byte) int {
+	switch {
+	case '0' <= c && c <= '9':
+		return int(c - '0')
+	case 'a' <= c && c <= 'f':
+		return int(c-'a') + 10
+	case 'A' <= c && c <= 'F':
+		return int(c-'A') + 10
+	}
+	return -1
+}
+
+// compact removes insignificant whitespace from valid JSON text.
+func compact(s string) string {
+	var b strings.Builder
+	b.Grow(len(s))
+	in := false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case in && c == '\\':
+			b.WriteByte(c)
+			i++
+			c = s[i]
+		case in && c == '"':
+			in = false
+		case in:
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
+			continue
+		case c == '"':
+			in = true
+		}
+		b.WriteByte(c)
+	}
+	return b.String()
+}
