@@ -1,0 +1,228 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/rollout-dev/rollout/checks"
+	"github.com/rollout-dev/rollout/cmd/rollout/internal/chart"
+	"github.com/rollout-dev/rollout/reconstruct/budget"
+	"github.com/rollout-dev/rollout/rollout"
+	"github.com/spf13/cobra"
+)
+
+type simulateBudgetOptions struct {
+	path         string
+	format       string
+	output       string
+	maxLineBytes int64
+	settings     budget.Settings
+}
+
+var budgetFormats = []string{"table", "json", "csv", "svg", "png"}
+
+func newSimulateBudgetCmd(a *app, runF func(context.Context, *simulateBudgetOptions) error) *cobra.Command {
+	opts := &simulateBudgetOptions{settings: budget.DefaultSettings()}
+	s := &opts.settings
+	var post tokensFlag
+	cmd := &cobra.Command{
+		Use:   "simulate-budget FILE",
+		Short: "What-if context windows, compaction and handoff budgets over a recorded thread",
+		Long: `simulate-budget replays the evidence a rollout holds (one token_count per model
+request, the recorded compactions, the turns and their prompts) under other
+settings and shows what would have happened: compactions, overflows, handoff
+deferrals, ledger exhaustion. One result per --window, side by side; the
+calibration line says how many recorded compactions the model reproduces at
+the recorded window. Token counts accept k and M suffixes (128k, 1M).
+
+The model (docs/simulate-budget.md): after a request, if the fill reached the
+threshold, the context is compacted to the post-compaction fill before the
+next request; a request whose fill then exceeds the window overflows. A
+threshold P% of window W is floor(P/100 * W) tokens.`,
+		Example: `  rollout simulate-budget fixtures/budget/basic.jsonl
+  rollout simulate-budget --window 64k,100k,200k --format json rollout.jsonl
+  rollout simulate-budget --handoff-tokens 20000 --handoff-cap 64000 rollout.jsonl
+  rollout simulate-budget --window 128000,258400 --format png -o budget.png rollout.jsonl`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.path = args[0]
+			if post.set {
+				s.PostCompact = post.v
+			}
+			if err := opts.validate(a); err != nil {
+				return err
+			}
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return runSimulateBudget(cmd.Context(), a, opts)
+		},
+	}
+	f := cmd.Flags()
+	f.Var((*windowsFlag)(&s.Windows), "window", "context window(s) to simulate, N[,N...] or repeated (default: the recorded window)")
+	f.Var((*thresholdFlag)(&s.CompactAt), "compact-at", "compaction threshold: tokens N or a percentage P% of each window")
+	f.Var(&post, "post-compact-tokens", "fill right after a compaction (default: mean of the recorded post-compaction fills, else the first request's fill)")
+	f.Var((*int64Flag)(&s.HandoffTokens), "handoff-tokens", "add one handoff of N tokens arriving at the first turn")
+	f.Var((*int64Flag)(&s.HandoffCap), "handoff-cap", "handoff budget cap (handoffs.md)")
+	f.Var((*int64Flag)(&s.Ledger), "ledger", "shared ledger of N tokens; the request that exhausts it aborts the rest")
+	f.Float64Var(&s.WeightOutput, "weight-output", 1, "ledger charge per output token")
+	f.Float64Var(&s.WeightInput, "weight-input", 1, "ledger charge per uncached input token")
+	f.Var((*int64Flag)(&s.ReminderEvery), "reminder-every", "count a reminder each time the charged total crosses a multiple of N")
+	f.StringVar(&opts.format, "format", "table", "output: "+strings.Join(budgetFormats, "|")+" (svg/png: a chart of fill per request)")
+	f.StringVarP(&opts.output, "output", "o", "", "write to FILE instead of standard output")
+	f.Int64Var(&opts.maxLineBytes, "max-line-bytes", rollout.DefaultMaxLineBytes, "longest line to analyse")
+	return cmd
+}
+
+func (o *simulateBudgetOptions) validate(a *app) error {
+	known := false
+	for _, f := range budgetFormats {
+		known = known || f == o.format
+	}
+	if !known {
+		return usageError("use --format "+strings.Join(budgetFormats, "|"), "invalid --format %q", o.format)
+	}
+	if o.format == "png" && o.output == "" && a.io.OutIsTTY {
+		return usageError("write it to a file with -o FILE, or redirect standard output", "refusing to write a PNG image to a terminal")
+	}
+	s := &o.settings
+	if s.HandoffCap < 0 {
+		return usageError("", "invalid --handoff-cap %d", s.HandoffCap)
+	}
+	if s.WeightOutput < 0 || s.WeightInput < 0 {
+		return usageError("weights are charges per token, 0 or more", "invalid ledger weight")
+	}
+	if o.maxLineBytes < 1 {
+		return usageError("", "invalid --max-line-bytes %d", o.maxLineBytes)
+	}
+	return nil
+}
+
+func runSimulateBudget(ctx context.Context, a *app, o *simulateBudgetOptions) error {
+	c := budget.NewCollector()
+	res, err := checks.Run(o.path, a.io.In, checks.Options{MaxLineBytes: o.maxLineBytes, Flow: c.Observe})
+	if err != nil {
+		return err
+	}
+	ev := c.Evidence(res.State)
+	ev.Path = o.path
+	s := o.settings
+	s.Trace = o.format == "svg" || o.format == "png"
+	r, err := budget.Simulate(ev, s)
+	if errors.Is(err, budget.ErrNoWindow) {
+		return usageError("name the window(s) to simulate with --window N", "%s: %v", o.path, err)
+	}
+	if err != nil {
+		return usageError("", "%v", err)
+	}
+	for _, w := range r.Warnings {
+		fmt.Fprintf(a.io.Err, "rollout: warning: %s\n", w)
+	}
+	oversized := 0
+	for _, f := range res.Findings {
+		if f.Rule == "line/oversized" {
+			oversized++
+		}
+	}
+	if oversized > 0 {
+		fmt.Fprintf(a.io.Err, "rollout: warning: %s: %d line(s) over --max-line-bytes were not read; the evidence may miss requests\n", o.path, oversized)
+	}
+
+	write := func(w io.Writer) error {
+		switch o.format {
+		case "json":
+			return r.WriteJSON(w)
+		case "csv":
+			return r.WriteCSV(w)
+		case "svg", "png":
+			return chart.Write(w, r, o.format)
+		}
+		return r.WriteTable(w)
+	}
+	if o.output != "" {
+		if err := writeFileAtomic(o.output, write); err != nil {
+			return &exitError{code: exitUsage, err: fmt.Errorf("writing %s to %s: %w", o.format, o.output, err)}
+		}
+	} else if err := write(a.io.Out); err != nil {
+		return fmt.Errorf("writing %s: %w", o.format, err)
+	}
+	if oversized > 0 {
+		return silentExit(exitIncomplete)
+	}
+	return nil
+}
+
+// int64Flag is a token count flag: digits with an optional k or M suffix.
+type int64Flag int64
+
+func (f *int64Flag) String() string { return strconv.FormatInt(int64(*f), 10) }
+func (f *int64Flag) Type() string   { return "tokens" }
+func (f *int64Flag) Set(s string) error {
+	v, err := budget.ParseTokens(s)
+	if err != nil || v < 0 {
+		return fmt.Errorf("invalid token count %q", s)
+	}
+	*f = int64Flag(v)
+	return nil
+}
+
+// tokensFlag is an int64Flag that knows whether it was given.
+type tokensFlag struct {
+	v   int64
+	set bool
+}
+
+func (f *tokensFlag) String() string {
+	if !f.set {
+		return ""
+	}
+	return strconv.FormatInt(f.v, 10)
+}
+func (f *tokensFlag) Type() string { return "tokens" }
+func (f *tokensFlag) Set(s string) error {
+	var v int64Flag
+	if err := v.Set(s); err != nil {
+		return err
+	}
+	f.v, f.set = int64(v), true
+	return nil
+}
+
+// windowsFlag collects windows from comma lists and repeated flags.
+type windowsFlag []int64
+
+func (f *windowsFlag) String() string {
+	parts := make([]string, len(*f))
+	for i, w := range *f {
+		parts[i] = strconv.FormatInt(w, 10)
+	}
+	return strings.Join(parts, ",")
+}
+func (f *windowsFlag) Type() string { return "tokens" }
+func (f *windowsFlag) Set(s string) error {
+	for _, part := range strings.Split(s, ",") {
+		v, err := budget.ParseTokens(strings.TrimSpace(part))
+		if err != nil || v <= 0 {
+			return fmt.Errorf("invalid window %q (want tokens, e.g. 258400 or 128k)", part)
+		}
+		*f = append(*f, v)
+	}
+	return nil
+}
+
+type thresholdFlag budget.Threshold
+
+func (f *thresholdFlag) String() string { return budget.Threshold(*f).String() }
+func (f *thresholdFlag) Type() string   { return "N|P%" }
+func (f *thresholdFlag) Set(s string) error {
+	t, err := budget.ParseThreshold(s)
+	if err != nil {
+		return err
+	}
+	*f = thresholdFlag(t)
+	return nil
+}
