@@ -1,0 +1,265 @@
+package checks_test
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/rogpeppe/go-internal/txtar"
+
+	"github.com/rollout-dev/rollout/checks"
+)
+
+// ruleFixture is one fixtures/rules/*.txtar file (format: fixtures/rules/README.md).
+type ruleFixture struct {
+	name   string // file name without .txtar
+	rule   string // the rule the fixture is about, from its name
+	path   string // file name given to the run ("" = per-section default)
+	maxLn  int64
+	noEOL  map[string]bool // sections written without their final newline ("*" = all)
+	cases  []fixtureCase
+	source string // fixture path, for messages
+}
+
+// fixtureCase is one rollout section and the findings it must produce.
+type fixtureCase struct {
+	section string // rollout.jsonl or clean.jsonl
+	data    []byte
+	want    []wantFinding
+}
+
+type wantFinding struct {
+	Line     int
+	Rule     string
+	Severity string
+}
+
+func (w wantFinding) String() string { return fmt.Sprintf("%d %s %s", w.Line, w.Rule, w.Severity) }
+
+// lines renders findings as want lines, for readable diffs.
+func lines(ws []wantFinding) []string {
+	out := make([]string, len(ws))
+	for i, w := range ws {
+		out[i] = w.String()
+	}
+	return out
+}
+
+const rulesDir = "../fixtures/rules"
+
+// loadRuleFixtures reads every fixture; a malformed fixture is an error, not
+// a skipped test.
+func loadRuleFixtures() ([]*ruleFixture, error) {
+	paths, err := filepath.Glob(filepath.Join(rulesDir, "*.txtar"))
+	if err != nil {
+		return nil, err
+	}
+	if len(paths) == 0 {
+		return nil, fmt.Errorf("no fixtures in %s", rulesDir)
+	}
+	var out []*ruleFixture
+	for _, p := range paths {
+		fx, err := parseRuleFixture(p)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", p, err)
+		}
+		out = append(out, fx)
+	}
+	return out, nil
+}
+
+func parseRuleFixture(p string) (*ruleFixture, error) {
+	ar, err := txtar.ParseFile(p)
+	if err != nil {
+		return nil, err
+	}
+	name := strings.TrimSuffix(filepath.Base(p), ".txtar")
+	base, _, _ := strings.Cut(name, ".") // area-name[.variant]
+	area, rest, ok := strings.Cut(base, "-")
+	if !ok || area == "" || rest == "" {
+		return nil, fmt.Errorf("name %q is not <area>-<name>[.variant].txtar", name)
+	}
+	fx := &ruleFixture{name: name, rule: area + "/" + rest, noEOL: map[string]bool{}, source: p}
+	if err := fx.directives(ar.Comment); err != nil {
+		return nil, err
+	}
+	files := map[string][]byte{}
+	for _, f := range ar.Files {
+		if _, dup := files[f.Name]; dup {
+			return nil, fmt.Errorf("section %q twice", f.Name)
+		}
+		switch f.Name {
+		case "rollout.jsonl", "want", "clean.jsonl", "clean.want":
+		default:
+			return nil, fmt.Errorf("unknown section %q", f.Name)
+		}
+		files[f.Name] = f.Data
+	}
+	if _, ok := files["rollout.jsonl"]; !ok {
+		return nil, fmt.Errorf("no -- rollout.jsonl -- section")
+	}
+	if _, ok := files["want"]; !ok {
+		return nil, fmt.Errorf("no -- want -- section")
+	}
+	_, hasClean := files["clean.jsonl"]
+	if _, ok := files["clean.want"]; ok && !hasClean {
+		return nil, fmt.Errorf("clean.want without clean.jsonl")
+	}
+	for _, sec := range [][2]string{{"rollout.jsonl", "want"}, {"clean.jsonl", "clean.want"}} {
+		data, ok := files[sec[0]]
+		if !ok {
+			continue
+		}
+		want, err := parseWant(files[sec[1]])
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", sec[1], err)
+		}
+		raw, err := unescape(data)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", sec[0], err)
+		}
+		if fx.noEOL["*"] || fx.noEOL[sec[0]] {
+			if !bytes.HasSuffix(raw, []byte("\n")) {
+				return nil, fmt.Errorf("%s: no-final-newline but the section has no final newline", sec[0])
+			}
+			raw = raw[:len(raw)-1]
+		}
+		fx.cases = append(fx.cases, fixtureCase{section: sec[0], data: raw, want: want})
+	}
+	for name := range fx.noEOL {
+		if _, ok := files[name]; name != "*" && !ok {
+			return nil, fmt.Errorf("no-final-newline names missing section %q", name)
+		}
+	}
+	return fx, nil
+}
+
+// directives reads the comment section: lines starting with # are prose,
+// every other non-blank line is a directive.
+func (fx *ruleFixture) directives(comment []byte) error {
+	sc := bufio.NewScanner(bytes.NewReader(comment))
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		fields := strings.Fields(line)
+		switch fields[0] {
+		case "path":
+			if len(fields) != 2 {
+				return fmt.Errorf("directive %q: want `path NAME`", line)
+			}
+			fx.path = fields[1]
+		case "max-line-bytes":
+			n, err := strconv.ParseInt(strings.Join(fields[1:], ""), 10, 64)
+			if err != nil || len(fields) != 2 || n <= 0 {
+				return fmt.Errorf("directive %q: want `max-line-bytes N`", line)
+			}
+			fx.maxLn = n
+		case "no-final-newline":
+			if len(fields) == 1 {
+				fx.noEOL["*"] = true
+			}
+			for _, s := range fields[1:] {
+				fx.noEOL[s] = true
+			}
+		default:
+			return fmt.Errorf("unknown directive %q (prose lines start with #)", line)
+		}
+	}
+	return nil
+}
+
+// parseWant reads "LINE RULE [SEVERITY]" lines; the severity defaults to the
+// rule's registered one.
+func parseWant(data []byte) ([]wantFinding, error) {
+	var out []wantFinding
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		f := strings.Fields(line)
+		if len(f) < 2 || len(f) > 3 {
+			return nil, fmt.Errorf("%q: want `LINE RULE [SEVERITY]`", line)
+		}
+		n, err := strconv.Atoi(f[0])
+		if err != nil || n < 1 {
+			return nil, fmt.Errorf("%q: bad line number", line)
+		}
+		r, ok := checks.Lookup(f[1])
+		if !ok {
+			return nil, fmt.Errorf("%q: unregistered rule %s", line, f[1])
+		}
+		sev := r.Severity.String()
+		if len(f) == 3 {
+			s, err := checks.ParseSeverity(f[2])
+			if err != nil || s.String() != f[2] {
+				return nil, fmt.Errorf("%q: bad severity %q", line, f[2])
+			}
+			sev = s.String()
+		}
+		out = append(out, wantFinding{Line: n, Rule: f[1], Severity: sev})
+	}
+	sortWant(out)
+	return out, nil
+}
+
+func sortWant(ws []wantFinding) {
+	slices.SortStableFunc(ws, func(a, b wantFinding) int {
+		if a.Line != b.Line {
+			return a.Line - b.Line
+		}
+		return strings.Compare(a.Rule, b.Rule)
+	})
+}
+
+// escapes stand for bytes a txtar file cannot hold literally.
+var escapeRE = regexp.MustCompile(`<(CR|NUL|FF|ESC|x[0-9A-Fa-f]{2})>`)
+
+func unescape(data []byte) ([]byte, error) {
+	var err error
+	out := escapeRE.ReplaceAllFunc(data, func(m []byte) []byte {
+		switch tok := string(m[1 : len(m)-1]); tok {
+		case "CR":
+			return []byte{'\r'}
+		case "NUL":
+			return []byte{0}
+		case "FF":
+			return []byte{0xff}
+		case "ESC":
+			return []byte{0x1b}
+		default:
+			b, perr := strconv.ParseUint(tok[1:], 16, 8)
+			if perr != nil {
+				err = perr
+			}
+			return []byte{byte(b)}
+		}
+	})
+	return out, err
+}
+
+// runPath is the file name a case is run under.
+func (fx *ruleFixture) runPath(c fixtureCase) string {
+	if fx.path != "" {
+		return fx.path
+	}
+	return fx.name + "/" + c.section
+}
+
+// gotFindings reduces findings to what fixtures compare.
+func gotFindings(fs []checks.Finding) []wantFinding {
+	out := make([]wantFinding, 0, len(fs))
+	for _, f := range fs {
+		out = append(out, wantFinding{Line: f.Line, Rule: f.Rule, Severity: f.Severity.String()})
+	}
+	sortWant(out)
+	return out
+}
