@@ -19,6 +19,8 @@ type Options struct {
 	// Flow, when set, also receives every observation (simulate-budget and
 	// repair follow the flow facts).
 	Flow reconstruct.Observer
+	// HandoffCap is the cap of the handoff budget (0: the default, 16000).
+	HandoffCap int64
 }
 
 // Result is what the analysis of one file found.
@@ -66,8 +68,9 @@ func RunReader(path string, r io.Reader, opts Options) (res *Result, err error) 
 	if opts.Flow != nil {
 		obs = func(o reconstruct.Observation) { c.observe(o); opts.Flow(o) }
 	}
-	eng := reconstruct.New(reconstruct.Options{Path: path}, obs)
+	eng := reconstruct.New(reconstruct.Options{Path: path, HandoffCap: opts.HandoffCap}, obs)
 	for {
+		line = rd.Line() + 1 // a panic while reading names the line being read
 		rec, rerr := rd.Next()
 		if errors.Is(rerr, io.EOF) {
 			break

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rollout-dev/rollout/reconstruct/frames"
 	"github.com/rollout-dev/rollout/rollout"
 	"github.com/tidwall/gjson"
 )
@@ -14,6 +15,8 @@ type Options struct {
 	Path string
 	// StopAfterLine ends the replay after this line (0: no limit).
 	StopAfterLine int
+	// HandoffCap is the cap of the handoff budget (0: DefaultHandoffCap).
+	HandoffCap int64
 }
 
 // Engine replays one rollout. Feed it every record in order, then call
@@ -23,24 +26,28 @@ type Engine struct {
 	obs  Observer
 	st   State
 
-	records      int
-	firstLine    int // line of the first object record
-	metaSeen     bool
-	forkAllowed  bool
-	pendingNoOrd *Pos // the latest line without ordinal, not yet known to be last
-	lastOrd      *int64
-	lastWasObj   bool
-	reemitted    int
-	ordInLegacy  int
-	sinceWS      bool // model-visible history since the last world_state line
-	afterCompact bool
-	lastTotal    *usage
-	skipDecrease bool
-	missingIDs   []Observation // held until the end: whether the file uses ids is known then
-	turn         *turnState    // the open turn, nil outside turns
-	turns        []*turnState
-	calls        map[string]int // live call_id -> index into st.History
-	ids          map[string]int // live item id -> index into st.History
+	records          int
+	unreadBeforeMeta bool // an oversized line came before any session_meta
+	firstLine        int  // line of the first object record
+	firstOffset      int64
+	metaSeen         bool
+	forkAllowed      bool
+	pendingNoOrd     *Pos // the latest line without ordinal, not yet known to be last
+	lastOrd          *int64
+	lastWasObj       bool
+	reemitted        int
+	ordInLegacy      int
+	sinceWS          bool // model-visible history since the last world_state line
+	afterCompact     bool
+	lastTotal        *usage
+	skipDecrease     bool
+	missingIDs       []Observation // held until the end: whether the file uses ids is known then
+	turn             *turnState    // the open turn, nil outside turns
+	turns            []*turnState
+	calls            map[string]int // live call_id -> index into st.History
+	ids              map[string]int // live item id -> index into st.History
+	hof              handoffTracker // handoff.go
+	frames           *frames.Replay // frame logs (frames.md)
 }
 
 // New starts an engine that reports to obs (which may be nil).
@@ -51,6 +58,7 @@ func New(opts Options, obs Observer) *Engine {
 	e := &Engine{opts: opts, obs: obs, calls: map[string]int{}, ids: map[string]int{}}
 	e.st.Era = rollout.EraUnknown
 	e.st.Handoffs = map[string]*Handoff{}
+	e.frames = frames.NewReplay(frames.Options{Lines: true}, e.frameEvent)
 	return e
 }
 
@@ -67,6 +75,7 @@ func (e *Engine) Done(line int) bool {
 func (e *Engine) Feed(rec *rollout.Record) {
 	e.records++
 	e.st.Records++
+	e.frames.Line(rec) // bookkeeping only, until the log proves to be a frame log
 	pos := Pos{Line: rec.Line, Offset: rec.Offset}
 	if rec.EOL == "\r\n" {
 		e.emit(LineCRLF, pos, nil)
@@ -82,15 +91,22 @@ func (e *Engine) Feed(rec *rollout.Record) {
 		e.emit(LineBlank, pos, nil)
 		return
 	case rollout.ShapeOversized:
+		// The unread line may be the session_meta: do not claim it is missing.
+		e.unreadBeforeMeta = e.unreadBeforeMeta || !e.metaSeen
 		e.emit(LineOversized, pos, map[string]any{"bytes": rec.Size})
-		e.noteLine(pos, false)
+		// Unread, so its ordinal is unknown: assume Codex numbered it.
+		if e.lastOrd != nil {
+			v := *e.lastOrd + 1
+			e.lastOrd = &v
+		}
 		return
 	case rollout.ShapeTorn:
 		e.emit(LineTornTail, pos, map[string]any{"bytes": rec.Size})
 		return
 	case rollout.ShapeInvalid:
+		// Resume skips unparseable lines when it looks for the last ordinal,
+		// so they are not judged for ordinals either.
 		e.emit(LineInvalidJSON, pos, nil)
-		e.noteLine(pos, false)
 		return
 	case rollout.ShapeConcatenated:
 		e.emit(LineConcatenated, pos, map[string]any{"objects": len(rec.Parts)})
@@ -106,8 +122,12 @@ func (e *Engine) Feed(rec *rollout.Record) {
 
 func (e *Engine) feedObject(rec *rollout.Record, pos Pos) {
 	if e.firstLine == 0 {
-		e.firstLine = rec.Line
+		e.firstLine, e.firstOffset = rec.Line, rec.Offset
 		e.st.Era = rollout.DetectEra(rec)
+	}
+	if e.st.Era == rollout.EraFrames {
+		e.frames.Feed(rec.Raw)
+		return
 	}
 	if e.st.Era == rollout.EraBare {
 		e.feedBare(rec, pos)
@@ -247,7 +267,9 @@ func (e *Engine) sessionMeta(rec *rollout.Record, pos Pos, p gjson.Result) {
 	src := p.Get("source")
 	e.forkAllowed = p.Get("forked_from_id").Exists() || p.Get("parent_thread_id").Exists() ||
 		(src.IsObject() && src.Get("subagent").Exists())
+	// The first context window is the one every compaction names as first_window_id.
 	e.st.Lineage.WindowID = p.Get("context_window.window_id").String()
+	e.st.Lineage.FirstWindowID = e.st.Lineage.WindowID
 	if id, ok := rollout.ThreadIDFromName(e.opts.Path); ok && e.st.ThreadID != "" && !strings.EqualFold(id, e.st.ThreadID) {
 		e.emit(MetaFilenameMismatch, pos, map[string]any{"file_id": id, "payload_id": e.st.ThreadID})
 	}
@@ -280,15 +302,22 @@ func (e *Engine) Finish() *State {
 		e.emit(OrdinalLastMissing, *e.pendingNoOrd, nil)
 		e.pendingNoOrd = nil
 	}
-	if !e.metaSeen && e.firstLine != 0 {
-		e.emit(MetaMissing, Pos{Line: e.firstLine}, nil)
-	} else if !e.metaSeen && e.records > 0 {
-		e.emit(MetaMissing, Pos{Line: 1}, nil)
+	if e.st.Era == rollout.EraFrames {
+		e.frames.Finish() // a frame log has no session_meta
+	} else if !e.metaSeen && !e.unreadBeforeMeta {
+		// An empty file is reported too: Codex writes session_meta first,
+		// so a rollout without it cannot be listed or resumed.
+		p := Pos{Line: 1}
+		if e.firstLine != 0 {
+			p = Pos{Line: e.firstLine, Offset: e.firstOffset}
+		}
+		e.emit(MetaMissing, p, nil)
 	}
 	if e.turn != nil {
 		e.emit(TurnUnclosed, e.turn.Pos, map[string]any{"turn_id": e.turn.ID, "at_eof": true})
 	}
 	e.orphanCalls()
+	e.judgeHandoffs()
 	usesIDs := e.st.UsesItemIDs || e.st.HistoryMode == rollout.HistoryPaginated
 	if usesIDs && e.st.Era == rollout.EraEnvelope {
 		for _, o := range e.missingIDs {
@@ -302,4 +331,24 @@ func (e *Engine) Finish() *State {
 // isUserMessage reports whether an item is a user message (a user turn boundary).
 func isUserMessage(itemType, role string) bool {
 	return itemType == "message" && role == "user"
+}
+
+// frameEvent turns an event of the frame-log replay into an observation.
+func (e *Engine) frameEvent(ev frames.Event) {
+	var k Kind
+	switch ev.Kind {
+	case frames.DeltaMismatch:
+		k = FrameDeltaMismatch
+	case frames.Unterminated:
+		k = FrameUnterminated
+	case frames.SupersededBytes:
+		k = FrameSupersededBytes
+	case frames.UnknownType:
+		k = FrameUnknownType
+	case frames.Reclaim:
+		k = FlowFramesReclaim
+	default:
+		return
+	}
+	e.emit(k, Pos{Line: ev.Line, Offset: ev.Offset}, ev.Facts)
 }

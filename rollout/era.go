@@ -9,6 +9,7 @@ const (
 	EraUnknown  Era = "unknown"
 	EraBare     Era = "bare"     // mid 2025: no envelope, no timestamps, no ids
 	EraEnvelope Era = "envelope" // {timestamp, type, payload} lines
+	EraFrames   Era = "frames"   // a streaming frame log (frames.md), not a rollout
 )
 
 // History modes of envelope-era files.
@@ -21,6 +22,9 @@ const (
 func DetectEra(rec *Record) Era {
 	if rec == nil || !rec.Valid() {
 		return EraUnknown
+	}
+	if IsFrame(rec) {
+		return EraFrames
 	}
 	if rec.HasType() && rec.Payload().Exists() {
 		return EraEnvelope
@@ -50,4 +54,30 @@ func HistoryMode(meta gjson.Result) string {
 		return m.Raw
 	}
 	return m.Str
+}
+
+// frameTypes are the frame types of streaming frame logs (frames.md): the
+// assistant message events, the agent's wrappers, and the agent lifecycle
+// and tool-execution events that real logs interleave with them.
+var frameTypes = map[string]bool{
+	"start": true, "done": true, "error": true,
+	"text_start": true, "text_delta": true, "text_end": true,
+	"thinking_start": true, "thinking_delta": true, "thinking_end": true,
+	"toolcall_start": true, "toolcall_delta": true, "toolcall_end": true,
+	"reasoning_summary_start": true, "reasoning_summary_delta": true, "reasoning_summary_end": true,
+	"message_start": true, "message_update": true, "message_end": true,
+	"turn_start": true, "turn_end": true, "agent_start": true, "agent_end": true,
+	"tool_execution_start": true, "tool_execution_update": true, "tool_execution_end": true,
+}
+
+// KnownFrameType reports whether t is a frame type this version understands.
+func KnownFrameType(t string) bool { return frameTypes[t] }
+
+// IsFrame recognises a line of a frame log: a known frame type, or an
+// assistantMessageEvent wrapper, and no envelope payload.
+func IsFrame(rec *Record) bool {
+	if !rec.Valid() || rec.PayloadBytes() != nil || !rec.HasType() {
+		return false
+	}
+	return KnownFrameType(rec.Type()) || rec.Get("assistantMessageEvent").IsObject()
 }

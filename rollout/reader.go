@@ -3,6 +3,7 @@ package rollout
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -135,8 +136,8 @@ func classify(rec *Record) {
 		rec.Parts = parts
 		return
 	}
-	if rec.EOL == "" {
-		rec.Shape = ShapeTorn
+	if rec.EOL == "" && !json.Valid(raw) {
+		rec.Shape = ShapeTorn // a crash mid-write: the text does not even parse
 		return
 	}
 	rec.Shape = ShapeInvalid

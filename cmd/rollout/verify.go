@@ -10,6 +10,8 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -181,6 +183,11 @@ func (o *verifyOptions) inputs(a *app) ([]string, error) {
 	if len(paths) == 0 {
 		return nil, usageError("", "--files-from %s named no paths", o.filesFrom)
 	}
+	if o.filesFrom == "-" && slices.Contains(paths, rollout.StdinPath) {
+		// The list consumed standard input: "-" would read it empty.
+		return nil, usageError("name the rollout as a file, or pass the list with --files-from FILE",
+			"standard input cannot be both --files-from - and a rollout")
+	}
 	found, err := rollout.Discover(paths)
 	if err != nil {
 		return nil, &exitError{code: exitUsage, err: err}
@@ -289,8 +296,7 @@ func analyse(paths []string, jobs int, stdin io.Reader, opts checks.Options, ste
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				res, err := checks.Run(paths[i], stdin, opts)
-				out[i] = fileOutcome{res, err}
+				out[i] = analyseOne(paths[i], stdin, opts)
 				step()
 			}
 		}()
@@ -301,6 +307,19 @@ func analyse(paths []string, jobs int, stdin io.Reader, opts checks.Options, ste
 	close(next)
 	wg.Wait()
 	return out
+}
+
+// analyseOne runs the checks on one file; a panic outside the engine's own
+// recovery (opening the file, say) still becomes an internal error for that
+// file instead of killing the other workers.
+func analyseOne(path string, stdin io.Reader, opts checks.Options) (out fileOutcome) {
+	defer func() {
+		if v := recover(); v != nil {
+			out = fileOutcome{err: &checks.InternalError{Path: path, Value: v, Stack: debug.Stack()}}
+		}
+	}()
+	res, err := checks.Run(path, stdin, opts)
+	return fileOutcome{res, err}
 }
 
 func humanOnly(formats []string) bool {
@@ -342,6 +361,11 @@ func writeFileAtomic(path string, write func(io.Writer) error) error {
 		return err
 	}
 	defer os.Remove(tmp.Name())
+	// CreateTemp makes the file 0600; a report is an ordinary file.
+	if err := tmp.Chmod(0o644); err != nil {
+		tmp.Close()
+		return err
+	}
 	bw := bufio.NewWriter(tmp)
 	if err := write(bw); err != nil {
 		tmp.Close()

@@ -1,0 +1,134 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/klauspost/compress/zstd"
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+// TestMain lets the test binary act as `rollout` inside the scripts: testscript
+// puts a copy of it on $PATH under that name, and running it calls run()
+// exactly as main does (no separate build, same coverage).
+func TestMain(m *testing.M) {
+	testscript.Main(m, map[string]func(){
+		"rollout": func() { os.Exit(run(os.Args[1:], systemIO())) },
+	})
+}
+
+// TestScripts runs the end-to-end scenarios in testdata/script, one per
+// behaviour of the command line contract (shared spec cli.md).
+//
+// Every rollout invocation in them goes through `exitcode N rollout ...`,
+// which asserts the exact exit code: testscript's `!` only says "non-zero",
+// and the exit codes are part of the contract. stdout and stderr are then
+// checked with the usual `stdout`/`stderr` commands.
+func TestScripts(t *testing.T) {
+	t.Parallel()
+	testscript.Run(t, testscript.Params{
+		Dir: "testdata/script",
+		Cmds: map[string]func(*testscript.TestScript, bool, []string){
+			"exitcode":  cmdExitCode,
+			"zstd":      cmdZstd,
+			"lsdir":     cmdLsdir,
+			"sortlines": cmdSortLines,
+		},
+	})
+}
+
+// cmdExitCode: exitcode N PROGRAM [ARGS...] runs PROGRAM like exec and fails
+// unless it exits with code N. Its stdout and stderr are kept for the next
+// stdout/stderr/cmp commands.
+func cmdExitCode(ts *testscript.TestScript, neg bool, args []string) {
+	if neg {
+		ts.Fatalf("exitcode does not support !; give the expected code")
+	}
+	if len(args) < 2 {
+		ts.Fatalf("usage: exitcode N program [args...]")
+	}
+	want, err := strconv.Atoi(args[0])
+	if err != nil {
+		ts.Fatalf("exitcode: bad code %q", args[0])
+	}
+	got := 0
+	if err := ts.Exec(args[1], args[2:]...); err != nil {
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) {
+			ts.Fatalf("exitcode: running %s: %v", args[1], err)
+		}
+		got = ee.ExitCode()
+	}
+	if got != want {
+		ts.Fatalf("%s exited with code %d, want %d", args[1], got, want)
+	}
+}
+
+// cmdZstd: zstd SRC DST writes SRC compressed with zstd to DST.
+func cmdZstd(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: zstd src dst")
+	}
+	var b bytes.Buffer
+	w, err := zstd.NewWriter(&b)
+	ts.Check(err)
+	_, err = w.Write([]byte(ts.ReadFile(args[0])))
+	ts.Check(err)
+	ts.Check(w.Close())
+	dst := ts.MkAbs(args[1])
+	ts.Check(os.MkdirAll(filepath.Dir(dst), 0o777))
+	ts.Check(os.WriteFile(dst, b.Bytes(), 0o666))
+}
+
+// cmdLsdir: lsdir DIR prints every file and directory under DIR (not DIR
+// itself), one slash-separated relative path per line, sorted. With
+// `cmp stdout want` it proves that no stray file (temporary, backup) exists.
+func cmdLsdir(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: lsdir dir")
+	}
+	out := ts.Stdout() // even when empty: the next `cmp stdout` must see this output
+	root := ts.MkAbs(args[0])
+	var names []string
+	ts.Check(filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || p == root {
+			return err
+		}
+		rel, _ := filepath.Rel(root, p)
+		if d.IsDir() {
+			rel += "/"
+		}
+		names = append(names, filepath.ToSlash(rel))
+		return nil
+	}))
+	for _, n := range names {
+		out.Write([]byte(n + "\n"))
+	}
+}
+
+// cmdSortLines: sortlines FILE... prints the lines of all the files, sorted,
+// duplicates kept (a multiset union).
+func cmdSortLines(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) == 0 {
+		ts.Fatalf("usage: sortlines file...")
+	}
+	out := ts.Stdout()
+	var lines []string
+	for _, f := range args {
+		for l := range strings.Lines(ts.ReadFile(f)) {
+			lines = append(lines, strings.TrimSuffix(l, "\n"))
+		}
+	}
+	slices.Sort(lines)
+	for _, l := range lines {
+		out.Write([]byte(l + "\n"))
+	}
+}
