@@ -96,6 +96,9 @@ var byKind = map[reconstruct.Kind]mapping{
 	reconstruct.WorldStateNullInSnapshot: {"worldstate/null-in-snapshot", func(f map[string]any) string {
 		return fmt.Sprintf("null object fields in a full snapshot: %v", f["paths"])
 	}},
+	reconstruct.WorldStateDuplicateKey: {"worldstate/duplicate-key", func(f map[string]any) string {
+		return fmt.Sprintf("world state repeats keys %v (%v in all): readers disagree on which value wins", f["keys"], f["count"])
+	}},
 	reconstruct.WorldStateOrder: {"worldstate/order", func(map[string]any) string {
 		return "world-state patch with no model-visible history since the previous world_state line"
 	}},
@@ -125,6 +128,12 @@ var byKind = map[reconstruct.Kind]mapping{
 		return fmt.Sprintf("context fill %v exceeds the window of %v", f["fill"], f["window"])
 	}},
 	reconstruct.TokensReemitted: {"tokens/reemitted", func(map[string]any) string { return "token_count snapshot re-emitted (counted once)" }},
+
+	// Streaming frame logs (frames.md); messages in frames.go.
+	reconstruct.FrameDeltaMismatch:   {"frames/delta-mismatch", frameMismatchMsg},
+	reconstruct.FrameUnterminated:    {"frames/unterminated", frameUnterminatedMsg},
+	reconstruct.FrameSupersededBytes: {"frames/superseded-bytes", frameSupersededMsg},
+	reconstruct.FrameUnknownType:     {"frames/unknown-type", frameUnknownTypeMsg},
 }
 
 // severityOf applies the era- and context-dependent severities of the catalog.

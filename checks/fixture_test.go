@@ -52,15 +52,23 @@ func lines(ws []wantFinding) []string {
 
 const rulesDir = "../fixtures/rules"
 
+// fixtureDirs hold rule fixtures in one format: fixtures/rules, and
+// fixtures/handoffs whose fixtures also carry repair goldens.
+var fixtureDirs = []string{rulesDir, "../fixtures/handoffs"}
+
 // loadRuleFixtures reads every fixture; a malformed fixture is an error, not
 // a skipped test.
 func loadRuleFixtures() ([]*ruleFixture, error) {
-	paths, err := filepath.Glob(filepath.Join(rulesDir, "*.txtar"))
-	if err != nil {
-		return nil, err
-	}
-	if len(paths) == 0 {
-		return nil, fmt.Errorf("no fixtures in %s", rulesDir)
+	var paths []string
+	for _, dir := range fixtureDirs {
+		p, err := filepath.Glob(filepath.Join(dir, "*.txtar"))
+		if err != nil {
+			return nil, err
+		}
+		if len(p) == 0 {
+			return nil, fmt.Errorf("no fixtures in %s", dir)
+		}
+		paths = append(paths, p...)
 	}
 	var out []*ruleFixture
 	for _, p := range paths {

@@ -77,11 +77,6 @@ func checkPositions(t *testing.T, c fixtureCase, fs []checks.Finding) {
 
 var ruleIDRE = regexp.MustCompile(`^[a-z]+/[a-z0-9]+(-[a-z0-9]+)*$`)
 
-// fixturesPending lists areas whose rules are being written under another
-// brief, fixtures included: a missing fixture there is logged, not failed.
-// Remove an area once its fixtures land.
-var fixturesPending = map[string]bool{"handoff": true}
-
 // TestRegistry checks every rule is a complete, documented value with a
 // fixture that triggers it.
 func TestRegistry(t *testing.T) {
@@ -127,9 +122,7 @@ func TestRegistry(t *testing.T) {
 		if r.OptIn && r.Fix == "" {
 			t.Errorf("%s: opt-in fix without Fix text", r.ID)
 		}
-		if !triggered[r.ID] && fixturesPending[r.Area()] {
-			t.Logf("%s: no fixture yet (area %s pending)", r.ID, r.Area())
-		} else if !triggered[r.ID] {
+		if !triggered[r.ID] {
 			t.Errorf("%s: no fixture triggers it (add %s/%s.txtar)", r.ID, rulesDir, fixtureName(r.ID))
 		}
 	}

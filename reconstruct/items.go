@@ -57,6 +57,7 @@ func (e *Engine) addLiveItem(pos Pos, item []byte, index int) {
 // appendItem records an item in the live history, pairing tool calls and
 // spotting reused ids.
 func (e *Engine) appendItem(pos Pos, it Item) {
+	e.hof.noteItem(it.ID)
 	if it.ID != "" {
 		if j, ok := e.ids[it.ID]; ok {
 			first := e.st.History[j]
@@ -71,6 +72,10 @@ func (e *Engine) appendItem(pos Pos, it Item) {
 	case rollout.IsToolCall(it.Type) && it.CallID != "":
 		if j, ok := e.calls[it.CallID]; ok {
 			e.emit(ToolDuplicateCallID, pos, map[string]any{"call_id": it.CallID, "first_line": e.st.History[j].Line, "item_index": it.Index})
+			if e.st.History[j].answered {
+				// The earlier call is done: outputs from here on answer this one.
+				e.calls[it.CallID] = len(e.st.History)
+			}
 		} else {
 			e.calls[it.CallID] = len(e.st.History)
 		}
@@ -145,19 +150,21 @@ func (e *Engine) reindex() {
 				e.ids[it.ID] = i
 			}
 		}
-		if rollout.IsToolCall(it.Type) && it.CallID != "" {
-			if _, ok := e.calls[it.CallID]; !ok {
-				e.calls[it.CallID] = i
-			}
-		}
 	}
-	// Answers given in dropped lines no longer count.
+	// Pair calls and outputs again, in order as appendItem does: answers
+	// given in dropped lines no longer count.
 	for i := range h {
 		h[i].answered = false
 	}
 	for i := range h {
-		if rollout.IsToolOutput(h[i].Type) {
-			if j, ok := e.calls[h[i].CallID]; ok {
+		it := &h[i]
+		switch {
+		case rollout.IsToolCall(it.Type) && it.CallID != "":
+			if j, ok := e.calls[it.CallID]; !ok || h[j].answered {
+				e.calls[it.CallID] = i
+			}
+		case rollout.IsToolOutput(it.Type):
+			if j, ok := e.calls[it.CallID]; ok {
 				h[j].answered = true
 			}
 		}

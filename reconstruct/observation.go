@@ -86,6 +86,26 @@ const (
 	FlowTokenCount  // Facts: fill, window, input, cached, output, total (cumulative)
 	FlowCompaction  // Facts: window_number
 	FlowRollback    // Facts: num_turns, from_line (first dropped line)
+
+	// Context handoffs (handoffs.md), judged at the end of the file on the
+	// latest record of each id; every kind carries Facts id.
+	HandoffOversized         // rule 1; Facts: tokens, budget, window, fill, prompt, reserve, cap, turn_id, at_eof
+	HandoffLostDeferred      // rule 2; Facts: tokens, delivery_turn_id, turn_status, deferred_line
+	HandoffStaleDeferred     // rule 3; Facts: tokens, delivery
+	HandoffDuplicateDeferred // rule 4; Facts: kept_id, kept_line, items, provider_thread_id
+	HandoffDoubleDelivery    // rule 5, at the second delivery; Facts: first_line, first_delivery, delivery, deliveries
+	HandoffBadItems          // rule 6; Facts: overlap, unknown ([]string, capped), overlap_count, unknown_count
+	HandoffAbandoned         // rule 7; Facts: tokens, turn_id, turn_line, provider_thread_id
+
+	// Streaming frame logs (frames.md), replayed by reconstruct/frames.
+	FrameDeltaMismatch   // Facts: content_index, kind, against, reason
+	FrameUnterminated    // at the block's first frame; Facts: content_index, kind, deltas, delta_bytes, reason
+	FrameSupersededBytes // once per log; Facts: bytes, frames, streams, log_bytes, ratio, rejected_streams, rejected_bytes
+	FrameUnknownType     // once per type, at its first frame; Facts: type, count
+
+	WorldStateDuplicateKey // Facts: keys (JSON pointers with the key), count
+
+	FlowFramesReclaim // a frame-log stream reclamation rewrites; Facts: drop ([]frames.Range), frames, bytes, last_line
 )
 
 // Observation is one fact at one position.

@@ -1,8 +1,6 @@
 package reconstruct
 
 import (
-	"sort"
-
 	"github.com/rollout-dev/rollout/mergepatch"
 	"github.com/rollout-dev/rollout/rollout"
 )
@@ -71,28 +69,10 @@ type TokenInfo struct {
 	ReemittedSeen int
 }
 
-// Handoff is the latest record of one context handoff.
-type Handoff struct {
-	ID     string
-	Line   int
-	Offset int64
-	Raw    string // the payload of the latest record
-}
-
 func (s *State) finish(e *Engine) {
 	s.Reemitted, s.OrdinalsInLegacy = e.reemitted, e.ordInLegacy
 	s.Turns = s.Turns[:0]
 	for _, t := range e.turns {
 		s.Turns = append(s.Turns, Turn{ID: t.ID, StartLine: t.Pos.Line, Status: t.Status, User: t.User, RolledBack: t.RolledBack})
 	}
-}
-
-// HandoffIDs lists the handoff ids in the order of their latest record.
-func (s *State) HandoffIDs() []string {
-	ids := make([]string, 0, len(s.Handoffs))
-	for id := range s.Handoffs {
-		ids = append(ids, id)
-	}
-	sort.Slice(ids, func(i, j int) bool { return s.Handoffs[ids[i]].Line < s.Handoffs[ids[j]].Line })
-	return ids
 }

@@ -16,6 +16,8 @@ type turnState struct {
 	RolledBack bool
 	prompted   bool
 	cp         checkpoint
+	window     int64 // task_started.model_context_window (handoff budgets)
+	prompt     int   // tokens of its first user prompt (handoff budgets)
 }
 
 // checkpoint is what a rollback restores: the state at the start of a turn.
@@ -45,10 +47,10 @@ func (e *Engine) event(rec *rollout.Record, pos Pos, p gjson.Result) {
 			e.emit(TurnUnclosed, e.turn.Pos, map[string]any{"turn_id": e.turn.ID, "at_eof": false})
 			e.turn.Status = "unclosed"
 		}
-		t := &turnState{ID: p.Get("turn_id").String(), Pos: pos, Status: "open", cp: e.checkpoint()}
+		t := &turnState{ID: p.Get("turn_id").String(), Pos: pos, Status: "open", cp: e.checkpoint(), window: p.Get("model_context_window").Int()}
 		e.turns = append(e.turns, t)
 		e.turn = t
-		e.emit(FlowTurnStarted, pos, map[string]any{"turn_id": t.ID, "window": p.Get("model_context_window").Int()})
+		e.emit(FlowTurnStarted, pos, map[string]any{"turn_id": t.ID, "window": t.window})
 	case "task_complete", "turn_complete", "turn_aborted":
 		if e.turn == nil {
 			return
@@ -80,7 +82,8 @@ func (e *Engine) userInput(pos Pos, text string) {
 	e.turn.User = true
 	if !e.turn.prompted {
 		e.turn.prompted = true
-		e.emit(FlowUserPrompt, pos, map[string]any{"turn_id": e.turn.ID, "tokens": PromptTokens(text)})
+		e.turn.prompt = PromptTokens(text)
+		e.emit(FlowUserPrompt, pos, map[string]any{"turn_id": e.turn.ID, "tokens": e.turn.prompt})
 	}
 }
 

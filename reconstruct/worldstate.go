@@ -13,10 +13,22 @@ func (e *Engine) worldState(pos Pos, p gjson.Result) {
 		e.emit(WorldStateNotObject, pos, map[string]any{"json_type": state.Type.String()})
 		return
 	}
-	v, err := mergepatch.Parse([]byte(state.Raw))
+	v, err := mergepatch.ParseString(state.Raw)
 	if err != nil {
 		e.emit(WorldStateNotObject, pos, map[string]any{"error": err.Error()})
 		return
+	}
+	if n := v.DuplicateCount(); n > 0 {
+		// Readers disagree on which value wins (gjson the first, Codex's
+		// serde the last): report, never pick one silently.
+		var keys []string
+		for _, d := range v.Duplicates() {
+			if len(keys) == 5 {
+				break
+			}
+			keys = append(keys, d.Path+"/"+d.Key)
+		}
+		e.emit(WorldStateDuplicateKey, pos, map[string]any{"keys": keys, "count": n})
 	}
 	if p.Get("full").Bool() {
 		if nulls := mergepatch.NullMembers(v); len(nulls) > 0 {

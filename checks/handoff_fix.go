@@ -1,0 +1,271 @@
+package checks
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"sort"
+
+	"github.com/rollout-dev/rollout/rollout"
+	"github.com/tidwall/gjson"
+)
+
+// Handoff fixes (handoffs.md): each edits one member of the handoff's latest
+// record line and keeps every other byte of the line. Planning is pure: it
+// reads the raw line and returns the byte range to replace.
+
+// HandoffEdit is the fix of one handoff finding: replace Raw[Start:End] of
+// line Line (its bytes without the line terminator) with New.
+type HandoffEdit struct {
+	Rule   string
+	ID     string // the handoff
+	Line   int
+	Offset int64 // byte offset of the line start in the file
+	Start  int
+	End    int
+	New    []byte
+}
+
+// Apply returns a copy of raw with the edit applied.
+func (x HandoffEdit) Apply(raw []byte) []byte {
+	out := make([]byte, 0, len(raw)-(x.End-x.Start)+len(x.New))
+	out = append(out, raw[:x.Start]...)
+	out = append(out, x.New...)
+	return append(out, raw[x.End:]...)
+}
+
+// handoffActions are the fixes by rule.
+var handoffActions = map[string]func(p hofPayload) (start, end int, repl []byte, err error){
+	"handoff/oversized-not-deferred": setDeferredTrue,
+	"handoff/lost-deferred":          setDeferredTrue,
+	"handoff/stale-deferred":         removeDeferred,
+	"handoff/duplicate-deferred":     setSuperseded,
+}
+
+// IsHandoffFix reports whether a rule has a handoff fix.
+func IsHandoffFix(rule string) bool { return handoffActions[rule] != nil }
+
+// PlanHandoffFixes plans the fix of every fixable handoff finding. lines
+// holds the raw bytes of the findings' lines (without terminators); other
+// findings are ignored. The edits come back in line order, one per finding.
+func PlanHandoffFixes(findings []Finding, lines map[int][]byte) ([]HandoffEdit, error) {
+	var out []HandoffEdit
+	for _, f := range findings {
+		if !IsHandoffFix(f.Rule) {
+			continue
+		}
+		raw, ok := lines[f.Line]
+		if !ok {
+			return nil, fmt.Errorf("%s on line %d: the line was not given", f.Rule, f.Line)
+		}
+		x, err := PlanHandoffFix(f, raw)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, x)
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if out[i].Line != out[j].Line {
+			return out[i].Line < out[j].Line
+		}
+		return out[i].Start < out[j].Start
+	})
+	for i := 1; i < len(out); i++ {
+		a, b := out[i-1], out[i]
+		if a.Line == b.Line && (b.Start < a.End || b.Start == a.Start) {
+			return nil, fmt.Errorf("line %d: the fixes of %s and %s overlap", a.Line, a.Rule, b.Rule)
+		}
+	}
+	return out, nil
+}
+
+// PlanHandoffFix plans the fix of one handoff finding on the raw bytes of
+// its line. The line must hold the handoff's record (the last one with its
+// id, when several objects share the line).
+func PlanHandoffFix(f Finding, raw []byte) (HandoffEdit, error) {
+	action := handoffActions[f.Rule]
+	if action == nil {
+		return HandoffEdit{}, fmt.Errorf("%s has no handoff fix", f.Rule)
+	}
+	id, _ := f.Evidence["id"].(string)
+	if id == "" {
+		return HandoffEdit{}, fmt.Errorf("%s on line %d: the finding names no handoff", f.Rule, f.Line)
+	}
+	fail := func(err error) (HandoffEdit, error) {
+		return HandoffEdit{}, fmt.Errorf("%s on line %d (handoff %s): %w", f.Rule, f.Line, id, err)
+	}
+	base, obj, err := handoffObject(raw, id)
+	if err != nil {
+		return fail(err)
+	}
+	pm, err := readPayload(obj)
+	if err != nil {
+		return fail(err)
+	}
+	start, end, repl, err := action(pm)
+	if err != nil {
+		return fail(err)
+	}
+	return HandoffEdit{Rule: f.Rule, ID: id, Line: f.Line, Offset: f.ByteOffset,
+		Start: base + start, End: base + end, New: repl}, nil
+}
+
+// handoffObject finds, among the objects of a line (one, or several when
+// concatenated), the last context_handoff record with the id; it returns
+// its offset in the line and its bytes.
+func handoffObject(raw []byte, id string) (int, []byte, error) {
+	found := -1
+	var obj []byte
+	for i := hofSkipWS(raw, 0); i < len(raw); i = hofSkipWS(raw, i) {
+		if raw[i] != '{' {
+			return 0, nil, errors.New("the line is not a sequence of JSON objects")
+		}
+		end := rollout.ValueEnd(raw, i)
+		if end < 0 {
+			return 0, nil, errors.New("the line holds an unterminated object")
+		}
+		o := raw[i:end]
+		if gjson.GetBytes(o, "type").String() == rollout.TypeContextHandoff && gjson.GetBytes(o, "payload.id").String() == id {
+			found, obj = i, o
+		}
+		i = end
+	}
+	if found < 0 {
+		return 0, nil, errors.New("the line holds no context_handoff record with that id (was the file changed?)")
+	}
+	return found, obj, nil
+}
+
+func hofSkipWS(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\r' || b[i] == '\n') {
+		i++
+	}
+	return i
+}
+
+// hofMember is one member of the payload object: byte offsets in the record.
+type hofMember struct {
+	key          string
+	keyStart     int // the key's opening quote
+	valStart     int
+	valEnd       int
+	raw          string // the value
+	prevEnd      int    // end of the previous member's value; -1 for the first
+	nextKeyStart int    // the next member's key; -1 for the last
+}
+
+// hofPayload are the members of a record's payload, in order.
+type hofPayload struct {
+	open, close int // offsets of the payload's braces
+	members     []hofMember
+}
+
+func (p hofPayload) find(key string) (hofMember, int, error) {
+	var m hofMember
+	n := 0
+	for _, x := range p.members {
+		if x.key == key {
+			if n == 0 {
+				m = x
+			}
+			n++
+		}
+	}
+	if n > 1 {
+		return hofMember{}, n, fmt.Errorf("the payload has %d %q members: readers disagree on which wins; fix it by hand", n, key)
+	}
+	return m, n, nil
+}
+
+// readPayload walks the payload's members with gjson, keeping their byte
+// offsets in the record.
+func readPayload(obj []byte) (hofPayload, error) {
+	pl := gjson.GetBytes(obj, "payload")
+	if !pl.IsObject() {
+		return hofPayload{}, errors.New("the record has no payload object")
+	}
+	if pl.Index <= 0 || pl.Index+len(pl.Raw) > len(obj) || string(obj[pl.Index:pl.Index+len(pl.Raw)]) != pl.Raw {
+		return hofPayload{}, errors.New("cannot locate the payload's bytes")
+	}
+	p := hofPayload{open: pl.Index, close: pl.Index + len(pl.Raw) - 1}
+	pl.ForEach(func(k, v gjson.Result) bool {
+		m := hofMember{key: k.Str, keyStart: k.Index, valStart: v.Index, valEnd: v.Index + len(v.Raw), raw: v.Raw,
+			prevEnd: -1, nextKeyStart: -1}
+		if n := len(p.members); n > 0 {
+			m.prevEnd = p.members[n-1].valEnd
+			p.members[n-1].nextKeyStart = m.keyStart
+		}
+		p.members = append(p.members, m)
+		return true
+	})
+	for _, m := range p.members {
+		if string(obj[m.valStart:m.valEnd]) != m.raw || obj[m.keyStart] != '"' {
+			return hofPayload{}, errors.New("cannot locate the payload's members")
+		}
+	}
+	return p, nil
+}
+
+// setDeferredTrue sets "deferred":true: the value is replaced when the
+// member exists, else the member is inserted right after "status" (at the
+// end of the payload when there is no status).
+func setDeferredTrue(p hofPayload) (int, int, []byte, error) {
+	d, n, err := p.find("deferred")
+	if err != nil {
+		return 0, 0, nil, err
+	}
+	if n == 1 {
+		if d.raw == "true" {
+			return 0, 0, nil, errors.New("the record is already deferred")
+		}
+		return d.valStart, d.valEnd, []byte("true"), nil
+	}
+	s, n, err := p.find("status")
+	if err != nil {
+		return 0, 0, nil, err
+	}
+	ins := []byte(`,"deferred":true`)
+	switch {
+	case n == 1:
+		return s.valEnd, s.valEnd, ins, nil
+	case len(p.members) > 0:
+		last := p.members[len(p.members)-1].valEnd
+		return last, last, ins, nil
+	default:
+		return p.open + 1, p.open + 1, ins[1:], nil
+	}
+}
+
+// removeDeferred removes the "deferred" member with its comma.
+func removeDeferred(p hofPayload) (int, int, []byte, error) {
+	d, n, err := p.find("deferred")
+	if err != nil {
+		return 0, 0, nil, err
+	}
+	if n == 0 {
+		return 0, 0, nil, errors.New("the record has no deferred member")
+	}
+	switch {
+	case d.prevEnd >= 0: // `,"deferred":true` after the previous value
+		return d.prevEnd, d.valEnd, nil, nil
+	case d.nextKeyStart >= 0: // first member: up to the next key
+		return d.keyStart, d.nextKeyStart, nil, nil
+	default: // the only member
+		return d.keyStart, d.valEnd, nil, nil
+	}
+}
+
+// setSuperseded sets the status of a duplicate to "superseded".
+func setSuperseded(p hofPayload) (int, int, []byte, error) {
+	s, n, err := p.find("status")
+	if err != nil {
+		return 0, 0, nil, err
+	}
+	if n == 0 {
+		return 0, 0, nil, errors.New("the record has no status")
+	}
+	if bytes.Equal([]byte(s.raw), []byte(`"superseded"`)) {
+		return 0, 0, nil, errors.New("the record is already superseded")
+	}
+	return s.valStart, s.valEnd, []byte(`"superseded"`), nil
+}
