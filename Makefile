@@ -20,6 +20,7 @@ bench: build
 	$(GO) build -o bin/benchtool ./internal/benchtool
 	bin/benchtool gen -o $(BENCH_DIR)
 	bin/benchtool run -rollout $(BIN) -dir $(BENCH_DIR) -md docs/performance.md
+	bin/benchtool frames -rollout $(BIN) -dir $(BENCH_DIR) -md docs/performance.md
 
 # docs/checks.md is generated from the rule registry.
 docs:

@@ -8,6 +8,7 @@
 //	benchtool gjson-scan FILE...
 //	benchtool profile FILE...
 //	benchtool run -rollout PATH -dir DIR [-md FILE] [-reps 3] [-strict]
+//	benchtool frames -rollout PATH -dir DIR [-md FILE] [-reps 3]
 package main
 
 import (
@@ -29,6 +30,9 @@ const usage = `usage:
   benchtool run -rollout BINARY -dir DIR [-md FILE] [-reps 3] [-strict]
       measure the baselines and rollout on the files written by gen and print
       a Markdown table and the target checks
+  benchtool frames -rollout BINARY -dir DIR [-md FILE] [-reps 3] [-increments 200] [-increment-bytes 1024]
+      frame-log reclamation on a generated 200 x 1 KiB stream (about 40 MiB):
+      bytes before and after, time of verify and repair; appends to -md
 `
 
 func main() {
@@ -46,6 +50,8 @@ func main() {
 		err = cmdProfile(args)
 	case "run":
 		err = cmdRun(args)
+	case "frames":
+		err = cmdFrames(args) // frames.go
 	case "help", "-h", "-help", "--help":
 		fmt.Print(usage)
 		return
