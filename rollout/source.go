@@ -81,7 +81,9 @@ func walkDir(root string) ([]string, error) {
 			return nil
 		}
 		name := d.Name()
-		if !strings.HasPrefix(name, "rollout-") {
+		// repair's quarantine (FILE.quarantine.jsonl) sits next to the
+		// rollout and shares its prefix, but holds removed lines, not a thread.
+		if !strings.HasPrefix(name, "rollout-") || strings.HasSuffix(name, ".quarantine.jsonl") {
 			return nil
 		}
 		switch {

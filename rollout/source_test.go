@@ -59,6 +59,8 @@ func TestDiscover(t *testing.T) {
 		"other.jsonl",
 		"rollout-5.jsonl.gz",
 		"a/x-rollout-6.jsonl",
+		"rollout-4.jsonl.quarantine.jsonl", // lines repair removed, not a thread
+		"rollout-4.jsonl.bak",
 	} {
 		writeFile(t, filepath.Join(root, p), []byte("{}\n"))
 	}

@@ -1,0 +1,656 @@
+package checks
+
+import (
+	"crypto/rand"
+	"fmt"
+	"io"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/rollout-dev/rollout/reconstruct"
+	"github.com/rollout-dev/rollout/reconstruct/frames"
+	"github.com/rollout-dev/rollout/rollout"
+)
+
+// Fix planning: what `rollout repair` changes, decided from the findings of
+// one analysis. Each fixable rule has one fixer below; a fixer turns a
+// finding into edits for the byte-preserving writer (rollout.Rewrite), which
+// knows bytes, not rules.
+
+// FixFacts gathers, while a file is analysed, what planning needs beyond
+// the findings. Pass its Observe as Options.Flow.
+type FixFacts struct {
+	compacted []int          // lines of compacted records, in file order
+	frameDrop []frames.Range // superseded delta lines of frame logs (frames_fix.go)
+}
+
+// Observe records the facts of one observation.
+func (f *FixFacts) Observe(o reconstruct.Observation) {
+	if o.Kind == reconstruct.FlowCompaction {
+		f.compacted = append(f.compacted, o.Pos.Line)
+	}
+	if o.Kind == reconstruct.FlowFramesReclaim {
+		f.frameDrop = append(f.frameDrop, o.Facts["drop"].([]frames.Range)...)
+	}
+}
+
+// FixOptions choose the fixes and how ids are made.
+type FixOptions struct {
+	// Fix selects fixes: rule ids, areas ("ordinal/"), "default" (the fixes
+	// not marked opt-in) or "all". Empty: the default set.
+	Fix []string
+	// RandomIDs makes new ids from random bits instead of deriving them
+	// from (thread id, line, item index).
+	RandomIDs bool
+	Random    io.Reader // for RandomIDs; crypto/rand when nil
+}
+
+// FixPlan is the repair of one file.
+type FixPlan struct {
+	Plan    rollout.Plan
+	Planned []Finding // findings the plan addresses
+	Left    []Unfixed // findings of fixable rules it leaves, and why
+}
+
+// Unfixed is a finding of a fixable rule that the plan does not fix.
+type Unfixed struct {
+	Finding Finding
+	Reason  string
+}
+
+// MarkerKey is the member repair adds to a line it creates, naming the rule.
+const MarkerKey = "rollout_repair"
+
+// fixer plans the fix of one finding; it returns why it cannot, or "".
+type fixer func(p *planner, f Finding) string
+
+// fixers has one entry per fixable rule (the registry's Fix says what it
+// does; a test keeps the two in step).
+var fixers = map[string]fixer{
+	"line/invalid-json":              dropLine,
+	"line/torn-tail":                 dropLine,
+	"line/concatenated":              splitLine,
+	"line/crlf":                      normaliseEOL,
+	"meta/not-first":                 moveMeta,
+	"ordinal/missing":                renumber,
+	"ordinal/last-missing":           renumber,
+	"ordinal/duplicate":              renumber,
+	"ordinal/gap":                    renumber,
+	"ordinal/non-monotonic":          renumber,
+	"item/missing-id":                assignID,
+	"agentcomm/missing-id":           assignID,
+	"item/id-prefix-mismatch":        replaceID,
+	"item/duplicate-id":              replaceID,
+	"tool/orphan-call":               abortedOutput,
+	"tool/orphan-output":             dropOutput,
+	"worldstate/empty-patch":         dropEmptyPatch,
+	"handoff/oversized-not-deferred": fixHandoff, // the edits: handoff_fix.go
+	"handoff/lost-deferred":          fixHandoff,
+	"handoff/stale-deferred":         fixHandoff,
+	"handoff/duplicate-deferred":     fixHandoff,
+	"frames/superseded-bytes":        reclaimFrames, // frames_fix.go
+}
+
+// HasFixer reports whether repair can fix findings of a rule.
+func HasFixer(rule string) bool { return fixers[rule] != nil }
+
+// SelectFixes resolves --fix selectors into the set of rule ids to fix.
+func SelectFixes(sel []string) (map[string]bool, error) {
+	out := map[string]bool{}
+	if len(sel) == 0 {
+		sel = []string{"default"}
+	}
+	for _, s := range sel {
+		s = strings.TrimSpace(s)
+		matched, fixable := false, false
+		for _, r := range registry {
+			var ok bool
+			switch s {
+			case "default":
+				ok = r.Fixable() && !r.OptIn
+			case "all":
+				ok = r.Fixable()
+			default:
+				ok = selects(s, r.ID) || (!strings.Contains(s, "/") && r.Area() == s)
+			}
+			if !ok {
+				continue
+			}
+			matched = true
+			if r.Fixable() && HasFixer(r.ID) {
+				fixable = true
+				out[r.ID] = true
+			}
+		}
+		switch {
+		case !matched:
+			return nil, fmt.Errorf("unknown rule or area %q in --fix (see `rollout explain`)", s)
+		case !fixable:
+			return nil, fmt.Errorf("--fix %s: repair has no fix for it", s)
+		}
+	}
+	return out, nil
+}
+
+// PlanFixes plans the fixes of the selected rules for the findings of one
+// analysis. facts may be nil when the file has no compactions to follow.
+func PlanFixes(res *Result, facts *FixFacts, opts FixOptions) (*FixPlan, error) {
+	sel, err := SelectFixes(opts.Fix)
+	if err != nil {
+		return nil, err
+	}
+	if facts == nil {
+		facts = &FixFacts{}
+	}
+	st := res.State
+	p := &planner{
+		st:       st,
+		fp:       &FixPlan{},
+		concat:   map[int]bool{},
+		seen:     map[string]bool{},
+		envelope: st.Era != rollout.EraBare,
+		ids:      newIDSource(st, opts),
+		facts:    facts,
+	}
+	for _, f := range res.Findings {
+		if f.Rule == "line/concatenated" {
+			p.concat[f.Line] = true
+		}
+	}
+	for _, f := range res.Findings {
+		fix := fixers[f.Rule]
+		if fix == nil {
+			continue
+		}
+		if !sel[f.Rule] {
+			r, _ := Lookup(f.Rule)
+			why := "not selected"
+			if r.OptIn {
+				why = "opt-in: add --fix " + f.Rule
+			}
+			p.fp.Left = append(p.fp.Left, Unfixed{f, why})
+			continue
+		}
+		if why := fix(p, f); why != "" {
+			p.fp.Left = append(p.fp.Left, Unfixed{f, why})
+			continue
+		}
+		p.fp.Planned = append(p.fp.Planned, f)
+	}
+	p.metaInFirstLine(sel)
+	p.idsEverywhere(sel)
+	p.sequence()
+	p.repetitions(facts)
+	return p.fp, nil
+}
+
+type planner struct {
+	facts    *FixFacts
+	st       *reconstruct.State
+	fp       *FixPlan
+	concat   map[int]bool    // lines holding several objects
+	seen     map[string]bool // edits already planned (several findings, one edit)
+	envelope bool
+	ids      *idSource
+
+	structural  bool       // lines are removed, added, split or moved
+	ordinals    []lineRule // ordinal findings, for the labels of the renumbering
+	firstIDLine int        // first line given an id that later copies must share
+}
+
+type lineRule struct {
+	line int
+	rule string
+}
+
+// add plans an edit once: several findings can ask for the same one.
+func (p *planner) add(line int, key string, e rollout.Edit) {
+	k := strconv.Itoa(line) + "\x00" + e.Label + "\x00" + key
+	if p.seen[k] {
+		return
+	}
+	p.seen[k] = true
+	p.fp.Plan.Add(line, e)
+	switch e.Kind {
+	case rollout.EditDrop, rollout.EditSplit, rollout.EditMoveFront, rollout.EditInsertAfter:
+		p.structural = true
+	}
+}
+
+// --- line shape ---
+
+// dropLine moves an unreadable line (torn tail, invalid JSON) to quarantine.
+func dropLine(p *planner, f Finding) string {
+	p.add(f.Line, "drop", rollout.Edit{Kind: rollout.EditDrop, Label: f.Rule})
+	return ""
+}
+
+// splitLine writes each object of a concatenated line on its own line.
+func splitLine(p *planner, f Finding) string {
+	p.add(f.Line, "split", rollout.Edit{Kind: rollout.EditSplit, Label: f.Rule})
+	return ""
+}
+
+// normaliseEOL ends a CRLF line with LF.
+func normaliseEOL(p *planner, f Finding) string {
+	p.add(f.Line, "lf", rollout.Edit{Kind: rollout.EditLF, Label: f.Rule})
+	return ""
+}
+
+// --- session_meta ---
+
+// moveMeta moves the first session_meta to line 1.
+func moveMeta(p *planner, f Finding) string {
+	p.add(f.Line, "move", rollout.Edit{Kind: rollout.EditMoveFront, Label: f.Rule, Match: lineTypeIs(rollout.TypeSessionMeta)})
+	return ""
+}
+
+// metaInFirstLine covers the case the engine cannot see: session_meta as a
+// later object of a concatenated first line. Splitting it would leave the
+// meta on line 2; moving it keeps it first (a no-op when it already is).
+func (p *planner) metaInFirstLine(sel map[string]bool) {
+	m := p.st.MetaLine
+	if m == 0 || !p.concat[m] || !sel["line/concatenated"] || !sel["meta/not-first"] || !p.envelope {
+		return
+	}
+	if p.hasKind(m, rollout.EditMoveFront) {
+		return
+	}
+	p.add(m, "move", rollout.Edit{Kind: rollout.EditMoveFront, Label: "meta/not-first", Match: lineTypeIs(rollout.TypeSessionMeta)})
+}
+
+func (p *planner) hasKind(line int, k rollout.EditKind) bool {
+	for _, e := range p.fp.Plan.Lines[line] {
+		if e.Kind == k {
+			return true
+		}
+	}
+	return false
+}
+
+// --- ordinals ---
+
+// renumber asks for the ordinals to be renumbered 0..n-1; one sequence
+// serves every ordinal finding.
+func renumber(p *planner, f Finding) string {
+	if p.st.HistoryMode != rollout.HistoryPaginated {
+		return "the file is not paginated"
+	}
+	p.ordinals = append(p.ordinals, lineRule{f.Line, f.Rule})
+	return ""
+}
+
+// sequence turns renumbering on when ordinals are wrong (and their fix is
+// selected), or when the plan adds, removes or moves lines of a paginated
+// file (the ordinals would then be wrong after it).
+func (p *planner) sequence() {
+	if p.st.HistoryMode != rollout.HistoryPaginated || !p.envelope {
+		return
+	}
+	// Renumbering is the fix of the ordinal findings, and part of any fix
+	// that removes, adds or moves lines of a paginated file.
+	if len(p.ordinals) == 0 && !p.structural {
+		return
+	}
+	rules := p.ordinals
+	sort.SliceStable(rules, func(i, j int) bool { return rules[i].line < rules[j].line })
+	p.fp.Plan.Sequence = &rollout.Sequence{Key: "ordinal", After: "timestamp", Label: func(line int) string {
+		// A line is renumbered because of the nearest ordinal finding at
+		// or before it; lines shifted by a removal count as a gap.
+		i := sort.Search(len(rules), func(i int) bool { return rules[i].line > line })
+		if i == 0 {
+			return "ordinal/gap"
+		}
+		return rules[i-1].rule
+	}}
+}
+
+// --- item ids ---
+
+// itemPath is the path of a line's item: its payload (envelope) or the
+// line itself (bare era); index >= 0 names an element of a compaction's
+// replacement history.
+func (p *planner) itemPath(index int) []string {
+	if index >= 0 {
+		return []string{"payload", "replacement_history", strconv.Itoa(index)}
+	}
+	if !p.envelope {
+		return nil
+	}
+	return []string{"payload"}
+}
+
+// assignID gives an item (or an inter-agent message) without id a new one.
+func assignID(p *planner, f Finding) string {
+	index := intFact(f, "item_index", -1)
+	if index >= 0 {
+		return "the item is inside a compaction's replacement history"
+	}
+	lineType := rollout.TypeResponseItem
+	if f.Rule == "agentcomm/missing-id" {
+		lineType = rollout.TypeInterAgent
+	}
+	p.add(f.Line, "id", rollout.Edit{
+		Kind: rollout.EditSet, Label: f.Rule, Path: p.itemPath(index), Key: "id",
+		Match:    p.itemMatch(lineType, index),
+		When:     func(old []byte, ok bool) bool { return rollout.DecodeString(old) == "" },
+		Value:    p.ids.value(index),
+		Remember: true,
+	})
+	p.noteID(f.Line)
+	return ""
+}
+
+// replaceID gives an item whose id is wrong (prefix) or taken (duplicate)
+// a fresh one.
+func replaceID(p *planner, f Finding) string {
+	id, _ := f.Evidence["id"].(string)
+	if id == "" {
+		return "the finding does not name the id"
+	}
+	index := intFact(f, "item_index", -1)
+	p.add(f.Line, "id:"+strconv.Itoa(index)+":"+id, rollout.Edit{
+		Kind: rollout.EditSet, Label: f.Rule, Path: p.itemPath(index), Key: "id",
+		Match:    p.itemMatch("", index), // a response item or an inter-agent message
+		When:     func(old []byte, ok bool) bool { return ok && rollout.DecodeString(old) == id },
+		Value:    p.ids.value(index),
+		Remember: index < 0,
+		Recall:   index >= 0,
+	})
+	p.noteID(f.Line)
+	return ""
+}
+
+// idsEverywhere: a file with no locally formed id does not "use ids", and
+// its id-less items are normal. The first id repair forms changes that,
+// and every id-less item would then be reported: so they all get one in
+// the same run, or a second repair would not be a no-op.
+func (p *planner) idsEverywhere(sel map[string]bool) {
+	if p.firstIDLine == 0 || !p.envelope || p.st.UsesItemIDs || p.st.HistoryMode == rollout.HistoryPaginated {
+		return
+	}
+	missing := func(old []byte, ok bool) bool { return rollout.DecodeString(old) == "" }
+	if sel["item/missing-id"] {
+		p.fp.Plan.Every = append(p.fp.Plan.Every, rollout.Edit{Kind: rollout.EditSet, Label: "item/missing-id",
+			Path: []string{"payload"}, Key: "id", Match: p.itemMatch(rollout.TypeResponseItem, -1),
+			When: missing, Value: p.ids.value(-1), Remember: true})
+		p.firstIDLine = 1
+	}
+	if sel["agentcomm/missing-id"] {
+		p.fp.Plan.Every = append(p.fp.Plan.Every, rollout.Edit{Kind: rollout.EditSet, Label: "agentcomm/missing-id",
+			Path: []string{"payload"}, Key: "id", Match: p.itemMatch(rollout.TypeInterAgent, -1),
+			When: missing, Value: p.ids.value(-1)})
+	}
+}
+
+func (p *planner) noteID(line int) {
+	if p.firstIDLine == 0 || line < p.firstIDLine {
+		p.firstIDLine = line
+	}
+}
+
+// repetitions gives the copies of a re-identified item inside later
+// compactions' replacement histories the same id (matched by their bytes).
+func (p *planner) repetitions(facts *FixFacts) {
+	if p.firstIDLine == 0 || !p.envelope {
+		return
+	}
+	for _, line := range facts.compacted {
+		if line <= p.firstIDLine {
+			continue
+		}
+		p.add(line, "fill", rollout.Edit{Kind: rollout.EditFill, Label: "item/missing-id",
+			Match: lineTypeIs(rollout.TypeCompacted), Path: []string{"payload", "replacement_history"}, Key: "id"})
+	}
+}
+
+// itemMatch selects the objects of a line an item edit applies to (it
+// matters on concatenated lines): envelope lines of the given type ("" any).
+func (p *planner) itemMatch(lineType string, index int) func([]byte) bool {
+	if !p.envelope {
+		return nil
+	}
+	if index >= 0 {
+		return lineTypeIs(rollout.TypeCompacted)
+	}
+	switch lineType {
+	case "":
+		return nil
+	case rollout.TypeResponseItem:
+		// Only items whose type takes an id (the engine reports no others).
+		return func(obj []byte) bool {
+			_, typed := rollout.ItemPrefix(rollout.DecodeString(member(member(obj, "payload"), "type")))
+			return typed && lineTypeIs(lineType)(obj)
+		}
+	}
+	return lineTypeIs(lineType)
+}
+
+// --- tool calls ---
+
+// abortedOutput answers an orphan call with the output Codex itself gives
+// an interrupted call ("aborted"), on a new line right after the call's
+// line, marked with the rule that added it.
+func abortedOutput(p *planner, f Finding) string {
+	callID, _ := f.Evidence["call_id"].(string)
+	callType, _ := f.Evidence["item_type"].(string)
+	outType := rollout.OutputTypeFor(callType)
+	if callID == "" || outType == "" {
+		return "the call has no call_id or no known output type"
+	}
+	index := intFact(f, "item_index", -1)
+	usesIDs := p.envelope && (p.st.UsesItemIDs || p.st.HistoryMode == rollout.HistoryPaginated)
+	ids := p.ids
+	envelope := p.envelope
+	p.add(f.Line, "aborted:"+callID, rollout.Edit{Kind: rollout.EditInsertAfter, Label: f.Rule,
+		Value: func(c *rollout.EditContext) ([]byte, error) {
+			item := []byte(`{"type":`)
+			item = strconv.AppendQuote(item, outType)
+			if usesIDs {
+				prefix, _ := rollout.ItemPrefix(outType)
+				item = append(item, `,"id":"`...)
+				item = append(item, ids.id(prefix, lineMillis(c.Object), c.Line, synthIndex(index))...)
+				item = append(item, '"')
+			}
+			item = append(item, `,"call_id":`...)
+			item = rollout.AppendJSONString(item, callID)
+			item = append(item, `,"output":"aborted"`...)
+			if !envelope {
+				return append(item, `,"`+MarkerKey+`":"tool/orphan-call"}`...), nil
+			}
+			item = append(item, '}')
+			line := []byte{'{'}
+			if ts := member(c.Object, "timestamp"); ts != nil {
+				line = append(append(append(line, `"timestamp":`...), ts...), ',')
+			}
+			line = append(line, `"type":"response_item","payload":`...)
+			line = append(line, item...)
+			return append(line, `,"`+MarkerKey+`":"tool/orphan-call"}`...), nil
+		}})
+	return ""
+}
+
+// synthIndex is the item index an id of a line repair creates is derived
+// from: 2^40 + the index of the call it answers, apart from any real item.
+func synthIndex(index int) int { return 1<<40 + index }
+
+// dropOutput moves an output whose call is missing to quarantine.
+func dropOutput(p *planner, f Finding) string {
+	if intFact(f, "item_index", -1) >= 0 {
+		return "the output is inside a compaction's replacement history"
+	}
+	callID, _ := f.Evidence["call_id"].(string)
+	p.add(f.Line, "drop:"+callID, rollout.Edit{Kind: rollout.EditDrop, Label: f.Rule, Match: func(obj []byte) bool {
+		item := obj
+		if p.envelope {
+			item = member(obj, "payload")
+		}
+		return rollout.IsToolOutput(rollout.DecodeString(member(item, "type"))) &&
+			rollout.DecodeString(member(item, "call_id")) == callID
+	}})
+	return ""
+}
+
+// --- world state ---
+
+// dropEmptyPatch removes a world-state patch that changes nothing.
+func dropEmptyPatch(p *planner, f Finding) string {
+	if p.concat[f.Line] {
+		return "the line holds several objects: which one is empty is not known"
+	}
+	p.add(f.Line, "drop", rollout.Edit{Kind: rollout.EditDrop, Label: f.Rule})
+	return ""
+}
+
+// --- handoffs (handoffs.md: only the latest record's line is edited) ---
+
+// fixHandoff applies PlanHandoffFix (handoff_fix.go, where each handoff
+// fix is decided) to the handoff's record on its latest line.
+func fixHandoff(p *planner, f Finding) string {
+	id, _ := f.Evidence["id"].(string)
+	if id == "" || !p.envelope {
+		return "the finding does not name the handoff"
+	}
+	p.add(f.Line, "handoff:"+f.Rule+":"+id, rollout.Edit{Kind: rollout.EditSplice, Label: f.Rule, Key: "payload",
+		Match: func(obj []byte) bool {
+			return rollout.DecodeString(member(obj, "type")) == rollout.TypeContextHandoff &&
+				rollout.DecodeString(member(member(obj, "payload"), "id")) == id
+		},
+		Splice: func(obj []byte) (int, int, []byte, error) {
+			x, err := PlanHandoffFix(f, obj)
+			if err != nil {
+				return 0, 0, nil, fmt.Errorf("%w: %v", rollout.ErrSkipEdit, err)
+			}
+			return x.Start, x.End, x.New, nil
+		}})
+	return ""
+}
+
+// --- helpers ---
+
+func lineTypeIs(t string) func([]byte) bool {
+	return func(obj []byte) bool { return rollout.DecodeString(member(obj, "type")) == t }
+}
+
+// member is the raw value of a top-level member of a JSON object (nil when
+// absent or when obj is not an object).
+func member(obj []byte, key string) []byte {
+	var v []byte
+	rollout.Members(obj, func(k []byte, s, e int) bool {
+		if string(k) == key {
+			v = obj[s:e]
+			return false
+		}
+		return true
+	})
+	return v
+}
+
+func intFact(f Finding, key string, def int) int {
+	switch v := f.Evidence[key].(type) {
+	case int:
+		return v
+	case int64:
+		return int(v)
+	case float64:
+		return int(v)
+	}
+	return def
+}
+
+// lineMillis is the Unix-millisecond time of an envelope line's timestamp,
+// or 0 when it has none that parses.
+func lineMillis(obj []byte) int64 {
+	ts := rollout.DecodeString(member(obj, "timestamp"))
+	if ts == "" {
+		return 0
+	}
+	t, err := time.Parse(time.RFC3339Nano, ts)
+	if err != nil {
+		return 0
+	}
+	return t.UnixMilli()
+}
+
+// idSource makes the ids repair assigns: <prefix>_<uuidv7> with the line's
+// own time and random bits derived from (thread id, line, item index), or
+// random ones with FixOptions.RandomIDs. Ids are remembered per (line,
+// index) so a second rewrite of the same plan (for --diff) gives the same
+// ids, and checked against the live ids and each other.
+type idSource struct {
+	thread string
+	random io.Reader
+	used   map[string]bool
+	memo   map[idKey]string
+}
+
+type idKey struct {
+	prefix      string
+	line, index int
+}
+
+func newIDSource(st *reconstruct.State, opts FixOptions) *idSource {
+	s := &idSource{thread: st.ThreadID, used: map[string]bool{}, memo: map[idKey]string{}}
+	if opts.RandomIDs {
+		s.random = opts.Random
+		if s.random == nil {
+			s.random = rand.Reader
+		}
+	}
+	for _, it := range st.History {
+		if it.ID != "" {
+			s.used[it.ID] = true
+		}
+	}
+	return s
+}
+
+// id returns the id for (prefix, line, index); ms is the line's time.
+func (s *idSource) id(prefix string, ms int64, line, index int) string {
+	k := idKey{prefix, line, index}
+	if id, ok := s.memo[k]; ok {
+		return id
+	}
+	for salt := 0; ; salt++ {
+		var u string
+		if s.random != nil {
+			var r [10]byte
+			if _, err := io.ReadFull(s.random, r[:]); err != nil {
+				panic(fmt.Sprintf("reading random bits: %v", err))
+			}
+			u = rollout.NewUUIDv7(ms, r)
+		} else {
+			// A collision with an existing id is astronomically unlikely;
+			// if it happens, derive again from a salted index.
+			u = rollout.DerivedUUIDv7(ms, s.thread, line, index+salt<<48)
+		}
+		id := prefix + "_" + u
+		if !s.used[id] {
+			s.used[id] = true
+			s.memo[k] = id
+			return id
+		}
+	}
+}
+
+// value is the Value of an id edit: the prefix comes from the item's type
+// (inter-agent messages: amsg); objects after the first of a concatenated
+// line get distinct indexes (part × 2^32).
+func (s *idSource) value(index int) func(*rollout.EditContext) ([]byte, error) {
+	return func(c *rollout.EditContext) ([]byte, error) {
+		prefix, ok := rollout.ItemPrefix(rollout.DecodeString(member(c.Target, "type")))
+		if rollout.DecodeString(member(c.Object, "type")) == rollout.TypeInterAgent && index < 0 {
+			prefix, ok = rollout.InterAgentPrefix, true
+		}
+		if !ok {
+			old := rollout.DecodeString(member(c.Target, "id"))
+			if prefix, _, ok = rollout.SplitID(old); !ok {
+				return nil, fmt.Errorf("%w: the item's type has no id prefix", rollout.ErrSkipEdit)
+			}
+		}
+		id := s.id(prefix, lineMillis(c.Object), c.Line, index+c.Part<<32)
+		return strconv.AppendQuote(nil, id), nil
+	}
+}

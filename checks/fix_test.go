@@ -1,0 +1,194 @@
+package checks
+
+import (
+	"bytes"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/rollout-dev/rollout/reconstruct"
+	"github.com/rollout-dev/rollout/rollout"
+)
+
+// TestFixersMatchRegistry: a rule the registry calls fixable has a fixer,
+// and every fixer belongs to a registered fixable rule, so verify's
+// "fixable" and what repair does cannot drift.
+func TestFixersMatchRegistry(t *testing.T) {
+	for _, r := range Rules() {
+		if r.Fixable() != HasFixer(r.ID) {
+			t.Errorf("%s: registry fixable=%v, fixer=%v", r.ID, r.Fixable(), HasFixer(r.ID))
+		}
+	}
+	for id := range fixers {
+		if _, ok := Lookup(id); !ok {
+			t.Errorf("fixer for unregistered rule %s", id)
+		}
+	}
+}
+
+func TestSelectFixes(t *testing.T) {
+	keys := func(m map[string]bool) []string {
+		var out []string
+		for k := range m {
+			out = append(out, k)
+		}
+		sort.Strings(out)
+		return out
+	}
+	def, err := SelectFixes(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	all, _ := SelectFixes([]string{"all"})
+	for _, r := range Rules() {
+		if !r.Fixable() {
+			continue
+		}
+		if def[r.ID] == r.OptIn {
+			t.Errorf("%s: in the default set = %v, opt-in = %v", r.ID, def[r.ID], r.OptIn)
+		}
+		if !all[r.ID] {
+			t.Errorf("%s: not in all", r.ID)
+		}
+	}
+	for _, id := range []string{"line/torn-tail", "line/invalid-json", "line/concatenated", "meta/not-first", "ordinal/gap",
+		"item/missing-id", "agentcomm/missing-id", "item/id-prefix-mismatch", "item/duplicate-id"} {
+		if !def[id] {
+			t.Errorf("%s is not a default fix", id)
+		}
+	}
+	for _, id := range []string{"tool/orphan-call", "tool/orphan-output", "worldstate/empty-patch", "line/crlf"} {
+		if def[id] {
+			t.Errorf("%s is a default fix, want opt-in", id)
+		}
+	}
+	got, err := SelectFixes([]string{"ordinal/", "tool/orphan-call"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"ordinal/duplicate", "ordinal/gap", "ordinal/last-missing", "ordinal/missing", "ordinal/non-monotonic", "tool/orphan-call"}
+	if diff := cmp.Diff(want, keys(got)); diff != "" {
+		t.Errorf("ordinal/,tool/orphan-call (-want +got):\n%s", diff)
+	}
+	if got, _ := SelectFixes([]string{"ordinal"}); len(got) != 5 {
+		t.Errorf("area without slash: %v", keys(got))
+	}
+	for _, bad := range []string{"nope", "tool/duplicate-call-id", "turn/"} {
+		if _, err := SelectFixes([]string{bad}); err == nil {
+			t.Errorf("%s accepted", bad)
+		}
+	}
+}
+
+const meta = `{"timestamp":"2026-03-10T09:35:30.037Z","type":"session_meta","payload":{"id":"019cd6f2-8a30-7c1e-9d2a-4b5c6d7e8f90"}}`
+const item = `{"timestamp":"2026-03-10T09:35:30.111Z","type":"response_item","payload":{"type":"message","id":"msg_019cd6f2-b50b-700b-800b-00000000000b","role":"user","content":"hi"}}`
+
+func plan(t *testing.T, in string, fix ...string) *FixPlan {
+	t.Helper()
+	var facts FixFacts
+	res, err := RunReader("r.jsonl", strings.NewReader(in), Options{Flow: facts.Observe})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fp, err := PlanFixes(res, &facts, FixOptions{Fix: fix})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fp
+}
+
+func kinds(p rollout.Plan) map[int][]rollout.EditKind {
+	m := map[int][]rollout.EditKind{}
+	for l, es := range p.Lines {
+		for _, e := range es {
+			m[l] = append(m[l], e.Kind)
+		}
+	}
+	return m
+}
+
+func TestPlanFixes(t *testing.T) {
+	t.Run("clean", func(t *testing.T) {
+		if fp := plan(t, meta+"\n"+item+"\n"); !fp.Plan.Empty() || len(fp.Planned) != 0 {
+			t.Errorf("a clean file has a plan: %+v", fp)
+		}
+	})
+	t.Run("opt-in left", func(t *testing.T) {
+		out := `{"timestamp":"2026-03-10T09:35:30.222Z","type":"response_item","payload":{"type":"function_call_output","id":"fco_019cd6f2-b50d-700d-800d-00000000000d","call_id":"x","output":""}}`
+		fp := plan(t, meta+"\n"+item+"\n"+out+"\n")
+		if !fp.Plan.Empty() || len(fp.Left) != 1 || fp.Left[0].Finding.Rule != "tool/orphan-output" || !strings.Contains(fp.Left[0].Reason, "--fix tool/orphan-output") {
+			t.Errorf("plan %+v, left %+v", fp.Plan, fp.Left)
+		}
+		fp = plan(t, meta+"\n"+item+"\n"+out+"\n", "tool/orphan-output")
+		if diff := cmp.Diff(map[int][]rollout.EditKind{3: {rollout.EditDrop}}, kinds(fp.Plan)); diff != "" {
+			t.Errorf("edits (-want +got):\n%s", diff)
+		}
+	})
+	t.Run("structural edits renumber a paginated file", func(t *testing.T) {
+		pm := strings.Replace(meta, `"payload":{`, `"ordinal":0,"payload":{"history_mode":"paginated",`, 1)
+		it := strings.Replace(item, `"type":"response_item"`, `"ordinal":1,"type":"response_item"`, 1)
+		fp := plan(t, pm+"\ngarbage\n"+it+"\n")
+		if fp.Plan.Sequence == nil || fp.Plan.Sequence.Key != "ordinal" || fp.Plan.Sequence.After != "timestamp" {
+			t.Errorf("no renumbering planned: %+v", fp.Plan.Sequence)
+		}
+		// The same in a legacy file: no ordinals to keep in step.
+		if fp := plan(t, meta+"\ngarbage\n"+item+"\n"); fp.Plan.Sequence != nil {
+			t.Errorf("renumbering planned in a legacy file")
+		}
+	})
+	t.Run("one edit for several findings", func(t *testing.T) {
+		a := strings.Replace(item, `"id":"msg_019cd6f2-b50b-700b-800b-00000000000b",`, "", 1)
+		fp := plan(t, meta+"\n"+item+"\n"+a+a+"\n")
+		got := kinds(fp.Plan)[3]
+		sort.Slice(got, func(i, j int) bool { return got[i] < got[j] })
+		if diff := cmp.Diff([]rollout.EditKind{rollout.EditSet, rollout.EditSplit}, got); diff != "" {
+			t.Errorf("line 3 edits (-want +got):\n%s", diff)
+		}
+		if len(fp.Planned) != 3 { // the split and two missing ids
+			t.Errorf("planned %d findings, want 3", len(fp.Planned))
+		}
+	})
+}
+
+func TestIDSource(t *testing.T) {
+	st := &reconstruct.State{ThreadID: "019cd6f2-8a30-7c1e-9d2a-4b5c6d7e8f90"}
+	s := newIDSource(st, FixOptions{})
+	want := "msg_" + rollout.DerivedUUIDv7(1000, st.ThreadID, 3, -1)
+	if got := s.id("msg", 1000, 3, -1); got != want {
+		t.Errorf("id = %s, want %s", got, want)
+	}
+	if got := s.id("msg", 1000, 3, -1); got != want {
+		t.Errorf("the same (line, index) gave another id: %s", got)
+	}
+	// An id already in the file is never given again.
+	st.History = []reconstruct.Item{{ID: "fco_" + rollout.DerivedUUIDv7(1000, st.ThreadID, 4, -1)}}
+	s = newIDSource(st, FixOptions{})
+	got := s.id("fco", 1000, 4, -1)
+	if got == st.History[0].ID {
+		t.Errorf("collision with a live id: %s", got)
+	}
+	if _, err := rollout.ParseUUIDv7(strings.TrimPrefix(got, "fco_")); err != nil {
+		t.Errorf("salted id is not a UUIDv7: %v", err)
+	}
+	// Random ids: random bits, remembered for the same (line, index).
+	r := newIDSource(st, FixOptions{RandomIDs: true, Random: bytes.NewReader(bytes.Repeat([]byte{0xab}, 40))})
+	a, b := r.id("msg", 1000, 3, -1), r.id("msg", 1000, 3, -1)
+	if a != b || a == want || !strings.HasPrefix(a, "msg_00000000-03e8-7") {
+		t.Errorf("random ids %s, %s", a, b)
+	}
+}
+
+func TestLineMillis(t *testing.T) {
+	for in, want := range map[string]int64{
+		`{"timestamp":"1970-01-01T00:00:01.500Z"}`:      1500,
+		`{"timestamp":"1970-01-01T01:00:01.500+01:00"}`: 1500,
+		`{"timestamp":"yesterday"}`:                     0,
+		`{"type":"message"}`:                            0,
+	} {
+		if got := lineMillis([]byte(in)); got != want {
+			t.Errorf("%s: %d, want %d", in, got, want)
+		}
+	}
+}

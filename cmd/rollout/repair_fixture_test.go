@@ -1,0 +1,393 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/klauspost/compress/zstd"
+	"github.com/rogpeppe/go-internal/txtar"
+
+	"github.com/rollout-dev/rollout/rollout"
+)
+
+// repairFixture is one fixtures/repair/*.txtar (format: fixtures/repair/README.md).
+type repairFixture struct {
+	name      string
+	source    string
+	args      []string
+	exit      int
+	path      string
+	thread    string
+	noEOL     map[string]bool
+	input     []byte
+	want      []byte
+	wantQ     []byte // nil: no quarantine file
+	wantPlan  []string
+	hasPlan   bool
+	wantFixes int // fixes in the plan; -1: not checked
+}
+
+const repairFixturesDir = "../../fixtures/repair"
+
+func loadRepairFixtures(t *testing.T) []*repairFixture {
+	t.Helper()
+	paths, err := filepath.Glob(filepath.Join(repairFixturesDir, "*.txtar"))
+	if err != nil || len(paths) == 0 {
+		t.Fatalf("no fixtures in %s (%v)", repairFixturesDir, err)
+	}
+	var out []*repairFixture
+	for _, p := range paths {
+		fx, err := parseRepairFixture(p)
+		if err != nil {
+			t.Fatalf("%s: %v", p, err)
+		}
+		out = append(out, fx)
+	}
+	return out
+}
+
+var fixtureEscapeRE = regexp.MustCompile(`<(CR|NUL|FF|ESC|x[0-9a-fA-F]{2})>`)
+
+func fixtureUnescape(b []byte) []byte {
+	return fixtureEscapeRE.ReplaceAllFunc(b, func(m []byte) []byte {
+		switch tok := string(m[1 : len(m)-1]); tok {
+		case "CR":
+			return []byte{'\r'}
+		case "NUL":
+			return []byte{0}
+		case "FF":
+			return []byte{0xff}
+		case "ESC":
+			return []byte{0x1b}
+		default:
+			v, _ := strconv.ParseUint(tok[1:], 16, 8)
+			return []byte{byte(v)}
+		}
+	})
+}
+
+func parseRepairFixture(p string) (*repairFixture, error) {
+	ar, err := txtar.ParseFile(p)
+	if err != nil {
+		return nil, err
+	}
+	fx := &repairFixture{name: strings.TrimSuffix(filepath.Base(p), ".txtar"), source: p, noEOL: map[string]bool{}, wantFixes: -1}
+	sc := bufio.NewScanner(bytes.NewReader(ar.Comment))
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		f := strings.Fields(line)
+		switch f[0] {
+		case "args":
+			fx.args = f[1:]
+		case "exit":
+			if fx.exit, err = strconv.Atoi(f[1]); err != nil {
+				return nil, fmt.Errorf("directive %q", line)
+			}
+		case "fixes":
+			if fx.wantFixes, err = strconv.Atoi(f[1]); err != nil {
+				return nil, fmt.Errorf("directive %q", line)
+			}
+		case "path":
+			fx.path = f[1]
+		case "thread":
+			fx.thread = f[1]
+		case "no-final-newline":
+			for _, s := range f[1:] {
+				fx.noEOL[s] = true
+			}
+		default:
+			return nil, fmt.Errorf("unknown directive %q (prose lines start with #)", line)
+		}
+	}
+	for _, f := range ar.Files {
+		data := fixtureUnescape(f.Data)
+		if fx.noEOL[f.Name] {
+			if !bytes.HasSuffix(data, []byte("\n")) {
+				return nil, fmt.Errorf("no-final-newline %s: the section has no final newline", f.Name)
+			}
+			data = data[:len(data)-1]
+		}
+		switch f.Name {
+		case "rollout.jsonl":
+			fx.input = data
+		case "want.jsonl":
+			fx.want = data
+		case "want.quarantine.jsonl":
+			fx.wantQ = data
+		case "want.plan":
+			fx.hasPlan = true
+			for _, l := range strings.Split(strings.TrimRight(string(data), "\n"), "\n") {
+				fx.wantPlan = append(fx.wantPlan, strings.Join(strings.Fields(l), " "))
+			}
+		default:
+			return nil, fmt.Errorf("unknown section %q", f.Name)
+		}
+	}
+	if fx.input == nil || fx.want == nil {
+		return nil, fmt.Errorf("needs -- rollout.jsonl -- and -- want.jsonl --")
+	}
+	if fx.path == "" {
+		fx.path = "rollout.jsonl"
+	}
+	if fx.want, err = fx.expandIDs(fx.want); err != nil {
+		return nil, err
+	}
+	for i, l := range fx.wantPlan {
+		b, err := fx.expandIDs([]byte(l))
+		if err != nil {
+			return nil, err
+		}
+		fx.wantPlan[i] = string(b)
+	}
+	return fx, nil
+}
+
+// <ID PREFIX LINE INDEX [ts=K]> in want.jsonl stands for the id repair must
+// derive: PREFIX_ + the UUIDv7 of (time of input line LINE, thread, LINE,
+// INDEX), as cli.md specifies. The time is that of the line's first
+// "timestamp", or of its K-th (the K-th object of a concatenated line).
+var idTokenRE = regexp.MustCompile(`<ID ([a-z]+) ([0-9]+) (-?[0-9]+)(?: ts=([0-9]+))?>`)
+var timestampRE = regexp.MustCompile(`"timestamp":"([^"]+)"`)
+
+func (fx *repairFixture) expandIDs(b []byte) ([]byte, error) {
+	lines := bytes.Split(fx.input, []byte("\n"))
+	var err error
+	out := idTokenRE.ReplaceAllFunc(b, func(m []byte) []byte {
+		g := idTokenRE.FindSubmatch(m)
+		line, _ := strconv.Atoi(string(g[2]))
+		index, _ := strconv.Atoi(string(g[3]))
+		if fx.thread == "" || line < 1 || line > len(lines) {
+			err = fmt.Errorf("%s needs a thread directive and an input line", m)
+			return m
+		}
+		var ms int64
+		k := 1
+		if len(g[4]) > 0 {
+			k, _ = strconv.Atoi(string(g[4]))
+		}
+		if all := timestampRE.FindAllSubmatch(lines[line-1], -1); len(all) >= k {
+			t, perr := time.Parse(time.RFC3339Nano, string(all[k-1][1]))
+			if perr != nil {
+				err = perr
+			}
+			ms = t.UnixMilli()
+		}
+		return []byte(string(g[1]) + "_" + rollout.DerivedUUIDv7(ms, fx.thread, line, index))
+	})
+	return out, err
+}
+
+// runRollout runs the CLI in-process.
+func runRollout(args ...string) (code int, stdout, stderr string) {
+	io, out, errb := testIO("")
+	code = run(args, io)
+	return code, out.String(), errb.String()
+}
+
+func listDir(t *testing.T, dir string) []string {
+	t.Helper()
+	es, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range es {
+		names = append(names, e.Name())
+	}
+	sort.Strings(names)
+	return names
+}
+
+// planLinesOf keeps the fix lines of repair's output, spaces collapsed.
+func planLinesOf(stdout string) []string {
+	var out []string
+	for _, l := range strings.Split(stdout, "\n") {
+		if strings.HasPrefix(l, "  ") {
+			out = append(out, strings.Join(strings.Fields(l), " "))
+		}
+	}
+	return out
+}
+
+// TestRepairFixtures: per fixture, the dry run writes nothing; --write
+// produces exactly want.jsonl and want.quarantine.jsonl and keeps the input
+// as the backup; a second repair changes nothing; -o and .zst give the same
+// bytes.
+func TestRepairFixtures(t *testing.T) {
+	for _, fx := range loadRepairFixtures(t) {
+		t.Run(fx.name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			path := filepath.Join(dir, fx.path)
+			if err := os.WriteFile(path, fx.input, 0o644); err != nil {
+				t.Fatal(err)
+			}
+
+			code, dryOut, dryErr := runRollout(append(append([]string{"repair"}, fx.args...), path)...)
+			if code != fx.exit {
+				t.Fatalf("dry run: exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, fx.exit, dryOut, dryErr)
+			}
+			if got, _ := os.ReadFile(path); !bytes.Equal(got, fx.input) {
+				t.Fatalf("dry run changed the file")
+			}
+			if names := listDir(t, dir); len(names) != 1 {
+				t.Fatalf("dry run created files: %v", names)
+			}
+			plan := planLinesOf(dryOut)
+			if fx.wantFixes >= 0 && len(plan) != fx.wantFixes {
+				t.Errorf("plan has %d lines, want %d:\n%s", len(plan), fx.wantFixes, dryOut)
+			}
+			if fx.hasPlan {
+				if diff := cmp.Diff(fx.wantPlan, plan); diff != "" {
+					t.Errorf("plan (-want +got):\n%s", diff)
+				}
+			}
+
+			code, out, errOut := runRollout(append(append([]string{"repair", "--write"}, fx.args...), path)...)
+			if code != fx.exit {
+				t.Fatalf("--write: exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, fx.exit, out, errOut)
+			}
+			got, _ := os.ReadFile(path)
+			if diff := cmp.Diff(string(fx.want), string(got)); diff != "" {
+				t.Errorf("%s: repaired file (-want +got):\n%s", fx.source, diff)
+			}
+			if p := planLinesOf(out); !cmp.Equal(p, plan) {
+				t.Errorf("--write plan differs from the dry run's:\n%s\nvs\n%s", strings.Join(p, "\n"), strings.Join(plan, "\n"))
+			}
+			q, qerr := os.ReadFile(path + ".quarantine.jsonl")
+			switch {
+			case fx.wantQ == nil && qerr == nil:
+				t.Errorf("unexpected quarantine file:\n%s", q)
+			case fx.wantQ != nil:
+				if diff := cmp.Diff(string(fx.wantQ), string(q)); diff != "" {
+					t.Errorf("%s: quarantine (-want +got):\n%s", fx.source, diff)
+				}
+			}
+			changed := !bytes.Equal(fx.want, fx.input)
+			if bak, err := os.ReadFile(path + ".bak"); changed && !bytes.Equal(bak, fx.input) {
+				t.Errorf("backup differs from the input (err %v)", err)
+			} else if !changed && err == nil {
+				t.Errorf("a backup was made although nothing changed")
+			}
+
+			// Idempotent: a second repair plans nothing and writes nothing.
+			before := listDir(t, dir)
+			code, out, _ = runRollout(append(append([]string{"repair", "--write"}, fx.args...), path)...)
+			if !strings.Contains(out, "nothing to repair") {
+				t.Errorf("second repair is not a no-op:\n%s", out)
+			}
+			if again, _ := os.ReadFile(path); !bytes.Equal(again, got) {
+				t.Errorf("second repair changed the file")
+			}
+			if after := listDir(t, dir); !cmp.Equal(before, after) {
+				t.Errorf("second repair changed the directory: %v -> %v", before, after)
+			}
+			if code != fx.exit {
+				t.Errorf("second repair: exit %d, want %d", code, fx.exit)
+			}
+
+			// -o and .zst produce the same content.
+			in2 := filepath.Join(dir, "in2-"+fx.path)
+			os.WriteFile(in2, fx.input, 0o644)
+			outPath := filepath.Join(dir, "out.jsonl")
+			if code, o, e := runRollout(append(append([]string{"repair", "--write", "-o", outPath}, fx.args...), in2)...); code != fx.exit {
+				t.Errorf("-o: exit %d\n%s%s", code, o, e)
+			}
+			if o, _ := os.ReadFile(outPath); !bytes.Equal(o, got) {
+				t.Errorf("-o wrote different bytes")
+			}
+			if in, _ := os.ReadFile(in2); !bytes.Equal(in, fx.input) {
+				t.Errorf("-o modified the input")
+			}
+			zpath := filepath.Join(dir, "z-"+fx.path+".zst")
+			os.WriteFile(zpath, zstdBytes(t, fx.input), 0o644)
+			if code, o, e := runRollout(append(append([]string{"repair", "--write"}, fx.args...), zpath)...); code != fx.exit {
+				t.Errorf(".zst: exit %d\n%s%s", code, o, e)
+			}
+			if z := unzstdFile(t, zpath); !bytes.Equal(z, got) {
+				t.Errorf(".zst: decompressed result differs from the plain one")
+			}
+		})
+	}
+}
+
+func zstdBytes(t *testing.T, b []byte) []byte {
+	t.Helper()
+	enc, err := zstd.NewWriter(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer enc.Close()
+	return enc.EncodeAll(b, nil)
+}
+
+func unzstdFile(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dec, err := zstd.NewReader(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dec.Close()
+	out, err := dec.DecodeAll(b, nil)
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return out
+}
+
+// TestRepairHandoffGoldens runs repair (--fix handoff/) on every handoff
+// fixture that has a golden (fixtures/handoffs/NAME.fixed.jsonl, written for
+// the handoff fixes of checks/handoff_fix.go): the CLI must produce it byte
+// for byte, and a second repair must find nothing to do.
+func TestRepairHandoffGoldens(t *testing.T) {
+	goldens, _ := filepath.Glob("../../fixtures/handoffs/*.fixed.jsonl")
+	if len(goldens) == 0 {
+		t.Skip("no handoff goldens")
+	}
+	for _, g := range goldens {
+		name := strings.TrimSuffix(filepath.Base(g), ".fixed.jsonl")
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			ar, err := txtar.ParseFile(filepath.Join(filepath.Dir(g), name+".txtar"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var input []byte
+			for _, f := range ar.Files {
+				if f.Name == "rollout.jsonl" {
+					input = fixtureUnescape(f.Data)
+				}
+			}
+			dir := t.TempDir()
+			in, out := filepath.Join(dir, "in.jsonl"), filepath.Join(dir, "out.jsonl")
+			os.WriteFile(in, input, 0o644)
+			code, stdout, stderr := runRollout("repair", "--fix", "handoff/", "--write", "-o", out, in)
+			if code != exitOK && code != exitFindings {
+				t.Fatalf("exit %d\n%s%s", code, stdout, stderr)
+			}
+			if diff := cmp.Diff(string(readFile(t, g)), string(readFile(t, out))); diff != "" {
+				t.Errorf("repair output (-%s +got):\n%s", g, diff)
+			}
+			if _, stdout, _ := runRollout("repair", "--fix", "handoff/", out); !strings.Contains(stdout, "nothing to repair") {
+				t.Errorf("second repair is not a no-op:\n%s", stdout)
+			}
+		})
+	}
+}

@@ -1,0 +1,480 @@
+package main
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/rollout-dev/rollout/checks"
+	"github.com/rollout-dev/rollout/fixtures/gen"
+)
+
+// Property tests: generated rollouts with injected faults, repaired with
+// the default fixes. Each case asserts that
+//   - untouched lines are written back byte for byte;
+//   - output + quarantine account for every input byte (the input is
+//     rebuilt from them, undoing only the changes the report lists);
+//   - the output verifies clean of the fixed rules;
+//   - a second repair is a no-op;
+//   - two runs give identical bytes.
+
+type fault struct {
+	name  string
+	apply func(r *rand.Rand, lines []string, paginated bool) []string
+}
+
+var (
+	payloadIDRE = regexp.MustCompile(`"payload":\{"type":"([a-z_]+)","id":"([^"]*)",`)
+	ordinalRE   = regexp.MustCompile(`"ordinal":[0-9]+,`)
+)
+
+// pick returns the indexes of lines matching re, excluding line 0.
+func pick(lines []string, re *regexp.Regexp) []int {
+	var out []int
+	for i, l := range lines[1:] {
+		if re.MatchString(l) {
+			out = append(out, i+1)
+		}
+	}
+	return out
+}
+
+var faults = []fault{
+	{"delete-ids", func(r *rand.Rand, lines []string, _ bool) []string {
+		c := pick(lines, payloadIDRE)
+		for n := 0; n < 3 && len(c) > 0; n++ {
+			i := c[r.IntN(len(c))]
+			lines[i] = payloadIDRE.ReplaceAllString(lines[i], `"payload":{"type":"$1",`)
+		}
+		return lines
+	}},
+	{"duplicate-id", func(r *rand.Rand, lines []string, _ bool) []string {
+		c := pick(lines, payloadIDRE)
+		if len(c) < 2 {
+			return lines
+		}
+		i, j := c[r.IntN(len(c)/2)], c[len(c)/2+r.IntN(len(c)-len(c)/2)]
+		mi, mj := payloadIDRE.FindStringSubmatch(lines[i]), payloadIDRE.FindStringSubmatch(lines[j])
+		if i < j && mi != nil && mj != nil && mi[1] == mj[1] {
+			lines[j] = strings.Replace(lines[j], `"id":"`+mj[2]+`"`, `"id":"`+mi[2]+`"`, 1)
+		}
+		return lines
+	}},
+	{"prefix-mismatch", func(r *rand.Rand, lines []string, _ bool) []string {
+		c := pick(lines, regexp.MustCompile(`"payload":\{"type":"message","id":"msg_`))
+		if len(c) > 0 {
+			i := c[r.IntN(len(c))]
+			lines[i] = strings.Replace(lines[i], `"id":"msg_`, `"id":"rs_`, 1)
+		}
+		return lines
+	}},
+	{"break-ordinals", func(r *rand.Rand, lines []string, paginated bool) []string {
+		if !paginated {
+			return lines
+		}
+		for n := 0; n < 3; n++ {
+			i := 1 + r.IntN(len(lines)-1)
+			switch r.IntN(3) {
+			case 0:
+				lines[i] = ordinalRE.ReplaceAllString(lines[i], "")
+			case 1:
+				lines[i] = ordinalRE.ReplaceAllString(lines[i], fmt.Sprintf(`"ordinal":%d,`, r.IntN(len(lines))))
+			default:
+				lines[len(lines)-1] = ordinalRE.ReplaceAllString(lines[len(lines)-1], "")
+			}
+		}
+		return lines
+	}},
+	{"invalid-line", func(r *rand.Rand, lines []string, _ bool) []string {
+		i := 1 + r.IntN(len(lines)-1)
+		bad := []string{"WARN codex_core::rollout: flush took 1200ms", `{"timestamp":"2026-03-10T09:35:30.130Z","type":"event_ms`, "\x00\xff garbage"}[r.IntN(3)]
+		return append(lines[:i], append([]string{bad}, lines[i:]...)...)
+	}},
+	{"concatenate", func(r *rand.Rand, lines []string, _ bool) []string {
+		i := 1 + r.IntN(len(lines)-2)
+		lines[i] += lines[i+1]
+		return append(lines[:i+1], lines[i+2:]...)
+	}},
+	{"drop-output", func(r *rand.Rand, lines []string, _ bool) []string { // leaves an orphan call
+		c := pick(lines, regexp.MustCompile(`"payload":\{"type":"(function_call_output|custom_tool_call_output)"`))
+		if len(c) == 0 {
+			return lines
+		}
+		i := c[r.IntN(len(c))]
+		return append(lines[:i], lines[i+1:]...)
+	}},
+	{"drop-call", func(r *rand.Rand, lines []string, _ bool) []string { // leaves an orphan output
+		c := pick(lines, regexp.MustCompile(`"payload":\{"type":"(function_call|custom_tool_call)",`))
+		if len(c) == 0 {
+			return lines
+		}
+		i := c[r.IntN(len(c))]
+		return append(lines[:i], lines[i+1:]...)
+	}},
+	{"move-meta", func(r *rand.Rand, lines []string, _ bool) []string {
+		k := 1 + r.IntN(min(5, len(lines)-1))
+		meta := lines[0]
+		copy(lines, lines[1:k+1])
+		lines[k] = meta
+		return lines
+	}},
+}
+
+// build turns lines into a file: CRLF on some lines, the last one torn.
+func build(r *rand.Rand, lines []string, crlf, tear bool) []byte {
+	var b bytes.Buffer
+	for i, l := range lines {
+		if i == len(lines)-1 && tear {
+			cut := 1 + r.IntN(len(l)-1)
+			b.WriteString(l[:cut])
+			break
+		}
+		b.WriteString(l)
+		if crlf && r.IntN(4) == 0 {
+			b.WriteByte('\r')
+		}
+		b.WriteByte('\n')
+	}
+	return b.Bytes()
+}
+
+type reportChange struct {
+	Rule       string          `json:"rule"`
+	Line       int             `json:"line"`
+	Object     int             `json:"object"`
+	Action     string          `json:"action"`
+	Path       string          `json:"path"`
+	Before     json.RawMessage `json:"before"`
+	After      json.RawMessage `json:"after"`
+	OutputLine int             `json:"output_line"`
+}
+
+type repairReport struct {
+	Changes  []reportChange `json:"changes"`
+	NotFixed []struct {
+		Rule   string `json:"rule"`
+		Line   int    `json:"line"`
+		Reason string `json:"reason"`
+	} `json:"not_fixed"`
+}
+
+type qEntry struct {
+	Line       int    `json:"line"`
+	ByteOffset int64  `json:"byte_offset"`
+	Reason     string `json:"reason"`
+	Raw        string `json:"raw"`
+	RawBase64  string `json:"raw_base64"`
+	EOL        string `json:"eol"`
+}
+
+func (q qEntry) bytes() []byte {
+	if q.RawBase64 != "" {
+		b, _ := base64.StdEncoding.DecodeString(q.RawBase64)
+		return b
+	}
+	return []byte(q.Raw)
+}
+
+func TestRepairProperties(t *testing.T) {
+	seeds := 24
+	if testing.Short() {
+		seeds = 6
+	}
+	for seed := 1; seed <= seeds; seed++ {
+		paginated := seed%2 == 0
+		t.Run(fmt.Sprintf("seed%d", seed), func(t *testing.T) {
+			t.Parallel()
+			var buf bytes.Buffer
+			if _, err := gen.Write(&buf, gen.Options{Seed: uint64(seed), TargetBytes: 150_000, Paginated: paginated}); err != nil {
+				t.Fatal(err)
+			}
+			r := rand.New(rand.NewPCG(uint64(seed), 99))
+			lines := strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n")
+			var applied []string
+			for _, f := range faults {
+				if r.IntN(2) == 0 {
+					lines = f.apply(r, lines, paginated)
+					applied = append(applied, f.name)
+				}
+			}
+			crlf, tear := r.IntN(3) == 0, r.IntN(2) == 0
+			input := build(r, lines, crlf, tear)
+			var fix []string // the default fixes; every third seed all of them
+			if seed%3 == 0 {
+				fix = []string{"all"}
+			}
+			t.Logf("faults %v crlf=%v torn=%v fix=%v", applied, crlf, tear, fix)
+			checkRepairProperties(t, input, fix)
+		})
+	}
+}
+
+func checkRepairProperties(t *testing.T, input []byte, fix []string) {
+	t.Helper()
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.jsonl")
+	os.WriteFile(in, input, 0o644)
+	out, rep := filepath.Join(dir, "out.jsonl"), filepath.Join(dir, "report.json")
+	var fixArgs []string
+	if fix != nil {
+		fixArgs = []string{"--fix", strings.Join(fix, ",")}
+	}
+	repair := func(args ...string) (int, string, string) {
+		return runRollout(append(append([]string{"repair"}, fixArgs...), args...)...)
+	}
+	code, stdout, stderr := repair("--write", "-o", out, "--report", rep, in)
+	if code != exitOK && code != exitFindings {
+		t.Fatalf("repair: exit %d\n%s%s", code, stdout, stderr)
+	}
+	output := readFile(t, out)
+	var report repairReport
+	if err := json.Unmarshal(readFile(t, rep), &report); err != nil {
+		t.Fatal(err)
+	}
+	var quarantine []qEntry
+	if q, err := os.ReadFile(out + ".quarantine.jsonl"); err == nil {
+		for _, l := range strings.Split(strings.TrimSuffix(string(q), "\n"), "\n") {
+			var e qEntry
+			if err := json.Unmarshal([]byte(l), &e); err != nil {
+				t.Fatalf("quarantine line %q: %v", l, err)
+			}
+			quarantine = append(quarantine, e)
+		}
+	}
+
+	// Untouched lines identical, and every byte accounted for.
+	rebuilt := rebuildInput(t, input, output, quarantine, report.Changes)
+	if !bytes.Equal(rebuilt, input) {
+		i := 0
+		for i < len(rebuilt) && i < len(input) && rebuilt[i] == input[i] {
+			i++
+		}
+		t.Fatalf("output + quarantine do not rebuild the input: first difference at byte %d:\n in  %.120q\n got %.120q\n%s",
+			i, input[i:], rebuilt[i:], stdout)
+	}
+
+	// The output verifies clean of the fixed rules.
+	sel, _ := checks.SelectFixes(fix)
+	res, err := checks.Run(out, nil, checks.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range res.Findings {
+		if sel[f.Rule] {
+			t.Errorf("output still has %s on line %d: %s\n%s", f.Rule, f.Line, f.Message, stdout)
+		}
+	}
+
+	// A second repair is a no-op.
+	out2 := filepath.Join(dir, "out2.jsonl")
+	_, stdout2, _ := repair("--write", "-o", out2, out)
+	if !strings.Contains(stdout2, "nothing to repair") || !bytes.Equal(readFile(t, out2), output) {
+		t.Errorf("second repair is not a no-op:\n%s", stdout2)
+	}
+
+	// Two runs are identical.
+	out3 := filepath.Join(dir, "out3.jsonl")
+	repair("--write", "-o", out3, in)
+	if !bytes.Equal(readFile(t, out3), output) {
+		t.Errorf("a second run on the same input wrote different bytes")
+	}
+	q1, _ := os.ReadFile(out + ".quarantine.jsonl")
+	q3, _ := os.ReadFile(out3 + ".quarantine.jsonl")
+	if !bytes.Equal(q1, q3) {
+		t.Errorf("a second run on the same input quarantined different bytes")
+	}
+}
+
+func readFile(t *testing.T, p string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+type physLine struct {
+	raw []byte
+	eol string
+}
+
+func physLines(b []byte) []physLine {
+	var out []physLine
+	for len(b) > 0 {
+		i := bytes.IndexByte(b, '\n')
+		if i < 0 {
+			out = append(out, physLine{raw: b})
+			break
+		}
+		l := physLine{raw: b[:i], eol: "\n"}
+		if bytes.HasSuffix(l.raw, []byte("\r")) {
+			l.raw, l.eol = l.raw[:len(l.raw)-1], "\r\n"
+		}
+		out = append(out, l)
+		b = b[i+1:]
+	}
+	return out
+}
+
+// undoSet reverses one reported member change in an output line: the
+// member found by gjson at path must hold the reported new value.
+func undoSet(t *testing.T, raw []byte, path string, before, after json.RawMessage) []byte {
+	t.Helper()
+	gpath := strings.NewReplacer("[", ".", "]", "").Replace(path)
+	v := gjson.GetBytes(raw, gpath)
+	if !v.Exists() || v.Raw != string(after) {
+		t.Fatalf("output line has %s = %s, the report says %s:\n%s", path, v.Raw, after, raw)
+	}
+	start, end := v.Index, v.Index+len(v.Raw)
+	if len(before) > 0 {
+		return append(append(append([]byte{}, raw[:start]...), before...), raw[end:]...)
+	}
+	key := path[strings.LastIndexAny(path, ".]")+1:]
+	ks := start - len(`"`+key+`":`)
+	if ks < 0 || string(raw[ks:start]) != `"`+key+`":` {
+		t.Fatalf("inserted member %s is not written \"%s\":value", path, key)
+	}
+	switch {
+	case end < len(raw) && raw[end] == ',':
+		end++
+	case raw[ks-1] == ',':
+		ks--
+	}
+	return append(append([]byte{}, raw[:ks]...), raw[end:]...)
+}
+
+// rebuildInput rebuilds the input from the output, the quarantine and the
+// reported changes. Output lines are assigned to input lines in order (the
+// moved line first, inserted lines after their line); an input line with
+// no change must come back byte for byte.
+func rebuildInput(t *testing.T, input, output []byte, quarantine []qEntry, changes []reportChange) []byte {
+	t.Helper()
+	in, out := physLines(input), physLines(output)
+	type lineInfo struct {
+		split   int // objects, when split
+		moved   int // object moved to the front, -1 none
+		dropped map[int]bool
+		inserts []json.RawMessage
+		changed bool
+	}
+	info := map[int]*lineInfo{}
+	get := func(l int) *lineInfo {
+		if info[l] == nil {
+			info[l] = &lineInfo{moved: -1, dropped: map[int]bool{}}
+		}
+		return info[l]
+	}
+	for _, c := range changes {
+		li := get(c.Line)
+		li.changed = true
+		switch c.Action {
+		case "set":
+			out[c.OutputLine-1].raw = undoSet(t, out[c.OutputLine-1].raw, c.Path, c.Before, c.After)
+		case "lf":
+			out[c.OutputLine-1].eol = "\r\n"
+		case "split":
+			var s string
+			json.Unmarshal(c.After, &s)
+			li.split, _ = strconv.Atoi(strings.Fields(s)[0])
+		case "move":
+			li.moved = c.Object
+		case "quarantine":
+			li.dropped[c.Object] = true
+		case "insert":
+			li.inserts = append(li.inserts, c.After)
+		default:
+			t.Fatalf("unexpected change %+v", c)
+		}
+	}
+	qs := map[int][]qEntry{}
+	for _, q := range quarantine {
+		qs[q.Line] = append(qs[q.Line], q)
+	}
+
+	var b bytes.Buffer
+	cur := 0
+	var moved physLine
+	for _, c := range changes {
+		if c.Action == "move" {
+			moved, cur = out[0], 1
+		}
+	}
+	next := func() physLine {
+		if cur >= len(out) {
+			t.Fatalf("the output has fewer lines than the input accounts for")
+		}
+		cur++
+		return out[cur-1]
+	}
+	for n := 1; n <= len(in); n++ {
+		line := in[n-1]
+		li := get(n)
+		// Whole line in quarantine.
+		if len(qs[n]) == 1 && string(qs[n][0].bytes()) == string(line.raw) && qs[n][0].EOL == line.eol && li.split == 0 {
+			b.Write(line.raw)
+			b.WriteString(line.eol)
+			continue
+		}
+		wantEOL := func(got string) {
+			if got != line.eol && !(line.eol == "" && got == "\n") {
+				t.Fatalf("input line %d ends in %q, its output in %q", n, line.eol, got)
+			}
+		}
+		switch {
+		case li.split > 0:
+			var raw []byte
+			di := 0
+			for k := 0; k < li.split; k++ {
+				switch {
+				case k == li.moved:
+					raw = append(raw, moved.raw...)
+				case li.dropped[k]:
+					raw = append(raw, qs[n][di].bytes()...)
+					di++
+				default:
+					o := next()
+					raw = append(raw, o.raw...)
+					if k == li.split-1 {
+						wantEOL(o.eol)
+					}
+				}
+			}
+			b.Write(raw)
+			b.WriteString(line.eol)
+		case li.moved >= 0:
+			wantEOL(moved.eol)
+			b.Write(moved.raw)
+			b.WriteString(line.eol)
+		default:
+			o := next()
+			if !li.changed && !bytes.Equal(o.raw, line.raw) {
+				t.Fatalf("untouched input line %d differs in the output (line %d):\n in  %.200q\n out %.200q", n, cur, line.raw, o.raw)
+			}
+			wantEOL(o.eol)
+			b.Write(o.raw)
+			b.WriteString(line.eol)
+		}
+		for _, ins := range li.inserts {
+			var want string
+			json.Unmarshal(ins, &want)
+			if o := next(); string(o.raw) != want {
+				t.Fatalf("inserted line after input line %d is not the one reported", n)
+			}
+		}
+	}
+	if cur != len(out) {
+		t.Fatalf("%d output lines are not accounted for", len(out)-cur)
+	}
+	return b.Bytes()
+}
