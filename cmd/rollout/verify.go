@@ -18,6 +18,7 @@ import (
 
 	"github.com/rollout-dev/rollout/checks"
 	"github.com/rollout-dev/rollout/cmd/rollout/internal/report"
+	"github.com/rollout-dev/rollout/reconstruct"
 	"github.com/rollout-dev/rollout/rollout"
 	"github.com/spf13/cobra"
 )
@@ -30,6 +31,7 @@ type verifyOptions struct {
 	selectRules  []string
 	ignoreRules  []string
 	maxLineBytes int64
+	handoffCap   int64
 	jobs         int
 	shard        string
 	color        string
@@ -64,6 +66,7 @@ $CODEX_HOME/sessions and $CODEX_HOME/archived_sessions (CODEX_HOME defaults to ~
 	f.StringSliceVar(&opts.selectRules, "select", nil, "only these rules or areas (e.g. ordinal/,item/missing-id)")
 	f.StringSliceVar(&opts.ignoreRules, "ignore", nil, "skip these rules or areas")
 	f.Int64Var(&opts.maxLineBytes, "max-line-bytes", rollout.DefaultMaxLineBytes, "longest line to analyse; longer lines are kept and reported")
+	f.Int64Var(&opts.handoffCap, "handoff-cap", reconstruct.DefaultHandoffCap, "cap of a context handoff's budget (handoff/* rules)")
 	f.IntVar(&opts.jobs, "jobs", runtime.NumCPU(), "files verified in parallel (output is identical for any value)")
 	f.StringVar(&opts.shard, "shard", "", "K/N: only the files whose path hashes to shard K (1..N) of N")
 	f.StringVar(&opts.filesFrom, "files-from", "", "read one path per line from FILE (- for standard input)")
@@ -95,6 +98,9 @@ func (o *verifyOptions) validate() error {
 	}
 	if o.jobs < 1 {
 		return usageError("use --jobs 1 or more", "invalid --jobs %d", o.jobs)
+	}
+	if o.handoffCap < 1 {
+		return usageError("", "invalid --handoff-cap %d", o.handoffCap)
 	}
 	if o.maxLineBytes < 1 {
 		return usageError("", "invalid --max-line-bytes %d", o.maxLineBytes)
@@ -218,7 +224,7 @@ func runVerify(ctx context.Context, a *app, o *verifyOptions) error {
 	}
 	filter, _ := checks.NewFilter(o.selectRules, o.ignoreRules)
 	progress := newProgress(a.io, len(paths), a.io.ErrIsTTY && humanOnly(o.formats))
-	outcomes := analyse(paths, o.jobs, a.io.In, checks.Options{MaxLineBytes: o.maxLineBytes}, progress.step)
+	outcomes := analyse(paths, o.jobs, a.io.In, checks.Options{MaxLineBytes: o.maxLineBytes, HandoffCap: o.handoffCap}, progress.step)
 	progress.done()
 
 	rep := &report.Report{Tool: "rollout", Version: version(), Command: "verify"}

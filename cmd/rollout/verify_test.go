@@ -23,7 +23,7 @@ import (
 func TestVerifyArgs(t *testing.T) {
 	t.Parallel()
 	defaults := verifyOptions{formats: []string{"text"}, failOn: "error",
-		maxLineBytes: rollout.DefaultMaxLineBytes, jobs: runtime.NumCPU(), color: "auto"}
+		maxLineBytes: rollout.DefaultMaxLineBytes, handoffCap: 16000, jobs: runtime.NumCPU(), color: "auto"}
 	with := func(f func(o *verifyOptions)) verifyOptions {
 		o := defaults
 		o.formats = append([]string(nil), defaults.formats...)
@@ -60,6 +60,8 @@ func TestVerifyArgs(t *testing.T) {
 		{name: "bad format", args: []string{"--format", "xml"}, wantCode: exitUsage, wantErr: "xml"},
 		{name: "two formats on stdout", args: []string{"--format", "json", "--format", "text"}, wantCode: exitUsage, wantErr: "only one --format"},
 		{name: "zero jobs", args: []string{"--jobs", "0"}, wantCode: exitUsage, wantErr: "invalid --jobs 0"},
+		{name: "handoff cap", args: []string{"--handoff-cap", "64000"}, want: with(func(o *verifyOptions) { o.handoffCap = 64000 })},
+		{name: "zero handoff cap", args: []string{"--handoff-cap", "0"}, wantCode: exitUsage, wantErr: "invalid --handoff-cap 0"},
 		{name: "zero max line", args: []string{"--max-line-bytes", "0"}, wantCode: exitUsage, wantErr: "invalid --max-line-bytes 0"},
 		{name: "shard K > N", args: []string{"--shard", "5/4"}, wantCode: exitUsage, wantErr: `invalid --shard "5/4"`},
 		{name: "shard zero", args: []string{"--shard", "0/4"}, wantCode: exitUsage, wantErr: "invalid --shard"},
