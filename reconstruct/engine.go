@@ -159,6 +159,10 @@ func (e *Engine) feedObject(rec *rollout.Record, pos Pos) {
 		e.addLiveItem(pos, rec.PayloadBytes(), -1)
 		return
 	}
+	if typ == rollout.TypeEventMsg {
+		e.event(rec, pos) // user_message events carry images: walked, not copied
+		return
+	}
 	payload := rec.Payload()
 
 	switch typ {
@@ -170,8 +174,6 @@ func (e *Engine) feedObject(rec *rollout.Record, pos Pos) {
 		if t := payload.Get("turn_id"); t.Exists() && e.turn != nil && e.turn.ID == "" {
 			e.turn.ID = t.String()
 		}
-	case rollout.TypeEventMsg:
-		e.event(rec, pos, payload)
 	case rollout.TypeWorldState:
 		e.worldState(pos, payload)
 	case rollout.TypeInterAgent:

@@ -5,7 +5,6 @@ import (
 
 	"github.com/rollout-dev/rollout/mergepatch"
 	"github.com/rollout-dev/rollout/rollout"
-	"github.com/tidwall/gjson"
 )
 
 type turnState struct {
@@ -40,8 +39,25 @@ func (e *Engine) checkpoint() checkpoint {
 	return checkpoint{history: e.st.History, world: e.st.WorldState, lineage: e.st.Lineage, afterCompact: e.afterCompact, tokens: tok}
 }
 
-func (e *Engine) event(rec *rollout.Record, pos Pos, p gjson.Result) {
-	switch p.Get("type").Str {
+func (e *Engine) event(rec *rollout.Record, pos Pos) {
+	raw := rec.PayloadBytes()
+	var evType, message []byte
+	rollout.Members(raw, func(key []byte, start, end int) bool {
+		switch string(key) {
+		case "type":
+			evType = raw[start:end]
+		case "message":
+			message = raw[start:end]
+		}
+		return true
+	})
+	kind := rollout.DecodeString(evType)
+	if kind == "user_message" {
+		e.userInput(pos, rollout.DecodeString(message))
+		return
+	}
+	p := rec.Payload()
+	switch kind {
 	case "task_started", "turn_started":
 		if e.turn != nil {
 			e.emit(TurnUnclosed, e.turn.Pos, map[string]any{"turn_id": e.turn.ID, "at_eof": false})
@@ -64,8 +80,6 @@ func (e *Engine) event(rec *rollout.Record, pos Pos, p gjson.Result) {
 			e.turn.Status = "aborted"
 		}
 		e.turn = nil
-	case "user_message":
-		e.userInput(pos, p.Get("message").String())
 	case "thread_rolled_back":
 		e.rollback(pos, int(p.Get("num_turns").Int()))
 	case "token_count":

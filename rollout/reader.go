@@ -10,6 +10,11 @@ import (
 	"unicode/utf8"
 )
 
+// readBufferSize is bufio's buffer: lines up to this size are read in place
+// without a copy. Most lines are small; the multi-megabyte ones (images,
+// tool output) are few, so 4 MiB covers nearly all bytes for little memory.
+const readBufferSize = 4 << 20
+
 // DefaultMaxLineBytes is the default for --max-line-bytes: real lines reach
 // tens of MB (inline images, tool output), so the cap is generous.
 const DefaultMaxLineBytes = 64 << 20
@@ -32,7 +37,7 @@ func NewReader(r io.Reader, maxLine int64) *Reader {
 	if maxLine <= 0 {
 		maxLine = DefaultMaxLineBytes
 	}
-	return &Reader{br: bufio.NewReaderSize(r, 256<<10), max: maxLine}
+	return &Reader{br: bufio.NewReaderSize(r, readBufferSize), max: maxLine}
 }
 
 // Next returns the next record, or io.EOF after the last one. Any other error
@@ -47,19 +52,25 @@ func (rd *Reader) Next() (*Record, error) {
 	var size int64
 	var tail [2]byte // last two bytes read: tells "\r\n" on an oversized line
 	oversized, terminated := false, false
-	for {
+	line := rd.buf[:0]
+	for first := true; ; first = false {
 		chunk, err := rd.br.ReadSlice('\n')
 		size += int64(len(chunk))
 		for _, b := range chunk[max(len(chunk)-2, 0):] {
 			tail[0], tail[1] = tail[1], b
 		}
-		if !oversized {
-			if size > rd.max+2 { // +2: the terminator does not count
-				oversized = true
-				rd.buf = rd.buf[:0]
-			} else {
-				rd.buf = append(rd.buf, chunk...)
-			}
+		switch {
+		case oversized:
+		case size > rd.max+2: // +2: the terminator does not count
+			oversized = true
+		case first && err == nil:
+			// The whole line is in bufio's buffer: use it in place, valid
+			// until the next read, as Record.Raw promises. Copying every
+			// line once more was the reader's largest cost.
+			line = chunk
+		default:
+			line = append(line, chunk...)
+			rd.buf = line[:0]
 		}
 		if err == nil {
 			terminated = true
@@ -82,7 +93,7 @@ func (rd *Reader) Next() (*Record, error) {
 	rd.offset += size
 
 	if !oversized {
-		raw := rd.buf
+		raw := line
 		switch {
 		case bytes.HasSuffix(raw, []byte("\r\n")):
 			rec.EOL, raw = "\r\n", raw[:len(raw)-2]
@@ -121,14 +132,16 @@ func classify(rec *Record) {
 		rec.InvalidUTF8 = !utf8.Valid(raw)
 		return
 	}
-	if c := checkLine(raw); c.object {
+	if c := checkRecordLine(raw, rec); c.object {
 		rec.Shape = ShapeObject
+		rec.parsed = true
 		// Valid JSON has no raw control bytes; an escaped NUL is the case
 		// that still breaks downstream tools (databases, terminals).
 		rec.ControlChar = c.escNUL
 		rec.InvalidUTF8 = c.badUTF8
 		return
 	}
+	rec.typ, rec.pay, rec.ts, rec.ord = [2]int{}, [2]int{}, [2]int{}, [2]int{} // noted before validation failed
 	rec.InvalidUTF8 = !utf8.Valid(raw)
 	rec.ControlChar = hasRawControl(raw) || bytes.Contains(raw, []byte(`\u0000`))
 	if parts := splitObjects(raw); len(parts) > 1 {

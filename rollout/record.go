@@ -64,25 +64,34 @@ func (r *Record) parse() {
 	if r.Shape != ShapeObject {
 		return
 	}
-	// One walk over the top level; values are skipped, not parsed, so a
-	// payload of megabytes costs one memchr-speed pass.
+	// Lines from the reader were routed while validated; this walk is for
+	// records built elsewhere (the objects of a concatenated line). Values
+	// are skipped, not parsed: a payload of megabytes costs one memchr pass.
 	Members(r.Raw, func(key []byte, start, end int) bool {
-		var dst *[2]int
-		switch string(key) {
-		case "type":
-			dst = &r.typ
-		case "payload":
-			dst = &r.pay
-		case "timestamp":
-			dst = &r.ts
-		case "ordinal":
-			dst = &r.ord
-		}
-		if dst != nil && dst[1] == 0 { // duplicate keys: the first wins, as in gjson
-			*dst = [2]int{start, end}
-		}
+		r.noteMember(key, start, end)
 		return true
 	})
+}
+
+// noteMember records the value range of a top-level member the record
+// routes on.
+func (r *Record) noteMember(key []byte, start, end int) {
+	var dst *[2]int
+	switch string(key) {
+	case "type":
+		dst = &r.typ
+	case "payload":
+		dst = &r.pay
+	case "timestamp":
+		dst = &r.ts
+	case "ordinal":
+		dst = &r.ord
+	default:
+		return
+	}
+	if dst[1] == 0 { // duplicate keys: the first wins, as in gjson
+		*dst = [2]int{start, end}
+	}
 }
 
 func (r *Record) field(f *[2]int) []byte {

@@ -20,8 +20,13 @@ type lineCheck struct {
 // notes invalid UTF-8 and escaped NULs inside strings. One pass instead of
 // three (validate, utf8.Valid, search for \u0000) is what keeps verify well
 // ahead of jq on multi-megabyte lines.
-func checkLine(raw []byte) lineCheck {
-	v := validator{b: raw}
+func checkLine(raw []byte) lineCheck { return checkRecordLine(raw, nil) }
+
+// checkRecordLine is checkLine that also notes the top-level members rec
+// routes on (type, payload, timestamp, ordinal) while it passes them, so the
+// record needs no second walk over a multi-megabyte line.
+func checkRecordLine(raw []byte, rec *Record) lineCheck {
+	v := validator{b: raw, rec: rec}
 	i := skipSpace(raw, 0)
 	if i >= len(raw) || raw[i] != '{' {
 		return lineCheck{}
@@ -38,6 +43,7 @@ func validObject(b []byte) bool { return checkLine(b).object }
 
 type validator struct {
 	b       []byte
+	rec     *Record // receives the top-level members; may be nil
 	badUTF8 bool
 	escNUL  bool
 }
@@ -80,15 +86,21 @@ func (v *validator) object(i, depth int) (int, bool) {
 			return i, false
 		}
 		var ok bool
+		keyStart := i
 		if i, ok = v.str(i); !ok {
 			return i, false
 		}
+		key := b[keyStart+1 : i-1]
 		i = skipSpace(b, i)
 		if i >= len(b) || b[i] != ':' {
 			return i, false
 		}
-		if i, ok = v.value(skipSpace(b, i+1), depth); !ok {
+		valStart := skipSpace(b, i+1)
+		if i, ok = v.value(valStart, depth); !ok {
 			return i, false
+		}
+		if depth == 1 && v.rec != nil {
+			v.rec.noteMember(key, valStart, i)
 		}
 		i = skipSpace(b, i)
 		if i >= len(b) {
