@@ -37,9 +37,13 @@ func msgOversized(f map[string]any) string {
 			at = fmt.Sprintf("at the end of the file (target turn %v is not in the rollout)", f["turn_id"])
 		}
 	}
+	fix := "set deferred"
+	if kept, ok := f["duplicate_of"]; ok {
+		fix = fmt.Sprintf("it copies %v, which is kept: mark this one superseded", kept)
+	}
 	return fmt.Sprintf("handoff %v needs %v tokens but the budget %s is %v (window %v, fill %v, prompt %v, reserve %v, cap %v): "+
-		"it would wedge the thread; set deferred",
-		f["id"], f["tokens"], at, f["budget"], f["window"], f["fill"], f["prompt"], f["reserve"], f["cap"])
+		"it would wedge the thread; %s",
+		f["id"], f["tokens"], at, f["budget"], f["window"], f["fill"], f["prompt"], f["reserve"], f["cap"], fix)
 }
 
 func msgLostDeferred(f map[string]any) string {

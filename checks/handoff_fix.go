@@ -84,6 +84,11 @@ func PlanHandoffFixes(findings []Finding, lines map[int][]byte) ([]HandoffEdit, 
 // id, when several objects share the line).
 func PlanHandoffFix(f Finding, raw []byte) (HandoffEdit, error) {
 	action := handoffActions[f.Rule]
+	if _, dup := f.Evidence["duplicate_of"]; dup && f.Rule == "handoff/oversized-not-deferred" {
+		// An older copy of the same handoff is kept (and deferred):
+		// deferring this one too would only make a duplicate.
+		action = setSuperseded
+	}
 	if action == nil {
 		return HandoffEdit{}, fmt.Errorf("%s has no handoff fix", f.Rule)
 	}

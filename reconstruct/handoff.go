@@ -318,7 +318,12 @@ func (e *Engine) judgeHandoffs() {
 		return
 	}
 	turns := e.turnsByID()
-	var waiting []*Handoff // deferred, ready, not delivered: candidates for rule 4
+	// Candidates for rule 4: ready, not delivered, and deferred or about to
+	// be (rule 1). Grouping both makes one repair final: it defers the
+	// oldest copy and supersedes the others, instead of deferring every
+	// copy and leaving duplicates for a second run.
+	var waiting []*Handoff
+	var oversized []Observation
 	for _, id := range ids {
 		h := e.st.Handoffs[id]
 		pos := Pos{Line: h.Line, Offset: h.Offset, Ordinal: h.Ordinal}
@@ -340,11 +345,13 @@ func (e *Engine) judgeHandoffs() {
 		b := e.budgetAt(target)
 		h.Budget = &b
 
-		// Rule 1: ready, not delivered, not deferred, does not fit.
+		// Rule 1: ready, not delivered, not deferred, does not fit. Emitted
+		// after rule 4's grouping, which may name an older copy.
 		if h.Status == "ready" && h.Delivery == "" && !h.Deferred && b.Known && h.Tokens > b.Budget {
-			e.emit(HandoffOversized, pos, map[string]any{"id": h.ID, "tokens": h.Tokens,
-				"budget": b.Budget, "window": b.Window, "fill": b.Fill, "prompt": b.Prompt,
-				"reserve": b.Reserve, "cap": b.Cap, "turn_id": h.TargetTurnID, "at_eof": b.AtEOF})
+			oversized = append(oversized, Observation{Kind: HandoffOversized, Pos: pos, Facts: map[string]any{
+				"id": h.ID, "tokens": h.Tokens, "budget": b.Budget, "window": b.Window, "fill": b.Fill,
+				"prompt": b.Prompt, "reserve": b.Reserve, "cap": b.Cap, "turn_id": h.TargetTurnID, "at_eof": b.AtEOF}})
+			waiting = append(waiting, h) // it must be deferred: it waits like one
 		}
 		// Rule 2: a pending delivery that lost the marker after its turn ended.
 		if h.Live() && h.Delivery == DeliveryPending && !h.Deferred && h.WasDeferred {
@@ -370,7 +377,13 @@ func (e *Engine) judgeHandoffs() {
 			waiting = append(waiting, h)
 		}
 	}
-	e.duplicateHandoffs(waiting)
+	older := e.duplicateHandoffs(waiting)
+	for _, o := range oversized {
+		if kept, ok := older[o.Facts["id"].(string)]; ok {
+			o.Facts["duplicate_of"] = kept
+		}
+		e.obs(o)
+	}
 }
 
 // sigStatus is the delivery status of a delivery signature.
@@ -442,10 +455,13 @@ func nonNil(s []string) []string {
 
 // duplicateHandoffs applies rule 4: deferred ready handoffs for this thread
 // covering the same items are duplicates; the oldest (first record) is
-// kept.
-func (e *Engine) duplicateHandoffs(waiting []*Handoff) {
+// kept. Handoffs not yet deferred take part in the grouping but are not
+// reported here: it returns, for each of them that is not the oldest, the
+// id of the copy that is kept.
+func (e *Engine) duplicateHandoffs(waiting []*Handoff) map[string]string {
+	older := map[string]string{}
 	if len(waiting) < 2 {
-		return
+		return older
 	}
 	byItems := map[string][]*Handoff{}
 	var keys []string
@@ -476,9 +492,14 @@ func (e *Engine) duplicateHandoffs(waiting []*Handoff) {
 			n = strings.Count(k, "\x00") + 1
 		}
 		for _, h := range group[1:] {
+			if !h.Deferred {
+				older[h.ID] = kept.ID
+				continue
+			}
 			e.emit(HandoffDuplicateDeferred, Pos{Line: h.Line, Offset: h.Offset, Ordinal: h.Ordinal},
 				map[string]any{"id": h.ID, "kept_id": kept.ID, "kept_line": kept.FirstLine, "items": n,
 					"provider_thread_id": e.providerThread(h)})
 		}
 	}
+	return older
 }
