@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/rollout-dev/rollout/checks"
+	"github.com/rollout-dev/rollout/reconstruct"
 	"github.com/rollout-dev/rollout/rollout"
 	"github.com/spf13/cobra"
 )
@@ -25,6 +26,7 @@ type repairOptions struct {
 	report       string
 	randomIDs    bool
 	maxLineBytes int64
+	handoffCap   int64
 
 	// stage, when set (tests only), is called at each step of a run:
 	// "analysed", then with --write "written", "backed-up", "checked",
@@ -86,6 +88,7 @@ refused (file changed, symlink, write failed), 2 for usage errors.`,
 	f.StringVar(&opts.report, "report", "", "write the changes (applied, or planned in a dry run) as JSON to FILE")
 	f.BoolVar(&opts.randomIDs, "random-ids", false, "make new ids from random bits instead of deriving them (output no longer deterministic)")
 	f.Int64Var(&opts.maxLineBytes, "max-line-bytes", rollout.DefaultMaxLineBytes, "longest line to analyse and edit; longer lines are kept as they are")
+	f.Int64Var(&opts.handoffCap, "handoff-cap", reconstruct.DefaultHandoffCap, "cap of a context handoff's budget (which handoffs must be deferred)")
 	return cmd
 }
 
@@ -98,6 +101,9 @@ func (o *repairOptions) validate() error {
 	}
 	if o.noBackup && (!o.write || o.output != "") {
 		return usageError("--no-backup only applies to --write without -o", "--no-backup given without --write in place")
+	}
+	if o.handoffCap < 1 {
+		return usageError("", "invalid --handoff-cap %d", o.handoffCap)
 	}
 	if o.maxLineBytes < 1 {
 		return usageError("", "invalid --max-line-bytes %d", o.maxLineBytes)
@@ -160,7 +166,7 @@ func (r *repairRun) run() error {
 			return &exitError{code: exitUnsafe, err: err, hint: "check the directory of " + r.target}
 		}
 	}
-	in, snap, err := analyseForRepair(o.path, r.seed, checks.Options{MaxLineBytes: o.maxLineBytes, Flow: r.facts.Observe}, spec, recompress)
+	in, snap, err := analyseForRepair(o.path, r.seed, o.checkOptions(r.facts.Observe), spec, recompress)
 	if err == nil {
 		r.in, r.src = in, snap
 		r.fp, err = checks.PlanFixes(in, &r.facts, checks.FixOptions{Fix: o.fix, RandomIDs: o.randomIDs})
@@ -336,4 +342,10 @@ func displayPath(p string) string {
 		return rel
 	}
 	return p
+}
+
+// checkOptions are the analysis settings of both passes: the input and the
+// re-verification of the output must judge by the same rules.
+func (o *repairOptions) checkOptions(flow reconstruct.Observer) checks.Options {
+	return checks.Options{MaxLineBytes: o.maxLineBytes, HandoffCap: o.handoffCap, Flow: flow}
 }

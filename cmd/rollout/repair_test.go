@@ -15,12 +15,12 @@ func TestRepairOptions(t *testing.T) {
 		want repairOptions
 		code int // exit code of an invalid invocation; 0: valid
 	}{
-		{args: []string{"f.jsonl"}, want: repairOptions{path: "f.jsonl", maxLineBytes: 64 << 20}},
-		{args: []string{"--write", "-o", "out.jsonl", "f.jsonl"}, want: repairOptions{path: "f.jsonl", write: true, output: "out.jsonl", maxLineBytes: 64 << 20}},
+		{args: []string{"f.jsonl"}, want: repairOptions{path: "f.jsonl", maxLineBytes: 64 << 20, handoffCap: 16000}},
+		{args: []string{"--write", "-o", "out.jsonl", "f.jsonl"}, want: repairOptions{path: "f.jsonl", write: true, output: "out.jsonl", maxLineBytes: 64 << 20, handoffCap: 16000}},
 		{args: []string{"--write", "--no-backup", "--diff", "--random-ids", "--report", "r.json", "f.jsonl"},
-			want: repairOptions{path: "f.jsonl", write: true, noBackup: true, diff: true, randomIDs: true, report: "r.json", maxLineBytes: 64 << 20}},
-		{args: []string{"--fix", "default,tool/orphan-call", "--fix", "ordinal/", "--max-line-bytes", "100", "f.jsonl"},
-			want: repairOptions{path: "f.jsonl", fix: []string{"default", "tool/orphan-call", "ordinal/"}, maxLineBytes: 100}},
+			want: repairOptions{path: "f.jsonl", write: true, noBackup: true, diff: true, randomIDs: true, report: "r.json", maxLineBytes: 64 << 20, handoffCap: 16000}},
+		{args: []string{"--fix", "default,tool/orphan-call", "--fix", "ordinal/", "--max-line-bytes", "100", "--handoff-cap", "64000", "f.jsonl"},
+			want: repairOptions{path: "f.jsonl", fix: []string{"default", "tool/orphan-call", "ordinal/"}, maxLineBytes: 100, handoffCap: 64000}},
 		{args: []string{"-o", "out.jsonl", "f.jsonl"}, code: exitUsage},                   // -o needs --write
 		{args: []string{"--no-backup", "f.jsonl"}, code: exitUsage},                       // only with --write
 		{args: []string{"--write", "--no-backup", "-o", "o", "f.jsonl"}, code: exitUsage}, // and not with -o
@@ -28,6 +28,7 @@ func TestRepairOptions(t *testing.T) {
 		{args: []string{"--fix", "nope/nothing", "f.jsonl"}, code: exitUsage},
 		{args: []string{"--fix", "tool/duplicate-call-id", "f.jsonl"}, code: exitUsage}, // a rule without a fix
 		{args: []string{"--max-line-bytes", "0", "f.jsonl"}, code: exitUsage},
+		{args: []string{"--handoff-cap", "0", "f.jsonl"}, code: exitUsage},
 		{args: []string{}, code: exitUsage},
 		{args: []string{"a", "b"}, code: exitUsage},
 	}

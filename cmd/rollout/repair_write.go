@@ -309,7 +309,7 @@ func (r *repairRun) rewrite() error {
 	pr, pw := io.Pipe()
 	verified := make(chan error, 1)
 	go func() {
-		res, err := checks.RunReader(o.path, pr, checks.Options{MaxLineBytes: o.maxLineBytes})
+		res, err := checks.RunReader(o.path, pr, o.checkOptions(nil))
 		io.Copy(io.Discard, pr) // never leave the writer blocked
 		r.out = res
 		verified <- err
