@@ -10,7 +10,6 @@ require (
 	github.com/rogpeppe/go-internal v1.16.0
 	github.com/spf13/cobra v1.10.2
 	github.com/tidwall/gjson v1.20.3
-	github.com/tidwall/sjson v1.2.9
 	golang.org/x/term v0.48.0
 	gonum.org/v1/plot v0.17.0
 )
