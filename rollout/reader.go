@@ -181,7 +181,7 @@ func splitObjects(raw []byte) [][2]int {
 		if raw[i] != '{' {
 			return nil
 		}
-		end := objectEnd(raw, i)
+		end := ValueEnd(raw, i)
 		if end < 0 || !validObject(raw[i:end]) {
 			return nil
 		}
@@ -195,34 +195,3 @@ func splitObjects(raw []byte) [][2]int {
 }
 
 func isSpace(b byte) bool { return b == ' ' || b == '\t' || b == '\r' || b == '\n' }
-
-// objectEnd returns the index just past the object starting at raw[start],
-// or -1 when it does not close.
-func objectEnd(raw []byte, start int) int {
-	depth := 0
-	inString := false
-	for i := start; i < len(raw); i++ {
-		c := raw[i]
-		if inString {
-			switch c {
-			case '\\':
-				i++
-			case '"':
-				inString = false
-			}
-			continue
-		}
-		switch c {
-		case '"':
-			inString = true
-		case '{', '[':
-			depth++
-		case '}', ']':
-			depth--
-			if depth == 0 {
-				return i + 1
-			}
-		}
-	}
-	return -1
-}

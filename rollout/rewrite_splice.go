@@ -393,37 +393,6 @@ func rawSplice(obj []byte, e Edit) (*splice, error) {
 	return &splice{at: start, del: end - start, ins: repl, member: -1, key: e.Label, change: ch}, nil
 }
 
-// AppendJSONString appends s as a JSON string. s must be UTF-8; nothing but
-// quotes, backslashes and control characters is escaped, so the text stays
-// readable (no \u003c for '<').
-func AppendJSONString(dst []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	dst = append(dst, '"')
-	start := 0
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c >= 0x20 && c != '"' && c != '\\' {
-			continue
-		}
-		dst = append(dst, s[start:i]...)
-		switch c {
-		case '"', '\\':
-			dst = append(dst, '\\', c)
-		case '\n':
-			dst = append(dst, '\\', 'n')
-		case '\r':
-			dst = append(dst, '\\', 'r')
-		case '\t':
-			dst = append(dst, '\\', 't')
-		default:
-			dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-		}
-		start = i + 1
-	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
-}
-
 func validUTF8(b []byte) bool { return utf8.Valid(b) }
 
 func appendBase64(dst, b []byte) []byte { return base64.StdEncoding.AppendEncode(dst, b) }

@@ -157,3 +157,39 @@ func StringValue(v []byte) (s []byte, ok bool) {
 	}
 	return s, true
 }
+
+// AppendJSONString appends s as a JSON string literal, escaping the way
+// serde_json (Codex's writer) does: only '"', '\\' and control characters;
+// '<', '>', '&' and non-ASCII UTF-8 stay raw, so the text stays readable
+// and new lines look like the agent's own. s must be UTF-8.
+func AppendJSONString[T string | []byte](dst []byte, s T) []byte {
+	const hex = "0123456789abcdef"
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 0x20 && c != '"' && c != '\\' {
+			continue
+		}
+		dst = append(dst, s[start:i]...)
+		switch c {
+		case '"', '\\':
+			dst = append(dst, '\\', c)
+		case '\n':
+			dst = append(dst, '\\', 'n')
+		case '\r':
+			dst = append(dst, '\\', 'r')
+		case '\t':
+			dst = append(dst, '\\', 't')
+		case '\b':
+			dst = append(dst, '\\', 'b')
+		case '\f':
+			dst = append(dst, '\\', 'f')
+		default:
+			dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+		}
+		start = i + 1
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
+}

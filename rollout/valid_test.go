@@ -64,3 +64,22 @@ func FuzzCheckLine(f *testing.F) {
 		}
 	})
 }
+
+func TestAppendJSONString(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"plain <b> & é", `"plain <b> & é"`},
+		{"q\"b\\s/", `"q\"b\\s/"`},
+		{"\n\r\t\b\f", `"\n\r\t\b\f"`},
+		{"\x00\x1f", `"\u0000\u001f"`},
+	}
+	for _, tt := range tests {
+		got := string(AppendJSONString(nil, tt.in))
+		if got != tt.want {
+			t.Errorf("AppendJSONString(%q) = %s, want %s", tt.in, got, tt.want)
+		}
+		var back string
+		if err := json.Unmarshal([]byte(got), &back); err != nil || back != tt.in {
+			t.Errorf("%s decodes to %q (%v), want %q", got, back, err, tt.in)
+		}
+	}
+}
