@@ -34,7 +34,6 @@ type Engine struct {
 	forkAllowed      bool
 	pendingNoOrd     *Pos // the latest line without ordinal, not yet known to be last
 	lastOrd          *int64
-	lastWasObj       bool
 	reemitted        int
 	ordInLegacy      int
 	sinceWS          bool // model-visible history since the last world_state line
@@ -194,7 +193,6 @@ func (e *Engine) noteLine(pos Pos, hasOrdinal bool) {
 		e.emit(OrdinalMissing, *e.pendingNoOrd, nil)
 		e.pendingNoOrd = nil
 	}
-	e.lastWasObj = true
 	if !hasOrdinal && e.st.HistoryMode == rollout.HistoryPaginated {
 		p := pos
 		e.pendingNoOrd = &p

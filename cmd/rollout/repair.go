@@ -7,7 +7,6 @@ import (
 	"hash/maphash"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/rollout-dev/rollout/checks"
@@ -335,13 +334,6 @@ func (r *repairRun) remaining() []checks.Finding {
 // reopen opens the input again, decompressed (for a line moved to the front).
 func (r *repairRun) reopen() (io.ReadCloser, error) {
 	return rollout.Open(r.o.path, nil)
-}
-
-func displayPath(p string) string {
-	if rel, err := filepath.Rel(".", p); err == nil && !strings.HasPrefix(rel, "..") {
-		return rel
-	}
-	return p
 }
 
 // checkOptions are the analysis settings of both passes: the input and the

@@ -345,14 +345,14 @@ func TestSimulateBudgetGenerated(t *testing.T) {
 	if st.Compactions == 0 {
 		t.Fatal("the generated rollout has no compaction; make it larger")
 	}
-	io, out, errb := testIO("")
+	io, _, errb := testIO("")
 	if code := run([]string{"simulate-budget", p}, io); code != exitOK {
 		t.Fatalf("exit %d: %s", code, errb)
 	}
 	if errb.Len() != 0 {
 		t.Errorf("stderr: %s", errb)
 	}
-	io, out, _ = testIO("")
+	io, out, _ := testIO("")
 	run([]string{"simulate-budget", "--format", "json", "--window", "1000000000", p}, io)
 	var res budget.Result
 	if err := json.Unmarshal(out.Bytes(), &res); err != nil {

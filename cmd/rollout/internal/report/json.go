@@ -85,11 +85,8 @@ func newJSONReport(r *Report) jsonReport {
 		Tool:          r.Tool,
 		Version:       r.Version,
 		Command:       r.Command,
-		Summary: jsonSummary{
-			Files: s.Files, Records: s.Records,
-			Errors: s.Errors, Warnings: s.Warnings, Infos: s.Infos,
-		},
-		Files: make([]jsonFile, 0, len(r.Files)),
+		Summary:       jsonSummary(s),
+		Files:         make([]jsonFile, 0, len(r.Files)),
 	}
 	for i := range r.Files {
 		f := &r.Files[i]
