@@ -44,6 +44,19 @@ func (e *InternalError) Error() string {
 	return fmt.Sprintf("internal error at %s:%d: %v", e.Path, e.Line, e.Value)
 }
 
+// ReadError is a failure while reading a file that opened fine (a corrupt
+// zstd stream, an I/O error): the lines from Line on were not analysed.
+type ReadError struct {
+	Path string
+	Line int
+	Err  error
+}
+
+func (e *ReadError) Error() string {
+	return fmt.Sprintf("%s: %v (the rest of the file was not analysed)", e.Path, e.Err)
+}
+func (e *ReadError) Unwrap() error { return e.Err }
+
 // Run streams one rollout through the engine and the rule catalog.
 func Run(path string, stdin io.Reader, opts Options) (res *Result, err error) {
 	f, err := rollout.Open(path, stdin)
@@ -76,7 +89,7 @@ func RunReader(path string, r io.Reader, opts Options) (res *Result, err error) 
 			break
 		}
 		if rerr != nil {
-			return nil, &rollout.PathError{Path: path, Err: rerr}
+			return nil, &ReadError{Path: path, Line: rd.Line() + 1, Err: rerr}
 		}
 		line = rec.Line
 		if opts.StopAfterLine > 0 && rec.Line > opts.StopAfterLine {

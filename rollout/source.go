@@ -1,6 +1,8 @@
 package rollout
 
 import (
+	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -128,7 +130,19 @@ func Open(path string, stdin io.Reader) (io.ReadCloser, error) {
 		}
 		f = file
 	}
-	if !IsCompressed(path) {
+	// The first bytes tell a zstd stream (read whatever the name) from other
+	// archives, which would otherwise read as a pile of invalid lines.
+	br := bufio.NewReaderSize(f, 64<<10)
+	magic, _ := br.Peek(6)
+	f = struct {
+		io.Reader
+		io.Closer
+	}{br, f}
+	if kind := archiveKind(magic); kind != "" {
+		f.Close()
+		return nil, &PathError{path, fmt.Errorf("%w: %s data (decompress it first; rollout reads .jsonl and .jsonl.zst)", ErrUnknownFormat, kind)}
+	}
+	if !IsCompressed(path) && !bytes.HasPrefix(magic, zstdMagic) {
 		return f, nil
 	}
 	dec, err := zstd.NewReader(f, zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(true))
@@ -137,6 +151,31 @@ func Open(path string, stdin io.Reader) (io.ReadCloser, error) {
 		return nil, &PathError{path, fmt.Errorf("opening zstd stream: %w", err)}
 	}
 	return &zstdFile{dec: dec, f: f}, nil
+}
+
+// ErrUnknownFormat is an input that is not a rollout in a format rollout reads.
+var ErrUnknownFormat = errors.New("not a rollout")
+
+var zstdMagic = []byte{0x28, 0xb5, 0x2f, 0xfd}
+
+// archiveKind names the compressed or archive formats a rollout is
+// sometimes shipped in, by their magic bytes.
+func archiveKind(magic []byte) string {
+	for _, m := range []struct {
+		prefix string
+		kind   string
+	}{
+		{"\x1f\x8b", "gzip-compressed"},
+		{"BZh", "bzip2-compressed"},
+		{"\xfd7zXZ\x00", "xz-compressed"},
+		{"PK\x03\x04", "zip"},
+		{"7z\xbc\xaf\x27\x1c", "7-zip"},
+	} {
+		if bytes.HasPrefix(magic, []byte(m.prefix)) {
+			return m.kind
+		}
+	}
+	return ""
 }
 
 type zstdFile struct {

@@ -126,7 +126,10 @@ func TestOpen(t *testing.T) {
 			if len(want) < 8 {
 				t.Fatalf("sample has only %d records", len(want))
 			}
-			for _, p := range []string{s, zpath} {
+			// zstd data is recognised by its magic bytes whatever the name.
+			unnamed := filepath.Join(dir, filepath.Base(s)+".compressed.jsonl")
+			writeFile(t, unnamed, compress(t, plain))
+			for _, p := range []string{s, zpath, unnamed} {
 				f, err := Open(p, nil)
 				if err != nil {
 					t.Fatal(err)
@@ -191,6 +194,33 @@ func TestOpenErrors(t *testing.T) {
 	if errors.Is(err, io.EOF) {
 		t.Errorf("a truncated .zst read to a clean EOF")
 	}
+}
+
+func TestOpenArchives(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	for name, data := range map[string]string{
+		"gzip":  "\x1f\x8b\x08\x00\x00\x00\x00\x00",
+		"bzip2": "BZh91AY&SY",
+		"xz":    "\xfd7zXZ\x00\x00",
+		"zip":   "PK\x03\x04\x14\x00",
+	} {
+		p := filepath.Join(dir, "rollout-"+name+".jsonl")
+		writeFile(t, p, []byte(data))
+		_, err := Open(p, nil)
+		var pe *PathError
+		if !errors.Is(err, ErrUnknownFormat) || !errors.As(err, &pe) || pe.Path != p || !strings.Contains(err.Error(), name) {
+			t.Errorf("%s: Open = %v, want an ErrUnknownFormat naming the path and %s", name, err, name)
+		}
+	}
+	// Text that merely starts like nothing known is read as a rollout.
+	p := filepath.Join(dir, "rollout-text.jsonl")
+	writeFile(t, p, []byte("BZ is not bzip2\n"))
+	f, err := Open(p, nil)
+	if err != nil {
+		t.Fatalf("plain text: %v", err)
+	}
+	f.Close()
 }
 
 func TestThreadIDFromName(t *testing.T) {

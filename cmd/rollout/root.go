@@ -118,6 +118,8 @@ func reportError(io *IO, err error) int {
 		return code
 	case errors.As(err, &ee):
 		code = ee.code
+	case errors.As(err, new(*checks.ReadError)):
+		code = exitIncomplete
 	case errors.As(err, &pe), errors.Is(err, fs.ErrNotExist):
 		code = exitUsage
 	}

@@ -242,7 +242,7 @@ func runVerify(ctx context.Context, a *app, o *verifyOptions) error {
 				raise(exitInternal)
 			} else {
 				fmt.Fprintf(a.io.Err, "rollout: error: %v\n", out.err)
-				raise(exitIncomplete)
+				raise(fileErrorCode(out.err))
 			}
 			rep.Files = append(rep.Files, report.FileResult{Path: paths[i]})
 			continue
@@ -273,6 +273,16 @@ func runVerify(ctx context.Context, a *app, o *verifyOptions) error {
 		return silentExit(code)
 	}
 	return nil
+}
+
+// fileErrorCode: a file that could not be read at all (missing, unreadable,
+// not a rollout) is unusable input; one that failed part-way is incomplete.
+func fileErrorCode(err error) int {
+	var re *checks.ReadError
+	if errors.As(err, &re) {
+		return exitIncomplete
+	}
+	return exitUsage
 }
 
 func exitPriority(code int) int {
