@@ -73,6 +73,7 @@ var fixers = map[string]fixer{
 	"line/torn-tail":                 dropLine,
 	"line/concatenated":              splitLine,
 	"line/crlf":                      normaliseEOL,
+	"line/blank":                     dropLine,
 	"meta/not-first":                 moveMeta,
 	"ordinal/missing":                renumber,
 	"ordinal/last-missing":           renumber,
