@@ -4,8 +4,8 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
+	"github.com/rollout-dev/rollout/fixtures/escape"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -127,10 +127,7 @@ func parseRuleFixture(p string) (*ruleFixture, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", sec[1], err)
 		}
-		raw, err := unescape(data)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", sec[0], err)
-		}
+		raw := escape.Decode(data)
 		if fx.noEOL["*"] || fx.noEOL[sec[0]] {
 			if !bytes.HasSuffix(raw, []byte("\n")) {
 				return nil, fmt.Errorf("%s: no-final-newline but the section has no final newline", sec[0])
@@ -226,32 +223,6 @@ func sortWant(ws []wantFinding) {
 		}
 		return strings.Compare(a.Rule, b.Rule)
 	})
-}
-
-// escapes stand for bytes a txtar file cannot hold literally.
-var escapeRE = regexp.MustCompile(`<(CR|NUL|FF|ESC|x[0-9A-Fa-f]{2})>`)
-
-func unescape(data []byte) ([]byte, error) {
-	var err error
-	out := escapeRE.ReplaceAllFunc(data, func(m []byte) []byte {
-		switch tok := string(m[1 : len(m)-1]); tok {
-		case "CR":
-			return []byte{'\r'}
-		case "NUL":
-			return []byte{0}
-		case "FF":
-			return []byte{0xff}
-		case "ESC":
-			return []byte{0x1b}
-		default:
-			b, perr := strconv.ParseUint(tok[1:], 16, 8)
-			if perr != nil {
-				err = perr
-			}
-			return []byte{byte(b)}
-		}
-	})
-	return out, err
 }
 
 // runPath is the file name a case is run under.

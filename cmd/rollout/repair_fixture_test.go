@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
+	"github.com/rollout-dev/rollout/fixtures/escape"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -56,26 +57,6 @@ func loadRepairFixtures(t *testing.T) []*repairFixture {
 	return out
 }
 
-var fixtureEscapeRE = regexp.MustCompile(`<(CR|NUL|FF|ESC|x[0-9a-fA-F]{2})>`)
-
-func fixtureUnescape(b []byte) []byte {
-	return fixtureEscapeRE.ReplaceAllFunc(b, func(m []byte) []byte {
-		switch tok := string(m[1 : len(m)-1]); tok {
-		case "CR":
-			return []byte{'\r'}
-		case "NUL":
-			return []byte{0}
-		case "FF":
-			return []byte{0xff}
-		case "ESC":
-			return []byte{0x1b}
-		default:
-			v, _ := strconv.ParseUint(tok[1:], 16, 8)
-			return []byte{byte(v)}
-		}
-	})
-}
-
 func parseRepairFixture(p string) (*repairFixture, error) {
 	ar, err := txtar.ParseFile(p)
 	if err != nil {
@@ -113,7 +94,7 @@ func parseRepairFixture(p string) (*repairFixture, error) {
 		}
 	}
 	for _, f := range ar.Files {
-		data := fixtureUnescape(f.Data)
+		data := escape.Decode(f.Data)
 		if fx.noEOL[f.Name] {
 			if !bytes.HasSuffix(data, []byte("\n")) {
 				return nil, fmt.Errorf("no-final-newline %s: the section has no final newline", f.Name)
@@ -372,7 +353,7 @@ func TestRepairHandoffGoldens(t *testing.T) {
 			var input []byte
 			for _, f := range ar.Files {
 				if f.Name == "rollout.jsonl" {
-					input = fixtureUnescape(f.Data)
+					input = escape.Decode(f.Data)
 				}
 			}
 			dir := t.TempDir()
