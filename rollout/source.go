@@ -130,63 +130,128 @@ func Open(path string, stdin io.Reader) (io.ReadCloser, error) {
 		}
 		f = file
 	}
-	// The first bytes tell a zstd stream (read whatever the name) from other
-	// archives, which would otherwise read as a pile of invalid lines.
-	br := bufio.NewReaderSize(f, 64<<10)
-	magic, _ := br.Peek(6)
-	f = struct {
-		io.Reader
-		io.Closer
-	}{br, f}
-	if kind := archiveKind(magic); kind != "" {
-		f.Close()
-		return nil, &PathError{path, fmt.Errorf("%w: %s data (decompress it first; rollout reads .jsonl and .jsonl.zst)", ErrUnknownFormat, kind)}
-	}
-	if !IsCompressed(path) && !bytes.HasPrefix(magic, zstdMagic) {
-		return f, nil
-	}
-	dec, err := zstd.NewReader(f, zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(true))
+	r, _, err := Decode(path, f)
 	if err != nil {
 		f.Close()
-		return nil, &PathError{path, fmt.Errorf("opening zstd stream: %w", err)}
+		return nil, err
 	}
-	return &zstdFile{dec: dec, f: f}, nil
+	return struct {
+		io.Reader
+		io.Closer
+	}{r, closers{r, f}}, nil
+}
+
+type closers []io.Closer
+
+func (cs closers) Close() error {
+	var err error
+	for _, c := range cs {
+		if cerr := c.Close(); err == nil {
+			err = cerr
+		}
+	}
+	return err
+}
+
+// Compression is how a rollout's bytes are stored.
+type Compression int
+
+const (
+	Plain Compression = iota
+	Zstd
+)
+
+// Decode returns the rollout bytes of raw, the content of path. The first
+// bytes decide, not the name: a zstd stream is decompressed whatever the
+// path is called (and a .zst path is always read as zstd); gzip, bzip2,
+// xz, zip and 7-zip data are refused with an error that is
+// ErrUnknownFormat (and ErrCompressed for the compressed streams), which
+// would otherwise read as a pile of invalid lines. Closing the result
+// releases the decoder, not raw.
+func Decode(path string, raw io.Reader) (io.ReadCloser, Compression, error) {
+	br := bufio.NewReaderSize(raw, 64<<10)
+	magic, _ := br.Peek(MagicLen)
+	c, err := Sniff(path, magic)
+	if err != nil {
+		return nil, c, err
+	}
+	if c == Plain {
+		return io.NopCloser(br), Plain, nil
+	}
+	dec, err := zstd.NewReader(br, zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(true))
+	if err != nil {
+		return nil, Zstd, &PathError{path, fmt.Errorf("opening zstd stream: %w", err)}
+	}
+	return &zstdFile{dec: dec}, Zstd, nil
+}
+
+// MagicLen is how many leading bytes Sniff needs.
+const MagicLen = 6
+
+// Sniff tells from the first MagicLen bytes of path's content how it is
+// stored (see Decode).
+func Sniff(path string, magic []byte) (Compression, error) {
+	if kind, compressed := archiveKind(magic); kind != "" {
+		return Plain, &PathError{path, &formatError{kind, compressed}}
+	}
+	if IsCompressed(path) || bytes.HasPrefix(magic, zstdMagic) {
+		return Zstd, nil
+	}
+	return Plain, nil
 }
 
 // ErrUnknownFormat is an input that is not a rollout in a format rollout reads.
 var ErrUnknownFormat = errors.New("not a rollout")
 
+// ErrCompressed is a rollout compressed with a format rollout does not
+// read (gzip, bzip2, xz): it reads once decompressed.
+var ErrCompressed = errors.New("compressed with a format rollout does not read")
+
+type formatError struct {
+	kind       string
+	compressed bool
+}
+
+func (e *formatError) Error() string {
+	return ErrUnknownFormat.Error() + ": " + e.kind + " data (decompress it first; rollout reads .jsonl and .jsonl.zst)"
+}
+
+func (e *formatError) Is(target error) bool {
+	return target == ErrUnknownFormat || (e.compressed && target == ErrCompressed)
+}
+
 var zstdMagic = []byte{0x28, 0xb5, 0x2f, 0xfd}
 
 // archiveKind names the compressed or archive formats a rollout is
-// sometimes shipped in, by their magic bytes.
-func archiveKind(magic []byte) string {
+// sometimes shipped in, by their magic bytes; compressed is true for a
+// compressed stream of one file (as opposed to an archive).
+func archiveKind(magic []byte) (kind string, compressed bool) {
 	for _, m := range []struct {
-		prefix string
-		kind   string
+		prefix     string
+		kind       string
+		compressed bool
 	}{
-		{"\x1f\x8b", "gzip-compressed"},
-		{"BZh", "bzip2-compressed"},
-		{"\xfd7zXZ\x00", "xz-compressed"},
-		{"PK\x03\x04", "zip"},
-		{"7z\xbc\xaf\x27\x1c", "7-zip"},
+		{"\x1f\x8b", "gzip-compressed", true},
+		{"BZh", "bzip2-compressed", true},
+		{"\xfd7zXZ\x00", "xz-compressed", true},
+		{"PK\x03\x04", "zip", false},
+		{"7z\xbc\xaf\x27\x1c", "7-zip", false},
 	} {
 		if bytes.HasPrefix(magic, []byte(m.prefix)) {
-			return m.kind
+			return m.kind, m.compressed
 		}
 	}
-	return ""
+	return "", false
 }
 
 type zstdFile struct {
 	dec *zstd.Decoder
-	f   io.Closer
 }
 
 func (z *zstdFile) Read(p []byte) (int, error) { return z.dec.Read(p) }
 func (z *zstdFile) Close() error {
 	z.dec.Close()
-	return z.f.Close()
+	return nil
 }
 
 // ThreadIDFromName finds the thread UUID in a Codex rollout file name

@@ -4,13 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"hash/maphash"
 	"io"
-	"os"
-	"strings"
 
 	"github.com/rollout-dev/rollout/checks"
 	"github.com/rollout-dev/rollout/reconstruct"
+	"github.com/rollout-dev/rollout/repair"
 	"github.com/rollout-dev/rollout/rollout"
 	"github.com/spf13/cobra"
 )
@@ -47,7 +45,9 @@ same directory, is fsynced and verified, FILE is kept as FILE.bak (FILE.bak.N
 when taken; --no-backup skips it), and the rename happens only if FILE did not
 change since it was read (size, mtime and content); otherwise repair exits 4
 and FILE is untouched. With -o OUT the result goes to OUT instead and FILE is
-never modified. A .zst file is written back compressed.
+never modified. zstd content (a .zst file, or zstd under any name) is written
+back compressed; with -o, OUT's name decides (.zst or not). gzip, bzip2 and
+xz content is refused: decompress it first.
 
 Lines that no fix touches are copied byte for byte; a fixed line keeps its key
 order and every byte the fix does not change. Lines removed from the rollout
@@ -60,7 +60,8 @@ others: rule ids, areas (ordinal/), "default" or "all".
 
 Exit codes: 0 when no error remains after the repair, 1 when some remain
 (they are listed), 3 when lines were too long to analyse, 4 when the write was
-refused (file changed, symlink, write failed), 2 for usage errors.`,
+refused (file changed, symlink, write failed), 2 for usage errors and input
+repair cannot use (gzip/bzip2/xz, or nothing in it is a rollout record).`,
 		Example: `  rollout repair rollout.jsonl                      # show the plan
   rollout repair --diff rollout.jsonl               # and the unified diff
   rollout repair --write rollout.jsonl              # apply it, keep rollout.jsonl.bak
@@ -113,187 +114,69 @@ func (o *repairOptions) validate() error {
 	return nil
 }
 
-func (o *repairOptions) at(stage string) {
-	if o.stage != nil {
-		o.stage(stage)
-	}
-}
-
-// repairRun is one repair of one file.
-type repairRun struct {
-	a    *app
-	o    *repairOptions
-	seed maphash.Seed // for the change-detection hashes of this run
-
-	src   snapshot       // the input as pass 1 read it
-	in    *checks.Result // its analysis
-	facts checks.FixFacts
-	fp    *checks.FixPlan
-
-	changes     []changeRec
-	skips       []rollout.Skip
-	quarantine  []quarantineRec
-	stats       *rollout.RewriteStats
-	out         *checks.Result // the analysis of the output (nil: identical to the input)
-	sinks       *sinks         // the temporary files of a write
-	target      string         // the file the result replaces or creates
-	qpath       string         // its quarantine file
-	backup      string
-	wrote       bool
-	refusal     error // why the write was refused (exit 4)
-	postWarning string
-}
-
 func runRepair(ctx context.Context, a *app, o *repairOptions) error {
-	r := &repairRun{a: a, o: o, seed: maphash.MakeSeed()}
-	return r.run()
-}
-
-func (r *repairRun) run() error {
-	o := r.o
-	if err := r.checkPaths(); err != nil {
-		return err
-	}
-	// With -o, the input is copied to OUT while pass 1 reads it (as it is,
-	// or decompressed when only one of them is .zst): when there is nothing
-	// to fix, that copy is the result.
-	var spec *outFile
-	recompress := rollout.IsCompressed(o.path) != rollout.IsCompressed(r.target)
-	if o.write && o.output != "" {
-		var err error
-		if spec, err = createOut(r.target, !recompress, false); err != nil {
-			return &exitError{code: exitUnsafe, err: err, hint: "check the directory of " + r.target}
-		}
-	}
-	in, snap, err := analyseForRepair(o.path, r.seed, o.checkOptions(r.facts.Observe), spec, recompress)
-	if err == nil {
-		r.in, r.src = in, snap
-		r.fp, err = checks.PlanFixes(in, &r.facts, checks.FixOptions{Fix: o.fix, RandomIDs: o.randomIDs})
-		if err != nil {
-			err = usageError("", "%v", err)
-		}
-	}
-	if spec != nil && (err != nil || !r.fp.Plan.Empty()) {
-		spec.abort()
-		spec = nil
-	}
+	t, err := repair.Begin(repair.Options{
+		Path: o.path, Output: o.output, Write: o.write, NoBackup: o.noBackup,
+		Fix: o.fix, RandomIDs: o.randomIDs, MaxLineBytes: o.maxLineBytes, HandoffCap: o.handoffCap,
+		Stage: o.stage,
+	})
 	if err != nil {
+		var ref *repair.Refusal
+		if errors.As(err, &ref) {
+			return refusalError(ref)
+		}
 		return err
 	}
-	o.at("analysed")
-
-	if r.fp.Plan.Empty() {
-		if spec != nil {
-			r.sinks = &sinks{out: spec}
-			r.refusal = r.commit() // a failed copy fails here
-		}
-		return r.finish()
-	}
-	if err := r.rewrite(); err != nil {
-		return err
-	}
-	if r.refusal == nil {
-		r.refusal = r.guard()
-	}
-	r.printPlan()
-	if o.diff {
-		if err := r.printDiff(); err != nil {
-			return err
-		}
-	}
-	switch {
-	case r.refusal != nil || !o.write:
-	case r.stats.Changes == 0 && o.output == "":
-		// Every planned edit was skipped: the file stays as it is.
-		r.discard()
-	default:
-		r.refusal = r.commit()
-	}
-	return r.finish()
-}
-
-// checkPaths refuses what repair must not touch before anything is read.
-func (r *repairRun) checkPaths() error {
-	o := r.o
-	fi, err := os.Lstat(o.path)
-	if err != nil {
-		return &exitError{code: exitUsage, err: &rollout.PathError{Path: o.path, Err: errors.Unwrap(err)}}
-	}
-	switch {
-	case fi.Mode()&os.ModeSymlink != 0 && o.write && o.output == "":
-		return &exitError{code: exitUnsafe, err: fmt.Errorf("%s is a symbolic link: refusing to replace it", o.path),
-			hint: "repair the file it points to, or write the result elsewhere with -o OUT"}
-	case fi.IsDir():
-		return usageError("name one rollout file", "%s is a directory", o.path)
-	}
-	if st, err := os.Stat(o.path); err != nil || !st.Mode().IsRegular() {
-		return usageError("", "%s is not a regular file", o.path)
-	}
-	r.target = o.path
-	if o.output != "" {
-		r.target = o.output
-		if ofi, err := os.Lstat(o.output); err == nil {
-			switch {
-			case ofi.Mode()&os.ModeSymlink != 0:
-				return &exitError{code: exitUnsafe, err: fmt.Errorf("%s is a symbolic link: refusing to replace it", o.output)}
-			case ofi.IsDir():
-				return usageError("name the output file", "-o %s is a directory", o.output)
-			}
-			if ifi, err := os.Stat(o.path); err == nil && os.SameFile(ifi, ofi) {
-				return usageError("use --write without -o to repair in place", "-o names the input file")
+	p := &repairPrinter{a: a, o: o}
+	if !t.NothingToFix() {
+		p.printPlan(&t.Outcome)
+		if o.diff {
+			if err := t.WriteDiff(a.io.Out); err != nil {
+				t.Finish()
+				return err
 			}
 		}
 	}
-	r.qpath = r.target + ".quarantine.jsonl"
-	return nil
+	out := t.Finish()
+	return p.finish(out)
 }
 
-// guard refuses a repair that would leave more errors of some rule than the
-// input had: a fix must never make a file worse.
-func (r *repairRun) guard() error {
-	if r.out == nil {
-		return nil
+// refusalError maps a refusal to its exit code and a hint.
+func refusalError(ref *repair.Refusal) error {
+	e := &exitError{code: exitUnsafe, err: ref}
+	switch ref.Kind {
+	case repair.Changed:
+		e.hint = "the agent may still be writing to it: stop it (or wait for the turn to end) and run repair again"
+	case repair.Symlink:
+		e.hint = "repair the file it points to, or write the result elsewhere with -o OUT"
+	case repair.WriteFailed:
+		e.hint = "check the free space and permissions of the directory of " + ref.Path + ", or write elsewhere with -o OUT"
+	case repair.NotRollout:
+		e.code, e.hint = exitUsage, "name one rollout file (.jsonl or .jsonl.zst)"
+	case repair.Compressed:
+		e.code, e.hint = exitUsage, "decompress it (gunzip, bunzip2, unxz), repair the result, and compress it again if you need to"
+	case repair.BadOutput:
+		e.code, e.hint = exitUsage, "name another output file with -o, or repair in place with --write alone"
 	}
-	before, after := errorsByRule(r.in.Findings), errorsByRule(r.out.Findings)
-	var worse []string
-	for rule, n := range after {
-		if n > before[rule] {
-			worse = append(worse, fmt.Sprintf("%s (%d, was %d)", rule, n, before[rule]))
-		}
-	}
-	if len(worse) == 0 {
-		return nil
-	}
-	return fmt.Errorf("the repaired file would have more errors than the original: %s (a bug in repair: please report it)",
-		strings.Join(worse, ", "))
-}
-
-func errorsByRule(fs []checks.Finding) map[string]int {
-	m := map[string]int{}
-	for _, f := range fs {
-		if f.Severity == checks.Error {
-			m[f.Rule]++
-		}
-	}
-	return m
+	return e
 }
 
 // finish prints the outcome and the remaining findings, writes the report
 // and returns the exit code.
-func (r *repairRun) finish() error {
-	o := r.o
-	if r.fp.Plan.Empty() {
-		fmt.Fprintf(r.a.io.Out, "%s: nothing to repair\n", o.path)
+func (p *repairPrinter) finish(out *repair.Outcome) error {
+	o := p.o
+	if out.NothingToFix() {
+		fmt.Fprintf(p.a.io.Out, "%s: nothing to repair\n", o.path)
 	}
-	remaining := r.remaining()
-	r.printOutcome(remaining)
+	remaining := out.Remaining()
+	p.printOutcome(out, remaining)
 	if o.report != "" {
-		if err := writeFileAtomic(o.report, r.writeReport); err != nil {
+		if err := writeFileAtomic(o.report, func(w io.Writer) error { return writeRepairReport(w, out) }); err != nil {
 			return &exitError{code: exitUsage, err: fmt.Errorf("writing the report to %s: %w", o.report, err)}
 		}
 	}
-	if r.refusal != nil {
-		return &exitError{code: exitUnsafe, err: r.refusal, hint: r.refusalHint()}
+	if out.Refusal != nil {
+		return refusalError(out.Refusal)
 	}
 	code := exitOK
 	for _, f := range remaining {
@@ -304,40 +187,11 @@ func (r *repairRun) finish() error {
 			code = exitFindings
 		}
 	}
-	if r.postWarning != "" {
-		return &exitError{code: exitUnsafe, err: errors.New(r.postWarning)}
+	if out.Warning != "" {
+		return &exitError{code: exitUnsafe, err: errors.New(out.Warning)}
 	}
 	if code != exitOK {
 		return silentExit(code)
 	}
 	return nil
-}
-
-func (r *repairRun) refusalHint() string {
-	switch {
-	case errors.Is(r.refusal, errFileChanged):
-		return "the agent may still be writing to it: stop it (or wait for the turn to end) and run repair again"
-	case errors.Is(r.refusal, errWriteFailed):
-		return "check the free space and permissions of the directory, or write elsewhere with -o OUT"
-	}
-	return ""
-}
-
-// remaining is what verify would report on the result.
-func (r *repairRun) remaining() []checks.Finding {
-	if r.out != nil {
-		return r.out.Findings
-	}
-	return r.in.Findings
-}
-
-// reopen opens the input again, decompressed (for a line moved to the front).
-func (r *repairRun) reopen() (io.ReadCloser, error) {
-	return rollout.Open(r.o.path, nil)
-}
-
-// checkOptions are the analysis settings of both passes: the input and the
-// re-verification of the output must judge by the same rules.
-func (o *repairOptions) checkOptions(flow reconstruct.Observer) checks.Options {
-	return checks.Options{MaxLineBytes: o.maxLineBytes, HandoffCap: o.handoffCap, Flow: flow}
 }

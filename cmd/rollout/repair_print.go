@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -10,47 +9,17 @@ import (
 	"unicode/utf8"
 
 	"github.com/rollout-dev/rollout/checks"
+	"github.com/rollout-dev/rollout/repair"
 	"github.com/rollout-dev/rollout/rollout"
 )
 
 // What repair says: the plan (one line per fix), the outcome, what remains,
 // and the JSON report.
 
-// changeRec is a change kept for the plan and the report. Values longer
-// than keepBytes are kept truncated (a quarantined line can be megabytes;
-// the quarantine file has it whole).
-type changeRec struct {
-	rule          string
-	line, outLine int
-	offset        int64
-	part          int
-	action, path  string
-	before, after []byte
-	hadBefore     bool
-	beforeLen     int
-	afterLen      int
-}
-
-const keepBytes = 512
-
-type quarantineRec struct {
-	line   int
-	offset int64
-	reason string
-	bytes  int
-}
-
-func clip(b []byte) []byte {
-	if len(b) > keepBytes {
-		b = b[:keepBytes]
-	}
-	return bytes.Clone(b)
-}
-
-func (r *repairRun) onChange(c rollout.Change) {
-	r.changes = append(r.changes, changeRec{rule: c.Label, line: c.Line, outLine: c.OutLine, offset: c.Offset, part: c.Part,
-		action: c.Action, path: c.Path, before: clip(c.Before), after: clip(c.After), hadBefore: c.Before != nil,
-		beforeLen: len(c.Before), afterLen: len(c.After)})
+// repairPrinter prints one repair.
+type repairPrinter struct {
+	a *app
+	o *repairOptions
 }
 
 // short renders a value for the one-line plan.
@@ -79,67 +48,66 @@ type planLine struct {
 	rule, where, what string
 }
 
-func (r *repairRun) planLines() []planLine {
+func planLines(cs []repair.Change) []planLine {
 	var out []planLine
-	cs := r.changes
 	for i := 0; i < len(cs); i++ {
 		c := cs[i]
 		if j := ordinalRun(cs, i); j > i+1 {
 			first, last := cs[i], cs[j-1]
-			what := fmt.Sprintf("ordinal: %s..%s -> %s..%s (%d lines)", short(first.before, first.beforeLen, first.hadBefore),
-				short(last.before, last.beforeLen, last.hadBefore), first.after, last.after, j-i)
-			if !first.hadBefore {
-				what = fmt.Sprintf("ordinal: (none) -> %s..%s (%d lines)", first.after, last.after, j-i)
+			what := fmt.Sprintf("ordinal: %s..%s -> %s..%s (%d lines)", short(first.Before, first.BeforeLen, first.HadBefore),
+				short(last.Before, last.BeforeLen, last.HadBefore), first.After, last.After, j-i)
+			if !first.HadBefore {
+				what = fmt.Sprintf("ordinal: (none) -> %s..%s (%d lines)", first.After, last.After, j-i)
 			}
-			out = append(out, planLine{c.rule, fmt.Sprintf("lines %d-%d", first.line, last.line), what})
+			out = append(out, planLine{c.Rule, fmt.Sprintf("lines %d-%d", first.Line, last.Line), what})
 			i = j - 1
 			continue
 		}
-		where := fmt.Sprintf("line %d", c.line)
+		where := fmt.Sprintf("line %d", c.Line)
 		var what string
-		switch c.action {
+		switch c.Action {
 		case rollout.ActionSet:
-			what = fmt.Sprintf("%s: %s -> %s", c.path, short(c.before, c.beforeLen, c.hadBefore), short(c.after, c.afterLen, true))
-			if c.afterLen == 0 && c.hadBefore {
-				what = fmt.Sprintf("%s: %s -> (removed)", c.path, short(c.before, c.beforeLen, true))
+			what = fmt.Sprintf("%s: %s -> %s", c.Member, short(c.Before, c.BeforeLen, c.HadBefore), short(c.After, c.AfterLen, true))
+			if c.AfterLen == 0 && c.HadBefore {
+				what = fmt.Sprintf("%s: %s -> (removed)", c.Member, short(c.Before, c.BeforeLen, true))
 			}
 		case rollout.ActionEdit:
 			switch {
-			case c.beforeLen == 0:
-				what = fmt.Sprintf("%s: inserted %s", c.path, short(c.after, c.afterLen, true))
-			case c.afterLen == 0:
-				what = fmt.Sprintf("%s: removed %s", c.path, short(c.before, c.beforeLen, true))
+			case c.BeforeLen == 0:
+				what = fmt.Sprintf("%s: inserted %s", c.Member, short(c.After, c.AfterLen, true))
+			case c.AfterLen == 0:
+				what = fmt.Sprintf("%s: removed %s", c.Member, short(c.Before, c.BeforeLen, true))
 			default:
-				what = fmt.Sprintf("%s: %s -> %s", c.path, short(c.before, c.beforeLen, true), short(c.after, c.afterLen, true))
+				what = fmt.Sprintf("%s: %s -> %s", c.Member, short(c.Before, c.BeforeLen, true), short(c.After, c.AfterLen, true))
 			}
 		case rollout.ActionQuarantine:
-			what = fmt.Sprintf("to quarantine, %d bytes: %s", c.beforeLen, short(c.before, c.beforeLen, true))
+			what = fmt.Sprintf("to quarantine, %d bytes: %s", c.BeforeLen, short(c.Before, c.BeforeLen, true))
 		case rollout.ActionSplit:
-			what = "split into " + string(c.after)
+			what = "split into " + string(c.After)
 		case rollout.ActionMove:
-			what = fmt.Sprintf("moved to line %d", c.outLine)
+			what = fmt.Sprintf("moved to line %d", c.OutLine)
 		case rollout.ActionInsert:
-			what = fmt.Sprintf("new line %d: %s", c.outLine, short(c.after, c.afterLen, true))
+			what = fmt.Sprintf("new line %d: %s", c.OutLine, short(c.After, c.AfterLen, true))
 		case rollout.ActionLF:
 			what = `line end \r\n -> \n`
 		}
-		out = append(out, planLine{c.rule, where, what})
+		out = append(out, planLine{c.Rule, where, what})
 	}
 	return out
 }
 
 // ordinalRun returns the end of the run of ordinal changes starting at i.
-func ordinalRun(cs []changeRec, i int) int {
-	isOrd := func(c changeRec) bool { return c.action == rollout.ActionSet && c.path == "ordinal" }
+func ordinalRun(cs []repair.Change, i int) int {
+	isOrd := func(c repair.Change) bool { return c.Action == rollout.ActionSet && c.Member == "ordinal" }
 	if !isOrd(cs[i]) {
 		return i
 	}
-	delta := func(c changeRec) (int64, bool) {
-		if !c.hadBefore {
+	delta := func(c repair.Change) (int64, bool) {
+		if !c.HadBefore {
 			return 0, true
 		}
-		b, err1 := strconv.ParseInt(string(c.before), 10, 64)
-		a, err2 := strconv.ParseInt(string(c.after), 10, 64)
+		b, err1 := strconv.ParseInt(string(c.Before), 10, 64)
+		a, err2 := strconv.ParseInt(string(c.After), 10, 64)
 		return a - b, err1 == nil && err2 == nil
 	}
 	d0, ok := delta(cs[i])
@@ -150,21 +118,21 @@ func ordinalRun(cs []changeRec, i int) int {
 	for ; j < len(cs); j++ {
 		c, p := cs[j], cs[j-1]
 		d, ok := delta(c)
-		if !isOrd(c) || !ok || d != d0 || c.rule != p.rule || c.hadBefore != p.hadBefore || c.outLine != p.outLine+1 {
+		if !isOrd(c) || !ok || d != d0 || c.Rule != p.Rule || c.HadBefore != p.HadBefore || c.OutLine != p.OutLine+1 {
 			break
 		}
 	}
 	return j
 }
 
-func (r *repairRun) printPlan() {
-	w := r.a.io.Out
-	lines := r.planLines()
+func (p *repairPrinter) printPlan(out *repair.Outcome) {
+	w := p.a.io.Out
+	lines := planLines(out.Changes)
 	mode := "planned (dry run: nothing is written)"
-	if r.o.write {
+	if p.o.write {
 		mode = "planned"
 	}
-	fmt.Fprintf(w, "%s: %d %s %s\n", r.o.path, len(lines), plural(len(lines), "fix", "fixes"), mode)
+	fmt.Fprintf(w, "%s: %d %s %s\n", p.o.path, len(lines), plural(len(lines), "fix", "fixes"), mode)
 	wr, ww := 0, 0
 	for _, l := range lines {
 		wr = max(wr, len(l.rule))
@@ -173,7 +141,7 @@ func (r *repairRun) printPlan() {
 	for _, l := range lines {
 		fmt.Fprintf(w, "  %-*s  %-*s  %s\n", ww, l.where, wr, l.rule, l.what)
 	}
-	for _, s := range r.skips {
+	for _, s := range out.Skips {
 		fmt.Fprintf(w, "  line %d  %s  not fixed: %s\n", s.Line, s.Label, s.Reason)
 	}
 }
@@ -187,25 +155,25 @@ func plural(n int, one, many string) string {
 
 // printOutcome says what was written and what remains: the counts on
 // stdout, the remaining errors on stderr.
-func (r *repairRun) printOutcome(remaining []checks.Finding) {
-	w, e := r.a.io.Out, r.a.io.Err
-	o := r.o
+func (p *repairPrinter) printOutcome(out *repair.Outcome, remaining []checks.Finding) {
+	w, e := p.a.io.Out, p.a.io.Err
+	o := p.o
 	switch {
-	case r.wrote && !r.fp.Plan.Empty():
-		fmt.Fprintf(w, "wrote %s (%d lines, %d changed", r.target, r.stats.LinesOut, len(r.changes))
-		if r.backup != "" {
-			fmt.Fprintf(w, "; the original is kept as %s", r.backup)
+	case out.Wrote && !out.NothingToFix():
+		fmt.Fprintf(w, "wrote %s (%d lines, %d changed", out.Target, out.LinesOut, len(out.Changes))
+		if out.Backup != "" {
+			fmt.Fprintf(w, "; the original is kept as %s", out.Backup)
 		}
 		fmt.Fprintln(w, ")")
-	case r.wrote:
-		fmt.Fprintf(w, "wrote %s (unchanged copy)\n", r.target)
+	case out.Wrote:
+		fmt.Fprintf(w, "wrote %s (unchanged copy)\n", out.Target)
 	}
-	if n := len(r.quarantine); n > 0 {
+	if n := len(out.Quarantined); n > 0 {
 		verb := "would go"
-		if r.wrote {
+		if out.Wrote {
 			verb = "went"
 		}
-		fmt.Fprintf(w, "%d %s %s to %s\n", n, plural(n, "line", "lines"), verb, r.qpath)
+		fmt.Fprintf(w, "%d %s %s to %s\n", n, plural(n, "line", "lines"), verb, out.Quarantine)
 	}
 	var nerr, nwarn, ninfo int
 	for _, f := range remaining {
@@ -219,22 +187,22 @@ func (r *repairRun) printOutcome(remaining []checks.Finding) {
 		}
 	}
 	after := "after repair"
-	if r.fp.Plan.Empty() {
+	if out.NothingToFix() {
 		after = "as it is"
-	} else if !r.wrote {
+	} else if !out.Wrote {
 		after = "after this repair"
 	}
 	fmt.Fprintf(w, "%s: %d %s, %d %s, %d %s\n", after, nerr, plural(nerr, "error", "errors"), nwarn,
 		plural(nwarn, "warning", "warnings"), ninfo, plural(ninfo, "info", "infos"))
 	if nerr > 0 {
-		r.printRemaining(remaining, nerr)
+		p.printRemaining(out, remaining, nerr)
 	}
-	if !o.write && !r.fp.Plan.Empty() && r.refusal == nil {
+	if !o.write && !out.NothingToFix() && out.Refusal == nil {
 		fmt.Fprintf(e, "rollout: hint: add --write to apply the plan (the original is kept as %s.bak), or --write -o OUT to write elsewhere\n", o.path)
 	}
 	var optIn []string
 	seen := map[string]bool{}
-	for _, u := range r.fp.Left {
+	for _, u := range out.Fixes.Left {
 		if strings.HasPrefix(u.Reason, "opt-in") && !seen[u.Finding.Rule] {
 			seen[u.Finding.Rule] = true
 			optIn = append(optIn, u.Finding.Rule)
@@ -247,15 +215,15 @@ func (r *repairRun) printOutcome(remaining []checks.Finding) {
 }
 
 // printRemaining lists the errors left after the repair on stderr.
-func (r *repairRun) printRemaining(remaining []checks.Finding, nerr int) {
-	e := r.a.io.Err
+func (p *repairPrinter) printRemaining(out *repair.Outcome, remaining []checks.Finding, nerr int) {
+	e := p.a.io.Err
 	where := "lines of the repaired file"
-	if r.fp.Plan.Empty() {
+	if out.NothingToFix() {
 		where = "lines of the file"
 	}
 	fmt.Fprintf(e, "rollout: %d %s (%s):\n", nerr, plural(nerr, "error remains", "errors remain"), where)
 	left := map[string]string{}
-	for _, u := range r.fp.Left {
+	for _, u := range out.Fixes.Left {
 		left[u.Finding.Rule] = u.Reason
 	}
 	for _, f := range remaining {
@@ -343,39 +311,39 @@ func jsonValue(b []byte, n int, had bool) json.RawMessage {
 	return s
 }
 
-func (r *repairRun) writeReport(w io.Writer) error {
+func writeRepairReport(w io.Writer, out *repair.Outcome) error {
 	rep := repairReportJSON{SchemaVersion: 1, Tool: "rollout", Version: version(), Command: "repair",
-		Path: r.o.path, Output: r.target, Written: r.wrote, Backup: r.backup,
+		Path: out.Path, Output: out.Target, Written: out.Wrote, Backup: out.Backup,
 		Changes: []changeJSON{}, Quarantined: []quarantineJSON{}, NotFixed: []notFixedJSON{}}
-	if len(r.quarantine) > 0 {
-		rep.Quarantine = r.qpath
+	if len(out.Quarantined) > 0 {
+		rep.Quarantine = out.Quarantine
 	}
-	if r.refusal != nil {
-		rep.Refused = r.refusal.Error()
+	if out.Refusal != nil {
+		rep.Refused = out.Refusal.Error()
 	}
-	for _, c := range r.changes {
-		cj := changeJSON{Rule: c.rule, Line: c.line, ByteOffset: c.offset, Object: c.part, Action: c.action, Path: c.path, OutputLine: c.outLine}
-		switch c.action {
+	for _, c := range out.Changes {
+		cj := changeJSON{Rule: c.Rule, Line: c.Line, ByteOffset: c.Offset, Object: c.Part, Action: c.Action, Path: c.Member, OutputLine: c.OutLine}
+		switch c.Action {
 		case rollout.ActionSet, rollout.ActionInsert, rollout.ActionEdit:
-			cj.Before = jsonValue(c.before, c.beforeLen, c.hadBefore)
-			cj.After = jsonValue(c.after, c.afterLen, true)
+			cj.Before = jsonValue(c.Before, c.BeforeLen, c.HadBefore)
+			cj.After = jsonValue(c.After, c.AfterLen, true)
 		case rollout.ActionSplit, rollout.ActionLF:
-			cj.Before = jsonValue(c.before, c.beforeLen, c.hadBefore)
-			cj.After = jsonValue(c.after, c.afterLen, true)
+			cj.Before = jsonValue(c.Before, c.BeforeLen, c.HadBefore)
+			cj.After = jsonValue(c.After, c.AfterLen, true)
 		}
 		rep.Changes = append(rep.Changes, cj)
 	}
-	for _, q := range r.quarantine {
-		rep.Quarantined = append(rep.Quarantined, quarantineJSON{q.line, q.offset, q.reason, q.bytes})
+	for _, q := range out.Quarantined {
+		rep.Quarantined = append(rep.Quarantined, quarantineJSON{q.Line, q.Offset, q.Reason, q.Bytes})
 	}
-	for _, u := range r.fp.Left {
+	for _, u := range out.Fixes.Left {
 		rep.NotFixed = append(rep.NotFixed, notFixedJSON{u.Finding.Rule, u.Finding.Line, u.Reason})
 	}
-	for _, s := range r.skips {
+	for _, s := range out.Skips {
 		rep.NotFixed = append(rep.NotFixed, notFixedJSON{s.Label, s.Line, s.Reason})
 	}
 	rep.Remaining.Findings = []findingJSON{}
-	for _, f := range r.remaining() {
+	for _, f := range out.Remaining() {
 		switch f.Severity {
 		case checks.Error:
 			rep.Remaining.Errors++

@@ -1,32 +1,28 @@
-package main
+package repair
 
 import (
 	"bytes"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 
 	"github.com/rollout-dev/rollout/rollout"
 )
 
-// printDiff runs the plan once more over the input, into a unified diff on
-// standard output (3 lines of context; `patch -p1` applies it).
-func (r *repairRun) printDiff() error {
-	f, err := os.Open(r.o.path)
-	if err != nil {
-		return &exitError{code: exitUsage, err: &rollout.PathError{Path: r.o.path, Err: err}}
-	}
-	defer f.Close()
-	src, done, err := decoded(r.o.path, f)
+// WriteDiff runs the plan once more over the input, into a unified diff
+// (3 lines of context; `patch -p1` applies it). Call it before Finish: an
+// in-place write replaces the input.
+func (t *Txn) WriteDiff(w io.Writer) error {
+	f, _, src, err := t.openInput(nil)
 	if err != nil {
 		return err
 	}
-	defer done()
-	name := filepath.ToSlash(filepath.Base(r.o.path))
-	d := &unifiedDiff{w: r.a.io.Out, from: "a/" + name, to: "b/" + name, context: 3, maxHunk: 8 << 20}
-	opts := rollout.RewriteOptions{MaxLineBytes: r.o.maxLineBytes, Reopen: r.reopen, OnLine: d.line}
-	if _, err := rollout.Rewrite(io.Discard, src, &r.fp.Plan, opts); err != nil {
+	defer f.Close()
+	defer src.Close()
+	name := filepath.ToSlash(filepath.Base(t.Path))
+	d := &unifiedDiff{w: w, from: "a/" + name, to: "b/" + name, context: 3, maxHunk: 8 << 20}
+	opts := rollout.RewriteOptions{MaxLineBytes: t.opts.MaxLineBytes, Reopen: t.reopen, OnLine: d.line}
+	if _, err := rollout.Rewrite(io.Discard, src, &t.Fixes.Plan, opts); err != nil {
 		return fmt.Errorf("writing the diff: %w", err)
 	}
 	return d.close()

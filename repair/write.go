@@ -1,7 +1,8 @@
-package main
+package repair
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"hash/maphash"
@@ -28,11 +29,11 @@ var (
 	errWriteFailed = errors.New("writing the result failed")
 )
 
-// snapshot is what pass 1 saw of the input: enough to notice any change.
+// snapshot is what the analysis saw of the input: enough to notice any change.
 type snapshot struct {
 	fi   os.FileInfo // from the open file: inode, size, mtime
 	size int64       // bytes read
-	hash uint64      // maphash of every byte read (this run's seed)
+	hash uint64      // maphash of every byte read (this repair's seed)
 }
 
 // hashingReader hashes and counts what passes through it (and copies it
@@ -60,55 +61,71 @@ func (hr *hashingReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// decoded wraps the raw file stream in a zstd decoder for .zst paths.
-func decoded(path string, raw io.Reader) (io.Reader, func(), error) {
-	if !rollout.IsCompressed(path) {
-		return raw, func() {}, nil
-	}
-	dec, err := zstd.NewReader(raw, zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(true))
+// openInput opens the input for one pass: the raw bytes, hashed, and the
+// rollout they hold, decoded by the same opener verify uses. A change of
+// format since checkPaths looked is a change of the file. tee, when set,
+// receives a copy of the raw bytes.
+func (t *Txn) openInput(tee *outFile) (f *os.File, raw *hashingReader, src io.ReadCloser, err error) {
+	f, err = os.Open(t.Path)
 	if err != nil {
-		return nil, nil, &rollout.PathError{Path: path, Err: fmt.Errorf("opening zstd stream: %w", err)}
+		return nil, nil, nil, &rollout.PathError{Path: t.Path, Err: errors.Unwrap(err)}
 	}
-	return dec, dec.Close, nil
+	raw = newHashingReader(f, t.seed)
+	raw.tee = tee
+	src, c, err := rollout.Decode(t.Path, raw)
+	if err == nil && c != t.in {
+		src.Close()
+		err = &Refusal{Kind: Changed, Path: t.Path, Err: fmt.Errorf("%w: %s is no longer stored as it was", errFileChanged, t.Path)}
+	}
+	if err != nil {
+		f.Close()
+		return nil, nil, nil, formatRefusal(t.Path, err)
+	}
+	return f, raw, src, nil
 }
 
-// analyseForRepair is pass 1: the analysis of the file, and its snapshot.
-// copyTo, when set, receives a copy of the file's bytes (decompressed when
-// decodedCopy).
-func analyseForRepair(path string, seed maphash.Seed, opts checks.Options, copyTo *outFile, decodedCopy bool) (*checks.Result, snapshot, error) {
-	f, err := os.Open(path)
+// analyse is pass 1: the analysis of the input, its snapshot and the fix
+// plan. copyTo, when set, receives a copy of the input (re-encoded when
+// the compression of the result differs from the input's).
+func (t *Txn) analyse(copyTo *outFile) error {
+	// The same compression: the bytes are copied as they are read.
+	sameBytes := copyTo != nil && t.Compression == t.in
+	var tee *outFile
+	if sameBytes {
+		tee = copyTo
+	}
+	f, raw, src, err := t.openInput(tee)
 	if err != nil {
-		return nil, snapshot{}, &exitError{code: exitUsage, err: &rollout.PathError{Path: path, Err: errors.Unwrap(err)}}
+		return err
 	}
 	defer f.Close()
+	defer src.Close()
 	fi, err := f.Stat()
 	if err != nil {
-		return nil, snapshot{}, &exitError{code: exitUsage, err: &rollout.PathError{Path: path, Err: err}}
+		return &rollout.PathError{Path: t.Path, Err: err}
 	}
-	raw := newHashingReader(f, seed)
-	if !decodedCopy {
-		raw.tee = copyTo
+	var in io.Reader = src
+	if copyTo != nil && !sameBytes {
+		in = io.TeeReader(src, copyTo)
 	}
-	src, done, err := decoded(path, raw)
+	var facts checks.FixFacts
+	opts := t.checkOptions()
+	opts.Flow = facts.Observe
+	res, err := checks.RunReader(t.Path, in, opts)
 	if err != nil {
-		return nil, snapshot{}, err
-	}
-	defer done()
-	if decodedCopy && copyTo != nil {
-		src = io.TeeReader(src, copyTo)
-	}
-	res, err := checks.RunReader(path, src, opts)
-	if err != nil {
-		return nil, snapshot{}, err
+		return err
 	}
 	if _, err := io.Copy(io.Discard, raw); err != nil {
-		return nil, snapshot{}, &rollout.PathError{Path: path, Err: err}
+		return &rollout.PathError{Path: t.Path, Err: err}
 	}
-	return res, snapshot{fi: fi, size: raw.n, hash: raw.h.Sum64()}, nil
+	t.Input = res
+	t.src = snapshot{fi: fi, size: raw.n, hash: raw.h.Sum64()}
+	t.Fixes, err = checks.PlanFixes(res, &facts, checks.FixOptions{Fix: t.opts.Fix, RandomIDs: t.opts.RandomIDs})
+	return err
 }
 
 // outFile is a temporary file next to the file it will replace. Writes
-// are queued to a goroutine that compresses (.zst) and writes them, and
+// are queued to a goroutine that compresses (zstd) and writes them, and
 // starts the disk writeback as it goes: the rewrite and the verification
 // go on while the disk works, and the fsync before the rename is short.
 type outFile struct {
@@ -120,10 +137,11 @@ type outFile struct {
 	err  error // the goroutine's error, once finished
 }
 
-// createOut creates the temporary file for target. raw: the bytes written
-// are the file's bytes as they are (no compression added). writeback:
-// start writing to disk early (off for a copy that may be thrown away).
-func createOut(target string, raw, writeback bool) (*outFile, error) {
+// createOut creates the temporary file for target. encode: the bytes
+// written are a rollout to store with compression c (else they are stored
+// as they come). writeback: start writing to disk early (off for a copy
+// that may be thrown away).
+func createOut(target string, encode bool, c rollout.Compression, writeback bool) (*outFile, error) {
 	f, err := os.CreateTemp(filepath.Dir(target), "."+filepath.Base(target)+".repair-*.tmp")
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", errWriteFailed, err)
@@ -133,7 +151,7 @@ func createOut(target string, raw, writeback bool) (*outFile, error) {
 	bw := bufio.NewWriterSize(wb, 1<<20)
 	var w io.Writer = bw
 	var zw *zstd.Encoder
-	if rollout.IsCompressed(target) && !raw {
+	if encode && c == rollout.Zstd {
 		if zw, err = zstd.NewWriter(bw, zstd.WithEncoderConcurrency(1)); err != nil {
 			f.Close()
 			os.Remove(f.Name())
@@ -162,6 +180,9 @@ func createOut(target string, raw, writeback bool) (*outFile, error) {
 
 // Write queues a copy of p; write errors are reported by finish.
 func (o *outFile) Write(p []byte) (int, error) {
+	if len(p) == 0 {
+		return 0, nil
+	}
 	var b []byte
 	if v, ok := o.pool.Get().(*[]byte); ok {
 		b = (*v)[:0]
@@ -226,8 +247,8 @@ func (w *writebackFile) Write(p []byte) (int, error) {
 	return n, err
 }
 
-// quarantineFile stages FILE.quarantine.jsonl: the existing entries, then
-// this run's, in a temporary file renamed into place with the result.
+// quarantineFile stages the quarantine file: the existing entries, then
+// this repair's, in a temporary file renamed into place with the result.
 type quarantineFile struct {
 	target string
 	out    *outFile
@@ -237,7 +258,7 @@ type quarantineFile struct {
 
 func (q *quarantineFile) add(e rollout.QuarantineEntry) error {
 	if q.out == nil {
-		out, err := createOut(q.target, true, false)
+		out, err := createOut(q.target, false, rollout.Plain, false)
 		if err != nil {
 			return err
 		}
@@ -278,44 +299,37 @@ func (s *sinks) abort() {
 }
 
 // rewrite is pass 2: the input streamed through the rewriter into the
-// temporary file (with --write) and, at the same time, into the verifier.
-func (r *repairRun) rewrite() error {
-	o := r.o
+// temporary file (with Write) and, at the same time, into the verifier.
+func (t *Txn) rewrite() error {
 	var sink io.Writer = io.Discard
-	if o.write {
-		out, err := createOut(r.target, false, true)
+	if t.opts.Write {
+		out, err := createOut(t.Target, true, t.Compression, true)
 		if err != nil {
-			return &exitError{code: exitUnsafe, err: err, hint: "check the directory of " + r.target + ", or write elsewhere with -o OUT"}
+			return &Refusal{Kind: WriteFailed, Path: t.Target, Err: err}
 		}
-		r.sinks = &sinks{out: out, q: quarantineFile{target: r.qpath}}
+		t.out = &sinks{out: out, q: quarantineFile{target: t.Quarantine}}
 		sink = out
 	}
-	f, err := os.Open(o.path)
+	f, raw, src, err := t.openInput(nil)
 	if err != nil {
-		r.discard()
-		return &exitError{code: exitUsage, err: &rollout.PathError{Path: o.path, Err: errors.Unwrap(err)}}
-	}
-	defer f.Close()
-	raw := newHashingReader(f, r.seed)
-	src, done, err := decoded(o.path, raw)
-	if err != nil {
-		r.discard()
+		t.discard()
 		return err
 	}
-	defer done()
+	defer f.Close()
+	defer src.Close()
 
 	// The verifier reads the output as it is written: on two cores the
 	// re-verification costs little more than the rewrite itself.
 	pr, pw := io.Pipe()
 	verified := make(chan error, 1)
 	go func() {
-		res, err := checks.RunReader(o.path, pr, o.checkOptions(nil))
+		res, err := checks.RunReader(t.Path, pr, t.checkOptions())
 		io.Copy(io.Discard, pr) // never leave the writer blocked
-		r.out = res
+		t.Output = res
 		verified <- err
 	}()
 	bw := bufio.NewWriterSize(pw, 256<<10)
-	stats, err := rollout.Rewrite(io.MultiWriter(sink, bw), src, &r.fp.Plan, r.rewriteOptions())
+	stats, err := rollout.Rewrite(io.MultiWriter(sink, bw), src, &t.Fixes.Plan, t.rewriteOptions())
 	if err == nil {
 		err = bw.Flush()
 	}
@@ -324,154 +338,178 @@ func (r *repairRun) rewrite() error {
 	if err == nil {
 		_, err = io.Copy(io.Discard, raw) // what the decoder left unread
 	}
-	r.stats = stats
+	if stats != nil {
+		t.LinesOut, t.linesIn, t.changed = stats.LinesOut, stats.LinesIn, stats.Changes
+	}
 	switch {
 	case errors.Is(err, errWriteFailed):
-		r.refusal = err
+		t.Refusal = &Refusal{Kind: WriteFailed, Path: t.Target, Err: err}
 	case errors.Is(err, rollout.ErrSourceChanged):
-		r.refusal = fmt.Errorf("%w: %v", errFileChanged, err)
+		t.Refusal = &Refusal{Kind: Changed, Path: t.Path, Err: fmt.Errorf("%w: %v", errFileChanged, err)}
 	case err != nil:
-		r.discard()
+		t.discard()
 		return err
-	case raw.n != r.src.size || raw.h.Sum64() != r.src.hash:
-		r.refusal = fmt.Errorf("%w: %s was modified between the analysis and the rewrite", errFileChanged, o.path)
+	case raw.n != t.src.size || raw.h.Sum64() != t.src.hash:
+		t.Refusal = refuse(Changed, t.Path, "%w: %s was modified between the analysis and the rewrite", errFileChanged, t.Path)
 	case verr != nil:
-		r.discard()
+		t.discard()
 		return verr
-	}
-	if r.refusal != nil {
-		r.discard()
 	}
 	return nil
 }
 
-func (r *repairRun) rewriteOptions() rollout.RewriteOptions {
+func (t *Txn) rewriteOptions() rollout.RewriteOptions {
 	return rollout.RewriteOptions{
-		MaxLineBytes: r.o.maxLineBytes,
-		Reopen:       r.reopen,
-		OnChange:     r.onChange,
-		OnSkip:       func(s rollout.Skip) { r.skips = append(r.skips, s) },
-		OnQuarantine: r.onQuarantine,
+		MaxLineBytes: t.opts.MaxLineBytes,
+		Reopen:       t.reopen,
+		OnChange:     t.onChange,
+		OnSkip:       func(s rollout.Skip) { t.Skips = append(t.Skips, s) },
+		OnQuarantine: t.onQuarantine,
 	}
 }
 
-func (r *repairRun) onQuarantine(e rollout.QuarantineEntry) error {
-	r.quarantine = append(r.quarantine, quarantineRec{line: e.Line, offset: e.Offset, reason: e.Reason, bytes: len(e.Raw)})
-	if r.sinks == nil {
+// reopen opens the input again, decoded (for a line moved to the front).
+func (t *Txn) reopen() (io.ReadCloser, error) {
+	return rollout.Open(t.Path, nil)
+}
+
+func clip(b []byte) []byte {
+	if len(b) > KeepBytes {
+		b = b[:KeepBytes]
+	}
+	return bytes.Clone(b)
+}
+
+func (t *Txn) onChange(c rollout.Change) {
+	t.Changes = append(t.Changes, Change{Rule: c.Label, Line: c.Line, OutLine: c.OutLine, Offset: c.Offset, Part: c.Part,
+		Action: c.Action, Member: c.Path, Before: clip(c.Before), After: clip(c.After), HadBefore: c.Before != nil,
+		BeforeLen: len(c.Before), AfterLen: len(c.After)})
+}
+
+func (t *Txn) onQuarantine(e rollout.QuarantineEntry) error {
+	t.Quarantined = append(t.Quarantined, Quarantined{Line: e.Line, Offset: e.Offset, Reason: e.Reason, Bytes: len(e.Raw)})
+	if t.out == nil {
 		return nil
 	}
-	return r.sinks.q.add(e)
+	return t.out.q.add(e)
 }
 
 // discard removes the temporary files of a write that will not happen.
-func (r *repairRun) discard() {
-	r.sinks.abort()
-	r.sinks = nil
+func (t *Txn) discard() {
+	t.out.abort()
+	t.out = nil
 }
 
 // commit puts the result in place: temporary files completed and fsynced,
 // the backup made, the input checked unchanged, then the renames and the
-// directory fsync. On any failure nothing the run created survives and the
-// input is untouched.
-func (r *repairRun) commit() (err error) {
-	o := r.o
-	s := r.sinks
-	inPlace := o.output == ""
+// directory fsync. On any failure nothing the repair created survives and
+// the input is untouched.
+func (t *Txn) commit() (ref *Refusal) {
+	s := t.out
+	inPlace := t.opts.Output == ""
 	defer func() {
-		if err != nil {
+		if ref != nil {
 			s.abort()
-			if r.backup != "" {
-				os.Remove(r.backup)
-				r.backup = ""
+			if t.Backup != "" {
+				os.Remove(t.Backup)
+				t.Backup = ""
 			}
 		}
 	}()
-	mode := r.src.fi.Mode().Perm()
+	failed := func(err error) *Refusal {
+		if errors.Is(err, errFileChanged) {
+			return &Refusal{Kind: Changed, Path: t.Path, Err: err}
+		}
+		return &Refusal{Kind: WriteFailed, Path: t.Target, Err: err}
+	}
+	mode := t.src.fi.Mode().Perm()
 	if !inPlace {
-		if fi, err := os.Stat(r.target); err == nil {
+		if fi, err := os.Stat(t.Target); err == nil {
 			mode = fi.Mode().Perm()
 		}
 	}
 	if err := s.out.finish(mode); err != nil {
-		return err
+		return failed(err)
 	}
 	if s.q.out != nil {
 		if err := s.q.out.finish(s.q.mode); err != nil {
-			return err
+			return failed(err)
 		}
 	}
-	o.at("written")
-	if inPlace && !o.noBackup {
-		if r.backup, err = makeBackup(o.path); err != nil {
-			return fmt.Errorf("%w: keeping a backup: %v", errWriteFailed, err)
+	t.at("written")
+	if inPlace && !t.opts.NoBackup {
+		var err error
+		if t.Backup, err = makeBackup(t.Path); err != nil {
+			return failed(fmt.Errorf("%w: keeping a backup: %v", errWriteFailed, err))
 		}
 	}
-	o.at("backed-up")
+	t.at("backed-up")
 	var orig *os.File
 	if inPlace {
-		if orig, err = r.unchanged(); err != nil {
-			return err
+		var err error
+		if orig, err = t.unchanged(); err != nil {
+			return failed(err)
 		}
 		defer orig.Close()
 	}
-	o.at("checked")
+	t.at("checked")
 	if s.q.out != nil {
 		if err := os.Rename(s.q.out.path, s.q.target); err != nil {
-			return fmt.Errorf("%w: %v", errWriteFailed, err)
+			return failed(fmt.Errorf("%w: %v", errWriteFailed, err))
 		}
 		s.q.out = nil
 	}
-	o.at("quarantined")
-	if err := os.Rename(s.out.path, r.target); err != nil {
-		return fmt.Errorf("%w: %v", errWriteFailed, err)
+	t.at("quarantined")
+	if err := os.Rename(s.out.path, t.Target); err != nil {
+		return failed(fmt.Errorf("%w: %v", errWriteFailed, err))
 	}
 	s.out = nil
-	r.wrote = true
-	if err := syncDir(filepath.Dir(r.target)); err != nil {
-		r.postWarning = fmt.Sprintf("%s was replaced, but syncing its directory failed: %v", r.target, err)
+	t.Wrote = true
+	if err := syncDir(filepath.Dir(t.Target)); err != nil {
+		t.Warning = fmt.Sprintf("%s was replaced, but syncing its directory failed: %v", t.Target, err)
 	}
-	o.at("renamed")
+	t.at("renamed")
 	if orig != nil {
 		// A writer holding the old file open keeps appending to it, not to
 		// the new one: say so loudly.
-		if fi, err := orig.Stat(); err == nil && fi.Size() != r.src.fi.Size() {
+		if fi, err := orig.Stat(); err == nil && fi.Size() != t.src.fi.Size() {
 			where := "they are lost from FILE (it was replaced)"
-			if r.backup != "" {
-				where = "they are in " + r.backup
+			if t.Backup != "" {
+				where = "they are in " + t.Backup
 			}
-			r.postWarning = fmt.Sprintf("%s grew by %d bytes while it was being replaced: %s", o.path, fi.Size()-r.src.fi.Size(), where)
+			t.Warning = fmt.Sprintf("%s grew by %d bytes while it was being replaced: %s", t.Path, fi.Size()-t.src.fi.Size(), where)
 		}
 	}
 	return nil
 }
 
 // unchanged checks, right before the rename, that the input is still what
-// pass 1 read: the same file (inode), size and mtime, and the same bytes.
-// It returns the file open, to notice a writer still appending after it.
-func (r *repairRun) unchanged() (*os.File, error) {
-	path := r.o.path
+// the analysis read: the same file (inode), size and mtime, and the same
+// bytes. It returns the file open, to notice a writer still appending.
+func (t *Txn) unchanged() (*os.File, error) {
+	path := t.Path
 	fi, err := os.Lstat(path)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", errFileChanged, err)
 	}
 	switch {
-	case fi.Mode()&os.ModeSymlink != 0 || !os.SameFile(fi, r.src.fi):
+	case fi.Mode()&os.ModeSymlink != 0 || !os.SameFile(fi, t.src.fi):
 		return nil, fmt.Errorf("%w: %s was replaced by another file", errFileChanged, path)
-	case fi.Size() != r.src.fi.Size():
-		return nil, fmt.Errorf("%w: %s is now %d bytes, it was %d", errFileChanged, path, fi.Size(), r.src.fi.Size())
-	case !fi.ModTime().Equal(r.src.fi.ModTime()):
+	case fi.Size() != t.src.fi.Size():
+		return nil, fmt.Errorf("%w: %s is now %d bytes, it was %d", errFileChanged, path, fi.Size(), t.src.fi.Size())
+	case !fi.ModTime().Equal(t.src.fi.ModTime()):
 		return nil, fmt.Errorf("%w: %s was modified at %s", errFileChanged, path, fi.ModTime().Format("15:04:05.000"))
 	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", errFileChanged, err)
 	}
-	h := newHashingReader(f, r.seed)
+	h := newHashingReader(f, t.seed)
 	if _, err := io.CopyBuffer(io.Discard, h, make([]byte, 1<<20)); err != nil {
 		f.Close()
 		return nil, fmt.Errorf("%w: %v", errFileChanged, err)
 	}
-	if h.n != r.src.size || h.h.Sum64() != r.src.hash {
+	if h.n != t.src.size || h.h.Sum64() != t.src.hash {
 		f.Close()
 		return nil, fmt.Errorf("%w: the content of %s differs from what was read", errFileChanged, path)
 	}

@@ -1,0 +1,344 @@
+// Package repair is the repair transaction of one rollout: the analysis
+// (checks), the fix plan, the byte-preserving rewrite into temporary files
+// verified as it is written, and the atomic replacement of the file (or
+// the write of another one). It sits between cmd/rollout, which prints an
+// Outcome and maps it to an exit code, and checks. It never prints.
+//
+// A repair is two calls: Begin analyses, plans and rewrites (nothing the
+// user sees changes); Finish puts the result in place, or, for a dry run
+// or a refused write, removes what Begin created. In between the caller
+// can show the plan (the Outcome so far) and a diff (Txn.WriteDiff).
+package repair
+
+import (
+	"errors"
+	"fmt"
+	"hash/maphash"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/rollout-dev/rollout/checks"
+	"github.com/rollout-dev/rollout/rollout"
+)
+
+// Options say what to repair and how.
+type Options struct {
+	Path   string // the rollout (a file: standard input cannot be replaced)
+	Output string // write the result here instead of replacing Path ("": in place)
+	// Write applies the plan; without it nothing is written (a dry run).
+	Write    bool
+	NoBackup bool // in place: do not keep Path.bak
+
+	Fix       []string // the fixes to apply (checks.FixOptions.Fix)
+	RandomIDs bool     // new ids from random bits (checks.FixOptions.RandomIDs)
+
+	// The analysis settings, shared by the input's analysis and the
+	// re-verification of the result: both must judge by the same rules.
+	MaxLineBytes int64
+	HandoffCap   int64
+
+	// Stage, when set (tests), is called at each step of a repair:
+	// "analysed", then with Write "written", "backed-up", "checked",
+	// "quarantined", "renamed".
+	Stage func(string)
+}
+
+// Outcome is what a repair did, or would do in a dry run.
+type Outcome struct {
+	Path       string // the input
+	Target     string // the file the result replaces or creates
+	Quarantine string // where removed lines go (Target.quarantine.jsonl)
+	Backup     string // the copy of the original kept by an in-place write ("": none)
+	// Compression of the result: an in-place repair keeps the input's
+	// (zstd content is written back as zstd whatever the name); with
+	// Output, the output's name decides (.zst or not).
+	Compression rollout.Compression
+
+	Input       *checks.Result  // the analysis of the input
+	Output      *checks.Result  // the re-verification of the result (nil: nothing rewritten)
+	Fixes       *checks.FixPlan // the plan, and the findings it leaves
+	Changes     []Change        // what the rewrite changed, in output order
+	Skips       []rollout.Skip  // planned edits the rewrite could not apply
+	Quarantined []Quarantined   // lines removed from the rollout
+	LinesOut    int             // lines of the result
+
+	Wrote   bool     // the result was put in place
+	Refusal *Refusal // why the result was not written (nil: it was, or a dry run)
+	// Warning is what the user must know about a write that happened
+	// (the directory could not be synced, a writer appended to the old
+	// file while it was replaced).
+	Warning string
+}
+
+// NothingToFix reports whether the plan is empty.
+func (o *Outcome) NothingToFix() bool { return o.Fixes.Plan.Empty() }
+
+// Remaining is what verify would report on the result.
+func (o *Outcome) Remaining() []checks.Finding {
+	if o.Output != nil {
+		return o.Output.Findings
+	}
+	return o.Input.Findings
+}
+
+// Change is one change of the rewrite. Values longer than KeepBytes are
+// kept truncated (a quarantined line can be megabytes; the quarantine file
+// has it whole): BeforeLen and AfterLen are the full lengths.
+type Change struct {
+	Rule          string
+	Line          int   // input line
+	OutLine       int   // output line holding the result (0: removed)
+	Offset        int64 // input byte offset of the line
+	Part          int   // object within the line
+	Action        string
+	Member        string // rollout.ActionSet and ActionEdit: the member changed ("payload.id")
+	Before, After []byte
+	HadBefore     bool // Before existed (a set member, not an added one)
+	BeforeLen     int
+	AfterLen      int
+}
+
+// KeepBytes is the most of a Change's values an Outcome keeps.
+const KeepBytes = 512
+
+// Quarantined is a line (or one object of a concatenated line) removed
+// from the rollout to the quarantine file.
+type Quarantined struct {
+	Line   int
+	Offset int64
+	Reason string
+	Bytes  int
+}
+
+// Kind tells refusals apart.
+type Kind int
+
+const (
+	// Changed: the input changed between its analysis and the replace
+	// (a writer is still appending).
+	Changed Kind = iota + 1
+	// Symlink: the file to replace is a symbolic link.
+	Symlink
+	// NotRollout: the input is not a rollout file (a directory, a device,
+	// an archive, or nothing in it is a record: repair would empty it).
+	NotRollout
+	// Compressed: the input is compressed in a format repair cannot
+	// write back (gzip, bzip2, xz): it must be decompressed first.
+	Compressed
+	// BadOutput: the output names a directory or the input itself.
+	BadOutput
+	// WriteFailed: creating, writing, syncing or renaming a file failed.
+	WriteFailed
+	// Worse: the result would have more errors of some rule than the
+	// input (a bug in a fix).
+	Worse
+)
+
+// Refusal is a repair that was not done; the input is untouched and
+// nothing the repair created is left behind.
+type Refusal struct {
+	Kind Kind
+	Path string // the file concerned
+	Err  error
+}
+
+func (r *Refusal) Error() string { return r.Err.Error() }
+func (r *Refusal) Unwrap() error { return r.Err }
+
+func refuse(k Kind, path string, format string, args ...any) *Refusal {
+	return &Refusal{Kind: k, Path: path, Err: fmt.Errorf(format, args...)}
+}
+
+// Txn is a repair between Begin and Finish.
+type Txn struct {
+	Outcome
+	opts    Options
+	seed    maphash.Seed // of the change-detection hashes of this repair
+	src     snapshot     // the input as the analysis read it
+	in      rollout.Compression
+	out     *sinks // the temporary files of a write
+	linesIn int    // lines of the input the rewrite read
+	changed int    // edits the rewrite applied
+}
+
+// Begin analyses the input, plans its fixes and, when there are any,
+// rewrites it into temporary files (with Write) while verifying the
+// result. Nothing is visible to others until Finish, which must be called
+// once whenever Begin returns no error. Errors are a *Refusal (nothing can
+// be planned), a *rollout.PathError (the input cannot be read), a
+// *checks.ReadError or a *checks.InternalError.
+func Begin(opts Options) (*Txn, error) {
+	t := &Txn{opts: opts, seed: maphash.MakeSeed()}
+	t.Path = opts.Path
+	if err := t.checkPaths(); err != nil {
+		return nil, err
+	}
+	// With Output, the input is copied to it while the analysis reads it
+	// (as it is, or decompressed or compressed): when there is nothing to
+	// fix, that copy is the result.
+	var copyTo *outFile
+	if opts.Write && opts.Output != "" {
+		var err error
+		if copyTo, err = createOut(t.Target, t.Compression != t.in, t.Compression, false); err != nil {
+			return nil, &Refusal{Kind: WriteFailed, Path: t.Target, Err: err}
+		}
+	}
+	err := t.analyse(copyTo)
+	if err == nil {
+		t.at("analysed")
+		if t.NothingToFix() {
+			if copyTo != nil {
+				t.out = &sinks{out: copyTo}
+			}
+			return t, nil
+		}
+	}
+	copyTo.abort()
+	if err != nil {
+		return nil, err
+	}
+	if err := t.rewrite(); err != nil {
+		return nil, err
+	}
+	if t.Refusal == nil {
+		t.Refusal = t.guard()
+	}
+	if t.Refusal != nil {
+		t.discard()
+	}
+	return t, nil
+}
+
+// Finish completes the repair: with Write, the result is put in place
+// (unless it was refused, or every planned edit was skipped in place);
+// otherwise the temporary files are removed. It returns the Outcome.
+func (t *Txn) Finish() *Outcome {
+	switch {
+	case t.Refusal != nil || !t.opts.Write || t.out == nil:
+		t.discard()
+	case !t.NothingToFix() && t.changed == 0 && t.opts.Output == "":
+		// Every planned edit was skipped: the file stays as it is.
+		t.discard()
+	default:
+		if r := t.commit(); r != nil {
+			t.Refusal = r
+		}
+	}
+	return &t.Outcome
+}
+
+func (t *Txn) at(stage string) {
+	if t.opts.Stage != nil {
+		t.opts.Stage(stage)
+	}
+}
+
+func (t *Txn) checkOptions() checks.Options {
+	return checks.Options{MaxLineBytes: t.opts.MaxLineBytes, HandoffCap: t.opts.HandoffCap}
+}
+
+// checkPaths refuses what repair must not touch before anything is read,
+// and decides the compression of the result.
+func (t *Txn) checkPaths() error {
+	o := t.opts
+	fi, err := os.Lstat(o.Path)
+	if err != nil {
+		return &rollout.PathError{Path: o.Path, Err: errors.Unwrap(err)}
+	}
+	switch {
+	case fi.Mode()&os.ModeSymlink != 0 && o.Write && o.Output == "":
+		return refuse(Symlink, o.Path, "%s is a symbolic link: refusing to replace it", o.Path)
+	case fi.IsDir():
+		return refuse(NotRollout, o.Path, "%s is a directory", o.Path)
+	}
+	if st, err := os.Stat(o.Path); err != nil || !st.Mode().IsRegular() {
+		return refuse(NotRollout, o.Path, "%s is not a regular file", o.Path)
+	}
+	if t.in, err = sniff(o.Path); err != nil {
+		return err
+	}
+	t.Target, t.Compression = o.Path, t.in
+	if o.Output != "" {
+		t.Target, t.Compression = o.Output, rollout.Plain
+		if rollout.IsCompressed(o.Output) {
+			t.Compression = rollout.Zstd
+		}
+		if ofi, err := os.Lstat(o.Output); err == nil {
+			switch {
+			case ofi.Mode()&os.ModeSymlink != 0:
+				return refuse(Symlink, o.Output, "%s is a symbolic link: refusing to replace it", o.Output)
+			case ofi.IsDir():
+				return refuse(BadOutput, o.Output, "-o %s is a directory", o.Output)
+			}
+			if ifi, err := os.Stat(o.Path); err == nil && os.SameFile(ifi, ofi) {
+				return refuse(BadOutput, o.Output, "-o names the input file")
+			}
+		}
+	}
+	t.Quarantine = t.Target + ".quarantine.jsonl"
+	return nil
+}
+
+// sniff reads the first bytes of path to tell how it is stored. A format
+// repair cannot write back is refused.
+func sniff(path string) (rollout.Compression, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return rollout.Plain, &rollout.PathError{Path: path, Err: errors.Unwrap(err)}
+	}
+	defer f.Close()
+	magic := make([]byte, rollout.MagicLen)
+	n, err := io.ReadFull(f, magic)
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
+		return rollout.Plain, &rollout.PathError{Path: path, Err: err}
+	}
+	c, err := rollout.Sniff(path, magic[:n])
+	return c, formatRefusal(path, err)
+}
+
+// formatRefusal turns the opener's refusal of an archive or compressed
+// file into a Refusal; other errors pass through.
+func formatRefusal(path string, err error) error {
+	switch {
+	case errors.Is(err, rollout.ErrCompressed):
+		return &Refusal{Kind: Compressed, Path: path, Err: err}
+	case errors.Is(err, rollout.ErrUnknownFormat):
+		return &Refusal{Kind: NotRollout, Path: path, Err: err}
+	}
+	return err
+}
+
+// guard refuses a repair that would leave more errors of some rule than
+// the input had (a fix must never make a file worse), or an empty rollout
+// from a file in which nothing is a record.
+func (t *Txn) guard() *Refusal {
+	if t.Output == nil {
+		return nil
+	}
+	if t.LinesOut == 0 && t.linesIn > 0 {
+		return refuse(NotRollout, t.Path, "%s: no line is a rollout record: repair would leave it empty", t.Path)
+	}
+	before, after := errorsByRule(t.Input.Findings), errorsByRule(t.Output.Findings)
+	var worse []string
+	for rule, n := range after {
+		if n > before[rule] {
+			worse = append(worse, fmt.Sprintf("%s (%d, was %d)", rule, n, before[rule]))
+		}
+	}
+	if len(worse) == 0 {
+		return nil
+	}
+	return refuse(Worse, t.Path, "the repaired file would have more errors than the original: %s (a bug in repair: please report it)",
+		strings.Join(worse, ", "))
+}
+
+func errorsByRule(fs []checks.Finding) map[string]int {
+	m := map[string]int{}
+	for _, f := range fs {
+		if f.Severity == checks.Error {
+			m[f.Rule]++
+		}
+	}
+	return m
+}
