@@ -3,11 +3,12 @@ package mergepatch
 // Apply returns the result of applying the merge patch to target
 // (RFC 7396, section 2). A nil target or patch is JSON null.
 //
-// Neither input is modified: objects on the path of a change are copied and
-// every other subtree is shared with the inputs, so target stays valid as a
-// checkpoint. When an object patch leaves an object target as it was
-// (members replaced by byte-identical scalars or arrays, deletions of absent
-// keys), Apply returns target itself.
+// Neither input is modified: objects are persistent (persist.go), so the
+// result shares all but O(log n) small nodes per changed member with target
+// and target stays valid as a checkpoint; the cost of a merge follows the
+// patch, not the target. When an object patch leaves an object target as it
+// was (members replaced by byte-identical scalars or arrays, deletions of
+// absent keys), Apply returns target itself.
 // Existing members keep their position; new members are appended in patch
 // order; a null member of patch deletes. Arrays are values like any other:
 // a null inside an array of patch is kept.
@@ -19,54 +20,67 @@ func Apply(target, patch *Value) *Value {
 		return withoutNulls(patch) // merging into {} only removes null members
 	}
 	t := target.obj
-	var out *object // copy of t, made on the first change
-	deleted, added := false, false
-	for j, pm := range patch.obj.members {
-		i := t.find(pm.Key)
-		var nv *Value // new value; nil marks a deletion
-		if pm.Value.kind != Null {
-			var cur *Value
+	out := *t // shares t's nodes; set and push copy what they change
+	changed := false
+	var added []slot
+	patch.obj.each(func(pm Member, rawKey string) bool {
+		i := t.find(pm.Key) // patch keys are unique, so t's positions stay right
+		if pm.Value.kind == Null {
 			if i >= 0 {
-				cur = t.members[i].Value
+				s := t.slots.at(i)
+				out.slots = out.slots.set(i, slot{Member: Member{Key: s.Key}, raw: s.raw})
+				out.live--
+				changed = true
 			}
-			if nv = Apply(cur, pm.Value); same(nv, cur) {
-				continue
-			}
-		} else if i < 0 {
-			continue
+			return true
 		}
-		if out == nil {
-			out = t.clone(len(patch.obj.members) - j)
-		}
+		var cur *Value
 		if i >= 0 {
-			out.members[i].Value = nv
-			deleted = deleted || nv == nil
-		} else {
-			out.members = append(out.members, Member{Key: pm.Key, Value: nv})
-			out.keys = append(out.keys, patch.obj.keys[j])
-			added = true
+			cur = t.slots.at(i).Value
 		}
-	}
-	if out == nil {
+		nv := Apply(cur, pm.Value)
+		switch {
+		case same(nv, cur):
+		case i >= 0:
+			s := t.slots.at(i)
+			out.slots = out.slots.set(i, slot{Member: Member{Key: s.Key, Value: nv}, raw: s.raw})
+			changed = true
+		default:
+			added = append(added, slot{Member: Member{Key: pm.Key, Value: nv}, raw: rawKey})
+		}
+		return true
+	})
+	if !changed && len(added) == 0 {
 		return target
 	}
-	if deleted {
-		n := 0
-		for i, m := range out.members {
-			if m.Value != nil {
-				out.members[n], out.keys[n] = m, out.keys[i]
-				n++
+	if len(added) > 0 {
+		first := out.slots.n
+		out.slots = out.slots.push(added)
+		out.live += len(added)
+		switch {
+		case out.index != nil:
+			for k, s := range added {
+				out.index = out.index.put(keyHash(s.Key), 0, s.Key, first+k, false)
 			}
-		}
-		out.members, out.keys = out.members[:n], out.keys[:n]
-	}
-	if deleted || added {
-		out.index = nil
-		if len(out.members) > smallObject {
+		case out.slots.n > smallObject:
 			out.reindex()
 		}
 	}
-	return &Value{kind: Object, obj: out}
+	if dead := out.slots.n - out.live; dead > width && dead > out.live {
+		out = *compacted(&out) // tombstones cost at most as much as the live members
+	}
+	return &Value{kind: Object, obj: &out}
+}
+
+// compacted returns o without tombstones.
+func compacted(o *object) *object {
+	var ms []Member
+	var keys []string
+	o.each(func(m Member, rawKey string) bool {
+		ms, keys = append(ms, m), append(keys, rawKey)
+		return true
+	})
+	return newObject(ms, keys)
 }
 
 // same reports whether b can stand for a: the same object or a scalar or
@@ -75,52 +89,29 @@ func same(a, b *Value) bool {
 	return a == b || b != nil && a.kind == b.kind && a.kind != Object && a.raw == b.raw
 }
 
-// clone copies o with room for extra more members. The index is shared; the
-// caller replaces it if the keys change.
-func (o *object) clone(extra int) *object {
-	n := len(o.members)
-	return &object{
-		members: append(make([]Member, 0, n+extra), o.members...),
-		keys:    append(make([]string, 0, n+extra), o.keys...),
-		index:   o.index,
-	}
-}
-
 // withoutNulls returns v with null object members removed at every depth
 // outside arrays, sharing what has none.
 func withoutNulls(v *Value) *Value {
 	if v.Kind() != Object {
 		return v
 	}
-	var out *object
-	for i, m := range v.obj.members {
-		nv := withoutNulls(m.Value)
+	var ms []Member
+	var keys []string
+	changed := false
+	v.obj.each(func(m Member, rawKey string) bool {
 		if m.Value.kind == Null {
-			nv = nil
-		} else if nv == m.Value {
-			if out != nil {
-				out.members = append(out.members, m)
-				out.keys = append(out.keys, v.obj.keys[i])
-			}
-			continue
+			changed = true
+			return true
 		}
-		if out == nil {
-			out = &object{members: make([]Member, i, len(v.obj.members)), keys: make([]string, i, len(v.obj.members))}
-			copy(out.members, v.obj.members)
-			copy(out.keys, v.obj.keys)
-		}
-		if nv != nil {
-			out.members = append(out.members, Member{Key: m.Key, Value: nv})
-			out.keys = append(out.keys, v.obj.keys[i])
-		}
-	}
-	if out == nil {
+		nv := withoutNulls(m.Value)
+		changed = changed || nv != m.Value
+		ms, keys = append(ms, Member{Key: m.Key, Value: nv}), append(keys, rawKey)
+		return true
+	})
+	if !changed {
 		return v
 	}
-	if len(out.members) > smallObject {
-		out.reindex()
-	}
-	return &Value{kind: Object, obj: out}
+	return &Value{kind: Object, obj: newObject(ms, keys)}
 }
 
 // Changes reports whether Apply(target, patch) would not be Equal to target,
@@ -132,17 +123,13 @@ func Changes(target, patch *Value) bool {
 	if target.Kind() != Object {
 		return true
 	}
-	for _, pm := range patch.obj.members {
+	return !patch.obj.each(func(pm Member, _ string) bool {
 		cur, ok := target.Get(pm.Key)
 		if pm.Value.kind == Null {
-			if ok {
-				return true
-			}
-		} else if !ok || Changes(cur, pm.Value) {
-			return true
+			return !ok
 		}
-	}
-	return false
+		return ok && !Changes(cur, pm.Value)
+	})
 }
 
 // NullMembers returns the RFC 6901 pointers of the object members of v whose
@@ -154,14 +141,15 @@ func NullMembers(v *Value) []string {
 		if v.Kind() != Object {
 			return
 		}
-		for _, m := range v.obj.members {
+		v.obj.each(func(m Member, _ string) bool {
 			p := appendPointer(path, m.Key)
 			if m.Value.kind == Null {
 				out = append(out, string(p))
 			} else {
 				walk(m.Value, p)
 			}
-		}
+			return true
+		})
 	}
 	walk(v, nil)
 	return out

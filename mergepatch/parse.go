@@ -228,9 +228,9 @@ func (p *parser) object(depth int) (*Value, error) {
 		}
 		return nil
 	})
-	o := &object{index: index}
+	o := &object{}
 	if err == nil {
-		o.members, o.keys = slices.Clone(p.ms[base:]), slices.Clone(p.ks[base:])
+		o = newObject(p.ms[base:], p.ks[base:])
 	}
 	p.ms, p.ks = p.ms[:base], p.ks[:base]
 	v := p.alloc()

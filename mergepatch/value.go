@@ -69,37 +69,70 @@ type Member struct {
 	Value *Value // never nil
 }
 
-// object is the body of an object Value. keys[i] is the source spelling of
-// members[i].Key, quotes included. index maps keys to positions once an object
-// has more than smallObject members; it is never modified after it is shared.
+// object is the body of an object Value: its slots in order (persist.go)
+// and, once it has more than smallObject slots, an index from key to slot.
+// A key deleted and added again has a tombstone slot and a later live one;
+// the index and the backward scan of small objects find the later one.
 type object struct {
-	members []Member
-	keys    []string
-	index   map[string]int
+	slots vec
+	index *hnode
+	live  int // slots with a value
 }
 
 const smallObject = 16
 
+// newObject builds an object from members without repeated keys; keys[i]
+// is the source spelling of members[i].Key.
+func newObject(members []Member, keys []string) *object {
+	ss := make([]slot, len(members))
+	for i, m := range members {
+		ss[i] = slot{Member: m, raw: keys[i]}
+	}
+	o := &object{slots: vec{}.push(ss), live: len(members)}
+	o.reindex()
+	return o
+}
+
+// reindex builds the index from scratch, or drops it for a small object.
+func (o *object) reindex() {
+	o.index = nil
+	if o.slots.n <= smallObject {
+		return
+	}
+	var idx *hnode
+	pos := 0
+	o.slots.each(func(s *slot) bool {
+		idx = idx.put(keyHash(s.Key), 0, s.Key, pos, true)
+		pos++
+		return true
+	})
+	o.index = idx
+}
+
+// find returns the slot position of a live member, or -1.
 func (o *object) find(key string) int {
 	if o.index != nil {
-		if i, ok := o.index[key]; ok {
+		if i, ok := o.index.get(key); ok && o.slots.at(i).Value != nil {
 			return i
 		}
 		return -1
 	}
-	for i := range o.members {
-		if o.members[i].Key == key {
+	for i := o.slots.n - 1; i >= 0; i-- {
+		if s := o.slots.at(i); s.Key == key {
+			if s.Value == nil {
+				return -1
+			}
 			return i
 		}
 	}
 	return -1
 }
 
-func (o *object) reindex() {
-	o.index = make(map[string]int, len(o.members))
-	for i, m := range o.members {
-		o.index[m.Key] = i
-	}
+// each calls f on the live members in order until f returns false.
+func (o *object) each(f func(m Member, rawKey string) bool) bool {
+	return o.slots.each(func(s *slot) bool {
+		return s.Value == nil || f(s.Member, s.raw)
+	})
 }
 
 // Shared immutable scalars, so that parsing null/true/false does not allocate.
@@ -118,13 +151,17 @@ func (v *Value) Kind() Kind {
 }
 
 // Members returns the members of an object in order, or nil for any other
-// kind. The slice belongs to v and must not be modified.
+// kind, in a new slice.
 func (v *Value) Members() []Member {
 	if v == nil || v.obj == nil {
 		return nil
 	}
-	m := v.obj.members
-	return m[:len(m):len(m)]
+	out := make([]Member, 0, v.obj.live)
+	v.obj.each(func(m Member, _ string) bool {
+		out = append(out, m)
+		return true
+	})
+	return out
 }
 
 // Get returns the value of an object member.
@@ -133,7 +170,7 @@ func (v *Value) Get(key string) (*Value, bool) {
 		return nil, false
 	}
 	if i := v.obj.find(key); i >= 0 {
-		return v.obj.members[i].Value, true
+		return v.obj.slots.at(i).Value, true
 	}
 	return nil, false
 }
@@ -168,14 +205,17 @@ func (v *Value) AppendJSON(dst []byte) []byte {
 		return append(dst, "null"...)
 	case Object:
 		dst = append(dst, '{')
-		for i, m := range v.obj.members {
-			if i > 0 {
+		first := true
+		v.obj.each(func(m Member, rawKey string) bool {
+			if !first {
 				dst = append(dst, ',')
 			}
-			dst = append(dst, v.obj.keys[i]...)
+			first = false
+			dst = append(dst, rawKey...)
 			dst = append(dst, ':')
 			dst = m.Value.AppendJSON(dst)
-		}
+			return true
+		})
 		return append(dst, '}')
 	}
 	return append(dst, v.raw...)
@@ -228,15 +268,13 @@ func Equal(a, b *Value) bool {
 	if a == b {
 		return true
 	}
-	if len(a.obj.members) != len(b.obj.members) {
+	if a.obj.live != b.obj.live {
 		return false
 	}
-	for _, m := range a.obj.members {
-		if w, ok := b.Get(m.Key); !ok || !Equal(m.Value, w) {
-			return false
-		}
-	}
-	return true
+	return a.obj.each(func(m Member, _ string) bool {
+		w, ok := b.Get(m.Key)
+		return ok && Equal(m.Value, w)
+	})
 }
 
 // elements parses the elements of a validated array.
