@@ -7,6 +7,7 @@ import (
 	"io"
 
 	"github.com/rollout-dev/rollout/checks"
+	"github.com/rollout-dev/rollout/internal/outfile"
 	"github.com/rollout-dev/rollout/reconstruct"
 	"github.com/rollout-dev/rollout/repair"
 	"github.com/rollout-dev/rollout/rollout"
@@ -115,6 +116,9 @@ func (o *repairOptions) validate() error {
 }
 
 func runRepair(ctx context.Context, a *app, o *repairOptions) error {
+	if err := o.checkOutputs(); err != nil {
+		return err
+	}
 	t, err := repair.Begin(repair.Options{
 		Path: o.path, Output: o.output, Write: o.write, NoBackup: o.noBackup,
 		Fix: o.fix, RandomIDs: o.randomIDs, MaxLineBytes: o.maxLineBytes, HandoffCap: o.handoffCap,
@@ -139,6 +143,22 @@ func runRepair(ctx context.Context, a *app, o *repairOptions) error {
 	}
 	out := t.Finish()
 	return p.finish(out)
+}
+
+// checkOutputs refuses, before anything is read, a report or -o output
+// that is the input (or its quarantine or backup). In place, the
+// quarantine is the input's own, by design.
+func (o *repairOptions) checkOutputs() error {
+	var inputs outfile.Inputs
+	inputs.Add(o.path)
+	outputs := []string{o.report}
+	if o.write && o.output != "" {
+		outputs = append(outputs, o.output, o.output+outfile.QuarantineSuffix)
+	}
+	if err := inputs.Check(outputs...); err != nil {
+		return outputConflict(err)
+	}
+	return nil
 }
 
 // refusalError maps a refusal to its exit code and a hint.
@@ -171,7 +191,7 @@ func (p *repairPrinter) finish(out *repair.Outcome) error {
 	remaining := out.Remaining()
 	p.printOutcome(out, remaining)
 	if o.report != "" {
-		if err := writeFileAtomic(o.report, func(w io.Writer) error { return writeRepairReport(w, out) }); err != nil {
+		if err := outfile.Write(o.report, outfile.Options{}, func(w io.Writer) error { return writeRepairReport(w, out) }); err != nil {
 			return &exitError{code: exitUsage, err: fmt.Errorf("writing the report to %s: %w", o.report, err)}
 		}
 	}

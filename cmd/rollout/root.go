@@ -56,6 +56,12 @@ func usageError(hint string, format string, args ...any) error {
 	return &exitError{code: exitUsage, err: fmt.Errorf(format, args...), hint: hint}
 }
 
+// outputConflict is an output path that names an input: a usage error,
+// caught before anything is read.
+func outputConflict(err error) error {
+	return &exitError{code: exitUsage, err: err, hint: "write the output to another path"}
+}
+
 // silentExit ends with a code and no message (the report said it all).
 func silentExit(code int) error { return &exitError{code: code} }
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/rollout-dev/rollout/checks"
 	"github.com/rollout-dev/rollout/cmd/rollout/internal/chart"
+	"github.com/rollout-dev/rollout/internal/outfile"
 	"github.com/rollout-dev/rollout/reconstruct/budget"
 	"github.com/rollout-dev/rollout/rollout"
 	"github.com/spf13/cobra"
@@ -103,6 +104,11 @@ func (o *simulateBudgetOptions) validate(a *app) error {
 }
 
 func runSimulateBudget(ctx context.Context, a *app, o *simulateBudgetOptions) error {
+	var inputs outfile.Inputs
+	inputs.Add(o.path)
+	if err := inputs.Check(o.output); err != nil {
+		return outputConflict(err)
+	}
 	c := budget.NewCollector()
 	res, err := checks.Run(o.path, a.io.In, checks.Options{MaxLineBytes: o.maxLineBytes, Flow: c.Observe})
 	if err != nil {
@@ -144,7 +150,7 @@ func runSimulateBudget(ctx context.Context, a *app, o *simulateBudgetOptions) er
 		return r.WriteTable(w)
 	}
 	if o.output != "" {
-		if err := writeFileAtomic(o.output, write); err != nil {
+		if err := outfile.Write(o.output, outfile.Options{}, write); err != nil {
 			return &exitError{code: exitUsage, err: fmt.Errorf("writing %s to %s: %w", o.format, o.output, err)}
 		}
 	} else if err := write(a.io.Out); err != nil {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/rollout-dev/rollout/checks"
 	"github.com/rollout-dev/rollout/cmd/rollout/internal/report"
+	"github.com/rollout-dev/rollout/internal/outfile"
 	"github.com/rollout-dev/rollout/reconstruct"
 	"github.com/rollout-dev/rollout/rollout"
 	"github.com/spf13/cobra"
@@ -222,6 +223,9 @@ func runVerify(ctx context.Context, a *app, o *verifyOptions) error {
 	if err != nil {
 		return err
 	}
+	if err := o.checkOutputs(paths); err != nil {
+		return err
+	}
 	filter, _ := checks.NewFilter(o.selectRules, o.ignoreRules)
 	progress := newProgress(a.io, len(paths), a.io.ErrIsTTY && humanOnly(o.formats))
 	outcomes := analyse(paths, o.jobs, a.io.In, checks.Options{MaxLineBytes: o.maxLineBytes, HandoffCap: o.handoffCap}, progress.step)
@@ -347,6 +351,24 @@ func humanOnly(formats []string) bool {
 	return false
 }
 
+// checkOutputs refuses, before anything is read, a report file that is one
+// of the inputs (or an input's quarantine or backup).
+func (o *verifyOptions) checkOutputs(paths []string) error {
+	var inputs outfile.Inputs
+	inputs.Add(paths...)
+	if o.filesFrom != "" {
+		inputs.Add(o.filesFrom)
+	}
+	for _, spec := range o.formats {
+		if _, file, _ := report.ParseFormatSpec(spec); file != "" {
+			if err := inputs.Check(file); err != nil {
+				return outputConflict(err)
+			}
+		}
+	}
+	return nil
+}
+
 // writeReports runs every requested printer. Files are created only now,
 // when there is something to write.
 func writeReports(a *app, o *verifyOptions, rep *report.Report) error {
@@ -360,39 +382,11 @@ func writeReports(a *app, o *verifyOptions, rep *report.Report) error {
 			}
 			continue
 		}
-		if err := writeFileAtomic(file, func(w io.Writer) error {
+		if err := outfile.Write(file, outfile.Options{}, func(w io.Writer) error {
 			return printer(w, rep, report.Options{Color: o.color == "always"})
 		}); err != nil {
 			return &exitError{code: exitUsage, err: fmt.Errorf("writing %s report to %s: %w", name, file, err)}
 		}
 	}
 	return nil
-}
-
-// writeFileAtomic writes a report through a temporary file and a rename,
-// so a failed run never leaves half a report behind.
-func writeFileAtomic(path string, write func(io.Writer) error) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	// CreateTemp makes the file 0600; a report is an ordinary file.
-	if err := tmp.Chmod(0o644); err != nil {
-		tmp.Close()
-		return err
-	}
-	bw := bufio.NewWriter(tmp)
-	if err := write(bw); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := bw.Flush(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
 }

@@ -1,0 +1,445 @@
+// Package outfile writes the files the commands produce (reports, charts,
+// repaired rollouts, quarantines, backups) so that no output ever destroys
+// what its path names. It sits at the end of the flow, after the printers
+// and the rewriter: they write to an io.Writer, outfile decides how the
+// bytes reach the path.
+//
+//   - Inputs.Check refuses, before anything is read, an output that is one
+//     of the inputs (same device and inode) or an input's quarantine or
+//     backup (*ConflictError, exit code 2).
+//   - Create writes a regular or absent target through a temporary file in
+//     the same directory, fsynced, renamed over it, directory fsynced. A
+//     symlink is resolved and its target replaced (the link stays); a device,
+//     FIFO or socket is written through, never renamed over.
+//   - New files honour the umask; replacing a file keeps its mode (and its
+//     owner, group and xattrs where permitted); Options.CopyFrom copies them
+//     from another file.
+//   - OpenExisting opens a file that must be regular or absent without
+//     following symlinks (*UnsafeError, exit code 4).
+package outfile
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// Exit codes of the typed errors, as the commands document them.
+const (
+	exitUsage  = 2
+	exitUnsafe = 4
+)
+
+// QuarantineSuffix and BackupSuffix name the files repair derives from the
+// file it rewrites: FILE.quarantine.jsonl and FILE.bak (FILE.bak.N).
+const (
+	QuarantineSuffix = ".quarantine.jsonl"
+	BackupSuffix     = ".bak"
+)
+
+// ConflictError is an output that would overwrite an input.
+type ConflictError struct {
+	Output string
+	Input  string
+	What   string // "is", "is the quarantine file of", "is a backup of"
+}
+
+func (e *ConflictError) Error() string {
+	return fmt.Sprintf("output %s %s input %s: refusing to overwrite it", e.Output, e.What, e.Input)
+}
+
+// ExitCode: an output naming an input is a usage error.
+func (e *ConflictError) ExitCode() int { return exitUsage }
+
+// UnsafeError is a path that must be a regular file (or absent) and is not.
+type UnsafeError struct {
+	Path string
+	Kind string // "symbolic link", "FIFO", "directory", ...
+}
+
+func (e *UnsafeError) Error() string {
+	return fmt.Sprintf("%s is a %s, not a regular file: refusing to use it", e.Path, e.Kind)
+}
+
+// ExitCode: refusing to touch a path is exit 4 (unsafe to modify).
+func (e *UnsafeError) ExitCode() int { return exitUnsafe }
+
+// Inputs are the files a command reads; outputs must not name them.
+type Inputs struct {
+	files []input
+}
+
+type input struct {
+	path string
+	fi   os.FileInfo // the file itself (symlinks followed)
+	dirs []named     // where its name lives: as given, and symlinks resolved
+}
+
+// named is a directory entry: the directory's identity and a base name.
+type named struct {
+	dir  os.FileInfo
+	base string
+}
+
+// Add records an input. Paths that do not exist (or "-") are ignored: they
+// cannot be overwritten.
+func (in *Inputs) Add(paths ...string) {
+	for _, p := range paths {
+		if p == "-" || p == "" {
+			continue
+		}
+		fi, err := os.Stat(p)
+		if err != nil {
+			continue
+		}
+		it := input{path: p, fi: fi}
+		if n, ok := entryOf(p); ok {
+			it.dirs = append(it.dirs, n)
+		}
+		if real, err := filepath.EvalSymlinks(p); err == nil {
+			if n, ok := entryOf(real); ok {
+				it.dirs = append(it.dirs, n)
+			}
+		}
+		in.files = append(in.files, it)
+	}
+}
+
+// Check returns a *ConflictError when one of the outputs is an input, or
+// the quarantine or a backup of one. Empty names and "-" (standard
+// output) are skipped.
+func (in *Inputs) Check(outputs ...string) error {
+	for _, out := range outputs {
+		if out == "" || out == "-" {
+			continue
+		}
+		if err := in.check(out); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (in *Inputs) check(out string) error {
+	ofi, statErr := os.Stat(out)
+	var names []named
+	if n, ok := entryOf(out); ok {
+		names = append(names, n)
+	}
+	if n, ok := finalEntry(out); ok {
+		names = append(names, n)
+	}
+	for _, it := range in.files {
+		if statErr == nil && os.SameFile(ofi, it.fi) {
+			return &ConflictError{Output: out, Input: it.path, What: "is"}
+		}
+		for _, o := range names {
+			for _, d := range it.dirs {
+				if !os.SameFile(o.dir, d.dir) {
+					continue
+				}
+				switch {
+				case o.base == d.base+QuarantineSuffix:
+					return &ConflictError{Output: out, Input: it.path, What: "is the quarantine file of"}
+				case isBackupName(o.base, d.base):
+					return &ConflictError{Output: out, Input: it.path, What: "is a backup of"}
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// isBackupName: NAME.bak or NAME.bak.N.
+func isBackupName(base, of string) bool {
+	rest, ok := strings.CutPrefix(base, of+BackupSuffix)
+	if !ok {
+		return false
+	}
+	if rest == "" {
+		return true
+	}
+	n, ok := strings.CutPrefix(rest, ".")
+	_, err := strconv.ParseUint(n, 10, 32)
+	return ok && err == nil
+}
+
+// entryOf identifies a path by its directory's identity and base name.
+func entryOf(p string) (named, bool) {
+	dfi, err := os.Stat(filepath.Dir(p))
+	if err != nil {
+		return named{}, false
+	}
+	return named{dir: dfi, base: filepath.Base(p)}, true
+}
+
+// finalEntry identifies the name a path's symlinks (dangling ones too)
+// end at.
+func finalEntry(p string) (named, bool) {
+	t, err := resolveLinks(p)
+	if err != nil {
+		return named{}, false
+	}
+	return entryOf(t)
+}
+
+// resolveLinks follows symlinks on the last component of p, dangling ones
+// included, and returns the name they end at.
+func resolveLinks(p string) (string, error) {
+	for range 40 {
+		fi, err := os.Lstat(p)
+		if err != nil || fi.Mode()&fs.ModeSymlink == 0 {
+			return p, nil
+		}
+		t, err := os.Readlink(p)
+		if err != nil {
+			return "", err
+		}
+		if !filepath.IsAbs(t) {
+			t = filepath.Join(filepath.Dir(p), t)
+		}
+		p = t
+	}
+	return "", fmt.Errorf("%s: too many levels of symbolic links", p)
+}
+
+// Options say how Create makes a file.
+type Options struct {
+	// Perm of a new file before the umask; 0 means 0666.
+	Perm fs.FileMode
+	// CopyFrom, when set, is a file whose mode, owner, group and (best
+	// effort) extended attributes the output takes.
+	CopyFrom os.FileInfo
+	// CopyXattrsFrom names the file of CopyFrom, to read its xattrs.
+	CopyXattrsFrom string
+}
+
+// File is an output being written. Write to it, then Commit or Abort.
+type File struct {
+	path   string   // the path named by the caller
+	target string   // what is replaced: path with symlinks resolved
+	f      *os.File // the temporary file, or the device/FIFO written through
+	tmp    string   // "" when writing through
+	opts   Options
+	done   bool
+}
+
+// Create starts writing path. Nothing at path changes before Commit,
+// except for a device, FIFO or socket, which is written as it goes.
+func Create(path string, opts Options) (*File, error) {
+	if opts.Perm == 0 {
+		opts.Perm = 0o666
+	}
+	target, err := resolveLinks(path)
+	if err != nil {
+		return nil, err
+	}
+	// A symlink stays: what it names is replaced (or created).
+	fi, err := os.Lstat(target)
+	switch {
+	case err != nil && !errors.Is(err, fs.ErrNotExist):
+		return nil, err
+	case err == nil && fi.IsDir():
+		return nil, fmt.Errorf("%s is a directory", path)
+	case err == nil && !fi.Mode().IsRegular():
+		// A device, FIFO or socket: write through it.
+		f, err := os.OpenFile(target, os.O_WRONLY, 0)
+		if err != nil {
+			return nil, err
+		}
+		return &File{path: path, target: target, f: f, opts: opts}, nil
+	}
+	if err == nil && opts.CopyFrom == nil {
+		// Replacing a regular file keeps what it was.
+		opts.CopyFrom, opts.CopyXattrsFrom = fi, target
+	}
+	f, tmp, err := createTemp(target, opts.Perm)
+	if err != nil {
+		return nil, err
+	}
+	return &File{path: path, target: target, f: f, tmp: tmp, opts: opts}, nil
+}
+
+// createTemp makes a new file next to target, created with perm so that
+// the umask applies.
+func createTemp(target string, perm fs.FileMode) (*os.File, string, error) {
+	dir, base := filepath.Split(target)
+	for i := 0; ; i++ {
+		name := filepath.Join(dir, "."+base+".tmp"+strconv.FormatUint(uint64(rand.Uint32()), 36))
+		f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, perm)
+		if err == nil {
+			return f, name, nil
+		}
+		if !errors.Is(err, fs.ErrExist) || i >= 100 {
+			return nil, "", err
+		}
+	}
+}
+
+// Name is the path the caller named.
+func (o *File) Name() string { return o.path }
+
+// TempName is the temporary file (empty when writing through a device).
+func (o *File) TempName() string { return o.tmp }
+
+// OS returns the file being written (the temporary one for a regular target).
+func (o *File) OS() *os.File { return o.f }
+
+func (o *File) Write(p []byte) (int, error) { return o.f.Write(p) }
+
+// Commit makes the output final: for a regular target the temporary file
+// takes the metadata asked for, is fsynced and renamed over the target,
+// and the directory is fsynced.
+func (o *File) Commit() error {
+	if o.done {
+		return errors.New("outfile: already committed or aborted")
+	}
+	o.done = true
+	if o.tmp == "" {
+		return o.f.Close()
+	}
+	err := o.applyMeta()
+	if err == nil {
+		err = o.f.Sync()
+	}
+	if cerr := o.f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(o.tmp, o.target)
+	}
+	if err != nil {
+		os.Remove(o.tmp)
+		return err
+	}
+	return SyncDir(filepath.Dir(o.target))
+}
+
+func (o *File) applyMeta() error {
+	src := o.opts.CopyFrom
+	if src == nil {
+		return nil
+	}
+	if err := o.f.Chmod(src.Mode().Perm()); err != nil {
+		return err
+	}
+	chown(o.f, src) // best effort: only root may give a file away
+	if o.opts.CopyXattrsFrom != "" {
+		copyXattrs(o.opts.CopyXattrsFrom, o.f)
+	}
+	return nil
+}
+
+// Abort removes the temporary file; the target is untouched. Calling it
+// after Commit does nothing, so `defer f.Abort()` is the usual pattern.
+func (o *File) Abort() {
+	if o == nil || o.done {
+		return
+	}
+	o.done = true
+	o.f.Close()
+	if o.tmp != "" {
+		os.Remove(o.tmp)
+	}
+}
+
+// Write creates path with write's output, buffered; on any error the
+// target is untouched (except a device or FIFO, which got what was
+// written).
+func Write(path string, opts Options, write func(io.Writer) error) error {
+	f, err := Create(path, opts)
+	if err != nil {
+		return err
+	}
+	defer f.Abort()
+	bw := bufio.NewWriterSize(f, 64<<10)
+	if err := write(bw); err != nil {
+		return err
+	}
+	if err := bw.Flush(); err != nil {
+		return err
+	}
+	return f.Commit()
+}
+
+// SyncDir fsyncs a directory, making a rename in it durable.
+func SyncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}
+
+// OpenExisting opens path for reading without following a symlink. It
+// returns (nil, nil) when path does not exist and an *UnsafeError when it
+// is anything but a regular file: a FIFO is opened non-blocking so it
+// cannot hang, and is refused.
+func OpenExisting(path string) (*os.File, error) {
+	f, err := openNoFollow(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		if isSymlinkErr(err) {
+			return nil, &UnsafeError{Path: path, Kind: "symbolic link"}
+		}
+		return nil, err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		f.Close()
+		return nil, &UnsafeError{Path: path, Kind: kindOf(fi.Mode())}
+	}
+	if err := clearNonblock(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
+// CheckRegularOrAbsent refuses (an *UnsafeError) a path that exists and is
+// not a regular file, without following symlinks or opening it.
+func CheckRegularOrAbsent(path string) error {
+	fi, err := os.Lstat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if !fi.Mode().IsRegular() {
+		return &UnsafeError{Path: path, Kind: kindOf(fi.Mode())}
+	}
+	return nil
+}
+
+func kindOf(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeSymlink != 0:
+		return "symbolic link"
+	case m.IsDir():
+		return "directory"
+	case m&fs.ModeNamedPipe != 0:
+		return "FIFO"
+	case m&fs.ModeSocket != 0:
+		return "socket"
+	case m&fs.ModeCharDevice != 0:
+		return "character device"
+	case m&fs.ModeDevice != 0:
+		return "block device"
+	}
+	return "special file"
+}
