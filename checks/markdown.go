@@ -96,6 +96,10 @@ func repair(r *Rule) string {
 }
 
 // anchor is the fragment GitHub gives the heading "### `area/name`".
+// Anchor is the fragment of a rule's section in docs/checks.md, as GitHub
+// derives it from the heading (SARIF's helpUri links to it).
+func Anchor(id string) string { return anchor(id) }
+
 func anchor(id string) string {
 	var b strings.Builder
 	for _, c := range strings.ToLower(id) {
@@ -131,4 +135,33 @@ func capitalize(s string) string {
 		return s
 	}
 	return strings.ToUpper(s[:1]) + s[1:]
+}
+
+// Explain is the plain-text documentation of a rule, as `rollout explain
+// RULE` prints it and SARIF's help.text carries it.
+func (r *Rule) Explain() string {
+	s := fmt.Sprintf("%s (%s)\n\n%s.\n\n%s\n", r.ID, r.Severity, capitalize(r.Title), strings.TrimSpace(r.Doc))
+	if r.Fixable() {
+		optIn := ""
+		if r.OptIn {
+			optIn = fmt.Sprintf(" (opt-in: --fix %s)", r.ID)
+		}
+		s += fmt.Sprintf("\nRepair: %s%s.\n", r.Fix, optIn)
+	}
+	return s
+}
+
+// ExplainMarkdown is Explain in Markdown (SARIF's help.markdown), ending
+// with a link to the rule's section of docs/checks.md at docsURL.
+func (r *Rule) ExplainMarkdown(docsURL string) string {
+	s := fmt.Sprintf("**`%s`** (%s): %s.\n\n%s\n", r.ID, r.Severity, text(capitalize(r.Title)), text(strings.TrimSpace(r.Doc)))
+	switch {
+	case r.OptIn:
+		s += fmt.Sprintf("\n**Fix:** %s (opt-in: `--fix %s`).\n", text(r.Fix), r.ID)
+	case r.Fixable():
+		s += fmt.Sprintf("\n**Fix:** %s.\n", text(r.Fix))
+	default:
+		s += "\n**Fix:** none; `repair` leaves it to you.\n"
+	}
+	return s + fmt.Sprintf("\n[Documentation](%s#%s)\n", docsURL, anchor(r.ID))
 }

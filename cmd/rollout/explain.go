@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/rollout-dev/rollout/checks"
 	"github.com/spf13/cobra"
@@ -27,22 +26,8 @@ func newExplainCmd(a *app) *cobra.Command {
 			if !ok {
 				return usageError("list the rules with `rollout explain`", "unknown rule %q", args[0])
 			}
-			fmt.Fprintf(w, "%s (%s)\n\n%s.\n\n%s\n", r.ID, r.Severity, capitalize(r.Title), r.Doc)
-			if r.Fixable() {
-				optIn := ""
-				if r.OptIn {
-					optIn = fmt.Sprintf(" (opt-in: --fix %s)", r.ID)
-				}
-				fmt.Fprintf(w, "\nRepair: %s%s.\n", r.Fix, optIn)
-			}
+			fmt.Fprint(w, r.Explain())
 			return nil
 		},
 	}
-}
-
-func capitalize(s string) string {
-	if s == "" {
-		return s
-	}
-	return strings.ToUpper(s[:1]) + s[1:]
 }

@@ -2,11 +2,13 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"hash/fnv"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -143,7 +145,8 @@ func inShard(path string, k, n int) bool {
 
 // inputs resolves the paths to verify: arguments, --files-from, or the
 // default Codex directories.
-func (o *verifyOptions) inputs(a *app) ([]string, error) {
+func (o *verifyOptions) inputs(a *app) (*verifyInputs, error) {
+	in := &verifyInputs{}
 	paths := append([]string(nil), o.paths...)
 	if o.filesFrom != "" {
 		var r io.Reader = a.io.In
@@ -195,9 +198,25 @@ func (o *verifyOptions) inputs(a *app) ([]string, error) {
 		return nil, usageError("name the rollout as a file, or pass the list with --files-from FILE",
 			"standard input cannot be both --files-from - and a rollout")
 	}
-	found, err := rollout.Discover(paths)
-	if err != nil {
-		return nil, &exitError{code: exitUsage, err: err}
+	// Discover one input at a time: a directory without rollouts is a note,
+	// not an error (a fresh Codex install has an empty sessions/).
+	var found []string
+	seen := map[string]bool{}
+	for _, p := range paths {
+		got, err := rollout.Discover([]string{p})
+		if errors.Is(err, rollout.ErrNoRollouts) {
+			in.notes = append(in.notes, fmt.Sprintf("%s: no rollout-*.jsonl or rollout-*.jsonl.zst files", p))
+			continue
+		}
+		if err != nil {
+			return nil, &exitError{code: exitUsage, err: err}
+		}
+		for _, f := range got {
+			if !seen[f] {
+				seen[f] = true
+				found = append(found, f)
+			}
+		}
 	}
 	if o.shard != "" {
 		k, n, _ := parseShard(o.shard)
@@ -209,7 +228,21 @@ func (o *verifyOptions) inputs(a *app) ([]string, error) {
 		}
 		found = kept
 	}
-	return found, nil
+	in.paths = found
+	in.named = make(map[string]bool, len(paths))
+	for _, p := range paths {
+		in.named[p] = true
+	}
+	return in, nil
+}
+
+// verifyInputs are the files to verify and what resolving them found.
+type verifyInputs struct {
+	paths []string
+	// named holds the paths given by the user (arguments, --files-from,
+	// the default directories), as opposed to files found by a walk.
+	named map[string]bool
+	notes []string
 }
 
 // fileOutcome is the result of one file, or why it has none.
@@ -219,10 +252,11 @@ type fileOutcome struct {
 }
 
 func runVerify(ctx context.Context, a *app, o *verifyOptions) error {
-	paths, err := o.inputs(a)
+	in, err := o.inputs(a)
 	if err != nil {
 		return err
 	}
+	paths := in.paths
 	if err := o.checkOutputs(paths); err != nil {
 		return err
 	}
@@ -231,7 +265,7 @@ func runVerify(ctx context.Context, a *app, o *verifyOptions) error {
 	outcomes := analyse(paths, o.jobs, a.io.In, checks.Options{MaxLineBytes: o.maxLineBytes, HandoffCap: o.handoffCap}, progress.step)
 	progress.done()
 
-	rep := &report.Report{Tool: "rollout", Version: version(), Command: "verify"}
+	rep := &report.Report{Tool: "rollout", Version: version(), Command: "verify", Notes: in.notes}
 	code := exitOK
 	raise := func(c int) {
 		if exitPriority(c) > exitPriority(code) {
@@ -241,14 +275,19 @@ func runVerify(ctx context.Context, a *app, o *verifyOptions) error {
 	for i, out := range outcomes {
 		if out.err != nil {
 			var ie *checks.InternalError
-			if errors.As(out.err, &ie) {
+			switch {
+			case errors.As(out.err, &ie):
 				fmt.Fprintf(a.io.Err, "rollout: internal error: %s:%d: %v\n", ie.Path, ie.Line, ie.Value)
 				raise(exitInternal)
-			} else {
+			case in.named[paths[i]]:
 				fmt.Fprintf(a.io.Err, "rollout: error: %v\n", out.err)
 				raise(fileErrorCode(out.err))
+			default:
+				// Found by a walk: the run over that directory is incomplete.
+				fmt.Fprintf(a.io.Err, "rollout: error: %v\n", out.err)
+				raise(exitIncomplete)
 			}
-			rep.Files = append(rep.Files, report.FileResult{Path: paths[i]})
+			rep.Files = append(rep.Files, report.FileResult{Path: paths[i], Error: fileError(paths[i], out.err)})
 			continue
 		}
 		fr := fileResult(out.res, filter)
@@ -260,16 +299,14 @@ func runVerify(ctx context.Context, a *app, o *verifyOptions) error {
 		rep.Files = append(rep.Files, fr)
 	}
 	rep.Normalize()
-	if err := writeReports(a, o, rep); err != nil {
+	ropts := report.Options{FailOn: o.failOnSeverity()}
+	if err := writeReports(a, o, rep, ropts); err != nil {
 		return err
 	}
-	if o.failOn != "never" {
-		threshold, _ := checks.ParseSeverity(o.failOn)
-		for _, f := range rep.Files {
-			for _, fd := range f.Findings {
-				if fd.Severity >= threshold {
-					raise(exitFindings)
-				}
+	for _, f := range rep.Files {
+		for _, fd := range f.Findings {
+			if fd.Severity >= ropts.FailOn {
+				raise(exitFindings)
 			}
 		}
 	}
@@ -277,6 +314,35 @@ func runVerify(ctx context.Context, a *app, o *verifyOptions) error {
 		return silentExit(code)
 	}
 	return nil
+}
+
+// failOnSeverity is --fail-on as a severity; report.NeverFail for never.
+func (o *verifyOptions) failOnSeverity() checks.Severity {
+	if o.failOn == "never" {
+		return report.NeverFail
+	}
+	s, _ := checks.ParseSeverity(o.failOn)
+	return s
+}
+
+// fileError says why a file could not be analysed, with a stable code. The
+// message leaves out the path, which the report shows beside it.
+func fileError(path string, err error) *report.FileError {
+	var ie *checks.InternalError
+	code := report.ErrUnreadable
+	switch {
+	case errors.As(err, &ie):
+		code = report.ErrInternal
+	case errors.As(err, new(*checks.ReadError)):
+		code = report.ErrReadFailed
+	case errors.Is(err, rollout.ErrUnknownFormat):
+		code = report.ErrNotRollout
+	case errors.Is(err, fs.ErrNotExist):
+		code = report.ErrNotFound
+	case errors.Is(err, fs.ErrPermission):
+		code = report.ErrPermission
+	}
+	return &report.FileError{Code: code, Message: strings.TrimPrefix(err.Error(), path+": ")}
 }
 
 // fileErrorCode: a file that could not be read at all (missing, unreadable,
@@ -370,23 +436,54 @@ func (o *verifyOptions) checkOutputs(paths []string) error {
 }
 
 // writeReports runs every requested printer. Files are created only now,
-// when there is something to write.
-func writeReports(a *app, o *verifyOptions, rep *report.Report) error {
+// when there is something to write. With --format github inside GitHub
+// Actions, the markdown report is also appended to $GITHUB_STEP_SUMMARY.
+func writeReports(a *app, o *verifyOptions, rep *report.Report, ropts report.Options) error {
+	github := false
 	for _, spec := range o.formats {
 		name, file, _ := report.ParseFormatSpec(spec)
 		printer, _ := report.Lookup(name)
+		github = github || name == "github"
+		ro := ropts
 		if file == "" {
-			color := name == "text" && a.io.useColor(o.color, a.io.OutIsTTY)
-			if err := printer(a.io.Out, rep, report.Options{Color: color}); err != nil {
+			ro.Color = name == "text" && a.io.useColor(o.color, a.io.OutIsTTY)
+			if err := printer(a.io.Out, rep, ro); err != nil {
 				return fmt.Errorf("writing %s report: %w", name, err)
 			}
 			continue
 		}
+		ro.Color = o.color == "always"
 		if err := outfile.Write(file, outfile.Options{}, func(w io.Writer) error {
-			return printer(w, rep, report.Options{Color: o.color == "always"})
+			return printer(w, rep, ro)
 		}); err != nil {
 			return &exitError{code: exitUsage, err: fmt.Errorf("writing %s report to %s: %w", name, file, err)}
 		}
 	}
+	if summary := os.Getenv("GITHUB_STEP_SUMMARY"); github && summary != "" {
+		if err := appendStepSummary(summary, rep, ropts); err != nil {
+			return &exitError{code: exitUsage, err: fmt.Errorf("writing the step summary to %s: %w", summary, err)}
+		}
+	}
 	return nil
+}
+
+// appendStepSummary appends the markdown report to the job summary file
+// GitHub Actions names in $GITHUB_STEP_SUMMARY (other steps write to it
+// too: it is appended to, never replaced).
+func appendStepSummary(path string, rep *report.Report, ropts report.Options) error {
+	var buf bytes.Buffer
+	buf.WriteString("### rollout verify\n\n")
+	printMarkdown, _ := report.Lookup("markdown")
+	if err := printMarkdown(&buf, rep, ropts); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o666)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(buf.Bytes()); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }

@@ -21,26 +21,46 @@ type jsonReport struct {
 	Version       string      `json:"version"`
 	Command       string      `json:"command"`
 	Summary       jsonSummary `json:"summary"`
-	Files         []jsonFile  `json:"files"`
+	Notes         []string    `json:"notes"`
+	// Statistics is present only with --statistics.
+	Statistics []jsonRuleCount `json:"statistics,omitempty"`
+	Files      []jsonFile      `json:"files"`
 }
 
 type jsonSummary struct {
-	Files    int `json:"files"`
-	Records  int `json:"records"`
-	Errors   int `json:"errors"`
-	Warnings int `json:"warnings"`
-	Infos    int `json:"infos"`
+	Files       int `json:"files"`
+	Records     int `json:"records"`
+	Errors      int `json:"errors"`
+	Warnings    int `json:"warnings"`
+	Infos       int `json:"infos"`
+	NotAnalysed int `json:"not_analysed"`
+	Suppressed  int `json:"suppressed"` // by --baseline
+	Hidden      int `json:"hidden"`     // below --show-severity or --quiet
+}
+
+type jsonRuleCount struct {
+	Rule     string `json:"rule"`
+	Severity string `json:"severity"`
+	Count    int    `json:"count"`
+}
+
+// jsonFileError is files[].error, present only when the file could not be
+// analysed (or not to its end).
+type jsonFileError struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
 }
 
 // jsonFile: era, history_mode, cli_version and thread_id are "" when unknown.
 type jsonFile struct {
-	Path        string        `json:"path"`
-	Records     int           `json:"records"`
-	Era         string        `json:"era"`
-	HistoryMode string        `json:"history_mode"`
-	CLIVersion  string        `json:"cli_version"`
-	ThreadID    string        `json:"thread_id"`
-	Findings    []jsonFinding `json:"findings"`
+	Path        string         `json:"path"`
+	Records     int            `json:"records"`
+	Era         string         `json:"era"`
+	HistoryMode string         `json:"history_mode"`
+	CLIVersion  string         `json:"cli_version"`
+	ThreadID    string         `json:"thread_id"`
+	Error       *jsonFileError `json:"error,omitempty"`
+	Findings    []jsonFinding  `json:"findings"`
 }
 
 type jsonFinding struct {
@@ -61,6 +81,13 @@ type jsonlFinding struct {
 	jsonFinding
 }
 
+// jsonlFileError is the line of --format jsonl for a file not analysed: it
+// has "error" where a finding has "rule".
+type jsonlFileError struct {
+	Path  string        `json:"path"`
+	Error jsonFileError `json:"error"`
+}
+
 func newJSONFinding(fd *checks.Finding) jsonFinding {
 	ev := fd.Evidence
 	if ev == nil {
@@ -78,7 +105,7 @@ func newJSONFinding(fd *checks.Finding) jsonFinding {
 	}
 }
 
-func newJSONReport(r *Report) jsonReport {
+func newJSONReport(r *Report, o Options) jsonReport {
 	s := r.Summary()
 	out := jsonReport{
 		SchemaVersion: SchemaVersion,
@@ -86,7 +113,16 @@ func newJSONReport(r *Report) jsonReport {
 		Version:       r.Version,
 		Command:       r.Command,
 		Summary:       jsonSummary(s),
+		Notes:         r.Notes,
 		Files:         make([]jsonFile, 0, len(r.Files)),
+	}
+	if out.Notes == nil {
+		out.Notes = []string{}
+	}
+	if o.Statistics {
+		for _, rc := range r.Statistics() {
+			out.Statistics = append(out.Statistics, jsonRuleCount{rc.Rule, severityName(rc.Severity), rc.Count})
+		}
 	}
 	for i := range r.Files {
 		f := &r.Files[i]
@@ -99,6 +135,9 @@ func newJSONReport(r *Report) jsonReport {
 			ThreadID:    f.ThreadID,
 			Findings:    make([]jsonFinding, 0, len(f.Findings)),
 		}
+		if f.Error != nil {
+			jf.Error = &jsonFileError{f.Error.Code, f.Error.Message}
+		}
 		for j := range f.Findings {
 			jf.Findings = append(jf.Findings, newJSONFinding(&f.Findings[j]))
 		}
@@ -110,12 +149,12 @@ func newJSONReport(r *Report) jsonReport {
 // printJSON writes the whole report as one JSON document, indented by two
 // spaces, without HTML escaping, ending with a newline. Nothing is written
 // if the report cannot be encoded.
-func printJSON(w io.Writer, r *Report, _ Options) error {
+func printJSON(w io.Writer, r *Report, o Options) error {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
 	enc.SetIndent("", "  ")
-	if err := enc.Encode(newJSONReport(r)); err != nil {
+	if err := enc.Encode(newJSONReport(r, o)); err != nil {
 		return fmt.Errorf("encode json report: %w", err)
 	}
 	if _, err := w.Write(buf.Bytes()); err != nil {
@@ -124,7 +163,8 @@ func printJSON(w io.Writer, r *Report, _ Options) error {
 	return nil
 }
 
-// printJSONL writes one compact JSON object per finding and per line.
+// printJSONL writes one compact JSON object per finding and per line, and
+// one per file not analysed (jsonlFileError) before that file's findings.
 // Nothing is written for a clean report. A finding that cannot be encoded
 // stops the output after the previous complete line.
 func printJSONL(w io.Writer, r *Report, _ Options) error {
@@ -134,6 +174,14 @@ func printJSONL(w io.Writer, r *Report, _ Options) error {
 	enc.SetEscapeHTML(false)
 	for i := range r.Files {
 		f := &r.Files[i]
+		if f.Error != nil {
+			line.Reset()
+			if err := enc.Encode(jsonlFileError{f.Path, jsonFileError{f.Error.Code, f.Error.Message}}); err != nil {
+				bw.Flush()
+				return fmt.Errorf("encode jsonl report: %s: %w", f.Path, err)
+			}
+			bw.Write(line.Bytes())
+		}
 		for j := range f.Findings {
 			line.Reset()
 			if err := enc.Encode(jsonlFinding{Path: f.Path, jsonFinding: newJSONFinding(&f.Findings[j])}); err != nil {

@@ -66,6 +66,9 @@ func sample() *Report {
 	}
 }
 
+// testOptions make errors and warnings JUnit failures (--fail-on warning).
+var testOptions = Options{FailOn: checks.Warning}
+
 // noRules is an empty rule registry.
 func noRules(string) (*checks.Rule, bool) { return nil, false }
 
@@ -111,7 +114,7 @@ func TestGolden(t *testing.T) {
 		t.Run(tt.format, func(t *testing.T) {
 			t.Parallel()
 			r := sample()
-			got := render(t, tt.format, r, Options{})
+			got := render(t, tt.format, r, testOptions)
 			golden := filepath.Join("testdata", tt.format+".golden")
 			if *update && tt.generated {
 				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
@@ -128,7 +131,7 @@ func TestGolden(t *testing.T) {
 			if diff := cmp.Diff(sample(), r); diff != "" {
 				t.Errorf("%s printer modified the report (-before +after):\n%s", tt.format, diff)
 			}
-			if again := render(t, tt.format, r, Options{}); again != got {
+			if again := render(t, tt.format, r, testOptions); again != got {
 				t.Errorf("%s output differs between two runs", tt.format)
 			}
 		})
@@ -141,7 +144,7 @@ func TestTextColor(t *testing.T) {
 		"sessions/2025/rollout-a.jsonl:3: \x1b[31merror\x1b[0m: ordinal jumps from 5 to 7 [ordinal/gap]\n" +
 		"sessions/2025/rollout-a.jsonl:9: \x1b[33mwarning\x1b[0m: 100% of <items> lack \"id\" | fields: a,b\\nsecond line [item/missing-id]\n" +
 		"2 files, 18 records: 1 errors, 1 warnings, 1 infos\n"
-	if diff := cmp.Diff(want, render(t, "text", sample(), Options{Color: true})); diff != "" {
+	if diff := cmp.Diff(want, render(t, "text", sample(), Options{Color: true, FailOn: checks.Warning})); diff != "" {
 		t.Errorf("coloured text mismatch (-want +got):\n%s", diff)
 	}
 }
@@ -153,7 +156,7 @@ func TestColorOnlyText(t *testing.T) {
 		if format == "text" {
 			continue
 		}
-		if plain, color := render(t, format, sample(), Options{}), render(t, format, sample(), Options{Color: true}); plain != color {
+		if plain, color := render(t, format, sample(), testOptions), render(t, format, sample(), Options{Color: true, FailOn: checks.Warning}); plain != color {
 			t.Errorf("%s output depends on Options.Color", format)
 		}
 	}
@@ -184,7 +187,8 @@ func TestEdgeCases(t *testing.T) {
 				"1 files, 0 records: 1 errors, 1 warnings, 0 infos\n"},
 		{"github odd", "github", odd,
 			"::error file=logs/a%2Cb%3Ac%25.jsonl,title=file/empty::no records\n" +
-				"::warning file=logs/a%2Cb%3Ac%25.jsonl,line=4,title=line/ctrl::bad \x1b[2J byte%0D\tend\n"},
+				"::warning file=logs/a%2Cb%3Ac%25.jsonl,line=4,title=line/ctrl::bad \x1b[2J byte%0D\tend\n" +
+				"::notice title=rollout verify::1 files, 0 records: 1 errors, 1 warnings, 0 infos\n"},
 		{"markdown odd", "markdown", odd,
 			"1 files, 0 records: 1 errors, 1 warnings, 0 infos\n\n" +
 				"| file | line | severity | rule | message |\n|---|---|---|---|---|\n" +
@@ -194,12 +198,13 @@ func TestEdgeCases(t *testing.T) {
 		{"text empty", "text", empty, "0 files, 0 records: 0 errors, 0 warnings, 0 infos\n"},
 		{"markdown clean", "markdown", clean, "1 files, 3 records: 0 errors, 0 warnings, 0 infos\n\nNo findings.\n"},
 		{"markdown empty", "markdown", empty, "0 files, 0 records: 0 errors, 0 warnings, 0 infos\n\nNo findings.\n"},
-		{"github clean", "github", clean, ""},
+		{"github clean", "github", clean, "::notice title=rollout verify::1 files, 3 records: 0 errors, 0 warnings, 0 infos\n"},
 		{"jsonl clean", "jsonl", clean, ""},
 		{"json empty", "json", empty,
 			"{\n  \"schema_version\": 1,\n  \"tool\": \"rollout\",\n  \"version\": \"\",\n  \"command\": \"verify\",\n" +
-				"  \"summary\": {\n    \"files\": 0,\n    \"records\": 0,\n    \"errors\": 0,\n    \"warnings\": 0,\n    \"infos\": 0\n  },\n" +
-				"  \"files\": []\n}\n"},
+				"  \"summary\": {\n    \"files\": 0,\n    \"records\": 0,\n    \"errors\": 0,\n    \"warnings\": 0,\n    \"infos\": 0,\n" +
+				"    \"not_analysed\": 0,\n    \"suppressed\": 0,\n    \"hidden\": 0\n  },\n" +
+				"  \"notes\": [],\n  \"files\": []\n}\n"},
 		{"junit empty", "junit", empty,
 			"<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n" +
 				"<testsuites name=\"rollout verify\" tests=\"0\" failures=\"0\" errors=\"0\" skipped=\"0\"></testsuites>\n"},
@@ -213,7 +218,7 @@ func TestEdgeCases(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			if diff := cmp.Diff(tt.want, render(t, tt.format, tt.r, Options{})); diff != "" {
+			if diff := cmp.Diff(tt.want, render(t, tt.format, tt.r, testOptions)); diff != "" {
 				t.Errorf("%s output mismatch (-want +got):\n%s", tt.format, diff)
 			}
 		})
@@ -246,7 +251,7 @@ func TestGitHubEscape(t *testing.T) {
 // of cli.md, independently of the golden file.
 func TestJSONStructure(t *testing.T) {
 	t.Parallel()
-	out := render(t, "json", sample(), Options{})
+	out := render(t, "json", sample(), testOptions)
 
 	var got any
 	if err := json.Unmarshal([]byte(out), &got); err != nil {
@@ -257,7 +262,9 @@ func TestJSONStructure(t *testing.T) {
 		"tool":           "rollout",
 		"version":        "0.3.0-test",
 		"command":        "verify",
-		"summary":        map[string]any{"files": 2.0, "records": 18.0, "errors": 1.0, "warnings": 1.0, "infos": 1.0},
+		"summary": map[string]any{"files": 2.0, "records": 18.0, "errors": 1.0, "warnings": 1.0, "infos": 1.0,
+			"not_analysed": 0.0, "suppressed": 0.0, "hidden": 0.0},
+		"notes": []any{},
 		"files": []any{
 			map[string]any{
 				"path": "sessions/2025/rollout-a.jsonl", "records": 12.0, "era": "envelope", "history_mode": "legacy",
@@ -290,8 +297,8 @@ func TestJSONStructure(t *testing.T) {
 		path string
 		keys []string
 	}{
-		{"@this", []string{"schema_version", "tool", "version", "command", "summary", "files"}},
-		{"summary", []string{"files", "records", "errors", "warnings", "infos"}},
+		{"@this", []string{"schema_version", "tool", "version", "command", "summary", "notes", "files"}},
+		{"summary", []string{"files", "records", "errors", "warnings", "infos", "not_analysed", "suppressed", "hidden"}},
 		{"files.0", []string{"path", "records", "era", "history_mode", "cli_version", "thread_id", "findings"}},
 		{"files.0.findings.0", []string{"rule", "severity", "line", "byte_offset", "ordinal", "message", "fixable", "evidence"}},
 	} {
@@ -331,7 +338,7 @@ func objectKeys(t *testing.T, v gjson.Result) []string {
 
 func TestJSONLStructure(t *testing.T) {
 	t.Parallel()
-	out := render(t, "jsonl", sample(), Options{})
+	out := render(t, "jsonl", sample(), testOptions)
 	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
 	if len(lines) != 3 {
 		t.Fatalf("jsonl: %d lines; want 3:\n%s", len(lines), out)
@@ -378,7 +385,7 @@ func TestNilEncodesEmpty(t *testing.T) {
 		{"sarif", &Report{}, "runs.0.tool.driver.rules", "[]"},
 	}
 	for _, tt := range tests {
-		out := render(t, tt.format, tt.r, Options{})
+		out := render(t, tt.format, tt.r, testOptions)
 		v := gjson.Get(out, tt.path)
 		if !v.Exists() {
 			t.Errorf("%s: %s missing in:\n%s", tt.format, tt.path, out)
@@ -392,7 +399,7 @@ func TestNilEncodesEmpty(t *testing.T) {
 
 func TestSARIFStructure(t *testing.T) {
 	t.Parallel()
-	out := render(t, "sarif", sample(), Options{})
+	out := render(t, "sarif", sample(), testOptions)
 	if !json.Valid([]byte(out)) {
 		t.Fatalf("sarif output is not JSON:\n%s", out)
 	}
@@ -412,6 +419,7 @@ func TestSARIFStructure(t *testing.T) {
 		{"runs.0.tool.driver.rules.#.defaultConfiguration.level", `["warning","note","error"]`},
 		{"runs.0.tool.driver.rules.2.shortDescription.text", `"rollout rule ordinal/gap"`},
 		{"runs.0.tool.driver.rules.2.fullDescription.text", "\"See `rollout explain ordinal/gap`.\""},
+		{"runs.0.invocations", `[{"executionSuccessful": true, "toolExecutionNotifications": []}]`},
 		{"runs.0.results.#", `3`},
 		{"runs.0.results.#.ruleId", `["meta/old-cli","ordinal/gap","item/missing-id"]`},
 		{"runs.0.results.#.ruleIndex", `[1,2,0]`},
@@ -440,7 +448,9 @@ func TestSARIFStructure(t *testing.T) {
 		}
 		seen[fp.String()] = true
 	}
-	for _, banned := range []string{"Time", "time\"", "invocations"} {
+	// The invocation says only whether every file was analysed: no start
+	// or end time, no command line.
+	for _, banned := range []string{"Time", "time\"", "commandLine"} {
 		if strings.Contains(out, banned) {
 			t.Errorf("sarif output contains %q; it must not depend on the clock", banned)
 		}
@@ -578,7 +588,7 @@ type xFailure struct {
 
 func TestJUnitStructure(t *testing.T) {
 	t.Parallel()
-	out := render(t, "junit", sample(), Options{})
+	out := render(t, "junit", sample(), testOptions)
 	if !strings.HasPrefix(out, `<?xml version="1.0" encoding="UTF-8"?>`+"\n") || !strings.HasSuffix(out, "</testsuites>\n") {
 		t.Errorf("junit: want an XML declaration first and a trailing newline:\n%s", out)
 	}
@@ -629,7 +639,7 @@ func TestWriteError(t *testing.T) {
 	t.Parallel()
 	for _, format := range Formats() {
 		p := printerFor(t, format)
-		err := p(failingWriter{}, sample(), Options{})
+		err := p(failingWriter{}, sample(), testOptions)
 		if !errors.Is(err, errWrite) {
 			t.Errorf("%s printer on a failing writer: err = %v; want it to wrap %v", format, err, errWrite)
 		}
@@ -652,7 +662,7 @@ func TestEncodeError(t *testing.T) {
 	for _, tt := range tests {
 		p := printerFor(t, tt.format)
 		var buf bytes.Buffer
-		if err := p(&buf, r, Options{}); err == nil {
+		if err := p(&buf, r, testOptions); err == nil {
 			t.Errorf("%s printer with NaN evidence: no error", tt.format)
 		}
 		if diff := cmp.Diff(tt.want, buf.String()); diff != "" {
@@ -685,7 +695,7 @@ func TestSARIFUsesRegistry(t *testing.T) {
 		t.Fatal("no sarif printer")
 	}
 	var buf bytes.Buffer
-	if err := p(&buf, &Report{Files: []FileResult{f}}, Options{}); err != nil {
+	if err := p(&buf, &Report{Files: []FileResult{f}}, testOptions); err != nil {
 		t.Fatal(err)
 	}
 	got := map[string]string{}

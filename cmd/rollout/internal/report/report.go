@@ -32,7 +32,28 @@ type FileResult struct {
 	CLIVersion  string
 	ThreadID    string
 	Findings    []checks.Finding
+	// Error is set when the file could not be analysed, or not to its end:
+	// every format shows it, so that an unreadable file never looks clean.
+	Error *FileError
 }
+
+// FileError says why a file could not be analysed. Code is one of the
+// stable Err* codes; Message is for people.
+type FileError struct {
+	Code    string
+	Message string
+}
+
+// The codes of FileError, part of the JSON schema: never renamed.
+const (
+	ErrNotFound   = "not-found"         // vanished between the walk and the read
+	ErrPermission = "permission-denied" // the file or directory cannot be opened
+	ErrNotRegular = "not-regular-file"  // a FIFO, socket or device, not opened
+	ErrNotRollout = "not-a-rollout"     // an archive or another format
+	ErrReadFailed = "read-failed"       // failed part-way (I/O, corrupt zstd)
+	ErrUnreadable = "unreadable"        // any other failure to open or list
+	ErrInternal   = "internal-error"    // a bug, caught and reported
+)
 
 // Report is the whole result of one run.
 type Report struct {
@@ -40,19 +61,33 @@ type Report struct {
 	Version string // the tool's version
 	Command string // "verify"
 	Files   []FileResult
+	// Notes are remarks about the run as a whole (an input directory that
+	// holds no rollout), shown by the human formats and the JSON report.
+	Notes []string
+	// Suppressed counts the findings left out because --baseline lists
+	// them; Hidden those left out because they are below the displayed
+	// severity (--quiet, --show-severity). Neither is in Files.
+	Suppressed, Hidden int
 }
 
 // Summary counts files, records and findings by severity.
 type Summary struct {
 	Files, Records, Errors, Warnings, Infos int
+	// NotAnalysed counts the files with an Error.
+	NotAnalysed int
+	Suppressed  int
+	Hidden      int
 }
 
 // Summary counts the report. A finding whose severity is none of error,
 // warning or info is not counted.
 func (r *Report) Summary() Summary {
-	s := Summary{Files: len(r.Files)}
+	s := Summary{Files: len(r.Files), Suppressed: r.Suppressed, Hidden: r.Hidden}
 	for i := range r.Files {
 		f := &r.Files[i]
+		if f.Error != nil {
+			s.NotAnalysed++
+		}
 		s.Records += f.Records
 		for j := range f.Findings {
 			switch f.Findings[j].Severity {
@@ -171,10 +206,21 @@ type Options struct {
 	// command decides it (--color, NO_COLOR, terminal); other formats ignore
 	// it.
 	Color bool
+	// FailOn is the lowest severity that fails the run (--fail-on);
+	// NeverFail when nothing does. JUnit makes only these findings
+	// failures. The zero value is Info: the command always sets it.
+	FailOn checks.Severity
+	// Statistics adds counts by rule and severity (text and JSON).
+	Statistics bool
 }
 
+// NeverFail is the FailOn of --fail-on never: above every severity.
+const NeverFail = checks.Error + 1
+
 // Printer writes a report in one format. It expects a normalized report
-// (see Report.Normalize) and does not modify it.
+// (see Report.Normalize) and does not modify it. Printers visit r.Files in
+// order and each file's findings in order, once; a printer that needs run
+// totals (a summary line) takes them from r.Summary().
 type Printer func(w io.Writer, r *Report, o Options) error
 
 type format struct {
@@ -244,3 +290,34 @@ func formatList() string {
 
 // severityName is the name of a severity in every format.
 func severityName(s checks.Severity) string { return s.String() }
+
+// RuleCount is one row of --statistics: how many findings of a rule, at a
+// severity, the report holds.
+type RuleCount struct {
+	Rule     string
+	Severity checks.Severity
+	Count    int
+}
+
+// Statistics counts the findings by rule and severity, most frequent first
+// (ties by rule, then most severe first).
+func (r *Report) Statistics() []RuleCount {
+	type key struct {
+		rule string
+		sev  checks.Severity
+	}
+	counts := map[key]int{}
+	for i := range r.Files {
+		for _, fd := range r.Files[i].Findings {
+			counts[key{fd.Rule, fd.Severity}]++
+		}
+	}
+	out := make([]RuleCount, 0, len(counts))
+	for k, n := range counts {
+		out = append(out, RuleCount{Rule: k.rule, Severity: k.sev, Count: n})
+	}
+	slices.SortFunc(out, func(a, b RuleCount) int {
+		return cmp.Or(cmp.Compare(b.Count, a.Count), strings.Compare(a.Rule, b.Rule), cmp.Compare(b.Severity, a.Severity))
+	})
+	return out
+}

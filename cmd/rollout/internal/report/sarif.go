@@ -20,15 +20,23 @@ import (
 const (
 	sarifSchema  = "https://json.schemastore.org/sarif-2.1.0.json"
 	sarifVersion = "2.1.0"
-	// sarifInformationURI is the tool's home page.
+	// sarifInformationURI is the tool's home page, the repository of the
+	// module github.com/rollout-dev/rollout.
 	sarifInformationURI = "https://github.com/rollout-dev/rollout"
+	// sarifHelpURI is the rule catalog; a rule's helpUri adds its anchor.
+	// The main branch keeps every released rule's section (ids are never
+	// reused), so the link stays valid for old reports.
+	sarifHelpURI = sarifInformationURI + "/blob/main/docs/checks.md"
 	// sarifFingerprintKey names the partial fingerprint; bump the suffix if
 	// its recipe ever changes.
 	sarifFingerprintKey = "rollout/v1"
 )
 
-// The subset of SARIF 2.1.0 that rollout writes. No timestamps, no
-// invocation details: the log is a pure function of the report.
+// The subset of SARIF 2.1.0 that rollout writes. No timestamps, no command
+// line: the log is a pure function of the report. The one invocation says
+// whether every input was analysed (executionSuccessful) and carries a
+// notification per file that was not (descriptor id: the FileError code)
+// and per note.
 
 type sarifLog struct {
 	Schema  string     `json:"$schema"`
@@ -37,8 +45,25 @@ type sarifLog struct {
 }
 
 type sarifRun struct {
-	Tool    sarifTool     `json:"tool"`
-	Results []sarifResult `json:"results"`
+	Tool        sarifTool         `json:"tool"`
+	Invocations []sarifInvocation `json:"invocations"`
+	Results     []sarifResult     `json:"results"`
+}
+
+type sarifInvocation struct {
+	ExecutionSuccessful        bool                `json:"executionSuccessful"`
+	ToolExecutionNotifications []sarifNotification `json:"toolExecutionNotifications"`
+}
+
+type sarifNotification struct {
+	Level      string              `json:"level"`
+	Message    sarifMessage        `json:"message"`
+	Locations  []sarifLocation     `json:"locations,omitempty"`
+	Descriptor *sarifDescriptorRef `json:"descriptor,omitempty"`
+}
+
+type sarifDescriptorRef struct {
+	ID string `json:"id"`
 }
 
 type sarifTool struct {
@@ -57,7 +82,16 @@ type sarifRule struct {
 	Name                 string             `json:"name"`
 	ShortDescription     sarifMessage       `json:"shortDescription"`
 	FullDescription      sarifMessage       `json:"fullDescription"`
+	Help                 *sarifHelp         `json:"help,omitempty"`    // registered rules only
+	HelpURI              string             `json:"helpUri,omitempty"` // registered rules only
 	DefaultConfiguration sarifConfiguration `json:"defaultConfiguration"`
+}
+
+// sarifHelp is a multiformatMessageString: GitHub code scanning shows the
+// markdown, other viewers the text.
+type sarifHelp struct {
+	Text     string `json:"text"`
+	Markdown string `json:"markdown"`
 }
 
 type sarifConfiguration struct {
@@ -151,8 +185,10 @@ func newSARIFLog(r *Report, lookup func(id string) (*checks.Rule, bool)) sarifLo
 			if rule.Title != "" {
 				sr.ShortDescription.Text = rule.Title
 			}
-			sr.FullDescription.Text = cmp.Or(rule.Doc, sr.ShortDescription.Text)
+			sr.FullDescription.Text = cmp.Or(strings.TrimSpace(rule.Doc), sr.ShortDescription.Text)
 			sr.DefaultConfiguration.Level = sarifLevel(rule.Severity)
+			sr.Help = &sarifHelp{Text: rule.Explain(), Markdown: rule.ExplainMarkdown(sarifHelpURI)}
+			sr.HelpURI = sarifHelpURI + "#" + checks.Anchor(rule.ID)
 		}
 		rules = append(rules, sr)
 	}
@@ -176,6 +212,25 @@ func newSARIFLog(r *Report, lookup func(id string) (*checks.Rule, bool)) sarifLo
 		}
 	}
 
+	inv := sarifInvocation{ExecutionSuccessful: true, ToolExecutionNotifications: []sarifNotification{}}
+	for i := range r.Files {
+		f := &r.Files[i]
+		if f.Error == nil {
+			continue
+		}
+		inv.ExecutionSuccessful = false
+		inv.ToolExecutionNotifications = append(inv.ToolExecutionNotifications, sarifNotification{
+			Level:      "error",
+			Message:    sarifMessage{Text: f.Path + ": " + notAnalysed(f.Error)},
+			Locations:  []sarifLocation{{PhysicalLocation: sarifPhysicalLocation{ArtifactLocation: sarifArtifactLocation{URI: sarifURI(f.Path)}}}},
+			Descriptor: &sarifDescriptorRef{ID: f.Error.Code},
+		})
+	}
+	for _, n := range r.Notes {
+		inv.ToolExecutionNotifications = append(inv.ToolExecutionNotifications, sarifNotification{
+			Level: "note", Message: sarifMessage{Text: n}})
+	}
+
 	return sarifLog{
 		Schema:  sarifSchema,
 		Version: sarifVersion,
@@ -186,7 +241,8 @@ func newSARIFLog(r *Report, lookup func(id string) (*checks.Rule, bool)) sarifLo
 				InformationURI: sarifInformationURI,
 				Rules:          rules,
 			}},
-			Results: results,
+			Invocations: []sarifInvocation{inv},
+			Results:     results,
 		}},
 	}
 }

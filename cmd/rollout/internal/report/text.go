@@ -22,10 +22,27 @@ const (
 // markdown format. The words are always plural ("1 files", "1 errors"): the
 // line is read by scripts as much as by people, and a fixed shape is easier
 // to match than correct English.
+// The counts of files not analysed, findings suppressed by a baseline and
+// findings hidden below the displayed severity follow only when non-zero,
+// so that a plain run keeps the fixed shape.
 func summaryLine(s Summary) string {
-	return fmt.Sprintf("%d files, %d records: %d errors, %d warnings, %d infos",
+	line := fmt.Sprintf("%d files, %d records: %d errors, %d warnings, %d infos",
 		s.Files, s.Records, s.Errors, s.Warnings, s.Infos)
+	if s.NotAnalysed > 0 {
+		line += fmt.Sprintf("; %d files not analysed", s.NotAnalysed)
+	}
+	if s.Suppressed > 0 {
+		line += fmt.Sprintf("; %d suppressed by the baseline", s.Suppressed)
+	}
+	if s.Hidden > 0 {
+		line += fmt.Sprintf("; %d below the shown severity", s.Hidden)
+	}
+	return line
 }
+
+// notAnalysed is the one-line text of a file error, the same in every
+// format that has no field for it: "not analysed: MESSAGE".
+func notAnalysed(e *FileError) string { return "not analysed: " + e.Message }
 
 // location is "path:line", or just "path" for a finding about the whole file
 // (line 0).
@@ -40,13 +57,22 @@ func location(path string, line int) string {
 //
 //	path:line: severity: message [rule]
 //
-// then the summary line. Control characters in the path and message are
-// written as Go escapes (\n, \r, \x1b) so that each finding stays on one
-// line and a log cannot send escape sequences to the terminal.
+// and per file not analysed ("path: error: not analysed: reason [code]"),
+// then the notes ("note: ..."), the statistics when asked, and the summary
+// line. Control characters in the path and message are written as Go
+// escapes (\n, \r, \x1b) so that each finding stays on one line and a log
+// cannot send escape sequences to the terminal.
 func printText(w io.Writer, r *Report, o Options) error {
 	bw := bufio.NewWriter(w)
 	for i := range r.Files {
 		f := &r.Files[i]
+		if f.Error != nil {
+			sev := severityName(checks.Error)
+			if o.Color {
+				sev = colorize(checks.Error, sev)
+			}
+			fmt.Fprintf(bw, "%s: %s: %s [%s]\n", oneLine(f.Path), sev, oneLine(notAnalysed(f.Error)), f.Error.Code)
+		}
 		for j := range f.Findings {
 			fd := &f.Findings[j]
 			sev := severityName(fd.Severity)
@@ -57,11 +83,29 @@ func printText(w io.Writer, r *Report, o Options) error {
 				location(oneLine(f.Path), fd.Line), sev, oneLine(fd.Message), oneLine(fd.Rule))
 		}
 	}
+	for _, n := range r.Notes {
+		bw.WriteString("note: " + oneLine(n) + "\n")
+	}
+	if o.Statistics {
+		writeStatistics(bw, r)
+	}
 	bw.WriteString(summaryLine(r.Summary()) + "\n")
 	if err := bw.Flush(); err != nil {
 		return fmt.Errorf("write text report: %w", err)
 	}
 	return nil
+}
+
+// writeStatistics writes the --statistics table: count, severity, rule.
+func writeStatistics(w io.Writer, r *Report) {
+	stats := r.Statistics()
+	if len(stats) == 0 {
+		return
+	}
+	width := len(strconv.Itoa(stats[0].Count)) // most frequent first
+	for _, rc := range stats {
+		fmt.Fprintf(w, "%*d  %-7s  %s\n", width, rc.Count, severityName(rc.Severity), oneLine(rc.Rule))
+	}
 }
 
 func colorize(s checks.Severity, word string) string {
@@ -108,11 +152,18 @@ func isControl(c rune) bool {
 //	::error file=PATH,line=N,title=RULE::message
 //
 // (::warning for warnings, ::notice for infos; line= is left out for a
-// finding about the whole file). Nothing is written for a clean report.
+// finding about the whole file), an ::error per file not analysed (title
+// "not analysed: CODE"), a ::notice per note, and last one ::notice with the
+// summary line: GitHub shows only about ten annotations of each level per
+// step, so the summary is what tells how many there are.
 func printGitHub(w io.Writer, r *Report, _ Options) error {
 	bw := bufio.NewWriter(w)
 	for i := range r.Files {
 		f := &r.Files[i]
+		if f.Error != nil {
+			bw.WriteString("::error file=" + githubProperty(f.Path) + ",title=" +
+				githubProperty("not analysed: "+f.Error.Code) + "::" + githubData(notAnalysed(f.Error)) + "\n")
+		}
 		for j := range f.Findings {
 			fd := &f.Findings[j]
 			bw.WriteString("::" + githubCommand(fd.Severity) + " file=" + githubProperty(f.Path))
@@ -122,6 +173,10 @@ func printGitHub(w io.Writer, r *Report, _ Options) error {
 			bw.WriteString(",title=" + githubProperty(fd.Rule) + "::" + githubData(fd.Message) + "\n")
 		}
 	}
+	for _, n := range r.Notes {
+		bw.WriteString("::notice title=rollout::" + githubData(n) + "\n")
+	}
+	bw.WriteString("::notice title=" + githubProperty(r.Tool+" "+r.Command) + "::" + githubData(summaryLine(r.Summary())) + "\n")
 	if err := bw.Flush(); err != nil {
 		return fmt.Errorf("write github report: %w", err)
 	}
@@ -149,21 +204,37 @@ var githubPropertyEscaper = strings.NewReplacer("%", "%25", "\r", "%0D", "\n", "
 func githubData(s string) string     { return githubDataEscaper.Replace(s) }
 func githubProperty(s string) string { return githubPropertyEscaper.Replace(s) }
 
-// printMarkdown writes the summary line, a blank line, and either a table
-// with one row per finding or "No findings.". The table is GitHub Flavored
-// Markdown, fit for a job summary or a PR comment.
+// printMarkdown writes the summary line, a blank line, the notes as a
+// list, and either a table with one row per finding or "No findings.". A
+// file not analysed is a row with severity error and, for rule, "not
+// analysed: CODE". The table is GitHub Flavored Markdown, fit for a job
+// summary or a PR comment.
 func printMarkdown(w io.Writer, r *Report, _ Options) error {
 	bw := bufio.NewWriter(w)
 	bw.WriteString(summaryLine(r.Summary()) + "\n\n")
+	for _, n := range r.Notes {
+		bw.WriteString("- note: " + markdownCell(n) + "\n")
+	}
+	if len(r.Notes) > 0 {
+		bw.WriteString("\n")
+	}
 	rows := 0
+	row := func() {
+		if rows == 0 {
+			bw.WriteString("| file | line | severity | rule | message |\n|---|---|---|---|---|\n")
+		}
+		rows++
+	}
 	for i := range r.Files {
 		f := &r.Files[i]
+		if f.Error != nil {
+			row()
+			fmt.Fprintf(bw, "| %s |  | error | %s | %s |\n",
+				markdownCell(f.Path), markdownCell("not analysed: "+f.Error.Code), markdownCell(f.Error.Message))
+		}
 		for j := range f.Findings {
 			fd := &f.Findings[j]
-			if rows == 0 {
-				bw.WriteString("| file | line | severity | rule | message |\n|---|---|---|---|---|\n")
-			}
-			rows++
+			row()
 			line := ""
 			if fd.Line > 0 {
 				line = strconv.Itoa(fd.Line)
