@@ -63,13 +63,9 @@ var byKind = map[reconstruct.Kind]mapping{
 	reconstruct.ItemDuplicateID: {"item/duplicate-id", func(f map[string]any) string {
 		return fmt.Sprintf("id %v is already used by a different item on line %v", f["id"], f["first_line"])
 	}},
-	reconstruct.ItemBadUUIDv7: {"item/bad-uuidv7", func(f map[string]any) string { return fmt.Sprintf("id %v: %v", f["id"], f["reason"]) }},
-	reconstruct.ToolOrphanCall: {"tool/orphan-call", func(f map[string]any) string {
-		return fmt.Sprintf("%v %v has no output: resume fails with \"No tool output found\"", f["item_type"], f["call_id"])
-	}},
-	reconstruct.ToolOrphanOutput: {"tool/orphan-output", func(f map[string]any) string {
-		return fmt.Sprintf("%v for call_id %v has no call", f["item_type"], f["call_id"])
-	}},
+	reconstruct.ItemBadUUIDv7:    {"item/bad-uuidv7", func(f map[string]any) string { return fmt.Sprintf("id %v: %v", f["id"], f["reason"]) }},
+	reconstruct.ToolOrphanCall:   {"tool/orphan-call", orphanCallMsg},
+	reconstruct.ToolOrphanOutput: {"tool/orphan-output", orphanOutputMsg},
 	reconstruct.ToolDuplicateCallID: {"tool/duplicate-call-id", func(f map[string]any) string {
 		return fmt.Sprintf("call_id %v already used by the call on line %v", f["call_id"], f["first_line"])
 	}},
@@ -79,11 +75,17 @@ var byKind = map[reconstruct.Kind]mapping{
 		}
 		return fmt.Sprintf("turn %v never ended before the next turn started", f["turn_id"])
 	}},
+	reconstruct.PromptMissingFromHistory: {"turn/prompt-not-in-history", func(f map[string]any) string {
+		return fmt.Sprintf("user_message %q has no user message in the model history: on resume the model sees this turn's answers but not the question", f["prompt"])
+	}},
 	reconstruct.TurnIDMismatch: {"turn/id-mismatch", func(f map[string]any) string {
 		return fmt.Sprintf("turn %v is closed by an event for turn %v", f["started"], f["closed"])
 	}},
 	reconstruct.RollbackTooMany: {"rollback/too-many-turns", func(f map[string]any) string {
-		return fmt.Sprintf("rollback of %v user turns, but only %v exist", f["requested"], f["available"])
+		if f["available"] == 0 {
+			return fmt.Sprintf("rollback of %v user turns, but there is no user turn: Codex changes nothing", f["requested"])
+		}
+		return fmt.Sprintf("rollback of %v user turns, but only %v exist: Codex drops all %v and keeps what came before the first", f["requested"], f["available"], f["available"])
 	}},
 	reconstruct.WorldStatePatchWithoutBaseline: {"worldstate/patch-without-baseline", func(f map[string]any) string {
 		if f["after_compaction"] == true {
@@ -104,6 +106,12 @@ var byKind = map[reconstruct.Kind]mapping{
 	}},
 	reconstruct.CompactionLegacy: {"compaction/legacy", func(map[string]any) string {
 		return "compaction without replacement_history: newest Codex cannot resume from it"
+	}},
+	reconstruct.CompactionEmptyHistory: {"compaction/empty-history", func(f map[string]any) string {
+		return fmt.Sprintf("replacement_history is empty (the history had %v items): the thread resumes with nothing, not even the summary", f["items_before"])
+	}},
+	reconstruct.CompactionLostPrompt: {"compaction/lost-prompt", func(f map[string]any) string {
+		return fmt.Sprintf("replacement_history (%v items) drops the last user message %q: the thread resumes without the request it was working on", f["items"], f["prompt"])
 	}},
 	reconstruct.CompactionMetadataLength: {"compaction/metadata-length", func(f map[string]any) string {
 		return fmt.Sprintf("replacement_history has %v items but replacement_history_metadata has %v", f["history"], f["metadata"])
@@ -146,6 +154,17 @@ func severityOf(r *Rule, o reconstruct.Observation, st *reconstruct.State) Sever
 	case "turn/unclosed":
 		if o.Facts["at_eof"] == true {
 			return Info
+		}
+	case "tool/orphan-call":
+		if o.Facts["in_open_turn"] == true && !sessionStopped(o.Facts) {
+			return Info
+		}
+		if o.Facts["normalized"] == false {
+			return Error
+		}
+	case "tool/orphan-output":
+		if o.Facts["normalized"] == false {
+			return Error
 		}
 	case "compaction/window-id":
 		if o.Facts["numeric"] == true {

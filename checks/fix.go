@@ -435,6 +435,9 @@ func (p *planner) itemMatch(lineType string, index int) func([]byte) bool {
 // an interrupted call ("aborted"), on a new line right after the call's
 // line, marked with the rule that added it.
 func abortedOutput(p *planner, f Finding) string {
+	if f.Evidence["in_open_turn"] == true && !sessionStopped(f.Evidence) {
+		return "the session may still be running (last written less than an hour before --now): the call may yet get its output"
+	}
 	callID, _ := f.Evidence["call_id"].(string)
 	callType, _ := f.Evidence["item_type"].(string)
 	outType := rollout.OutputTypeFor(callType)

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/rogpeppe/go-internal/txtar"
 
@@ -21,6 +22,7 @@ type ruleFixture struct {
 	rule   string // the rule the fixture is about, from its name
 	path   string // file name given to the run ("" = per-section default)
 	maxLn  int64
+	now    time.Time       // the `now` directive: Options.Now
 	noEOL  map[string]bool // sections written without their final newline ("*" = all)
 	cases  []fixtureCase
 	source string // fixture path, for messages
@@ -166,6 +168,12 @@ func (fx *ruleFixture) directives(comment []byte) error {
 				return fmt.Errorf("directive %q: want `max-line-bytes N`", line)
 			}
 			fx.maxLn = n
+		case "now":
+			t, err := time.Parse(time.RFC3339Nano, strings.Join(fields[1:], ""))
+			if err != nil || len(fields) != 2 {
+				return fmt.Errorf("directive %q: want `now RFC3339-TIME`", line)
+			}
+			fx.now = t
 		case "no-final-newline":
 			if len(fields) == 1 {
 				fx.noEOL["*"] = true

@@ -7,6 +7,7 @@ import (
 	"runtime/debug"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/rollout-dev/rollout/reconstruct"
 	"github.com/rollout-dev/rollout/rollout"
@@ -21,6 +22,9 @@ type Options struct {
 	Flow reconstruct.Observer
 	// HandoffCap is the cap of the handoff budget (0: the default, 16000).
 	HandoffCap int64
+	// Now is when the file is judged (liveness of an open last turn); zero:
+	// unknown, so an unanswered call of the open turn counts as in progress.
+	Now time.Time
 }
 
 // Result is what the analysis of one file found.
@@ -81,7 +85,7 @@ func RunReader(path string, r io.Reader, opts Options) (res *Result, err error) 
 	if opts.Flow != nil {
 		obs = func(o reconstruct.Observation) { c.observe(o); opts.Flow(o) }
 	}
-	eng := reconstruct.New(reconstruct.Options{Path: path, HandoffCap: opts.HandoffCap}, obs)
+	eng := reconstruct.New(reconstruct.Options{Path: path, HandoffCap: opts.HandoffCap, Now: opts.Now}, obs)
 	for {
 		line = rd.Line() + 1 // a panic while reading names the line being read
 		rec, rerr := rd.Next()
@@ -128,7 +132,10 @@ func (c *checker) findings(st *reconstruct.State) []Finding {
 			facts = map[string]any{"count": st.Reemitted}
 		case reconstruct.OrdinalInLegacy:
 			facts = map[string]any{"count": st.OrdinalsInLegacy}
+		case reconstruct.ToolOrphanCall, reconstruct.ToolOrphanOutput:
+			facts = withEra(facts, st)
 		}
+		o.Facts = facts
 		msg := m.msg(facts)
 		if n, ok := facts["count"]; ok {
 			msg = fmt.Sprintf("%s (%v in this file)", msg, n)

@@ -29,6 +29,8 @@ func (e *Engine) compacted(rec *rollout.Record, pos Pos, p gjson.Result) {
 				e.emit(CompactionMetadataLength, pos, map[string]any{"history": n, "metadata": m})
 			}
 		}
+		before, prompt := len(e.st.History), e.lastPrompt
+		kept, lastKept := false, ""
 		e.st.History = make([]Item, 0, n)
 		clear(e.ids)
 		clear(e.calls)
@@ -37,6 +39,10 @@ func (e *Engine) compacted(rec *rollout.Record, pos Pos, p gjson.Result) {
 		rollout.Elements(raw, func(start, end int) bool {
 			item := raw[start:end]
 			f := readItem(item)
+			if isUserMessage(f.typ, f.role) && !contextualContent(f.content) {
+				lastKept = promptKey(contentText(f.content))
+				kept = kept || (prompt != "" && matchPrompt(prompt, lastKept))
+			}
 			if f.id != "" {
 				prefix, typed := rollout.ItemPrefix(f.typ)
 				e.checkPrefixedID(pos, f.id, f.typ, prefix, typed, i)
@@ -49,10 +55,40 @@ func (e *Engine) compacted(rec *rollout.Record, pos Pos, p gjson.Result) {
 			i++
 			return true
 		})
+		e.judgeCompactedHistory(pos, p, before, n, prompt, kept)
+		e.lastPrompt = lastKept
 	}
 	e.st.WorldState = nil
 	e.afterCompact = true
 	e.emit(FlowCompaction, pos, map[string]any{"window_number": e.st.Lineage.WindowNumber})
+}
+
+// judgeCompactedHistory looks at what a compaction's replacement_history
+// leaves the model. On resume Codex takes replacement_history as the whole
+// new history (ContextManager::replace via replace_compacted_history,
+// codex-rs/core/src/session; its local compaction, build_compacted_history
+// in codex-rs/core/src/compact.rs, keeps the user messages and adds the
+// summary as one more), so an empty one resumes with nothing, not even the
+// summary, and one without the last user message resumes without the
+// request the thread was working on. Newer compactions may carry context
+// apart from the history (retained_context, checkpoint): a prompt found
+// there is not lost.
+func (e *Engine) judgeCompactedHistory(pos Pos, p gjson.Result, before, n int, prompt string, kept bool) {
+	if n == 0 {
+		if before > 0 {
+			e.emit(CompactionEmptyHistory, pos, map[string]any{"items_before": before})
+		}
+		return
+	}
+	if prompt == "" || kept {
+		return
+	}
+	for _, field := range []string{"retained_context", "checkpoint"} {
+		if carries([]byte(p.Get(field).Raw), prompt) {
+			return
+		}
+	}
+	e.emit(CompactionLostPrompt, pos, map[string]any{"prompt": prompt, "items": n})
 }
 
 func count(arr gjson.Result) int {

@@ -17,6 +17,9 @@ type Options struct {
 	StopAfterLine int
 	// HandoffCap is the cap of the handoff budget (0: DefaultHandoffCap).
 	HandoffCap int64
+	// Now is the time the file is judged at: how long ago its last record
+	// was written tells a live session from one that died (zero: unknown).
+	Now time.Time
 }
 
 // Engine replays one rollout. Feed it every record in order, then call
@@ -41,6 +44,10 @@ type Engine struct {
 	lastTotal        *usage
 	skipDecrease     bool
 	missingIDs       []Observation // held until the end: whether the file uses ids is known then
+	lastTime         time.Time     // timestamp of the last record that has a valid one
+	turnEvents       bool          // a task_started was seen: turns come from events, not user messages
+	prompts          promptTracker // user_message events and user message items, paired (prompts.go)
+	lastPrompt       string        // key of the latest user message of the live history
 	turn             *turnState    // the open turn, nil outside turns
 	turns            []*turnState
 	calls            map[string]int // live call_id -> index into st.History
@@ -93,6 +100,7 @@ func (e *Engine) Feed(rec *rollout.Record) {
 		// The unread line may be the session_meta: do not claim it is missing.
 		e.unreadBeforeMeta = e.unreadBeforeMeta || !e.metaSeen
 		e.emit(LineOversized, pos, map[string]any{"bytes": rec.Size})
+		e.prompts.unread = true
 		// Unread, so its ordinal is unknown: assume Codex numbered it.
 		if e.lastOrd != nil {
 			v := *e.lastOrd + 1
@@ -139,19 +147,33 @@ func (e *Engine) feedObject(rec *rollout.Record, pos Pos) {
 	}
 	e.checkOrdinal(pos, hasOrd)
 
+	// RolloutLine (codex-rs/protocol/src/protocol.rs) has a required
+	// `timestamp: String` next to the flattened item: a line without one,
+	// or with a non-string one, does not deserialize and is lost on resume.
 	missing := ""
+	ts := rec.Timestamp()
 	switch {
 	case !rec.HasType():
 		missing = "type"
 	case rec.PayloadBytes() == nil:
 		missing = "payload"
+	case ts == nil:
+		missing = "timestamp"
+	case ts[0] != '"':
+		missing = "timestamp"
 	}
 	if missing != "" {
-		e.emit(EnvelopeMissingField, pos, map[string]any{"field": missing})
+		facts := map[string]any{"field": missing}
+		if ts != nil && missing == "timestamp" {
+			facts["value"] = string(ts)
+		}
+		e.emit(EnvelopeMissingField, pos, facts)
 		return
 	}
-	if ts := rec.Timestamp(); !validTimestamp(ts) {
+	if !validTimestamp(ts) {
 		e.emit(EnvelopeBadTimestamp, pos, map[string]any{"value": string(ts)})
+	} else {
+		e.noteTime(ts)
 	}
 	if typ == rollout.TypeResponseItem {
 		// The hot path: payloads of megabytes are walked, never copied.
@@ -227,6 +249,23 @@ func (e *Engine) checkOrdinal(pos Pos, has bool) {
 	}
 	v := got
 	e.lastOrd = &v
+}
+
+// noteTime remembers the write time of the latest record.
+func (e *Engine) noteTime(raw []byte) {
+	s, _ := rollout.StringValue(raw)
+	if t, err := time.Parse(time.RFC3339Nano, string(s)); err == nil && t.After(e.lastTime) {
+		e.lastTime = t
+	}
+}
+
+// idleSeconds is how long before Now the last record was written; -1 when
+// either is unknown.
+func (e *Engine) idleSeconds() int64 {
+	if e.opts.Now.IsZero() || e.lastTime.IsZero() {
+		return -1
+	}
+	return int64(e.opts.Now.Sub(e.lastTime) / time.Second)
 }
 
 // validTimestamp accepts RFC 3339 in UTC ("Z").
@@ -313,10 +352,11 @@ func (e *Engine) Finish() *State {
 		}
 		e.emit(MetaMissing, p, nil)
 	}
-	if e.turn != nil {
+	if e.turn != nil && !e.turn.derived {
 		e.emit(TurnUnclosed, e.turn.Pos, map[string]any{"turn_id": e.turn.ID, "at_eof": true})
 	}
 	e.orphanCalls()
+	e.judgePrompts()
 	e.judgeHandoffs()
 	usesIDs := e.st.UsesItemIDs || e.st.HistoryMode == rollout.HistoryPaginated
 	if usesIDs && e.st.Era == rollout.EraEnvelope {

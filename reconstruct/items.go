@@ -43,8 +43,12 @@ func readItem(item []byte) itemFields {
 func (e *Engine) addLiveItem(pos Pos, item []byte, index int) {
 	f := readItem(item)
 	e.sinceWS = true
-	if isUserMessage(f.typ, f.role) {
-		e.userInput(pos, contentText(f.content))
+	if isUserMessage(f.typ, f.role) && !contextualContent(f.content) {
+		text := contentText(f.content)
+		e.userTurnBoundary(pos)
+		e.userInput(pos, text)
+		e.prompts.item(text)
+		e.lastPrompt = promptKey(text)
 	}
 	it := Item{ID: f.id, Type: f.typ, CallID: f.callID, Line: pos.Line, Offset: pos.Offset, Index: index}
 	e.checkID(pos, f, index)
@@ -171,22 +175,72 @@ func (e *Engine) reindex() {
 	}
 }
 
-// orphanCalls reports live calls that never got an output. Calls of a turn
-// still open at the end of the file are in progress, not orphans.
+// orphanCalls reports live calls that never got an output. A call of the
+// turn still open at the end of the file is reported too, with how long
+// ago the file was last written: a session that died mid-call looks exactly
+// like one whose tool is still running, and only the age tells them apart.
 func (e *Engine) orphanCalls() {
 	openFrom := 0
 	if e.turn != nil {
 		openFrom = e.turn.Pos.Line
 	}
+	idle := e.idleSeconds()
 	for _, it := range e.st.History {
 		if !rollout.IsToolCall(it.Type) || it.answered || it.CallID == "" {
 			continue
 		}
+		facts := map[string]any{"call_id": it.CallID, "item_type": it.Type, "item_index": it.Index}
 		if openFrom > 0 && it.Line >= openFrom {
-			continue
+			facts["in_open_turn"] = true
+			facts["idle_seconds"] = idle
 		}
-		e.emit(ToolOrphanCall, Pos{Line: it.Line, Offset: it.Offset}, map[string]any{"call_id": it.CallID, "item_type": it.Type, "item_index": it.Index})
+		e.emit(ToolOrphanCall, Pos{Line: it.Line, Offset: it.Offset}, facts)
 	}
+}
+
+// contextualPrefixes open the user-role messages Codex writes itself
+// (environment context, AGENTS.md and user instructions, skills, shell
+// commands the user ran, abort markers, hook prompts, sub-agent notices).
+// Codex does not count them as user turns: is_user_turn_boundary and
+// is_contextual_user_message_content (codex-rs/core/src/event_mapping.rs,
+// context/ fragments) skip them.
+var contextualPrefixes = []string{
+	"<environment_context>", "<user_instructions>", "# agents.md instructions",
+	"<skill>", "<user_shell_command>", "<turn_aborted>", "<subagent_notification>",
+	"<hook_prompt", "<skills_instructions>",
+}
+
+// contextualContent reports whether any text part of a user message is
+// one of Codex's contextual fragments.
+func contextualContent(c []byte) bool {
+	found := false
+	check := func(text string) {
+		t := strings.TrimLeft(text, " \t\r\n")
+		if len(t) > 32 {
+			t = t[:32] // prompts reach megabytes; the prefixes are short
+		}
+		t = strings.ToLower(t)
+		for _, p := range contextualPrefixes {
+			if strings.HasPrefix(t, p) {
+				found = true
+				return
+			}
+		}
+	}
+	if len(c) > 0 && c[0] == '"' {
+		check(rollout.DecodeString(c))
+		return found
+	}
+	rollout.Elements(c, func(start, end int) bool {
+		rollout.Members(c[start:end], func(key []byte, ks, ke int) bool {
+			if string(key) == "text" {
+				check(rollout.DecodeString(c[start+ks : start+ke]))
+			}
+			return !found
+		})
+		return !found
+	})
+	return found
 }
 
 // contentText is the text of a message's content: a string, or the "text"

@@ -106,6 +106,10 @@ const (
 	WorldStateDuplicateKey // Facts: keys (JSON pointers with the key), count
 
 	FlowFramesReclaim // a frame-log stream reclamation rewrites; Facts: drop ([]frames.Range), frames, bytes, last_line
+
+	PromptMissingFromHistory // a user_message event without its user message item; Facts: prompt (first bytes)
+	CompactionEmptyHistory   // replacement_history is [] although the thread had history; Facts: items_before
+	CompactionLostPrompt     // replacement_history drops the last user message; Facts: prompt, items
 )
 
 // Observation is one fact at one position.

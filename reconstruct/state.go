@@ -34,6 +34,7 @@ type Turn struct {
 	Status     string // "open", "completed", "aborted", "unclosed"
 	User       bool   // holds a user message or an inter-agent message
 	RolledBack bool
+	Derived    bool // started at a user message: the file persists no turn events
 }
 
 // Item is one model-history item.
@@ -73,6 +74,6 @@ func (s *State) finish(e *Engine) {
 	s.Reemitted, s.OrdinalsInLegacy = e.reemitted, e.ordInLegacy
 	s.Turns = s.Turns[:0]
 	for _, t := range e.turns {
-		s.Turns = append(s.Turns, Turn{ID: t.ID, StartLine: t.Pos.Line, Status: t.Status, User: t.User, RolledBack: t.RolledBack})
+		s.Turns = append(s.Turns, Turn{ID: t.ID, StartLine: t.Pos.Line, Status: t.Status, User: t.User, RolledBack: t.RolledBack, Derived: t.derived})
 	}
 }

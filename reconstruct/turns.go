@@ -17,6 +17,9 @@ type turnState struct {
 	cp         checkpoint
 	window     int64 // task_started.model_context_window (handoff budgets)
 	prompt     int   // tokens of its first user prompt (handoff budgets)
+	// derived: started at a user message because the file persists no turn
+	// events (Codex before about 0.104); such a turn has no closing event.
+	derived bool
 }
 
 // checkpoint is what a rollback restores: the state at the start of a turn.
@@ -53,13 +56,20 @@ func (e *Engine) event(rec *rollout.Record, pos Pos) {
 	})
 	kind := rollout.DecodeString(evType)
 	if kind == "user_message" {
-		e.userInput(pos, rollout.DecodeString(message))
+		text := rollout.DecodeString(message)
+		e.userInput(pos, text)
+		e.prompts.event(pos, text)
 		return
 	}
 	p := rec.Payload()
 	switch kind {
 	case "task_started", "turn_started":
-		if e.turn != nil {
+		e.judgePrompts()
+		e.turnEvents = true
+		switch {
+		case e.turn != nil && e.turn.derived:
+			e.turn.Status = "completed" // a derived turn never has a closing event
+		case e.turn != nil:
 			e.emit(TurnUnclosed, e.turn.Pos, map[string]any{"turn_id": e.turn.ID, "at_eof": false})
 			e.turn.Status = "unclosed"
 		}
@@ -68,6 +78,7 @@ func (e *Engine) event(rec *rollout.Record, pos Pos) {
 		e.turn = t
 		e.emit(FlowTurnStarted, pos, map[string]any{"turn_id": t.ID, "window": t.window})
 	case "task_complete", "turn_complete", "turn_aborted":
+		e.judgePrompts()
 		if e.turn == nil {
 			return
 		}
@@ -85,6 +96,24 @@ func (e *Engine) event(rec *rollout.Record, pos Pos) {
 	case "token_count":
 		e.tokenCount(rec, pos, p.Get("info"))
 	}
+}
+
+// userTurnBoundary starts a derived turn at a user message when the file
+// has persisted no turn events so far. Codex's rollback
+// (ContextManager::drop_last_n_user_turns, core/src/context_manager/history.rs)
+// cuts the history at user messages, so a turn is the span from one user
+// message to the next and its checkpoint is the history before the message.
+func (e *Engine) userTurnBoundary(pos Pos) {
+	if e.turnEvents {
+		return
+	}
+	if e.turn != nil {
+		e.turn.Status = "completed"
+	}
+	t := &turnState{Pos: pos, Status: "open", cp: e.checkpoint(), derived: true}
+	e.turns = append(e.turns, t)
+	e.turn = t
+	e.emit(FlowTurnStarted, pos, map[string]any{"turn_id": "", "window": int64(0), "derived": true})
 }
 
 // userInput marks the open turn as a user turn; its first prompt is
@@ -112,7 +141,9 @@ func (e *Engine) rollback(pos Pos, n int) {
 		}
 	}
 	if n > len(user) {
-		e.emit(RollbackTooMany, pos, map[string]any{"requested": n, "available": len(user)})
+		// drop_last_n_user_turns drops every user turn and keeps what came
+		// before the first; with no user turn it changes nothing.
+		e.emit(RollbackTooMany, pos, map[string]any{"requested": n, "available": len(user), "derived": !e.turnEvents})
 		if len(user) == 0 {
 			return
 		}

@@ -17,6 +17,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/rollout-dev/rollout/checks"
 	"github.com/rollout-dev/rollout/rollout"
@@ -37,6 +38,9 @@ type Options struct {
 	// re-verification of the result: both must judge by the same rules.
 	MaxLineBytes int64
 	HandoffCap   int64
+	// Now is when liveness is judged: an unanswered call of a file written
+	// less than an hour before is left open (zero: unknown, left open).
+	Now time.Time
 
 	// Stage, when set (tests), is called at each step of a repair:
 	// "analysed", then with Write "written", "backed-up", "checked",
@@ -235,7 +239,7 @@ func (t *Txn) at(stage string) {
 }
 
 func (t *Txn) checkOptions() checks.Options {
-	return checks.Options{MaxLineBytes: t.opts.MaxLineBytes, HandoffCap: t.opts.HandoffCap}
+	return checks.Options{MaxLineBytes: t.opts.MaxLineBytes, HandoffCap: t.opts.HandoffCap, Now: t.opts.Now}
 }
 
 // checkPaths refuses what repair must not touch before anything is read,

@@ -25,6 +25,7 @@ type repairOptions struct {
 	randomIDs    bool
 	maxLineBytes int64
 	handoffCap   int64
+	now          nowFlag
 
 	// stage, when set (tests only), is called at each step of a run:
 	// "analysed", then with --write "written", "backed-up", "checked",
@@ -90,6 +91,7 @@ repair cannot use (gzip/bzip2/xz, or nothing in it is a rollout record).`,
 	f.BoolVar(&opts.randomIDs, "random-ids", false, "make new ids from random bits instead of deriving them (output no longer deterministic)")
 	f.Int64Var(&opts.maxLineBytes, "max-line-bytes", rollout.DefaultMaxLineBytes, "longest line to analyse and edit; longer lines are kept as they are")
 	f.Int64Var(&opts.handoffCap, "handoff-cap", reconstruct.DefaultHandoffCap, "cap of a context handoff's budget (which handoffs must be deferred)")
+	f.Var(&opts.now, "now", "judge liveness at this RFC 3339 time instead of the clock (calls of a file written less than an hour before are left open)")
 	return cmd
 }
 
@@ -122,7 +124,7 @@ func runRepair(ctx context.Context, a *app, o *repairOptions) error {
 	t, err := repair.Begin(repair.Options{
 		Path: o.path, Output: o.output, Write: o.write, NoBackup: o.noBackup,
 		Fix: o.fix, RandomIDs: o.randomIDs, MaxLineBytes: o.maxLineBytes, HandoffCap: o.handoffCap,
-		Stage: o.stage,
+		Now: o.now.time(), Stage: o.stage,
 	})
 	if err != nil {
 		var ref *repair.Refusal

@@ -54,7 +54,7 @@ func TestRepairOptions(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff(tt.want, *got, cmp.AllowUnexported(repairOptions{}), cmp.Comparer(func(a, b func(string)) bool { return a == nil && b == nil })); diff != "" {
+			if diff := cmp.Diff(tt.want, *got, cmp.AllowUnexported(repairOptions{}, nowFlag{}), cmp.Comparer(func(a, b func(string)) bool { return a == nil && b == nil })); diff != "" {
 				t.Errorf("options (-want +got):\n%s", diff)
 			}
 		})

@@ -38,6 +38,7 @@ type verifyOptions struct {
 	jobs         int
 	shard        string
 	color        string
+	now          nowFlag
 }
 
 func newVerifyCmd(a *app, runF func(context.Context, *verifyOptions) error) *cobra.Command {
@@ -74,6 +75,7 @@ $CODEX_HOME/sessions and $CODEX_HOME/archived_sessions (CODEX_HOME defaults to ~
 	f.StringVar(&opts.shard, "shard", "", "K/N: only the files whose path hashes to shard K (1..N) of N")
 	f.StringVar(&opts.filesFrom, "files-from", "", "read one path per line from FILE (- for standard input)")
 	f.StringVar(&opts.color, "color", "auto", "colour: auto|always|never (NO_COLOR disables auto)")
+	f.Var(&opts.now, "now", "judge liveness at this RFC 3339 time instead of the clock (an unanswered call of a file written less than an hour before is in progress)")
 	return cmd
 }
 
@@ -262,7 +264,7 @@ func runVerify(ctx context.Context, a *app, o *verifyOptions) error {
 	}
 	filter, _ := checks.NewFilter(o.selectRules, o.ignoreRules)
 	progress := newProgress(a.io, len(paths), a.io.ErrIsTTY && humanOnly(o.formats))
-	outcomes := analyse(paths, o.jobs, a.io.In, checks.Options{MaxLineBytes: o.maxLineBytes, HandoffCap: o.handoffCap}, progress.step)
+	outcomes := analyse(paths, o.jobs, a.io.In, checks.Options{MaxLineBytes: o.maxLineBytes, HandoffCap: o.handoffCap, Now: o.now.time()}, progress.step)
 	progress.done()
 
 	rep := &report.Report{Tool: "rollout", Version: version(), Command: "verify", Notes: in.notes}

@@ -96,7 +96,7 @@ func TestVerifyArgs(t *testing.T) {
 			if err != nil || got == nil {
 				t.Fatalf("Execute: %v (runF called: %v)", err, got != nil)
 			}
-			if diff := cmp.Diff(tt.want, *got, cmp.AllowUnexported(verifyOptions{}), cmpopts.EquateEmpty()); diff != "" {
+			if diff := cmp.Diff(tt.want, *got, cmp.AllowUnexported(verifyOptions{}, nowFlag{}), cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("options (-want +got):\n%s", diff)
 			}
 		})

@@ -1,0 +1,82 @@
+package reconstruct_test
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/rogpeppe/go-internal/txtar"
+
+	"github.com/rollout-dev/rollout/reconstruct"
+)
+
+// section reads one section of a rule fixture.
+func section(t *testing.T, path, name string) string {
+	t.Helper()
+	ar, err := txtar.ParseFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range ar.Files {
+		if f.Name == name {
+			return string(f.Data)
+		}
+	}
+	t.Fatalf("%s: no section %s", path, name)
+	return ""
+}
+
+// TestDerivedTurns: a file without task_started (Codex before about 0.104)
+// has its user turns at its user messages, as drop_last_n_user_turns counts
+// them; Codex's own <environment_context> message is not one.
+func TestDerivedTurns(t *testing.T) {
+	const fx = "../fixtures/rules/rollback-too-many-turns.derived.txtar"
+	for _, tc := range []struct {
+		section string
+		want    []string // "line status rolled-back"
+		history int      // live items after the replay
+	}{
+		// The rollback of 3 drops both turns: what is left is the prefix
+		// (environment context; turn_context is not a history item).
+		{"rollout.jsonl", []string{"4 completed true", "13 open true"}, 1},
+		// The rollback of 1 drops the second turn only: the environment
+		// context and the first turn's five items stay.
+		{"clean.jsonl", []string{"4 completed false", "13 open true"}, 6},
+	} {
+		_, st := replay(t, section(t, fx, tc.section), reconstruct.Options{})
+		var got []string
+		for _, turn := range st.Turns {
+			if !turn.Derived || !turn.User {
+				t.Errorf("%s: turn at line %d: derived %v, user %v; want both", tc.section, turn.StartLine, turn.Derived, turn.User)
+			}
+			got = append(got, fmt.Sprintf("%d %s %v", turn.StartLine, turn.Status, turn.RolledBack))
+		}
+		if diff := cmp.Diff(tc.want, got); diff != "" {
+			t.Errorf("%s: turns (-want +got):\n%s", tc.section, diff)
+		}
+		if len(st.History) != tc.history {
+			t.Errorf("%s: %d live items, want %d", tc.section, len(st.History), tc.history)
+		}
+	}
+}
+
+// TestTurnEventsEndDerivedTurns: once a task_started appears (a file
+// resumed by a newer Codex) turns come from events, and the derived turn
+// before it is closed, not reported unclosed.
+func TestTurnEventsEndDerivedTurns(t *testing.T) {
+	src := `{"timestamp":"2025-11-18T09:40:36.803Z","type":"session_meta","payload":{"id":"019a9656-691d-7ff3-890e-3e6678ed46d8","cli_version":"0.58.0"}}
+{"timestamp":"2025-11-18T09:40:36.914Z","type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"first"}]}}
+{"timestamp":"2026-03-02T10:15:41.002Z","type":"event_msg","payload":{"type":"task_started","turn_id":"t2"}}
+{"timestamp":"2026-03-02T10:15:41.013Z","type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"second"}]}}
+{"timestamp":"2026-03-02T10:15:47.402Z","type":"event_msg","payload":{"type":"task_complete","turn_id":"t2"}}
+`
+	_, st := replay(t, src, reconstruct.Options{})
+	var got []string
+	for _, turn := range st.Turns {
+		got = append(got, fmt.Sprintf("%d %s derived=%v", turn.StartLine, turn.Status, turn.Derived))
+	}
+	want := []string{"2 completed derived=true", "3 completed derived=false"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("turns (-want +got):\n%s", diff)
+	}
+}
