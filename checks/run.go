@@ -20,6 +20,10 @@ type Options struct {
 	// Flow, when set, also receives every observation (simulate-budget and
 	// repair follow the flow facts).
 	Flow reconstruct.Observer
+	// Record, when set, sees every record before the engine replays it
+	// (rollout view builds its page from records and observations). The
+	// record is only valid during the call.
+	Record func(*rollout.Record)
 	// HandoffCap is the cap of the handoff budget (0: the default, 16000).
 	HandoffCap int64
 	// Now is when the file is judged (liveness of an open last turn); zero:
@@ -98,6 +102,9 @@ func RunReader(path string, r io.Reader, opts Options) (res *Result, err error) 
 		line = rec.Line
 		if opts.StopAfterLine > 0 && rec.Line > opts.StopAfterLine {
 			break
+		}
+		if opts.Record != nil {
+			opts.Record(rec)
 		}
 		eng.Feed(rec)
 	}

@@ -110,6 +110,11 @@ const (
 	PromptMissingFromHistory // a user_message event without its user message item; Facts: prompt (first bytes)
 	CompactionEmptyHistory   // replacement_history is [] although the thread had history; Facts: items_before
 	CompactionLostPrompt     // replacement_history drops the last user message; Facts: prompt, items
+
+	// FlowWorldState follows every world_state line. Facts: state (the
+	// *mergepatch.Value baseline after the line, nil when there is none;
+	// values are immutable and shared, never copied), full (bool).
+	FlowWorldState
 )
 
 // Observation is one fact at one position.

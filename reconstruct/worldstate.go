@@ -6,6 +6,9 @@ import (
 )
 
 func (e *Engine) worldState(pos Pos, p gjson.Result) {
+	defer func() {
+		e.emit(FlowWorldState, pos, map[string]any{"state": e.st.WorldState, "full": p.Get("full").Bool()})
+	}()
 	visible := e.sinceWS
 	e.sinceWS = false
 	state := p.Get("state")

@@ -1,0 +1,654 @@
+package view
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/rollout-dev/rollout/checks"
+	"github.com/rollout-dev/rollout/cmd/rollout/internal/htmlpage"
+	"github.com/rollout-dev/rollout/mergepatch"
+	"github.com/rollout-dev/rollout/reconstruct"
+	"github.com/rollout-dev/rollout/rollout"
+	"github.com/tidwall/gjson"
+)
+
+// Options bound what the page holds.
+type Options struct {
+	Path  string
+	Bytes int64 // the file's size, for the header (0: unknown)
+	// MaxText is the longest string kept for the page, in bytes; longer
+	// ones are cut and show their full size (0: DefaultMaxText).
+	MaxText int
+	// MaxItems is the number of a compaction's replacement items listed
+	// (0: DefaultMaxItems).
+	MaxItems int
+}
+
+// Defaults of Options.
+const (
+	DefaultMaxText  = 4000
+	DefaultMaxItems = 200
+	collapseAt      = 600 // longer texts of tool calls and outputs start collapsed
+	previewText     = 160 // one-line previews (events, replacement items)
+)
+
+// Builder collects the page while the file is replayed.
+type Builder struct {
+	opts   Options
+	page   Page
+	turn   *Turn
+	all    []*Entry // every entry in line order, outputs included
+	calls  map[string]*Entry
+	spans  []span // rolled-back line ranges
+	compas []int  // lines of compactions
+	era    rollout.Era
+	seen   bool // an object record was seen (the era is known)
+}
+
+type span struct{ from, at int }
+
+// New starts a page.
+func New(opts Options) *Builder {
+	if opts.MaxText <= 0 {
+		opts.MaxText = DefaultMaxText
+	}
+	if opts.MaxItems <= 0 {
+		opts.MaxItems = DefaultMaxItems
+	}
+	b := &Builder{opts: opts, calls: map[string]*Entry{}}
+	b.page.Path, b.page.Bytes = opts.Path, opts.Bytes
+	b.turn = &Turn{Index: 0}
+	b.page.Turns = []*Turn{b.turn}
+	return b
+}
+
+func (b *Builder) add(e *Entry) *Entry {
+	b.all = append(b.all, e)
+	b.turn.Records = append(b.turn.Records, e)
+	return e
+}
+
+// Record adds one record; it keeps nothing of rec beyond the call.
+func (b *Builder) Record(rec *rollout.Record) {
+	at := func(kind, title string) *Entry {
+		return &Entry{Line: rec.Line, Offset: rec.Offset, Kind: kind, Title: title}
+	}
+	switch rec.Shape {
+	case rollout.ShapeBlank:
+		e := at("broken", "blank line")
+		e.Minor = true
+		b.add(e)
+	case rollout.ShapeOversized:
+		e := at("broken", "line not read")
+		e.Meta = "over --max-line-bytes: " + htmlpage.Bytes(rec.Size)
+		b.add(e)
+	case rollout.ShapeTorn, rollout.ShapeInvalid:
+		title := "invalid JSON"
+		if rec.Shape == rollout.ShapeTorn {
+			title = "torn last line"
+		}
+		e := at("broken", title)
+		e.Meta = htmlpage.Bytes(rec.Size)
+		e.Blocks = []Block{b.block("raw", string(rec.Raw), true)}
+		b.add(e)
+	case rollout.ShapeConcatenated:
+		for i, part := range rec.Parts {
+			sub := rollout.Record{Line: rec.Line, Offset: rec.Offset, Raw: rec.Raw[part[0]:part[1]], EOL: rec.EOL, Shape: rollout.ShapeObject}
+			sub.Size = int64(len(sub.Raw))
+			e := b.object(&sub)
+			if e != nil {
+				e.Meta = strings.TrimSpace(fmt.Sprintf("%s (object %d of %d on this line)", e.Meta, i+1, len(rec.Parts)))
+			}
+		}
+	default:
+		b.object(rec)
+	}
+}
+
+// object adds a record holding one JSON object and returns its entry.
+func (b *Builder) object(rec *rollout.Record) *Entry {
+	if !b.seen {
+		b.seen = true
+		b.era = rollout.DetectEra(rec)
+	}
+	line, off := rec.Line, rec.Offset
+	switch b.era {
+	case rollout.EraFrames:
+		e := &Entry{Line: line, Offset: off, Kind: "event", Title: "frame " + gjson.GetBytes(rec.Raw, "type").String(), Minor: true}
+		return b.add(e)
+	case rollout.EraBare:
+		if rec.Get("record_type").Exists() || (len(b.all) == 0 && !rec.HasType()) {
+			e := &Entry{Line: line, Offset: off, Kind: "meta", Title: "session start", Meta: rec.Get("id").String()}
+			return b.add(e)
+		}
+		return b.item(line, off, rec.Raw, -1)
+	}
+	p := rec.PayloadBytes()
+	switch typ := rec.Type(); typ {
+	case rollout.TypeResponseItem:
+		return b.item(line, off, p, -1)
+	case rollout.TypeEventMsg:
+		return b.event(line, off, p)
+	case rollout.TypeSessionMeta:
+		e := &Entry{Line: line, Offset: off, Kind: "meta", Title: "session start"}
+		g := func(k string) string { return gjson.GetBytes(p, k).String() }
+		e.Meta = strings.TrimSpace(g("cli_version") + " " + g("originator"))
+		facts := fmt.Sprintf("id: %s\ncwd: %s\nmodel provider: %s\nsource: %s", g("id"), g("cwd"), g("model_provider"), gjson.GetBytes(p, "source").Raw)
+		e.Blocks = []Block{b.block("", facts, false)}
+		if bi := gjson.GetBytes(p, "base_instructions.text"); bi.Exists() {
+			bl := b.block("base instructions", bi.String(), false)
+			bl.Collapsed = true
+			e.Blocks = append(e.Blocks, bl)
+		}
+		return b.add(e)
+	case rollout.TypeCompacted:
+		return b.compacted(line, off, p)
+	case rollout.TypeTurnContext:
+		e := &Entry{Line: line, Offset: off, Kind: "event", Title: "turn context", Minor: true}
+		e.Meta = strings.TrimSpace(gjson.GetBytes(p, "model").String() + " " + gjson.GetBytes(p, "cwd").String())
+		return b.add(e)
+	case rollout.TypeWorldState:
+		e := &Entry{Line: line, Offset: off, Kind: "world", Title: "world state patch"}
+		if gjson.GetBytes(p, "full").Bool() {
+			e.Title = "world state snapshot"
+		}
+		st := gjson.GetBytes(p, "state")
+		e.Blocks = []Block{b.jsonBlock("this line", []byte(st.Raw), false)}
+		return b.add(e)
+	case rollout.TypeContextHandoff:
+		g := func(k string) gjson.Result { return gjson.GetBytes(p, k) }
+		e := &Entry{Line: line, Offset: off, Kind: "handoff", Title: "context handoff", Meta: g("id").String()}
+		facts := fmt.Sprintf("status: %s\ntokens: %d\ndeferred: %v\ntarget turn: %s\ndelivery: %s",
+			g("status").String(), g("history.tokens").Int(), g("deferred").Bool(), g("target_turn_id").String(), g("delivery.status").String())
+		e.Blocks = []Block{b.block("", facts, false), b.jsonBlock("record", p, true)}
+		return b.add(e)
+	case rollout.TypeInterAgent:
+		e := &Entry{Line: line, Offset: off, Kind: "agent", Title: "inter-agent message"}
+		e.Blocks = []Block{b.jsonBlock("", p, false)}
+		return b.add(e)
+	default:
+		e := &Entry{Line: line, Offset: off, Kind: "event", Title: typ, Minor: true}
+		if typ == "" {
+			e.Title, e.Minor = "record without type", false
+		}
+		return b.add(e)
+	}
+}
+
+func (b *Builder) event(line int, off int64, p []byte) *Entry {
+	g := func(k string) gjson.Result { return gjson.GetBytes(p, k) }
+	typ := g("type").String()
+	e := &Entry{Line: line, Offset: off, Kind: "event", Title: strings.ReplaceAll(typ, "_", " "), Minor: true}
+	switch typ {
+	case "task_started", "turn_started":
+		b.turn = &Turn{Index: len(b.page.Turns), ID: g("turn_id").String(), Line: line}
+		b.page.Turns = append(b.page.Turns, b.turn)
+		e.Title = "turn started"
+		if w := g("model_context_window").Int(); w > 0 {
+			e.Meta = "window " + htmlpage.Group(w)
+		}
+	case "task_complete", "turn_complete":
+		e.Title = "turn complete"
+	case "turn_aborted":
+		e.Title, e.Minor = "turn aborted", false
+		e.Meta = g("reason").String()
+	case "thread_rolled_back":
+		e.Kind, e.Title, e.Minor = "rollback", "rollback", false
+		e.Meta = fmt.Sprintf("%d turn(s)", g("num_turns").Int())
+	case "token_count":
+		if info := g("info"); info.Exists() && info.Type != gjson.Null {
+			e.Meta = fmt.Sprintf("fill %s of %s", htmlpage.Group(info.Get("last_token_usage.total_tokens").Int()), htmlpage.Group(info.Get("model_context_window").Int()))
+		}
+	case "error", "stream_error":
+		e.Kind, e.Minor = "broken", false
+		e.Blocks = []Block{b.block("", g("message").String(), false)}
+	default:
+		if m := g("message"); m.Type == gjson.String {
+			e.Meta = preview(m.Str)
+		}
+	}
+	return b.add(e)
+}
+
+// item adds a model-history item (a response_item payload or a bare line).
+func (b *Builder) item(line int, off int64, raw []byte, index int) *Entry {
+	e := &Entry{Line: line, Offset: off, History: true, index: index}
+	f := b.describe(raw, e)
+	if rollout.IsToolOutput(f.typ) && f.callID != "" {
+		if call := b.calls[f.callID]; call != nil && call.Output == nil {
+			call.Output = e
+			b.all = append(b.all, e)
+			return e
+		}
+	}
+	if rollout.IsToolCall(f.typ) && f.callID != "" {
+		b.calls[f.callID] = e
+	}
+	return b.add(e)
+}
+
+type fields struct {
+	typ, role, id, callID, name string
+	content, summary, output    []byte
+	args                        []byte // arguments, input or action
+	encrypted                   int
+}
+
+// describe reads an item and fills the entry's kind, title and blocks.
+func (b *Builder) describe(raw []byte, e *Entry) fields {
+	var f fields
+	rollout.Members(raw, func(key []byte, start, end int) bool {
+		v := raw[start:end]
+		switch string(key) {
+		case "type":
+			f.typ = rollout.DecodeString(v)
+		case "role":
+			f.role = rollout.DecodeString(v)
+		case "id":
+			f.id = rollout.DecodeString(v)
+		case "call_id":
+			f.callID = rollout.DecodeString(v)
+		case "name":
+			f.name = rollout.DecodeString(v)
+		case "content":
+			f.content = v
+		case "summary":
+			f.summary = v
+		case "output":
+			f.output = v
+		case "arguments", "input", "action":
+			f.args = v
+		case "encrypted_content":
+			f.encrypted = len(v)
+		}
+		return true
+	})
+	e.Meta = f.id
+	switch {
+	case f.typ == "message":
+		e.Kind, e.Title = "system", f.role
+		switch f.role {
+		case "user":
+			e.Kind = "user"
+		case "assistant":
+			e.Kind = "assistant"
+		}
+		bl := b.block("", contentText(f.content), false)
+		bl.Collapsed = e.Kind == "system"
+		e.Blocks = []Block{bl}
+	case f.typ == "reasoning":
+		e.Kind, e.Title = "reasoning", "reasoning"
+		text := contentText(f.summary)
+		if t := contentText(f.content); t != "" {
+			text = strings.TrimSpace(text + "\n\n" + t)
+		}
+		if f.encrypted > 0 {
+			e.Meta = strings.TrimSpace(e.Meta + " encrypted " + htmlpage.Bytes(int64(f.encrypted)))
+		}
+		e.Blocks = []Block{b.block("summary", text, false)}
+	case rollout.IsToolCall(f.typ):
+		e.Kind, e.Title = "tool", f.name
+		if e.Title == "" {
+			e.Title = f.typ
+		}
+		e.Meta = strings.TrimSpace(f.callID + " " + f.id)
+		e.Blocks = []Block{b.codeBlock(argsText(f.args))}
+	case rollout.IsToolOutput(f.typ):
+		e.Kind, e.Title = "output", "output"
+		e.Meta = strings.TrimSpace(f.callID + " " + f.id)
+		e.Blocks = []Block{b.codeBlock(outputText(f.output))}
+	default:
+		e.Kind, e.Title = "item", f.typ
+		if f.typ == "" {
+			e.Title = "item without type"
+		}
+		e.Blocks = []Block{b.jsonBlock("", raw, true)}
+	}
+	f.callID = strings.TrimSpace(f.callID)
+	e.callID = f.callID
+	return f
+}
+
+func (b *Builder) compacted(line int, off int64, p []byte) *Entry {
+	e := &Entry{Line: line, Offset: off, Kind: "compaction", Title: "compaction"}
+	if wn := gjson.GetBytes(p, "window_number"); wn.Exists() {
+		e.Meta = "window " + wn.String()
+	}
+	e.Blocks = []Block{b.block("summary", gjson.GetBytes(p, "message").String(), false)}
+	b.compas = append(b.compas, line)
+	rh := gjson.GetBytes(p, "replacement_history")
+	if !rh.IsArray() {
+		e.Meta = strings.TrimSpace(e.Meta + " legacy: no replacement history")
+		return b.add(e)
+	}
+	raw := []byte(rh.Raw)
+	i := 0
+	rollout.Elements(raw, func(start, end int) bool {
+		if len(e.Items) < b.opts.MaxItems {
+			var tmp Entry
+			b.describe(raw[start:end], &tmp)
+			text := ""
+			if len(tmp.Blocks) > 0 {
+				text = preview(tmp.Blocks[0].Text)
+			}
+			e.Items = append(e.Items, Child{Kind: tmp.Kind, Title: tmp.Title, Text: text})
+		} else {
+			e.More++
+		}
+		i++
+		return true
+	})
+	return b.add(e)
+}
+
+// Observe takes the flow facts the page needs from the replay.
+func (b *Builder) Observe(o reconstruct.Observation) {
+	last := b.lastAt(o.Pos.Line)
+	switch o.Kind {
+	case reconstruct.FlowRollback:
+		from, _ := o.Facts["from_line"].(int)
+		b.spans = append(b.spans, span{from, o.Pos.Line})
+		if last != nil {
+			last.Blocks = append(last.Blocks, Block{Text: fmt.Sprintf("drops %v turn(s): lines %d-%d are not in the resumed history", o.Facts["num_turns"], from, o.Pos.Line-1)})
+		}
+	case reconstruct.FlowWorldState:
+		if last == nil || last.Kind != "world" {
+			return
+		}
+		v, _ := o.Facts["state"].(*mergepatch.Value)
+		full, _ := o.Facts["full"].(bool)
+		switch {
+		case v == nil:
+			last.Blocks = append(last.Blocks, Block{Text: "no world-state baseline after this line"})
+		case !full:
+			last.Blocks = append(last.Blocks, b.jsonBlock("merged state after this line", v.AppendJSON(nil), true))
+		}
+	}
+}
+
+func (b *Builder) lastAt(line int) *Entry {
+	for i := len(b.all) - 1; i >= 0 && b.all[i].Line == line; i-- {
+		if e := b.all[i]; !e.Minor || i == len(b.all)-1 {
+			return e
+		}
+	}
+	return nil
+}
+
+// Finish marks what resume keeps, places the findings and returns the page.
+func (b *Builder) Finish(st *reconstruct.State, findings []*Finding) *Page {
+	pg := &b.page
+	pg.ThreadID, pg.CLIVersion, pg.Era, pg.HistoryMode, pg.Records = st.ThreadID, st.CLIVersion, string(st.Era), st.HistoryMode, st.Records
+	pg.FirstWindowID, pg.WindowID, pg.WindowNumber = st.Lineage.FirstWindowID, st.Lineage.WindowID, st.Lineage.WindowNumber
+	type key struct{ line, index int }
+	pg.Live = len(st.History)
+	live := make(map[key]bool, len(st.History))
+	for _, it := range st.History {
+		live[key{it.Line, it.Index}] = true
+	}
+	replaced := map[int][]int{} // compaction line -> lines it replaced
+	prev := 0
+	for _, e := range b.all {
+		e.Anchor, prev = e.Line != prev, e.Line
+		switch {
+		case e.History:
+			if live[key{e.Line, e.index}] {
+				continue
+			}
+			pg.Gone++
+			e.Gone = b.why(e.Line)
+			if c := b.compactionAfter(e.Line); c > 0 && b.rolledBackBy(e.Line) == 0 {
+				replaced[c] = append(replaced[c], e.Line)
+			}
+		case e.Kind == "compaction":
+			for i := range e.Items {
+				e.Items[i].Gone = !live[key{e.Line, i}]
+				if e.Items[i].Gone {
+					pg.Gone++
+				}
+			}
+			if at := b.rolledBackBy(e.Line); at > 0 {
+				e.Gone = fmt.Sprintf("dropped by the rollback at line %d", at)
+			}
+		default:
+			if at := b.rolledBackBy(e.Line); at > 0 {
+				e.Gone = fmt.Sprintf("dropped by the rollback at line %d", at)
+			}
+		}
+	}
+	for _, e := range b.all {
+		if e.Kind == "compaction" {
+			if ls := replaced[e.Line]; len(ls) > 0 {
+				e.Blocks = append(e.Blocks, Block{Text: fmt.Sprintf("replaces %d earlier history item(s), lines %d-%d, with the %d item(s) below", len(ls), ls[0], ls[len(ls)-1], len(e.Items)+e.More)})
+			}
+		}
+	}
+	byStart := map[int]reconstruct.Turn{}
+	for _, t := range st.Turns {
+		byStart[t.StartLine] = t
+	}
+	for _, t := range pg.Turns[1:] {
+		if s, ok := byStart[t.Line]; ok {
+			t.Status, t.RolledBack = s.Status, s.RolledBack
+		}
+	}
+	if len(pg.Turns[0].Records) == 0 {
+		pg.Turns = pg.Turns[1:]
+	}
+	b.place(findings)
+	return pg
+}
+
+func (b *Builder) why(line int) string {
+	if at := b.rolledBackBy(line); at > 0 {
+		return fmt.Sprintf("dropped by the rollback at line %d", at)
+	}
+	if c := b.compactionAfter(line); c > 0 {
+		return fmt.Sprintf("replaced by the compaction at line %d", c)
+	}
+	return "not in the resumed history"
+}
+
+// rolledBackBy is the line of the rollback that dropped a line, or 0.
+func (b *Builder) rolledBackBy(line int) int {
+	for _, s := range b.spans {
+		if line >= s.from && line < s.at {
+			return s.at
+		}
+	}
+	return 0
+}
+
+// compactionAfter is the first compaction after a line, or 0.
+func (b *Builder) compactionAfter(line int) int {
+	i := sort.SearchInts(b.compas, line+1)
+	if i < len(b.compas) {
+		return b.compas[i]
+	}
+	return 0
+}
+
+// place puts each finding at the first record of its line.
+func (b *Builder) place(findings []*Finding) {
+	pg := &b.page
+	counts := map[string]*RuleCount{}
+	at := map[int][]*Finding{}
+	for i, f := range findings {
+		f.N = i + 1
+		pg.Findings = append(pg.Findings, f)
+		switch f.Severity {
+		case checks.Error:
+			pg.Errors++
+		case checks.Warning:
+			pg.Warnings++
+		case checks.Info:
+			pg.Infos++
+		}
+		rc := counts[f.Rule]
+		if rc == nil {
+			rc = &RuleCount{Rule: f.Rule, Severity: f.Severity.String()}
+			counts[f.Rule] = rc
+		}
+		rc.Count++
+		at[f.Line] = append(at[f.Line], f)
+	}
+	for _, e := range b.all {
+		if fs, ok := at[e.Line]; ok {
+			e.Findings = fs
+			delete(at, e.Line)
+		}
+	}
+	for _, f := range findings {
+		if _, ok := at[f.Line]; ok {
+			pg.Unplaced = append(pg.Unplaced, f)
+		}
+	}
+	for _, rc := range counts {
+		pg.ByRule = append(pg.ByRule, *rc)
+	}
+	sort.Slice(pg.ByRule, func(i, j int) bool { return pg.ByRule[i].Rule < pg.ByRule[j].Rule })
+}
+
+// block clips a text for the page.
+func (b *Builder) block(label, text string, code bool) Block {
+	bl := Block{Label: label, Code: code, Size: int64(len(text))}
+	bl.Text, bl.Clipped = clip(text, b.opts.MaxText)
+	if bl.Clipped {
+		b.page.Clipped++
+	}
+	return bl
+}
+
+// codeBlock is a tool call's or output's text, collapsed when long.
+func (b *Builder) codeBlock(text string) Block {
+	bl := b.block("", text, true)
+	if len(text) > collapseAt || strings.Count(bl.Text, "\n") > 12 {
+		bl.Collapsed = true
+	}
+	return bl
+}
+
+// jsonBlock shows raw JSON indented (when it fits the page) and clipped.
+func (b *Builder) jsonBlock(label string, raw []byte, collapsed bool) Block {
+	text := string(raw)
+	if len(raw) <= 4*b.opts.MaxText {
+		var buf bytes.Buffer
+		if json.Indent(&buf, raw, "", "  ") == nil {
+			text = buf.String()
+		}
+	}
+	bl := b.block(label, text, true)
+	if collapsed {
+		bl.Collapsed = true
+	}
+	return bl
+}
+
+// clip cuts s to at most n bytes at a rune boundary, making it valid UTF-8.
+func clip(s string, n int) (string, bool) {
+	cut := len(s) > n
+	if cut {
+		i := n
+		for i > 0 && !utf8.RuneStart(s[i]) {
+			i--
+		}
+		s = s[:i]
+	}
+	if !utf8.ValidString(s) {
+		s = strings.ToValidUTF8(s, "\uFFFD")
+	}
+	return s, cut
+}
+
+func preview(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if t, cut := clip(s, previewText); cut {
+		return t + "…"
+	}
+	return s
+}
+
+// contentText joins the texts of a content or summary array (or a plain
+// string); images and other parts show as their type and size.
+func contentText(raw []byte) string {
+	if len(raw) == 0 {
+		return ""
+	}
+	if raw[0] == '"' {
+		return rollout.DecodeString(raw)
+	}
+	if raw[0] != '[' {
+		return ""
+	}
+	var parts []string
+	rollout.Elements(raw, func(start, end int) bool {
+		el := raw[start:end]
+		var typ, text string
+		var image []byte
+		rollout.Members(el, func(key []byte, s, e int) bool {
+			switch string(key) {
+			case "type":
+				typ = rollout.DecodeString(el[s:e])
+			case "text":
+				text = rollout.DecodeString(el[s:e])
+			case "image_url":
+				image = el[s:e]
+			}
+			return true
+		})
+		switch {
+		case image != nil:
+			parts = append(parts, fmt.Sprintf("[image, %s]", htmlpage.Bytes(int64(len(image)))))
+		case text != "" || strings.HasSuffix(typ, "text"):
+			parts = append(parts, text)
+		case el[0] == '"':
+			parts = append(parts, rollout.DecodeString(el))
+		default:
+			parts = append(parts, "["+typ+"]")
+		}
+		return true
+	})
+	return strings.Join(parts, "\n")
+}
+
+// argsText is a tool call's arguments: a JSON string holding JSON is
+// shown decoded, other values as they are.
+func argsText(raw []byte) string {
+	if len(raw) == 0 {
+		return ""
+	}
+	if raw[0] == '"' {
+		s := rollout.DecodeString(raw)
+		if len(s) <= 64<<10 && json.Valid([]byte(s)) {
+			var buf bytes.Buffer
+			if json.Indent(&buf, []byte(s), "", "  ") == nil {
+				return buf.String()
+			}
+		}
+		return s
+	}
+	return string(raw)
+}
+
+// outputText is a tool output: a string, an object with content or
+// output, or an array of content items.
+func outputText(raw []byte) string {
+	if len(raw) == 0 {
+		return ""
+	}
+	switch raw[0] {
+	case '"', '[':
+		return contentText(raw)
+	case '{':
+		for _, k := range []string{"content", "output", "body"} {
+			if v := gjson.GetBytes(raw, k); v.Exists() {
+				return contentText([]byte(v.Raw))
+			}
+		}
+	}
+	return string(raw)
+}

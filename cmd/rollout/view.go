@@ -1,0 +1,217 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/rollout-dev/rollout/checks"
+	"github.com/rollout-dev/rollout/cmd/rollout/internal/chart"
+	"github.com/rollout-dev/rollout/cmd/rollout/internal/htmlpage"
+	"github.com/rollout-dev/rollout/cmd/rollout/internal/view"
+	"github.com/rollout-dev/rollout/reconstruct"
+	"github.com/rollout-dev/rollout/internal/outfile"
+	"github.com/rollout-dev/rollout/reconstruct/budget"
+	"github.com/rollout-dev/rollout/repair"
+	"github.com/rollout-dev/rollout/rollout"
+	"github.com/spf13/cobra"
+)
+
+type viewOptions struct {
+	path         string
+	output       string
+	maxLineBytes int64
+	handoffCap   int64
+	maxText      int
+}
+
+func newViewCmd(a *app, runF func(context.Context, *viewOptions) error) *cobra.Command {
+	opts := &viewOptions{}
+	cmd := &cobra.Command{
+		Use:   "view FILE",
+		Short: "Write a self-contained HTML page of the thread as resume rebuilds it, with its findings",
+		Long: `view replays a rollout as resume does and writes one HTML file: a header
+(thread, Codex version, era, history mode, window lineage, verify summary), the
+findings with the fix repair would apply, the context fill per request at the
+recorded window, and the timeline turn by turn. Records that resume drops or
+replaces stay visible, marked. The page makes no network request and runs no
+script but its own, so it opens safely from file:// or as a CI artifact.
+
+The page goes beside FILE as NAME.view.html unless -o names another file
+(- for standard output).`,
+		Example: `  rollout view fixtures/demo/rollout-2026-03-10T09-35-30-019cd719-fabd-7808-8020-00009e3779b2.jsonl
+  rollout view -o thread.html ~/.codex/sessions/2026/03/10/rollout-….jsonl`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.path = args[0]
+			if opts.output == "" {
+				if opts.path == "-" {
+					opts.output = "-"
+				} else {
+					opts.output = viewPath(opts.path)
+				}
+			}
+			if opts.maxLineBytes < 1 {
+				return usageError("", "invalid --max-line-bytes %d", opts.maxLineBytes)
+			}
+			if opts.handoffCap < 1 {
+				return usageError("", "invalid --handoff-cap %d", opts.handoffCap)
+			}
+			if opts.maxText < 100 {
+				return usageError("use --max-text 100 or more", "invalid --max-text %d", opts.maxText)
+			}
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return runView(cmd.Context(), a, opts)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVarP(&opts.output, "output", "o", "", "write the page to FILE (- for standard output; default: beside FILE as NAME.view.html)")
+	f.IntVar(&opts.maxText, "max-text", view.DefaultMaxText, "longest string shown in the page, in bytes; longer ones are cut and show their size")
+	f.Int64Var(&opts.maxLineBytes, "max-line-bytes", rollout.DefaultMaxLineBytes, "longest line to analyse")
+	f.Int64Var(&opts.handoffCap, "handoff-cap", reconstruct.DefaultHandoffCap, "cap of a context handoff's budget (handoff/* rules)")
+	return cmd
+}
+
+// viewPath is where the page of a rollout goes by default: beside it, its
+// name with .view.html for .jsonl[.zst]. verify --format html links there.
+func viewPath(path string) string {
+	base := strings.TrimSuffix(path, ".zst")
+	base = strings.TrimSuffix(base, ".jsonl")
+	return base + ".view.html"
+}
+
+func runView(ctx context.Context, a *app, o *viewOptions) error {
+	var size int64
+	if o.path != "-" {
+		fi, err := os.Stat(o.path)
+		if err != nil {
+			return &exitError{code: exitUsage, err: err}
+		}
+		size = fi.Size()
+	}
+	var inputs outfile.Inputs
+	inputs.Add(o.path)
+	if o.output != "-" {
+		if err := inputs.Check(o.output); err != nil {
+			return outputConflict(err)
+		}
+	}
+	b := view.New(view.Options{Path: o.path, Bytes: size, MaxText: o.maxText})
+	evidence := budget.NewCollector()
+	flow := func(ob reconstruct.Observation) {
+		b.Observe(ob)
+		evidence.Observe(ob)
+	}
+	res, err := checks.Run(o.path, a.io.In, checks.Options{MaxLineBytes: o.maxLineBytes, HandoffCap: o.handoffCap, Flow: flow, Record: b.Record})
+	if err != nil {
+		return err
+	}
+	findings, err := viewFindings(o, res)
+	if err != nil {
+		return err
+	}
+	pg := b.Finish(res.State, findings)
+	pg.ChartSVG, pg.ChartNote = fillChart(o.path, evidence.Evidence(res.State))
+
+	render := func(w io.Writer) error { return view.Render(w, pg) }
+	if o.output == "-" {
+		return render(a.io.Out)
+	}
+	if err := outfile.Write(o.output, outfile.Options{}, render); err != nil {
+		return &exitError{code: exitUsage, err: fmt.Errorf("writing the view to %s: %w", o.output, err)}
+	}
+	fmt.Fprintf(a.io.Out, "wrote %s (%d records, %d findings)\n", o.output, res.Records, len(findings))
+	return nil
+}
+
+// viewFindings pairs each finding with what repair would do about it: the
+// changes of a dry run of the default repair, as `rollout repair` prints
+// them, or why it leaves the finding. The dry run reads the file again;
+// it runs only when some finding is fixable, and not on standard input,
+// which cannot be read twice (there the page names the fix in words).
+func viewFindings(o *viewOptions, res *checks.Result) ([]*view.Finding, error) {
+	type key struct {
+		rule string
+		line int
+	}
+	planned := map[key]bool{}
+	left := map[key]string{}
+	var lines []planLine
+	fixable := false
+	for _, f := range res.Findings {
+		fixable = fixable || f.Fixable
+	}
+	if fixable && o.path != "-" {
+		txn, err := repair.Begin(repair.Options{Path: o.path, MaxLineBytes: o.maxLineBytes, HandoffCap: o.handoffCap})
+		if err != nil {
+			return nil, fmt.Errorf("planning the repair of %s: %w", o.path, err)
+		}
+		out := txn.Finish()
+		for _, f := range out.Fixes.Planned {
+			planned[key{f.Rule, f.Line}] = true
+		}
+		for _, u := range out.Fixes.Left {
+			left[key{u.Finding.Rule, u.Finding.Line}] = u.Reason
+		}
+		lines = planLines(out.Changes)
+	}
+	out := make([]*view.Finding, 0, len(res.Findings))
+	for _, f := range res.Findings {
+		vf := &view.Finding{Finding: f}
+		k := key{f.Rule, f.Line}
+		for _, pl := range lines {
+			if planned[k] && pl.rule == f.Rule && coversLine(pl.where, f.Line) {
+				vf.Fix = append(vf.Fix, pl.where+": "+pl.what)
+			}
+		}
+		switch r, _ := checks.Lookup(f.Rule); {
+		case left[k] != "":
+			vf.FixNote = "left: " + left[k]
+		case len(vf.Fix) == 0 && r != nil && r.Fixable():
+			vf.FixNote = r.Fix
+		}
+		out = append(out, vf)
+	}
+	return out, nil
+}
+
+// coversLine reports whether a plan line's "line N" or "lines A-B" holds n.
+func coversLine(where string, n int) bool {
+	var a, b int
+	if _, err := fmt.Sscanf(where, "lines %d-%d", &a, &b); err == nil {
+		return a <= n && n <= b
+	}
+	if _, err := fmt.Sscanf(where, "line %d", &a); err == nil {
+		return a == n
+	}
+	return false
+}
+
+// fillChart draws the context fill per request at the recorded window.
+func fillChart(path string, ev *budget.Evidence) ([]byte, string) {
+	ev.Path = filepath.Base(path)
+	s := budget.DefaultSettings()
+	s.Trace = true
+	r, err := budget.Simulate(ev, s)
+	if errors.Is(err, budget.ErrNoWindow) || (err == nil && r.Requests == 0) {
+		return nil, "No chart: the rollout records no token counts with a context window."
+	}
+	if err != nil {
+		return nil, "No chart: " + err.Error()
+	}
+	var buf bytes.Buffer
+	if err := chart.Write(&buf, r, "svg"); err != nil {
+		return nil, "No chart: " + err.Error()
+	}
+	rec := r.Recorded
+	note := fmt.Sprintf("%d requests at the recorded window of %s tokens; %d compaction(s); peak fill %s.",
+		r.Requests, htmlpage.Group(rec.Window), rec.Compactions, htmlpage.Group(rec.PeakFill))
+	return buf.Bytes(), note
+}
