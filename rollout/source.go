@@ -33,19 +33,49 @@ func (e *PathError) Unwrap() error { return e.Err }
 // IsCompressed reports whether a path names a zstd rollout.
 func IsCompressed(path string) bool { return strings.HasSuffix(path, ".zst") }
 
-// Discover expands inputs into the list of rollout paths to read: files are
-// kept as given, directories are walked for rollout-*.jsonl[.zst] (a plain
-// file wins over its .zst twin), "-" stays standard input. The result is
-// sorted within each directory and free of duplicates.
-func Discover(inputs []string) ([]string, error) {
-	var out []string
+// Discovery is what Discover found.
+type Discovery struct {
+	// Paths are the rollouts to read, in order, without duplicates.
+	Paths []string
+	// Unusable are entries of walked directories that cannot be analysed:
+	// a directory or file that cannot be read, or a FIFO, socket or device
+	// named like a rollout (never opened: reading one could hang). They
+	// are inputs that could not be analysed, not fatal errors.
+	Unusable []*WalkError
+	// Ignored are *.jsonl[.zst] files of walked directories not named
+	// rollout-*: not read (name them to read them).
+	Ignored []string
+}
+
+// WalkError is an entry a directory walk found and could not use.
+type WalkError struct {
+	Path string
+	Err  error
+}
+
+func (e *WalkError) Error() string { return e.Path + ": " + e.Err.Error() }
+func (e *WalkError) Unwrap() error { return e.Err }
+
+// ErrNotRegular is a rollout-named entry that is not a regular file.
+var ErrNotRegular = errors.New("not a regular file")
+
+// Discover expands inputs into the rollouts to read: files are kept as
+// given, directories are walked for rollout-*.jsonl[.zst] (a plain file
+// wins over its .zst twin), "-" stays standard input. A symlinked
+// directory given as input is walked; symlinks inside are followed to
+// files, not to directories. An entry that cannot be read does not stop
+// the walk: it is reported in Unusable. The error is for the inputs
+// themselves: a path that does not exist, a directory without rollouts.
+func Discover(inputs []string) (*Discovery, error) {
+	d := &Discovery{}
 	seen := map[string]bool{}
 	add := func(p string) {
 		if !seen[p] {
 			seen[p] = true
-			out = append(out, p)
+			d.Paths = append(d.Paths, p)
 		}
 	}
+	w := walker{readDir: os.ReadDir, stat: os.Stat}
 	for _, in := range inputs {
 		if in == StdinPath {
 			add(in)
@@ -59,46 +89,36 @@ func Discover(inputs []string) ([]string, error) {
 			add(in)
 			continue
 		}
-		found, err := walkDir(in)
-		if err != nil {
-			return nil, err
-		}
-		if len(found) == 0 {
+		w.found, w.unusable, w.ignored = nil, nil, nil
+		w.walk(in)
+		d.Unusable = append(d.Unusable, w.unusable...)
+		d.Ignored = append(d.Ignored, w.ignored...)
+		if len(w.found) == 0 && len(w.unusable) == 0 {
+			if n := len(w.ignored); n > 0 {
+				return nil, &PathError{in, fmt.Errorf("%w (%d *.jsonl files not named rollout-* were skipped: name them to verify them)", ErrNoRollouts, n)}
+			}
 			return nil, &PathError{in, ErrNoRollouts}
 		}
-		for _, p := range found {
+		for _, p := range w.found {
 			add(p)
 		}
 	}
-	return out, nil
+	return d, nil
 }
 
-func walkDir(root string) ([]string, error) {
+// walker walks one directory tree; readDir and stat are replaceable so
+// tests can make any entry fail.
+type walker struct {
+	readDir func(string) ([]fs.DirEntry, error)
+	stat    func(string) (fs.FileInfo, error)
+
+	found, ignored []string
+	unusable       []*WalkError
+}
+
+func (w *walker) walk(root string) {
 	var plain, zst []string
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return &PathError{p, errors.Unwrap(err)}
-		}
-		if d.IsDir() {
-			return nil
-		}
-		name := d.Name()
-		// repair's quarantine (FILE.quarantine.jsonl) sits next to the
-		// rollout and shares its prefix, but holds removed lines, not a thread.
-		if !strings.HasPrefix(name, "rollout-") || strings.HasSuffix(name, ".quarantine.jsonl") {
-			return nil
-		}
-		switch {
-		case strings.HasSuffix(name, ".jsonl"):
-			plain = append(plain, p)
-		case strings.HasSuffix(name, ".jsonl.zst"):
-			zst = append(zst, p)
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
+	w.visit(root, &plain, &zst)
 	have := make(map[string]bool, len(plain))
 	for _, p := range plain {
 		have[p] = true
@@ -109,7 +129,97 @@ func walkDir(root string) ([]string, error) {
 		}
 	}
 	sort.Strings(plain)
-	return plain, nil
+	w.found = plain
+}
+
+func (w *walker) visit(dir string, plain, zst *[]string) {
+	entries, err := w.readDir(dir)
+	if err != nil {
+		// os.ReadDir returns what it read before the error: use it too.
+		w.unusable = append(w.unusable, &WalkError{dir, unwrapPath(err)})
+	}
+	for _, e := range entries {
+		p := filepath.Join(dir, e.Name())
+		if e.IsDir() {
+			w.visit(p, plain, zst)
+			continue
+		}
+		kind := rolloutName(e.Name())
+		if kind == notJSONL {
+			continue
+		}
+		mode := e.Type()
+		if mode&fs.ModeSymlink != 0 {
+			fi, err := w.stat(p)
+			switch {
+			case err != nil && kind != otherJSONL:
+				w.unusable = append(w.unusable, &WalkError{p, unwrapPath(err)})
+				continue
+			case err != nil || fi.IsDir():
+				continue // symlinked directories are not followed (loops)
+			}
+			mode = fi.Mode().Type()
+		}
+		switch {
+		case kind == otherJSONL:
+			if mode.IsRegular() {
+				w.ignored = append(w.ignored, p)
+			}
+		case !mode.IsRegular():
+			w.unusable = append(w.unusable, &WalkError{p, fmt.Errorf("%w (%s): not read", ErrNotRegular, typeName(mode))})
+		case kind == plainRollout:
+			*plain = append(*plain, p)
+		default:
+			*zst = append(*zst, p)
+		}
+	}
+}
+
+func unwrapPath(err error) error {
+	if u := errors.Unwrap(err); u != nil {
+		if _, ok := err.(*fs.PathError); ok {
+			return u
+		}
+	}
+	return err
+}
+
+type nameKind int
+
+const (
+	notJSONL nameKind = iota
+	otherJSONL
+	plainRollout
+	zstRollout
+)
+
+// rolloutName classifies a file name. repair's quarantine
+// (FILE.quarantine.jsonl) sits next to the rollout and shares its prefix,
+// but holds removed lines, not a thread.
+func rolloutName(name string) nameKind {
+	jsonl := strings.HasSuffix(name, ".jsonl")
+	zst := strings.HasSuffix(name, ".jsonl.zst")
+	switch {
+	case !jsonl && !zst, strings.HasSuffix(name, ".quarantine.jsonl"):
+		return notJSONL
+	case !strings.HasPrefix(name, "rollout-"):
+		return otherJSONL
+	case jsonl:
+		return plainRollout
+	}
+	return zstRollout
+}
+
+func typeName(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeNamedPipe != 0:
+		return "a FIFO"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	}
+	return "a special file"
 }
 
 // Open opens a rollout for reading, decompressing .zst transparently.

@@ -75,8 +75,12 @@ func TestDiscover(t *testing.T) {
 			t.Fatal(err)
 		}
 		want := []string{j("a/rollout-1.jsonl"), j("b/deep/rollout-2.jsonl.zst"), j("rollout-4.jsonl")}
-		if diff := cmp.Diff(want, got); diff != "" {
+		if diff := cmp.Diff(want, got.Paths); diff != "" {
 			t.Errorf("(-want +got):\n%s", diff)
+		}
+		// Named *.jsonl files that are not rollouts are said to be skipped.
+		if diff := cmp.Diff([]string{j("a/x-rollout-6.jsonl"), j("other.jsonl")}, got.Ignored); diff != "" {
+			t.Errorf("ignored (-want +got):\n%s", diff)
 		}
 	})
 	t.Run("files kept as given, stdin, no duplicates", func(t *testing.T) {
@@ -86,7 +90,7 @@ func TestDiscover(t *testing.T) {
 			t.Fatal(err)
 		}
 		want := []string{j("notes.txt"), "-", j("a/rollout-1.jsonl")}
-		if diff := cmp.Diff(want, got); diff != "" {
+		if diff := cmp.Diff(want, got.Paths); diff != "" {
 			t.Errorf("(-want +got):\n%s", diff)
 		}
 	})

@@ -48,7 +48,10 @@ func newVerifyCmd(a *app, runF func(context.Context, *verifyOptions) error) *cob
 		Short: "Report every inconsistency in rollouts, with rule id, file and line",
 		Long: `verify streams each rollout through the replay engine and runs the check
 catalog (see ` + "`rollout explain`" + `). PATH is a file (.jsonl, .jsonl.zst), a directory
-(walked for rollout-*.jsonl[.zst]) or - for standard input. With no PATH it reads
+(walked for rollout-*.jsonl[.zst]; entries that cannot be read and FIFOs,
+sockets or devices are reported as not analysed, exit 3, without being
+opened; other *.jsonl files are named on stderr, not read) or - for standard
+input. With no PATH it reads
 $CODEX_HOME/sessions and $CODEX_HOME/archived_sessions (CODEX_HOME defaults to ~/.codex).`,
 		Example: `  rollout verify fixtures/clean/envelope-legacy.jsonl
   rollout verify --format sarif=rollout.sarif --format text ~/.codex/sessions
@@ -202,35 +205,42 @@ func (o *verifyOptions) inputs(a *app) (*verifyInputs, error) {
 	}
 	// Discover one input at a time: a directory without rollouts is a note,
 	// not an error (a fresh Codex install has an empty sessions/).
-	var found []string
+	var found rollout.Discovery
 	seen := map[string]bool{}
 	for _, p := range paths {
 		got, err := rollout.Discover([]string{p})
 		if errors.Is(err, rollout.ErrNoRollouts) {
-			in.notes = append(in.notes, fmt.Sprintf("%s: no rollout-*.jsonl or rollout-*.jsonl.zst files", p))
+			in.notes = append(in.notes, err.Error())
 			continue
 		}
 		if err != nil {
 			return nil, &exitError{code: exitUsage, err: err}
 		}
-		for _, f := range got {
+		for _, f := range got.Paths {
 			if !seen[f] {
 				seen[f] = true
-				found = append(found, f)
+				found.Paths = append(found.Paths, f)
 			}
 		}
+		found.Unusable = append(found.Unusable, got.Unusable...)
+		found.Ignored = append(found.Ignored, got.Ignored...)
 	}
 	if o.shard != "" {
 		k, n, _ := parseShard(o.shard)
-		kept := found[:0]
-		for _, p := range found {
-			if inShard(p, k, n) {
-				kept = append(kept, p)
-			}
-		}
-		found = kept
+		found.Paths = slices.DeleteFunc(found.Paths, func(p string) bool { return !inShard(p, k, n) })
+		found.Unusable = slices.DeleteFunc(found.Unusable, func(e *rollout.WalkError) bool { return !inShard(e.Path, k, n) })
+		found.Ignored = slices.DeleteFunc(found.Ignored, func(p string) bool { return !inShard(p, k, n) })
 	}
-	in.paths = found
+	const listed = 10
+	for i, p := range found.Ignored {
+		if i == listed {
+			in.notes = append(in.notes, fmt.Sprintf("and %d more *.jsonl files not named rollout-* were skipped", len(found.Ignored)-listed))
+			break
+		}
+		in.notes = append(in.notes, fmt.Sprintf("skipped %s: not named rollout-*.jsonl (name it to verify it)", p))
+	}
+	in.unusable = found.Unusable
+	in.paths = found.Paths
 	in.named = make(map[string]bool, len(paths))
 	for _, p := range paths {
 		in.named[p] = true
@@ -244,7 +254,10 @@ type verifyInputs struct {
 	// named holds the paths given by the user (arguments, --files-from,
 	// the default directories), as opposed to files found by a walk.
 	named map[string]bool
-	notes []string
+	// unusable are entries a walk found and could not use: they are
+	// reported as not analysed, never opened.
+	unusable []*rollout.WalkError
+	notes    []string
 }
 
 // fileOutcome is the result of one file, or why it has none.
@@ -266,6 +279,11 @@ func runVerify(ctx context.Context, a *app, o *verifyOptions) error {
 	progress := newProgress(a.io, len(paths), a.io.ErrIsTTY && humanOnly(o.formats))
 	outcomes := analyse(paths, o.jobs, a.io.In, checks.Options{MaxLineBytes: o.maxLineBytes, HandoffCap: o.handoffCap, Now: o.now.time()}, progress.step)
 	progress.done()
+	// Entries a walk could not use are inputs that could not be analysed.
+	for _, e := range in.unusable {
+		paths = append(paths, e.Path)
+		outcomes = append(outcomes, fileOutcome{err: e})
+	}
 
 	rep := &report.Report{Tool: "rollout", Version: version(), Command: "verify", Notes: in.notes}
 	code := exitOK
@@ -348,10 +366,12 @@ func fileError(path string, err error) *report.FileError {
 }
 
 // fileErrorCode: a file that could not be read at all (missing, unreadable,
-// not a rollout) is unusable input; one that failed part-way is incomplete.
+// not a rollout) is unusable input; one that failed part-way, or an entry a
+// directory walk could not use, leaves the run incomplete.
 func fileErrorCode(err error) int {
 	var re *checks.ReadError
-	if errors.As(err, &re) {
+	var we *rollout.WalkError
+	if errors.As(err, &re) || errors.As(err, &we) {
 		return exitIncomplete
 	}
 	return exitUsage
