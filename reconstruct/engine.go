@@ -304,6 +304,19 @@ func (e *Engine) sessionMeta(rec *rollout.Record, pos Pos, p gjson.Result) {
 		e.pendingNoOrd = &pp
 	}
 	src := p.Get("source")
+	e.st.StartedAt = p.Get("timestamp").String()
+	if e.st.StartedAt == "" {
+		if ts, ok := rollout.StringValue(rec.Timestamp()); ok {
+			e.st.StartedAt = string(ts)
+		}
+	}
+	// Codex's SessionSource::SubAgent(SubAgentSource::ThreadSpawn {
+	// parent_thread_id, .. }) serializes as source.subagent.thread_spawn;
+	// newer metas also carry parent_thread_id at the top level.
+	e.st.ParentThreadID = src.Get("subagent.thread_spawn.parent_thread_id").String()
+	if e.st.ParentThreadID == "" {
+		e.st.ParentThreadID = p.Get("parent_thread_id").String()
+	}
 	e.forkAllowed = p.Get("forked_from_id").Exists() || p.Get("parent_thread_id").Exists() ||
 		(src.IsObject() && src.Get("subagent").Exists())
 	// The first context window is the one every compaction names as first_window_id.

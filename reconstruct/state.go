@@ -13,6 +13,11 @@ type State struct {
 	CLIVersion  string
 	Records     int // physical lines read
 	MetaLine    int
+	// From the first session_meta: when the session started (its payload's
+	// timestamp, else the line's; raw RFC 3339, "" when unknown) and the
+	// thread that spawned it as a sub-agent ("" for a root thread).
+	StartedAt      string
+	ParentThreadID string
 
 	Turns      []Turn
 	History    []Item            // the live model history, in order

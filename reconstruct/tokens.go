@@ -59,8 +59,10 @@ func (e *Engine) tokenCount(rec *rollout.Record, pos Pos, info gjson.Result) {
 	if window > 0 && fill > window {
 		e.emit(TokensOverWindow, pos, map[string]any{"fill": fill, "window": window})
 	}
+	ts, _ := rollout.StringValue(rec.Timestamp())
 	e.emit(FlowTokenCount, pos, map[string]any{"fill": fill, "window": window,
-		"input": lu.input, "cached": lu.cached, "output": lu.output, "total": total.total})
+		"input": lu.input, "cached": lu.cached, "output": lu.output, "total": total.total,
+		"timestamp": string(ts)})
 	t := total
 	e.lastTotal = &t
 	e.skipDecrease = false

@@ -2,13 +2,14 @@ package main
 
 import (
 	"context"
+	"encoding/csv"
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
 	"strconv"
 	"strings"
 
-	"github.com/rollout-dev/rollout/checks"
 	"github.com/rollout-dev/rollout/cmd/rollout/internal/chart"
 	"github.com/rollout-dev/rollout/internal/outfile"
 	"github.com/rollout-dev/rollout/reconstruct/budget"
@@ -17,7 +18,13 @@ import (
 )
 
 type simulateBudgetOptions struct {
-	path         string
+	paths        []string
+	filesFrom    string
+	shard        string
+	since, until string
+	jobs         int
+	perSession   bool
+	series       string
 	format       string
 	output       string
 	maxLineBytes int64
@@ -31,7 +38,7 @@ func newSimulateBudgetCmd(a *app, runF func(context.Context, *simulateBudgetOpti
 	s := &opts.settings
 	var post tokensFlag
 	cmd := &cobra.Command{
-		Use:   "simulate-budget FILE",
+		Use:   "simulate-budget [PATH...]",
 		Short: "What-if context windows, compaction and handoff budgets over a recorded thread",
 		Long: `simulate-budget replays the evidence a rollout holds (one token_count per model
 request, the recorded compactions, the turns and their prompts) under other
@@ -39,6 +46,15 @@ settings and shows what would have happened: compactions, overflows, handoff
 deferrals, ledger exhaustion. One result per --window, side by side; the
 calibration line says how many recorded compactions the model reproduces at
 the recorded window. Token counts accept k and M suffixes (128k, 1M).
+
+Over many rollouts (several paths, a directory, --files-from, or no path:
+$CODEX_HOME/sessions and archived_sessions) it reports the fleet view per
+setting: rollouts simulated, rollouts with an overflow, compactions in all
+and per rollout (p50/p95), peak fill (p50/p95/max), handoffs deferred and
+ledgers exhausted. With --ledger, rollouts linked as parent and sub-agents
+(session_meta) share one ledger, charged in request-time order.
+--compact-at auto fits the threshold that best reproduces the recorded
+compactions.
 
 The model (docs/simulate-budget.md): after a request, if the fill reached the
 threshold, the context is compacted to the post-compaction fill before the
@@ -48,9 +64,8 @@ threshold P% of window W is floor(P/100 * W) tokens.`,
   rollout simulate-budget --window 64k,100k,200k --format json rollout.jsonl
   rollout simulate-budget --handoff-tokens 20000 --handoff-cap 64000 rollout.jsonl
   rollout simulate-budget --window 128000,258400 --format png -o budget.png rollout.jsonl`,
-		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.path = args[0]
+			opts.paths = args
 			if post.set {
 				s.PostCompact = post.v
 			}
@@ -60,12 +75,15 @@ threshold P% of window W is floor(P/100 * W) tokens.`,
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
+			if opts.fleetMode() {
+				return runSimulateFleet(cmd.Context(), a, opts)
+			}
 			return runSimulateBudget(cmd.Context(), a, opts)
 		},
 	}
 	f := cmd.Flags()
 	f.Var((*windowsFlag)(&s.Windows), "window", "context window(s) to simulate, N[,N...] or repeated (default: the recorded window)")
-	f.Var((*thresholdFlag)(&s.CompactAt), "compact-at", "compaction threshold: tokens N or a percentage P% of each window")
+	f.Var((*thresholdFlag)(&s.CompactAt), "compact-at", "compaction threshold: tokens N, a percentage P% of each window, or auto (fitted to the recorded compactions)")
 	f.Var(&post, "post-compact-tokens", "fill right after a compaction (default: mean of the recorded post-compaction fills, else the first request's fill)")
 	f.Var((*int64Flag)(&s.HandoffTokens), "handoff-tokens", "add one handoff of N tokens arriving at the first turn")
 	f.Var((*int64Flag)(&s.HandoffCap), "handoff-cap", "handoff budget cap (handoffs.md)")
@@ -76,6 +94,13 @@ threshold P% of window W is floor(P/100 * W) tokens.`,
 	f.StringVar(&opts.format, "format", "table", "output: "+strings.Join(budgetFormats, "|")+" (svg/png: a chart of fill per request)")
 	f.StringVarP(&opts.output, "output", "o", "", "write to FILE instead of standard output")
 	f.Int64Var(&opts.maxLineBytes, "max-line-bytes", rollout.DefaultMaxLineBytes, "longest line to analyse")
+	f.StringVar(&opts.filesFrom, "files-from", "", "read one path per line from FILE (- for standard input)")
+	f.IntVar(&opts.jobs, "jobs", runtime.NumCPU(), "rollouts read in parallel (output is identical for any value)")
+	f.StringVar(&opts.shard, "shard", "", "K/N: only the rollouts whose path hashes to shard K (1..N) of N; merge the JSON reports with `rollout merge`")
+	f.StringVar(&opts.since, "since", "", "only sessions started at or after this time (RFC 3339 or a date)")
+	f.StringVar(&opts.until, "until", "", "only sessions started before this time (RFC 3339 or a date)")
+	f.BoolVar(&opts.perSession, "per-session", false, "also one row per rollout (path, thread id)")
+	f.StringVar(&opts.series, "series", "", "write the fill per simulated request to FILE as CSV (path, window, request, fill, event)")
 	return cmd
 }
 
@@ -100,27 +125,34 @@ func (o *simulateBudgetOptions) validate(a *app) error {
 	if o.maxLineBytes < 1 {
 		return usageError("", "invalid --max-line-bytes %d", o.maxLineBytes)
 	}
+	if o.jobs < 1 {
+		return usageError("use --jobs 1 or more", "invalid --jobs %d", o.jobs)
+	}
+	if o.shard != "" {
+		if _, _, err := parseShard(o.shard); err != nil {
+			return usageError("use --shard K/N with 1 <= K <= N, e.g. --shard 2/4", "%v", err)
+		}
+	}
+	if _, _, err := o.timeRange(); err != nil {
+		return err
+	}
 	return nil
 }
 
 func runSimulateBudget(ctx context.Context, a *app, o *simulateBudgetOptions) error {
-	var inputs outfile.Inputs
-	inputs.Add(o.path)
-	if err := inputs.Check(o.output); err != nil {
-		return outputConflict(err)
+	path := o.paths[0]
+	if err := o.checkOutputs([]string{path}); err != nil {
+		return err
 	}
-	c := budget.NewCollector()
-	res, err := checks.Run(o.path, a.io.In, checks.Options{MaxLineBytes: o.maxLineBytes, Flow: c.Observe})
+	ev, oversized, err := o.evidence(a, path)
 	if err != nil {
 		return err
 	}
-	ev := c.Evidence(res.State)
-	ev.Path = o.path
 	s := o.settings
-	s.Trace = o.format == "svg" || o.format == "png"
+	s.Trace = o.format == "svg" || o.format == "png" || o.series != ""
 	r, err := budget.Simulate(ev, s)
 	if errors.Is(err, budget.ErrNoWindow) {
-		return usageError("name the window(s) to simulate with --window N", "%s: %v", o.path, err)
+		return usageError("name the window(s) to simulate with --window N", "%s: %v", path, err)
 	}
 	if err != nil {
 		return usageError("", "%v", err)
@@ -128,16 +160,23 @@ func runSimulateBudget(ctx context.Context, a *app, o *simulateBudgetOptions) er
 	for _, w := range r.Warnings {
 		fmt.Fprintf(a.io.Err, "rollout: warning: %s\n", w)
 	}
-	oversized := 0
-	for _, f := range res.Findings {
-		if f.Rule == "line/oversized" {
-			oversized++
-		}
-	}
 	if oversized > 0 {
-		fmt.Fprintf(a.io.Err, "rollout: warning: %s: %d line(s) over --max-line-bytes were not read; the evidence may miss requests\n", o.path, oversized)
+		fmt.Fprintf(a.io.Err, "rollout: warning: %s: %d line(s) over --max-line-bytes were not read; the evidence may miss requests\n", path, oversized)
 	}
 
+	if o.series != "" {
+		if err := outfile.Write(o.series, outfile.Options{}, func(w io.Writer) error {
+			cw := csv.NewWriter(w)
+			cw.Write(budget.SeriesHeader)
+			if err := r.WriteSeries(cw); err != nil {
+				return err
+			}
+			cw.Flush()
+			return cw.Error()
+		}); err != nil {
+			return &exitError{code: exitUsage, err: fmt.Errorf("writing --series %s: %w", o.series, err)}
+		}
+	}
 	write := func(w io.Writer) error {
 		switch o.format {
 		case "json":

@@ -79,8 +79,8 @@ func TestSimulateBudgetFlags(t *testing.T) {
 			if err := cmd.Execute(); err != nil {
 				t.Fatal(err)
 			}
-			if got.path != "rollout.jsonl" {
-				t.Errorf("path %q", got.path)
+			if len(got.paths) != 1 || got.paths[0] != "rollout.jsonl" {
+				t.Errorf("paths %q", got.paths)
 			}
 			if diff := cmp.Diff(tt.want, got.settings, cmp.AllowUnexported(budget.Threshold{})); diff != "" {
 				t.Errorf("settings (-want +got):\n%s", diff)
@@ -103,8 +103,9 @@ func TestSimulateBudgetUsageErrors(t *testing.T) {
 		tty  bool
 		want string
 	}{
-		{[]string{"simulate-budget"}, false, "accepts 1 arg"},
-		{[]string{"simulate-budget", basic, basic}, false, "accepts 1 arg"},
+		{[]string{"simulate-budget", "--jobs", "0", basic}, false, "invalid --jobs 0"},
+		{[]string{"simulate-budget", "--shard", "3/2", basic}, false, `invalid --shard "3/2"`},
+		{[]string{"simulate-budget", "--since", "May", basic}, false, `invalid --since "May"`},
 		{[]string{"simulate-budget", "--window", "0", basic}, false, `invalid window "0"`},
 		{[]string{"simulate-budget", "--window", "64k,abc", basic}, false, `invalid window "abc"`},
 		{[]string{"simulate-budget", "--compact-at", "0%", basic}, false, "invalid percentage"},
@@ -163,7 +164,7 @@ func TestSimulateBudgetRun(t *testing.T) {
 		if code := run([]string{"simulate-budget", "--window", "1000", "--format", "csv", p}, io); code != exitOK {
 			t.Fatalf("exit %d", code)
 		}
-		if want := "window,threshold,post_compact_tokens,compactions,compaction_requests,peak_fill,overflows,overflow_requests,deferrals,undelivered,ledger_exhausted_at,reminders\n1000,900,0,0,,0,0,,0,0,,0\n"; out.String() != want {
+		if want := "path,window,threshold,post_compact_tokens,compactions,compaction_requests,peak_fill,overflows,overflow_requests,deferrals,undelivered,ledger_exhausted_at,reminders\n" + p + ",1000,900,0,0,,0,0,,0,0,,0\n"; out.String() != want {
 			t.Errorf("csv:\n%s\nwant:\n%s", out, want)
 		}
 	})
@@ -239,7 +240,7 @@ func TestSimulateBudgetRun(t *testing.T) {
 		if code := run([]string{"simulate-budget", "--max-line-bytes", "250", "--format", "csv", basic}, io); code != exitIncomplete {
 			t.Fatalf("exit %d, want 3; stderr %s", code, errb)
 		}
-		if !strings.Contains(errb.String(), "over --max-line-bytes were not read") || !strings.HasPrefix(out.String(), "window,") {
+		if !strings.Contains(errb.String(), "over --max-line-bytes were not read") || !strings.HasPrefix(out.String(), "path,window,") {
 			t.Errorf("stdout %q stderr %q", out, errb)
 		}
 	})
@@ -391,7 +392,8 @@ func TestBudgetScripts(t *testing.T) {
 					return err
 				}
 			}
-			return nil
+			// The fleet: a directory of rollouts, as under $CODEX_HOME/sessions.
+			return os.CopyFS(filepath.Join(env.WorkDir, "fleet"), os.DirFS(budgetFixtures+"fleet"))
 		},
 		Cmds: map[string]func(*testscript.TestScript, bool, []string){
 			"exitcode": cmdExitCode,

@@ -21,11 +21,12 @@ func (r *Result) WriteJSON(w io.Writer) error {
 
 // csvHeader names the CSV columns; lists are space-separated inside one
 // field, a null ledger exhaustion is an empty field.
-var csvHeader = []string{"window", "threshold", "post_compact_tokens", "compactions",
+var csvHeader = []string{"path", "window", "threshold", "post_compact_tokens", "compactions",
 	"compaction_requests", "peak_fill", "overflows", "overflow_requests", "deferrals",
 	"undelivered", "ledger_exhausted_at", "reminders"}
 
-// WriteCSV writes a header and one row per window.
+// WriteCSV writes a header and one row per window, each with the rollout's
+// path first (the same columns for one rollout and for --per-session).
 func (r *Result) WriteCSV(w io.Writer) error {
 	cw := csv.NewWriter(w)
 	if err := cw.Write(csvHeader); err != nil {
@@ -36,7 +37,7 @@ func (r *Result) WriteCSV(w io.Writer) error {
 		if o.LedgerExhaustedAt != nil {
 			exhausted = strconv.Itoa(*o.LedgerExhaustedAt)
 		}
-		row := []string{i64(o.Window), i64(o.Threshold), i64(o.PostCompactTokens),
+		row := []string{r.Path, i64(o.Window), i64(o.Threshold), i64(o.PostCompactTokens),
 			strconv.Itoa(o.Compactions), joinInts(o.CompactionRequests, " "), i64(o.PeakFill),
 			strconv.Itoa(o.Overflows), joinInts(o.OverflowRequests, " "), strconv.Itoa(o.Deferrals),
 			strconv.Itoa(o.Undelivered), exhausted, strconv.Itoa(o.Reminders)}
@@ -63,8 +64,16 @@ func (r *Result) WriteTable(w io.Writer) error {
 		group(rec.Window), countAt(rec.Compactions, "compaction", rec.CompactionRequests), group(rec.PeakFill))
 	cal := r.Calibration
 	if rec.Window > 0 {
+		how := p.CompactAt.String()
+		if cal.Auto {
+			how += ", fitted by --compact-at auto"
+		}
 		fmt.Fprintf(&b, "calibration: at the recorded window with threshold %s (%s), the model reproduces %d of %d recorded compactions (same request +/- 1)\n",
-			group(cal.Threshold), p.CompactAt, cal.Reproduced, cal.RecordedCompactions)
+			group(cal.Threshold), how, cal.Reproduced, cal.RecordedCompactions)
+		if f := cal.Fitted; f != nil && f.Better && !cal.Auto {
+			fmt.Fprintf(&b, "fitted:      threshold %s (%s) with post-compaction fill %s reproduces %d of %d (--compact-at auto uses it)\n",
+				group(f.Threshold), f.CompactAt, group(f.PostCompactTokens), f.Reproduced, f.RecordedCompactions)
+		}
 	} else {
 		b.WriteString("calibration: none (the rollout records no window)\n")
 	}

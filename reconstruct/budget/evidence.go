@@ -9,6 +9,8 @@
 package budget
 
 import (
+	"time"
+
 	"github.com/rollout-dev/rollout/reconstruct"
 )
 
@@ -21,6 +23,9 @@ type Request struct {
 	Input  int64 // last_token_usage.input_tokens
 	Cached int64 // last_token_usage.cached_input_tokens
 	Output int64 // last_token_usage.output_tokens
+	// At is when its token_count was written (Unix nanoseconds; 0 when the
+	// line has no valid timestamp): the order of a shared ledger.
+	At int64
 	// Growth is what the request adds to the context in the model: the
 	// whole fill for the first request (F0), 0 for the first request after
 	// a recorded compaction, otherwise Fill minus the previous Fill.
@@ -65,11 +70,16 @@ type Handoff struct {
 // Evidence is what a recorded thread tells the model. Its size is a few
 // integers per request and turn, never the size of the file.
 type Evidence struct {
-	Path        string
-	Requests    []Request
-	Turns       []Turn
-	Compactions []Compaction
-	Handoffs    []Handoff
+	Path string
+	// ThreadID, ParentThreadID and StartedAt come from session_meta (see
+	// reconstruct.State); Evidence fills them when given the state.
+	ThreadID       string
+	ParentThreadID string
+	StartedAt      string
+	Requests       []Request
+	Turns          []Turn
+	Compactions    []Compaction
+	Handoffs       []Handoff
 	// Window is the recorded context window: that of the last request
 	// that has one, else that of the last turn that has one, else the last
 	// one seen in rolled-back lines (the model's window survives a
@@ -146,7 +156,7 @@ func (c *Collector) Observe(o reconstruct.Observation) {
 	case reconstruct.FlowTokenCount:
 		c.reqs = append(c.reqs, Request{Line: o.Pos.Line,
 			Fill: fact(o, "fill"), Window: fact(o, "window"), Input: fact(o, "input"),
-			Cached: fact(o, "cached"), Output: fact(o, "output")})
+			Cached: fact(o, "cached"), Output: fact(o, "output"), At: timeFact(o, "timestamp")})
 		c.noteWindow(c.reqs[len(c.reqs)-1].Window)
 	case reconstruct.FlowCompaction:
 		c.comps = append(c.comps, Compaction{Line: o.Pos.Line, Request: len(c.reqs)})
@@ -184,6 +194,15 @@ func keepBefore(n, from int, line func(int) int) int {
 		n--
 	}
 	return n
+}
+
+func timeFact(o reconstruct.Observation, key string) int64 {
+	s, _ := o.Facts[key].(string)
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return 0
+	}
+	return t.UnixNano()
 }
 
 func fact(o reconstruct.Observation, key string) int64 {
@@ -244,6 +263,7 @@ func (c *Collector) Evidence(st *reconstruct.State) *Evidence {
 		ev.Window = c.anyWin
 	}
 	if st != nil {
+		ev.ThreadID, ev.ParentThreadID, ev.StartedAt = st.ThreadID, st.ParentThreadID, st.StartedAt
 		// Both lists are in line order: one merge pass.
 		j := 0
 		for i := range ev.Turns {

@@ -5,8 +5,10 @@ import (
 	"io"
 	"os"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/rollout-dev/rollout/reconstruct"
 	"github.com/rollout-dev/rollout/rollout"
 )
@@ -72,7 +74,8 @@ func TestEvidenceBasic(t *testing.T) {
 		{Line: 38, Fill: 45000, Window: 100000, Input: 44000, Cached: 30000, Output: 1000, Growth: 45000 - 30000},
 		{Line: 39, Fill: 80000, Window: 100000, Input: 79000, Cached: 45000, Output: 1000, Growth: 80000 - 45000},
 	}
-	if diff := cmp.Diff(want, ev.Requests); diff != "" {
+	// Times are checked in TestRequestTimes; here the fills and growth.
+	if diff := cmp.Diff(want, ev.Requests, cmpopts.IgnoreFields(Request{}, "At")); diff != "" {
 		t.Errorf("requests (-want +got):\n%s", diff)
 	}
 	// Prompt tokens: JSON-encoded UTF-8 bytes with quotes.
@@ -219,4 +222,15 @@ func TestCollectorEdges(t *testing.T) {
 			t.Errorf("turns %+v", ev.Turns)
 		}
 	})
+}
+
+// Each request carries the time of its token_count line (the shared
+// ledger's order): request 1 is line 7, request 7 line 38.
+func TestRequestTimes(t *testing.T) {
+	ev := extract(t, fixtures+"basic.jsonl")
+	first := time.Date(2026, 5, 4, 9, 0, 10, 500e6, time.UTC).UnixNano()
+	seventh := time.Date(2026, 5, 4, 9, 0, 57, 0, time.UTC).UnixNano()
+	if ev.Requests[0].At != first || ev.Requests[6].At != seventh {
+		t.Errorf("times %d, %d; want %d, %d", ev.Requests[0].At, ev.Requests[6].At, first, seventh)
+	}
 }

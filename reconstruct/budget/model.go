@@ -39,7 +39,15 @@ func HandoffBudget(window, fill, prompt, cap int64) int64 {
 type Threshold struct {
 	tokens   int64
 	num, den int64 // percentage num/den; den == 0: absolute tokens
+	auto     bool  // fit it to the recorded compactions (see FitGrid)
 }
+
+// Auto is the threshold that --compact-at auto asks for: the one that best
+// reproduces the recorded compactions.
+func Auto() Threshold { return Threshold{auto: true} }
+
+// IsAuto reports whether the threshold is to be fitted.
+func (t Threshold) IsAuto() bool { return t.auto }
 
 // Percent returns the threshold p% of the window (p may have decimals).
 func Percent(p float64) Threshold {
@@ -53,6 +61,9 @@ func Tokens(n int64) Threshold { return Threshold{tokens: n} }
 // ParseThreshold reads N (tokens, k/M suffixes allowed) or P% (0 < P <=
 // 100, up to 4 decimals).
 func ParseThreshold(s string) (Threshold, error) {
+	if s == "auto" {
+		return Auto(), nil
+	}
 	if p, ok := strings.CutSuffix(s, "%"); ok {
 		whole, frac, _ := strings.Cut(p, ".")
 		if whole == "" || len(frac) > 4 || strings.TrimLeft(whole+frac, "0123456789") != "" {
@@ -87,6 +98,9 @@ func (t Threshold) At(w int64) int64 {
 }
 
 func (t Threshold) String() string {
+	if t.auto {
+		return "auto"
+	}
 	if t.den == 0 && t.tokens == 0 {
 		return "90%"
 	}
@@ -131,6 +145,10 @@ type Settings struct {
 	// PostCompact is the fill right after a simulated compaction; < 0:
 	// Evidence.DefaultPostCompact.
 	PostCompact int64
+	// PostCompactPercent, when set, is the post-compaction fill as a
+	// percentage of each rollout's recorded window (a fleet's fit); it
+	// overrides PostCompact.
+	PostCompactPercent *int
 	// HandoffTokens adds one handoff of this many tokens arriving at the
 	// first turn (0: none).
 	HandoffTokens int64
@@ -144,6 +162,12 @@ type Settings struct {
 	ReminderEvery int64
 	// Trace keeps the fill after every request, for charts.
 	Trace bool
+	// Stop, when set, ends the simulation after that many requests as an
+	// exhausted ledger does (the rest of the turn and every later one are
+	// aborted): a shared ledger that another thread exhausted (see
+	// ShareLedger). Shared names that exhaustion in the outcome.
+	Stop   *int
+	Shared *SharedLedger
 }
 
 // DefaultSettings are the defaults of cli.md.
@@ -169,6 +193,10 @@ type Result struct {
 	// Warnings are settings that make the model degenerate, for stderr.
 	Warnings []string `json:"-"`
 	params   Settings
+	// The calibration run's exact matches and simulated compactions, for
+	// a fleet's sums.
+	calExact, calSimulated int
+	grid                   *FitGrid // the calibration fit's scores of this rollout
 }
 
 // Recorded is what the rollout itself did.
@@ -186,6 +214,12 @@ type Calibration struct {
 	Threshold           int64 `json:"threshold"`
 	RecordedCompactions int   `json:"recorded_compactions"`
 	Reproduced          int   `json:"reproduced"`
+	// Additive: the threshold used (after --compact-at auto), whether it
+	// was fitted, and the best fit over the grid of FitGrid (null when
+	// nothing was recorded to fit).
+	CompactAt string  `json:"compact_at"`
+	Auto      bool    `json:"auto"`
+	Fitted    *Fitted `json:"fitted"`
 }
 
 // Outcome is the model's result under one window.
@@ -204,6 +238,10 @@ type Outcome struct {
 	// Additive: per-handoff detail.
 	Undelivered int              `json:"undelivered"`
 	Handoffs    []HandoffOutcome `json:"handoffs"`
+	// SharedLedger: this thread was charged to a ledger shared with its
+	// parent or sub-agents, which the named thread and request exhausted
+	// (null: no shared ledger, or not exhausted).
+	SharedLedger *SharedLedger `json:"shared_ledger,omitempty"`
 
 	Trace *Trace `json:"-"`
 }
@@ -250,11 +288,30 @@ func Simulate(ev *Evidence, s Settings) (*Result, error) {
 	if post < 0 {
 		post = ev.DefaultPostCompact()
 	}
-	res := &Result{SchemaVersion: SchemaVersion, Command: "simulate-budget", Path: ev.Path,
+	if s.PostCompactPercent != nil && ev.Window > 0 {
+		post = ev.Window * int64(*s.PostCompactPercent) / 100
+	}
+	// The fit searches the post-compaction fill too only when nothing fixes it.
+	auto := s.CompactAt.IsAuto()
+	grid := NewFitGrid(auto && s.PostCompact < 0 && s.PostCompactPercent == nil)
+	grid.Add(ev, post)
+	var warnings []string
+	if auto {
+		s.CompactAt = Percent(90)
+		if best, ok := grid.Best(); ok {
+			s.CompactAt = best.Threshold()
+			if best.PostPercent >= 0 {
+				post = ev.Window * int64(best.PostPercent) / 100
+			}
+		} else {
+			warnings = append(warnings, "--compact-at auto: no recorded compaction to fit; using 90%")
+		}
+	}
+	res := &Result{Warnings: warnings, SchemaVersion: SchemaVersion, Command: "simulate-budget", Path: ev.Path,
 		Requests: len(ev.Requests), Turns: len(ev.Turns), params: s,
 		Recorded: Recorded{Window: ev.Window, Compactions: len(ev.Compactions),
 			CompactionRequests: ev.CompactionRequests()},
-		Settings: make([]Outcome, 0, len(windows)),
+		Settings: make([]Outcome, 0, len(windows)), grid: grid,
 	}
 	for _, r := range ev.Requests {
 		res.Recorded.PeakFill = max(res.Recorded.PeakFill, r.Fill)
@@ -263,13 +320,25 @@ func Simulate(ev *Evidence, s Settings) (*Result, error) {
 		}
 	}
 
-	res.Calibration = Calibration{RecordedCompactions: len(ev.Compactions)}
+	res.Calibration = Calibration{RecordedCompactions: len(ev.Compactions), CompactAt: s.CompactAt.String(), Auto: auto}
 	if ev.Window > 0 {
 		t := s.CompactAt.At(ev.Window)
 		cal := Settings{PostCompact: post, HandoffCap: s.HandoffCap}
 		o := run(ev, ev.Window, t, post, &cal, false)
 		res.Calibration.Threshold = t
 		res.Calibration.Reproduced = matchWithin1(res.Recorded.CompactionRequests, o.CompactionRequests)
+		res.calExact = matchExact(res.Recorded.CompactionRequests, o.CompactionRequests)
+		res.calSimulated = o.Compactions
+		chosen := FitPoint{Reproduced: res.Calibration.Reproduced, Simulated: o.Compactions, Exact: res.calExact}
+		if f := fitted(grid, chosen); f != nil {
+			best, _ := grid.Best()
+			f.Threshold = best.Threshold().At(ev.Window)
+			f.PostCompactTokens = post
+			if best.PostPercent >= 0 {
+				f.PostCompactTokens = ev.Window * int64(best.PostPercent) / 100
+			}
+			res.Calibration.Fitted = f
+		}
 	}
 
 	for _, w := range windows {
@@ -358,7 +427,15 @@ func run(ev *Evidence, W, T, P int64, s *Settings, full bool) Outcome {
 	f := int64(0)
 	ti := 0
 	aborted := false
+	if full && s.Stop != nil && *s.Stop == 0 {
+		// The shared ledger was exhausted before this thread's first
+		// request: nothing of it happens.
+		aborted = true
+	}
 	for i, r := range ev.Requests {
+		if aborted {
+			break
+		}
 		for full && ti < len(turns) && turns[ti].FirstRequest <= i {
 			meet(ti, f)
 			ti++
@@ -389,12 +466,24 @@ func run(ev *Evidence, W, T, P int64, s *Settings, full bool) Outcome {
 			aborted = true
 			break
 		}
+		if full && s.Stop != nil && i+1 >= *s.Stop {
+			aborted = true
+			break
+		}
 	}
 	if full && !aborted {
 		for ; ti < len(turns); ti++ {
 			meet(ti, f)
 		}
 		meet(len(turns), f)
+	}
+	if full && s.Shared != nil {
+		sh := *s.Shared
+		o.SharedLedger = &sh
+		if sh.ThreadID == ev.ThreadID && ev.ThreadID != "" {
+			n := sh.Request
+			o.LedgerExhaustedAt = &n
+		}
 	}
 	for _, h := range o.Handoffs {
 		if !h.Delivered {

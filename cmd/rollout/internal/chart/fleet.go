@@ -1,0 +1,97 @@
+package chart
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+
+	"github.com/rollout-dev/rollout/reconstruct/budget"
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/text"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
+	"gonum.org/v1/plot/vg/vgsvg"
+)
+
+// WriteFleet renders the distribution of peak fill across the rollouts of
+// a fleet, one cumulative curve per simulated window: at x tokens, the
+// share of rollouts whose peak fill stayed at or below x. It is drawn from
+// the fleet's histograms only, so a merged report draws the same chart.
+func WriteFleet(w io.Writer, f *budget.Fleet, format string) error {
+	p, err := buildFleet(f)
+	if err != nil {
+		return err
+	}
+	var c vg.CanvasWriterTo
+	switch format {
+	case "svg":
+		c = vgsvg.NewWith(vgsvg.UseWH(Width, Height))
+	case "png":
+		c = vgimg.PngCanvas{Canvas: vgimg.NewWith(vgimg.UseWH(Width, Height), vgimg.UseDPI(DPI))}
+	default:
+		return fmt.Errorf("unknown chart format %q", format)
+	}
+	p.Draw(draw.New(c))
+	_, err = c.WriteTo(w)
+	return err
+}
+
+func buildFleet(f *budget.Fleet) (*plot.Plot, error) {
+	p := plot.New()
+	p.Title.Text = fmt.Sprintf("Peak context fill across %s", countNoun(f.Sessions, "rollout"))
+	p.X.Label.Text = "peak fill (tokens, 1,000-token buckets)"
+	p.Y.Label.Text = "rollouts at or below (%)"
+	p.X.Tick.Marker = niceTicks{label: short}
+	p.Y.Tick.Marker = niceTicks{label: func(v int64) string { return strconv.FormatInt(v, 10) }, integer: true}
+	for _, st := range []*text.Style{&p.Title.TextStyle, &p.X.Label.TextStyle, &p.Y.Label.TextStyle,
+		&p.X.Tick.Label, &p.Y.Tick.Label, &p.Legend.TextStyle} {
+		st.Font.Variant = "Sans"
+	}
+	p.Legend.TextStyle.Font.Size = vg.Points(10)
+	p.Legend.Top = false
+	p.Legend.Left = false
+	p.Legend.ThumbnailWidth = 0.4 * vg.Inch
+	p.Add(plotter.NewGrid())
+	p.Y.Min, p.Y.Max = 0, 100
+	p.X.Min = 0
+	var right float64 = 1
+	for k, o := range f.Settings {
+		right = max(right, float64(o.PeakFillMax), float64(o.Window))
+		if o.Sessions == 0 {
+			continue
+		}
+		pts := plotter.XYs{{X: 0, Y: 0}}
+		var seen int64
+		for _, kv := range o.PeakFillHistogram {
+			x := float64(min(kv[0]*budget.PeakBucket, o.PeakFillMax))
+			pts = append(pts, plotter.XY{X: x, Y: pts[len(pts)-1].Y})
+			seen += kv[1]
+			pts = append(pts, plotter.XY{X: x, Y: 100 * float64(seen) / float64(o.Sessions)})
+		}
+		l, err := plotter.NewLine(pts)
+		if err != nil {
+			return nil, err
+		}
+		col := palette[k%len(palette)]
+		l.Color, l.Width = col, vg.Points(1.6)
+		p.Add(l)
+		win := "recorded windows"
+		if o.Window > 0 {
+			win = "window " + short(o.Window)
+		}
+		p.Legend.Add(fmt.Sprintf("%s, threshold %s: p50 %s, p95 %s, %s with overflow", win, o.CompactAt,
+			short(o.PeakFillP50), short(o.PeakFillP95), countNoun(o.SessionsOverflowing, "rollout")), l)
+		if o.Window > 0 {
+			v, err := plotter.NewLine(plotter.XYs{{X: float64(o.Window), Y: 0}, {X: float64(o.Window), Y: 100}})
+			if err != nil {
+				return nil, err
+			}
+			v.Color, v.Width, v.Dashes = col, vg.Points(0.8), []vg.Length{vg.Points(5), vg.Points(3)}
+			p.Add(v)
+		}
+	}
+	p.X.Max = right * 1.02
+	return p, nil
+}
