@@ -26,9 +26,14 @@ var byKind = map[reconstruct.Kind]mapping{
 	reconstruct.LineOversized: {"line/oversized", func(f map[string]any) string {
 		return fmt.Sprintf("line of %v bytes is over --max-line-bytes: kept, not analysed", f["bytes"])
 	}},
-	reconstruct.LineCRLF:             {"line/crlf", func(map[string]any) string { return "line ends with CRLF" }},
-	reconstruct.LineBlank:            {"line/blank", func(map[string]any) string { return "blank line" }},
-	reconstruct.EnvelopeMissingField: {"envelope/missing-field", func(f map[string]any) string { return fmt.Sprintf("envelope line has no %q", f["field"]) }},
+	reconstruct.LineCRLF:  {"line/crlf", func(map[string]any) string { return "line ends with CRLF" }},
+	reconstruct.LineBlank: {"line/blank", func(map[string]any) string { return "blank line" }},
+	reconstruct.EnvelopeMissingField: {"envelope/missing-field", func(f map[string]any) string {
+		if v, ok := f["value"]; ok {
+			return fmt.Sprintf("envelope field %q is %v, not a string: Codex cannot deserialize the line and drops it on resume", f["field"], v)
+		}
+		return fmt.Sprintf("envelope line is missing %q: Codex cannot deserialize it and drops it on resume", f["field"])
+	}},
 	reconstruct.EnvelopeBadTimestamp: {"envelope/bad-timestamp", func(f map[string]any) string { return fmt.Sprintf("timestamp %v is not RFC 3339 UTC", f["value"]) }},
 	reconstruct.EnvelopeUnknownType:  {"envelope/unknown-type", func(f map[string]any) string { return fmt.Sprintf("unknown line type %q (kept verbatim)", f["type"]) }},
 	reconstruct.MetaMissing:          {"meta/missing", func(map[string]any) string { return "no session_meta line: the thread cannot be identified or resumed" }},

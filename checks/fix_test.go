@@ -5,8 +5,10 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/rollout-dev/rollout/reconstruct"
 	"github.com/rollout-dev/rollout/rollout"
@@ -189,6 +191,43 @@ func TestLineMillis(t *testing.T) {
 	} {
 		if got := lineMillis([]byte(in)); got != want {
 			t.Errorf("%s: %d, want %d", in, got, want)
+		}
+	}
+}
+
+// TestOrphanCallLiveness: the opt-in fix closes an unanswered call of the
+// open last turn only once the session is over (the file was last written
+// an hour or more before Now).
+func TestOrphanCallLiveness(t *testing.T) {
+	start := `{"timestamp":"2026-03-10T09:35:30.074Z","type":"event_msg","payload":{"type":"task_started","turn_id":"t1"}}`
+	call := `{"timestamp":"2026-03-10T09:35:30.185Z","type":"response_item","payload":{"type":"function_call","id":"fc_019cd6f2-b50c-700c-800c-00000000000c","name":"shell_command","arguments":"{}","call_id":"call_1A"}}`
+	in := meta + "\n" + start + "\n" + item + "\n" + call + "\n"
+	last := time.Date(2026, 3, 10, 9, 35, 30, 185e6, time.UTC)
+	for _, tc := range []struct {
+		now     time.Time
+		planned bool
+	}{
+		{time.Time{}, false},               // unknown: may be running
+		{last.Add(5 * time.Minute), false}, // written 5 min ago: may be running
+		{last.Add(3 * time.Hour), true},    // stopped 3 h ago
+	} {
+		var facts FixFacts
+		res, err := RunReader("r.jsonl", strings.NewReader(in), Options{Flow: facts.Observe, Now: tc.now})
+		if err != nil {
+			t.Fatal(err)
+		}
+		fp, err := PlanFixes(res, &facts, FixOptions{Fix: []string{"tool/orphan-call"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := map[int][]rollout.EditKind{}
+		if tc.planned {
+			want[4] = []rollout.EditKind{rollout.EditInsertAfter}
+		} else if len(fp.Left) != 1 || !strings.Contains(fp.Left[0].Reason, "may still be running") {
+			t.Errorf("now %v: left %+v, want the call left as possibly running", tc.now, fp.Left)
+		}
+		if diff := cmp.Diff(want, kinds(fp.Plan), cmpopts.EquateEmpty()); diff != "" {
+			t.Errorf("now %v: edits (-want +got):\n%s", tc.now, diff)
 		}
 	}
 }
