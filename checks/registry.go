@@ -135,9 +135,10 @@ var registry = []*Rule{
 		Title: "a world-state patch that changes nothing",
 		Doc:   "Codex writes only non-empty patches; an empty one suggests a duplicated or hand-edited line.",
 		Fix:   "drop the line (to FILE.quarantine.jsonl)", OptIn: true},
-	{ID: "worldstate/null-in-snapshot", Severity: Warning, Since: "0.1.0",
-		Title: "a null object field inside a full snapshot",
-		Doc:   "Snapshots omit null fields; a null is ambiguous (a later patch cannot tell \"absent\" from \"null\"). Nulls inside arrays are fine."},
+	{ID: "worldstate/null-in-snapshot", Severity: Info, Since: "0.1.0",
+		Title: "a null inside a section of a full world-state snapshot",
+		Doc: "Codex persists the model-visible world state as WorldStateItem {full, state} (codex-rs/protocol/src/protocol.rs, rust-v0.149) and writes every top-level section of a snapshot (agents_md, apps_instructions, environments, git_attribution, host_skills, model, multi_agent_mode, permissions, personality, skills, ...), null when the section is unset: those nulls are normal and not reported. " +
+			"A null inside a section has not been seen in snapshots Codex wrote (0.146-0.147) and is ambiguous once patches are replayed (an RFC 7386 patch cannot set a member to null, only delete it), so it is reported for a look, as info. Nulls inside arrays are fine."},
 	{ID: "worldstate/duplicate-key", Severity: Warning, Since: "0.1.0",
 		Title: "a world-state snapshot or patch that repeats a key in one object",
 		Doc:   "JSON readers disagree on repeated keys: gjson keeps the first value, Codex's serde and encoding/json the last. The merge keeps the last, as Codex does; the file should be checked by hand. rollout never picks one silently."},

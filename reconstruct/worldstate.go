@@ -1,6 +1,8 @@
 package reconstruct
 
 import (
+	"strings"
+
 	"github.com/rollout-dev/rollout/mergepatch"
 	"github.com/tidwall/gjson"
 )
@@ -34,7 +36,15 @@ func (e *Engine) worldState(pos Pos, p gjson.Result) {
 		e.emit(WorldStateDuplicateKey, pos, map[string]any{"keys": keys, "count": n})
 	}
 	if p.Get("full").Bool() {
-		if nulls := mergepatch.NullMembers(v); len(nulls) > 0 {
+		// Codex writes every top-level section, null when unset: only a
+		// null inside a section is unusual.
+		var nulls []string
+		for _, p := range mergepatch.NullMembers(v) {
+			if strings.Count(p, "/") > 1 {
+				nulls = append(nulls, p)
+			}
+		}
+		if len(nulls) > 0 {
 			e.emit(WorldStateNullInSnapshot, pos, map[string]any{"paths": nulls})
 		}
 		e.st.WorldState = v
