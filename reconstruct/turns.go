@@ -1,10 +1,12 @@
 package reconstruct
 
 import (
+	"strings"
 	"unicode/utf8"
 
 	"github.com/rollout-dev/rollout/mergepatch"
 	"github.com/rollout-dev/rollout/rollout"
+	"github.com/tidwall/gjson"
 )
 
 type turnState struct {
@@ -91,6 +93,21 @@ func (e *Engine) event(rec *rollout.Record, pos Pos) {
 			e.turn.Status = "aborted"
 		}
 		e.turn = nil
+	case "item_completed":
+		// Paginated files persist the UI's view of each item (0.153 wraps
+		// user and agent messages and command executions); only a user
+		// message matters here: it is the counterpart of a user message
+		// item, as user_message events are in legacy files. The model's
+		// history is rebuilt from response items alone.
+		if it := p.Get("item"); it.Get("type").Str == "UserMessage" {
+			var b strings.Builder
+			it.Get("content").ForEach(func(_, part gjson.Result) bool {
+				b.WriteString(part.Get("text").Str)
+				return true
+			})
+			e.userInput(pos, b.String())
+			e.prompts.event(pos, b.String())
+		}
 	case "thread_rolled_back":
 		e.rollback(pos, int(p.Get("num_turns").Int()))
 	case "token_count":

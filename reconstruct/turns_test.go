@@ -80,3 +80,26 @@ func TestTurnEventsEndDerivedTurns(t *testing.T) {
 		t.Errorf("turns (-want +got):\n%s", diff)
 	}
 }
+
+// TestCurrentEventTypes: the record and event types of current Codex that
+// do not change what a resume rebuilds (item_completed, token_usage_record,
+// thread_settings_applied) leave the model history to the response items,
+// and an item_completed UserMessage marks its turn as a user turn.
+func TestCurrentEventTypes(t *testing.T) {
+	const fx = "../fixtures/rules/turn-prompt-not-in-history.paginated.txtar"
+	_, st := replay(t, section(t, fx, "clean.jsonl"), reconstruct.Options{})
+	var types []string
+	for _, it := range st.History {
+		types = append(types, it.Type)
+	}
+	want := []string{"message", "message", "message", "custom_tool_call", "custom_tool_call_output", "message"}
+	if diff := cmp.Diff(want, types); diff != "" {
+		t.Errorf("history (-want +got):\n%s", diff)
+	}
+	if len(st.Turns) != 1 || !st.Turns[0].User || st.Turns[0].Status != "completed" {
+		t.Errorf("turns %+v, want one completed user turn", st.Turns)
+	}
+	if st.UnknownTypes != 0 {
+		t.Errorf("%d unknown line types, want 0", st.UnknownTypes)
+	}
+}
