@@ -15,12 +15,17 @@ test:
 	$(GO) test -count=1 ./...
 
 # Throughput and memory as ratios against baselines on the same input in the
-# same run (see docs/performance.md). Generates ~400 MB under $(BENCH_DIR).
+# same run (see docs/performance.md). Generates ~400 MB under $(BENCH_DIR),
+# plus the workload shapes of issue 12 (about 2 GB; SHAPES_FLAGS sizes them,
+# e.g. SHAPES_FLAGS="-fleet-files 500 -fleet-max 20MB").
+SHAPES_FLAGS ?=
 bench: build
 	$(GO) build -o bin/benchtool ./internal/benchtool
 	bin/benchtool gen -o $(BENCH_DIR)
-	bin/benchtool run -rollout $(BIN) -dir $(BENCH_DIR) -md docs/performance.md
+	bin/benchtool shapes-gen -o $(BENCH_DIR) $(SHAPES_FLAGS)
+	bin/benchtool run -rollout $(BIN) -dir $(BENCH_DIR) -md docs/performance.md -target-gjson 1.2
 	bin/benchtool frames -rollout $(BIN) -dir $(BENCH_DIR) -md docs/performance.md
+	bin/benchtool shapes -rollout $(BIN) -dir $(BENCH_DIR) -md docs/performance.md
 
 # docs/checks.md is generated from the rule registry.
 docs:

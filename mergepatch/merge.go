@@ -1,5 +1,7 @@
 package mergepatch
 
+import "slices"
+
 // Apply returns the result of applying the merge patch to target
 // (RFC 7396, section 2). A nil target or patch is JSON null.
 //
@@ -20,36 +22,48 @@ func Apply(target, patch *Value) *Value {
 		return withoutNulls(patch) // merging into {} only removes null members
 	}
 	t := target.obj
-	out := *t // shares t's nodes; set and push copy what they change
-	changed := false
-	var added []slot
-	patch.obj.each(func(pm Member, rawKey string) bool {
+	out := *t // shares t's nodes; changes copy what they touch
+	changed, ownTail := false, false
+	replace := func(i int, s slot) {
+		changed = true
+		off := out.slots.tailOff()
+		if i < off {
+			out.slots = out.slots.set(i, s)
+			return
+		}
+		if !ownTail { // one copy of the tail for all the changes in it
+			out.slots.tail, out.slots.claim = slices.Clone(out.slots.tail), nil
+			ownTail = true
+		}
+		out.slots.tail[i-off] = s
+	}
+	var buf [8]slot
+	added := buf[:0]
+	ps := &patch.obj.slots
+	for j := range ps.n {
+		pm := ps.at(j)
+		if pm.Value == nil {
+			continue // a tombstone of the patch itself
+		}
 		i := t.find(pm.Key) // patch keys are unique, so t's positions stay right
-		if pm.Value.kind == Null {
-			if i >= 0 {
-				s := t.slots.at(i)
-				out.slots = out.slots.set(i, slot{Member: Member{Key: s.Key}, raw: s.raw})
-				out.live--
-				changed = true
-			}
-			return true
-		}
-		var cur *Value
+		var cur *slot
 		if i >= 0 {
-			cur = t.slots.at(i).Value
+			cur = t.slots.at(i)
 		}
-		nv := Apply(cur, pm.Value)
 		switch {
-		case same(nv, cur):
-		case i >= 0:
-			s := t.slots.at(i)
-			out.slots = out.slots.set(i, slot{Member: Member{Key: s.Key, Value: nv}, raw: s.raw})
-			changed = true
+		case pm.Value.kind == Null:
+			if cur != nil {
+				replace(i, slot{Member: Member{Key: cur.Key}, raw: cur.raw})
+				out.live--
+			}
+		case cur == nil:
+			added = append(added, slot{Member: Member{Key: pm.Key, Value: withoutNulls(pm.Value)}, raw: pm.raw})
 		default:
-			added = append(added, slot{Member: Member{Key: pm.Key, Value: nv}, raw: rawKey})
+			if nv := Apply(cur.Value, pm.Value); !same(nv, cur.Value) {
+				replace(i, slot{Member: Member{Key: cur.Key, Value: nv}, raw: cur.raw})
+			}
 		}
-		return true
-	})
+	}
 	if !changed && len(added) == 0 {
 		return target
 	}
@@ -57,12 +71,7 @@ func Apply(target, patch *Value) *Value {
 		first := out.slots.n
 		out.slots = out.slots.push(added)
 		out.live += len(added)
-		switch {
-		case out.index != nil:
-			for k, s := range added {
-				out.index = out.index.put(keyHash(s.Key), 0, s.Key, first+k, false)
-			}
-		case out.slots.n > smallObject:
+		if out.index == nil || !out.index.extend(&out.slots, first) {
 			out.reindex()
 		}
 	}
@@ -92,26 +101,28 @@ func same(a, b *Value) bool {
 // withoutNulls returns v with null object members removed at every depth
 // outside arrays, sharing what has none.
 func withoutNulls(v *Value) *Value {
-	if v.Kind() != Object {
+	if !hasNulls(v) {
 		return v
 	}
 	var ms []Member
 	var keys []string
-	changed := false
 	v.obj.each(func(m Member, rawKey string) bool {
-		if m.Value.kind == Null {
-			changed = true
-			return true
+		if m.Value.kind != Null {
+			ms, keys = append(ms, Member{Key: m.Key, Value: withoutNulls(m.Value)}), append(keys, rawKey)
 		}
-		nv := withoutNulls(m.Value)
-		changed = changed || nv != m.Value
-		ms, keys = append(ms, Member{Key: m.Key, Value: nv}), append(keys, rawKey)
 		return true
 	})
-	if !changed {
-		return v
-	}
 	return &Value{kind: Object, obj: newObject(ms, keys)}
+}
+
+// hasNulls reports whether v has null object members outside arrays.
+func hasNulls(v *Value) bool {
+	if v.Kind() != Object {
+		return false
+	}
+	return !v.obj.each(func(m Member, _ string) bool {
+		return m.Value.kind != Null && !hasNulls(m.Value)
+	})
 }
 
 // Changes reports whether Apply(target, patch) would not be Equal to target,

@@ -1,9 +1,9 @@
 package mergepatch
 
 import (
-	"hash/maphash"
-	"math/bits"
 	"slices"
+	"sync"
+	"sync/atomic"
 )
 
 // Objects are persistent: a merge copies O(log n) small nodes per changed or
@@ -31,7 +31,11 @@ type vec struct {
 	n     int
 	shift uint   // levelLog * (height of root - 1); 0 when root is a leaf
 	root  *vnode // nil while every slot fits in the tail
-	tail  []slot // never appended to in place: it may be shared
+	tail  []slot
+	// claim is how much of tail's array some vector uses: a push may
+	// append in place only by raising it from len(tail) (so only one of
+	// the vectors sharing the array ever does). nil: copy on push.
+	claim *atomic.Int32
 }
 
 // vnode is an inner node (kids) or a leaf (width slots).
@@ -57,7 +61,7 @@ func (v *vec) at(i int) *slot {
 // set returns v with slot i replaced.
 func (v vec) set(i int, s slot) vec {
 	if off := v.tailOff(); i >= off {
-		v.tail = slices.Clone(v.tail)
+		v.tail, v.claim = slices.Clone(v.tail), nil
 		v.tail[i-off] = s
 		return v
 	}
@@ -83,10 +87,15 @@ func (v vec) push(ss []slot) vec {
 		if len(v.tail) == width {
 			v.pushTail()
 		}
-		k := min(width-len(v.tail), len(ss))
-		t := make([]slot, len(v.tail), len(v.tail)+k)
-		copy(t, v.tail)
-		v.tail = append(t, ss[:k]...)
+		n := len(v.tail)
+		k := min(width-n, len(ss))
+		if v.claim == nil || n+k > cap(v.tail) || !v.claim.CompareAndSwap(int32(n), int32(n+k)) {
+			t := make([]slot, n, min(width, max(2*(n+k), 4)))
+			copy(t, v.tail)
+			v.tail, v.claim = t, new(atomic.Int32)
+			v.claim.Store(int32(n + k))
+		}
+		v.tail = append(v.tail, ss[:k]...) // in place: the claim is ours
 		v.n += k
 		ss = ss[k:]
 	}
@@ -106,7 +115,7 @@ func (v *vec) pushTail() {
 	default:
 		v.root = pushLeaf(v.root, v.shift, idx, leaf)
 	}
-	v.tail = nil
+	v.tail, v.claim = nil, nil
 }
 
 func pushLeaf(n *vnode, shift uint, idx int, leaf *vnode) *vnode {
@@ -154,99 +163,69 @@ func eachNode(n *vnode, f func(*slot) bool) bool {
 	return true
 }
 
-// hnode is a node of a persistent hash trie (a HAMT) from keys to slot
-// positions. Below the last level of hash bits a node is a plain list.
-type hnode struct {
-	bitmap uint32
-	ents   []hent
+// index maps the keys of an object to slot positions. It is shared by an
+// object and the objects merged from it in a line (each checkpoint of a
+// replay): a merge that adds keys to the newest of them records them in
+// place, and every object reads the index only up to its own slot count,
+// so older objects never see what was added after them. A merge into an
+// older object (after a rollback) builds a new index. The lock makes
+// reads from other goroutines safe while the newest object grows.
+type index struct {
+	mu     sync.RWMutex
+	n      int              // slots covered: those of the newest object
+	latest map[string]int32 // the last slot of each key
+	older  map[string][]int32
 }
 
-type hent struct {
-	key   string
-	pos   int
-	child *hnode // non-nil: the entry is a sub-trie
+func newIndex(slots *vec) *index {
+	x := &index{latest: make(map[string]int32, slots.n)}
+	slots.each(func(s *slot) bool {
+		x.record(s.Key, int32(x.n))
+		x.n++
+		return true
+	})
+	return x
 }
 
-var keySeed = maphash.MakeSeed()
+func (x *index) record(key string, pos int32) {
+	if old, ok := x.latest[key]; ok {
+		if x.older == nil {
+			x.older = map[string][]int32{}
+		}
+		x.older[key] = append(x.older[key], old)
+	}
+	x.latest[key] = pos
+}
 
-func keyHash(key string) uint64 { return maphash.String(keySeed, key) }
-
-const hashBits = 64
-
-func (n *hnode) get(key string) (int, bool) {
-	h := keyHash(key)
-	for shift := uint(0); n != nil; shift += levelLog {
-		if shift >= hashBits {
-			for _, e := range n.ents {
-				if e.key == key {
-					return e.pos, true
-				}
+// lookup returns the last slot of key among the first n.
+func (x *index) lookup(key string, n int) (int, bool) {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	p, ok := x.latest[key]
+	if ok && int(p) >= n {
+		ok = false
+		old := x.older[key]
+		for i := len(old) - 1; i >= 0; i-- {
+			if int(old[i]) < n {
+				p, ok = old[i], true
+				break
 			}
-			return 0, false
 		}
-		bit := uint32(1) << ((h >> shift) & (width - 1))
-		if n.bitmap&bit == 0 {
-			return 0, false
-		}
-		e := &n.ents[bits.OnesCount32(n.bitmap&(bit-1))]
-		if e.child == nil {
-			return e.pos, e.key == key
-		}
-		n = e.child
 	}
-	return 0, false
+	return int(p), ok
 }
 
-// put returns n with key mapped to pos. With mut, n and the nodes under it
-// belong to the caller (an index being built) and are changed in place.
-func (n *hnode) put(h uint64, shift uint, key string, pos int, mut bool) *hnode {
-	if shift >= hashBits {
-		if n == nil {
-			return &hnode{ents: []hent{{key: key, pos: pos}}}
-		}
-		i := slices.IndexFunc(n.ents, func(e hent) bool { return e.key == key })
-		if i < 0 {
-			return &hnode{ents: append(slices.Clip(n.ents), hent{key: key, pos: pos})}
-		}
-		return n.replace(i, hent{key: key, pos: pos}, mut)
+// extend records the slots from first on, when first is where the index
+// ends; otherwise it reports false and changes nothing.
+func (x *index) extend(slots *vec, first int) bool {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.n != first {
+		return false
 	}
-	bit := uint32(1) << ((h >> shift) & (width - 1))
-	if n == nil {
-		return &hnode{bitmap: bit, ents: []hent{{key: key, pos: pos}}}
+	for i := first; i < slots.n; i++ {
+		x.record(slots.at(i).Key, int32(i))
 	}
-	i := bits.OnesCount32(n.bitmap & (bit - 1))
-	if n.bitmap&bit == 0 {
-		ents := n.ents
-		if !mut {
-			ents = make([]hent, len(n.ents), len(n.ents)+1)
-			copy(ents, n.ents)
-		}
-		ents = slices.Insert(ents, i, hent{key: key, pos: pos})
-		if mut {
-			n.bitmap, n.ents = n.bitmap|bit, ents
-			return n
-		}
-		return &hnode{bitmap: n.bitmap | bit, ents: ents}
-	}
-	e := n.ents[i]
-	switch {
-	case e.child != nil:
-		e.child = e.child.put(h, shift+levelLog, key, pos, mut)
-	case e.key == key:
-		e.pos = pos
-	default: // two keys share these hash bits: push both a level down
-		child := (*hnode)(nil).put(keyHash(e.key), shift+levelLog, e.key, e.pos, true)
-		e = hent{child: child.put(h, shift+levelLog, key, pos, true)}
-	}
-	return n.replace(i, e, mut)
-}
-
-func (n *hnode) replace(i int, e hent, mut bool) *hnode {
-	if mut {
-		n.ents[i] = e
-		return n
-	}
-	c := &hnode{bitmap: n.bitmap, ents: slices.Clone(n.ents)}
-	c.ents[i] = e
-	return c
+	x.n = slots.n
+	return true
 }

@@ -75,7 +75,7 @@ type Member struct {
 // the index and the backward scan of small objects find the later one.
 type object struct {
 	slots vec
-	index *hnode
+	index *index
 	live  int // slots with a value
 }
 
@@ -88,7 +88,12 @@ func newObject(members []Member, keys []string) *object {
 	for i, m := range members {
 		ss[i] = slot{Member: m, raw: keys[i]}
 	}
-	o := &object{slots: vec{}.push(ss), live: len(members)}
+	o := &object{live: len(members)}
+	if len(ss) <= width {
+		o.slots = vec{n: len(ss), tail: ss}
+	} else {
+		o.slots = vec{}.push(ss)
+	}
 	o.reindex()
 	return o
 }
@@ -96,23 +101,15 @@ func newObject(members []Member, keys []string) *object {
 // reindex builds the index from scratch, or drops it for a small object.
 func (o *object) reindex() {
 	o.index = nil
-	if o.slots.n <= smallObject {
-		return
+	if o.slots.n > smallObject {
+		o.index = newIndex(&o.slots)
 	}
-	var idx *hnode
-	pos := 0
-	o.slots.each(func(s *slot) bool {
-		idx = idx.put(keyHash(s.Key), 0, s.Key, pos, true)
-		pos++
-		return true
-	})
-	o.index = idx
 }
 
 // find returns the slot position of a live member, or -1.
 func (o *object) find(key string) int {
 	if o.index != nil {
-		if i, ok := o.index.get(key); ok && o.slots.at(i).Value != nil {
+		if i, ok := o.index.lookup(key, o.slots.n); ok && o.slots.at(i).Value != nil {
 			return i
 		}
 		return -1

@@ -9,6 +9,9 @@
 //	benchtool profile FILE...
 //	benchtool run -rollout PATH -dir DIR [-md FILE] [-reps 3] [-strict]
 //	benchtool frames -rollout PATH -dir DIR [-md FILE] [-reps 3]
+//	benchtool shapes-gen -o DIR [-fleet-files 5000] ...
+//	benchtool shapes -rollout PATH -dir DIR [-md FILE] [-reps 3]
+//	benchtool cat FILE|DIR...
 package main
 
 import (
@@ -33,6 +36,15 @@ const usage = `usage:
   benchtool frames -rollout BINARY -dir DIR [-md FILE] [-reps 3] [-increments 200] [-increment-bytes 1024]
       frame-log reclamation on a generated 200 x 1 KiB stream (about 40 MiB):
       bytes before and after, time of verify and repair; appends to -md
+  benchtool shapes-gen -o DIR [-fleet-files 5000] [-fleet-median 100KB] [-fleet-max 200MB]
+                [-small-size 200MB] [-patches 30000] [-ids 1000000] [-missing-ids 100000]
+      write the workload shapes of DIR/shapes: fleet/ (half .zst), small-lines.jsonl,
+      worldstate.jsonl and worldstate-events.jsonl, ids.jsonl, fixes.jsonl
+  benchtool shapes -rollout BINARY -dir DIR [-md FILE] [-reps 3]
+      measure rollout on each shape against the baselines on the same input;
+      appends a section to -md
+  benchtool cat FILE|DIR...
+      decompressed content of files (directories: their rollouts) to stdout
 `
 
 func main() {
@@ -52,6 +64,12 @@ func main() {
 		err = cmdRun(args)
 	case "frames":
 		err = cmdFrames(args) // frames.go
+	case "shapes-gen":
+		err = cmdShapesGen(args) // shapes.go
+	case "shapes":
+		err = cmdShapes(args) // shapes_run.go
+	case "cat":
+		err = cmdCat(args)
 	case "help", "-h", "-help", "--help":
 		fmt.Print(usage)
 		return

@@ -107,6 +107,7 @@ func cmdRun(args []string) error {
 		fmt.Fprintln(os.Stderr, "usage: benchtool run -rollout BINARY -dir DIR [-md FILE] [-reps 3] [-strict]")
 		return exitError(2)
 	}
+	shown := c.rollout // as given: the report holds no machine paths
 	if p, err := filepath.Abs(c.rollout); err == nil && strings.ContainsRune(c.rollout, os.PathSeparator) {
 		c.rollout = p
 	}
@@ -158,7 +159,7 @@ func cmdRun(args []string) error {
 	var rep strings.Builder
 	fmt.Fprintf(&rep, "- go: %s %s/%s\n", runtime.Version(), runtime.GOOS, runtime.GOARCH)
 	fmt.Fprintf(&rep, "- cpu: %s (%d logical CPUs)\n", cpuModel(), runtime.NumCPU())
-	fmt.Fprintf(&rep, "- rollout: %s (%s)\n", c.rollout, rolloutVersion(c.rollout))
+	fmt.Fprintf(&rep, "- rollout: %s (%s)\n", shown, rolloutVersion(c.rollout))
 	fmt.Fprintf(&rep, "- big.jsonl: %d bytes (%s)%s\n", bigInfo.Size(), fmtMB(bigInfo.Size()), stampNote(c.dir, "big.jsonl"))
 	fmt.Fprintf(&rep, "- many/: %d files, %d bytes (%s)\n", len(manyFiles), manyBytes, fmtMB(manyBytes))
 	fmt.Fprintf(&rep, "- each command runs %d times, interleaved with the others; best wall time; peak RSS is the maximum over the runs\n", c.reps)

@@ -8,8 +8,10 @@ import (
 	"io"
 	"os"
 	"sort"
+	"strings"
 	"unicode/utf8"
 
+	"github.com/klauspost/compress/zstd"
 	"github.com/tidwall/gjson"
 )
 
@@ -78,13 +80,17 @@ func cmdScan(args []string) error {
 		return exitError(2)
 	}
 	var total scanResult
-	for _, p := range args {
-		f, err := os.Open(p)
-		if err != nil {
+	paths, err := expandInputs(args)
+	if err != nil {
+		return err
+	}
+	for _, p := range paths {
+		var res scanResult
+		err := openDecoded(p, func(r io.Reader) error {
+			var err error
+			res, err = scanReader(r)
 			return err
-		}
-		res, err := scanReader(f)
-		f.Close()
+		})
 		if err != nil {
 			return fmt.Errorf("%s: %w", p, err)
 		}
@@ -98,6 +104,62 @@ func cmdScan(args []string) error {
 		fmt.Println(total.sink)
 	}
 	return nil
+}
+
+// expandInputs replaces each directory by its rollout-*.jsonl[.zst] files.
+func expandInputs(args []string) ([]string, error) {
+	var out []string
+	for _, a := range args {
+		fi, err := os.Stat(a)
+		if err != nil {
+			return nil, err
+		}
+		if !fi.IsDir() {
+			out = append(out, a)
+			continue
+		}
+		paths, _, err := fleetFiles(a)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, paths...)
+	}
+	return out, nil
+}
+
+// openDecoded calls fn with the content of path, decompressed when it is
+// zstd (the fleet baselines read what verify reads).
+func openDecoded(path string, fn func(io.Reader) error) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if !strings.HasSuffix(path, ".zst") {
+		return fn(f)
+	}
+	dec, err := zstd.NewReader(f, zstd.WithDecoderConcurrency(1))
+	if err != nil {
+		return err
+	}
+	defer dec.Close()
+	return fn(dec)
+}
+
+// cmdCat writes the decompressed content of files and directories to
+// stdout: the input of the `jq -c .type` baseline over the fleet.
+func cmdCat(args []string) error {
+	paths, err := expandInputs(args)
+	if err != nil {
+		return err
+	}
+	w := bufio.NewWriterSize(os.Stdout, 1<<20)
+	for _, p := range paths {
+		if err := openDecoded(p, func(r io.Reader) error { _, err := io.Copy(w, r); return err }); err != nil {
+			return fmt.Errorf("%s: %w", p, err)
+		}
+	}
+	return w.Flush()
 }
 
 // cmdProfile prints what a file is made of: bytes and lines per record

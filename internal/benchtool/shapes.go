@@ -1,0 +1,467 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/klauspost/compress/zstd"
+	"github.com/rollout-dev/rollout/fixtures/gen"
+	"github.com/rollout-dev/rollout/rollout"
+)
+
+// The shapes of issue 12: what `rollout verify` meets in a real sessions
+// directory rather than in one big file. Each is written deterministically
+// from its spec (the same spec gives the same bytes).
+type shapesSpec struct {
+	Version        int    `json:"version"`
+	Seed           uint64 `json:"seed"`
+	FleetFiles     int    `json:"fleet_files"`
+	FleetMedian    int64  `json:"fleet_median"`
+	FleetMax       int64  `json:"fleet_max"`
+	SmallBytes     int64  `json:"small_bytes"`
+	Patches        int    `json:"patches"`
+	IDs            int    `json:"ids"`
+	MissingIDs     int    `json:"missing_ids"`
+	GenVersion     int    `json:"gen_version"`
+	FleetSigmaX100 int    `json:"fleet_sigma_x100"`
+}
+
+const shapesVersion = 1
+
+const shapesStamp = ".benchtool-shapes.json"
+
+// Names of the shape inputs under DIR/shapes.
+const (
+	shapeFleet       = "fleet"
+	shapeSmall       = "small-lines.jsonl"
+	shapeWorld       = "worldstate.jsonl"
+	shapeWorldEvents = "worldstate-events.jsonl"
+	shapeIDs         = "ids.jsonl"
+	shapeFixes       = "fixes.jsonl"
+)
+
+func cmdShapesGen(args []string) error {
+	fs := flag.NewFlagSet("shapes-gen", flag.ContinueOnError)
+	dir := fs.String("o", "", "output directory (required); files go to DIR/shapes")
+	var s shapesSpec
+	fs.IntVar(&s.FleetFiles, "fleet-files", 5000, "files in fleet/")
+	fleetMedian := fs.String("fleet-median", "100KB", "median file size of fleet/ (log-normal)")
+	fleetMax := fs.String("fleet-max", "200MB", "largest file of fleet/ (one file has this size)")
+	fs.IntVar(&s.FleetSigmaX100, "fleet-sigma", 100, "log-normal sigma of the fleet sizes, times 100")
+	small := fs.String("small-size", "200MB", "size of small-lines.jsonl")
+	fs.IntVar(&s.Patches, "patches", 30000, "world-state patches in worldstate.jsonl")
+	fs.IntVar(&s.IDs, "ids", 1000000, "items with ids in ids.jsonl")
+	fs.IntVar(&s.MissingIDs, "missing-ids", 100000, "items without id in fixes.jsonl (as many again have one)")
+	fs.Uint64Var(&s.Seed, "seed", 1, "generator seed")
+	force := fs.Bool("force", false, "regenerate even if the stamp matches")
+	if err := fs.Parse(args); err != nil {
+		return exitError(2)
+	}
+	if *dir == "" || fs.NArg() > 0 {
+		fmt.Fprintln(os.Stderr, "usage: benchtool shapes-gen -o DIR [-fleet-files 5000] [-fleet-max 200MB] [-small-size 200MB] [-patches 30000] [-ids 1000000] [-missing-ids 100000]")
+		return exitError(2)
+	}
+	s.Version, s.GenVersion = shapesVersion, gen.Version
+	var err error
+	if s.FleetMedian, err = parseSize(*fleetMedian); err != nil {
+		return err
+	}
+	if s.FleetMax, err = parseSize(*fleetMax); err != nil {
+		return err
+	}
+	if s.SmallBytes, err = parseSize(*small); err != nil {
+		return err
+	}
+	root := filepath.Join(*dir, "shapes")
+	if err := os.MkdirAll(filepath.Join(root, shapeFleet), 0o755); err != nil {
+		return err
+	}
+	unlock, err := lockDir(*dir, true)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	stampPath := filepath.Join(root, shapesStamp)
+	if b, err := os.ReadFile(stampPath); err == nil && !*force {
+		var old shapesSpec
+		if json.Unmarshal(b, &old) == nil && old == s {
+			fmt.Printf("%s: up to date\n", root)
+			return nil
+		}
+	}
+	if err := os.Remove(stampPath); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	old, _ := filepath.Glob(filepath.Join(root, shapeFleet, "rollout-*"))
+	for _, p := range old {
+		if err := os.Remove(p); err != nil {
+			return err
+		}
+	}
+	start := time.Now()
+	jobs := []func() error{
+		func() error { return writeShape(filepath.Join(root, shapeSmall), 1, s, writeSmallLines) },
+		func() error { return writeShape(filepath.Join(root, shapeWorld), 2, s, writeWorldState(false)) },
+		func() error { return writeShape(filepath.Join(root, shapeWorldEvents), 2, s, writeWorldState(true)) },
+		func() error { return writeShape(filepath.Join(root, shapeIDs), 3, s, writeIDs(s.IDs, 0)) },
+		func() error {
+			return writeShape(filepath.Join(root, shapeFixes), 4, s, writeIDs(s.MissingIDs, s.MissingIDs))
+		},
+	}
+	for i, size := range fleetSizes(s) {
+		jobs = append(jobs, func() error { return writeFleetFile(filepath.Join(root, shapeFleet), s, i, size) })
+	}
+	if err := runParallel(jobs); err != nil {
+		return err
+	}
+	fmt.Printf("%s: generated in %.1fs\n", root, time.Since(start).Seconds())
+	b, _ := json.MarshalIndent(s, "", "  ")
+	return os.WriteFile(stampPath, append(b, '\n'), 0o644)
+}
+
+func runParallel(jobs []func() error) error {
+	errs := make([]error, len(jobs))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, max(1, runtime.GOMAXPROCS(0)))
+	for i, j := range jobs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			errs[i] = j()
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// fleetSizes draws the target sizes of the fleet: log-normal around the
+// median, clamped to [5 KB, max], and the first file at max so the tail
+// users have (one huge session among thousands) is always there.
+func fleetSizes(s shapesSpec) []int64 {
+	rng := rand.New(rand.NewPCG(s.Seed, 0xf1ee7))
+	sigma := float64(s.FleetSigmaX100) / 100
+	sizes := make([]int64, s.FleetFiles)
+	for i := range sizes {
+		x := float64(s.FleetMedian) * math.Exp(sigma*rng.NormFloat64())
+		sizes[i] = int64(min(max(x, 5e3), float64(s.FleetMax)))
+	}
+	if len(sizes) > 0 {
+		sizes[0] = s.FleetMax
+	}
+	return sizes
+}
+
+// writeFleetFile writes one generated rollout; odd-numbered files are
+// zstd-compressed (.jsonl.zst), as archived sessions are.
+func writeFleetFile(dir string, s shapesSpec, i int, size int64) error {
+	o := gen.Options{Seed: s.Seed*100000 + uint64(i) + 7, TargetBytes: size, Paginated: i%4 == 3}
+	path := filepath.Join(dir, gen.FileName(o))
+	if i%2 == 1 {
+		path += ".zst"
+	}
+	tmp := path + ".tmp"
+	f, err := os.Create(tmp)
+	if err != nil {
+		return err
+	}
+	var w io.Writer = f
+	var enc *zstd.Encoder
+	if i%2 == 1 {
+		if enc, err = zstd.NewWriter(f, zstd.WithEncoderConcurrency(1)); err != nil {
+			f.Close()
+			return err
+		}
+		w = enc
+	}
+	_, err = gen.Write(w, o)
+	if enc != nil {
+		if cerr := enc.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+	}
+	return err
+}
+
+// writeShape writes one shape; stream selects the random sequence (the two
+// world-state files share theirs, so they differ only where they should).
+func writeShape(path string, stream uint64, s shapesSpec, fn func(*shapeWriter, shapesSpec)) error {
+	tmp := path + ".tmp"
+	f, err := os.Create(tmp)
+	if err != nil {
+		return err
+	}
+	w := &shapeWriter{bw: bufio.NewWriterSize(f, 1<<20), rng: rand.New(rand.NewPCG(s.Seed, stream)),
+		ms: time.Date(2026, 4, 7, 9, 0, 0, 0, time.UTC).UnixMilli()}
+	fn(w, s)
+	err = w.bw.Flush()
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+	}
+	return err
+}
+
+// shapeWriter writes envelope-era lines with increasing timestamps.
+type shapeWriter struct {
+	bw      *bufio.Writer
+	rng     *rand.Rand
+	ms      int64
+	line    []byte
+	written int64
+	turn    string
+}
+
+func (w *shapeWriter) uuid() string {
+	var r [10]byte
+	for i := range r {
+		r[i] = byte(w.rng.Uint32())
+	}
+	return rollout.NewUUIDv7(w.ms, r)
+}
+
+// begin starts a line of the given type; the caller appends the payload
+// and calls end.
+func (w *shapeWriter) begin(typ string) []byte {
+	w.ms += 1 + int64(w.rng.IntN(40))
+	l := append(w.line[:0], `{"timestamp":"`...)
+	l = time.UnixMilli(w.ms).UTC().AppendFormat(l, "2006-01-02T15:04:05.000Z")
+	l = append(l, `","type":"`...)
+	l = append(l, typ...)
+	return append(l, `","payload":`...)
+}
+
+func (w *shapeWriter) end(l []byte) {
+	l = append(l, "}\n"...)
+	w.bw.Write(l)
+	w.written += int64(len(l))
+	w.line = l
+}
+
+var shapeWords = []string{"the", "build", "fails", "because", "parser", "returns", "an", "error", "for", "empty",
+	"input", "tests", "pass", "now", "check", "`go vet`", "file", "\"quoted\"", "line\n", "naïve", "café", "→", "ok"}
+
+// appendText appends a JSON string of about n bytes of prose.
+func (w *shapeWriter) appendText(l []byte, n int) []byte {
+	var b []byte
+	for len(b) < n {
+		if len(b) > 0 {
+			b = append(b, ' ')
+		}
+		b = append(b, shapeWords[w.rng.IntN(len(shapeWords))]...)
+	}
+	return rollout.AppendJSONString(l, string(b))
+}
+
+func (w *shapeWriter) meta() {
+	l := w.begin("session_meta")
+	l = append(l, `{"id":"`...)
+	l = append(l, w.uuid()...)
+	l = append(l, `","timestamp":"2026-04-07T09:00:00.000Z","cwd":"/home/dev/app","originator":"codex_cli_rs","cli_version":"0.110.0","source":"cli","model_provider":"openai","context_window":{"window_id":"`...)
+	l = append(l, w.uuid()...)
+	w.end(append(l, `"}}`...))
+}
+
+func (w *shapeWriter) startTurn() {
+	w.turn = w.uuid()
+	w.end(append(w.begin("event_msg"), `{"type":"task_started","turn_id":"`+w.turn+`","model_context_window":258400}`...))
+}
+
+func (w *shapeWriter) endTurn() {
+	w.end(append(w.begin("event_msg"), `{"type":"task_complete","turn_id":"`+w.turn+`","last_agent_message":null}`...))
+}
+
+// message writes a message item; withID false leaves out its id.
+func (w *shapeWriter) message(role string, text int, withID bool) {
+	l := w.begin("response_item")
+	l = append(l, `{"type":"message",`...)
+	if withID {
+		l = append(l, `"id":"msg_`+w.uuid()+`",`...)
+	}
+	kind := "output_text"
+	if role == "user" {
+		kind = "input_text"
+	}
+	l = append(l, `"role":"`+role+`","content":[{"type":"`+kind+`","text":`...)
+	l = w.appendText(l, text)
+	w.end(append(l, `}]}`...))
+}
+
+func (w *shapeWriter) reasoning(text int, withID bool) {
+	l := w.begin("response_item")
+	l = append(l, `{"type":"reasoning",`...)
+	if withID {
+		l = append(l, `"id":"rs_`+w.uuid()+`",`...)
+	}
+	l = append(l, `"summary":[{"type":"summary_text","text":`...)
+	l = w.appendText(l, text)
+	w.end(append(l, `}]}`...))
+}
+
+func (w *shapeWriter) call(callID, outID bool) {
+	id := "call_" + strconv.FormatUint(w.rng.Uint64(), 36)
+	l := w.begin("response_item")
+	l = append(l, `{"type":"function_call",`...)
+	if callID {
+		l = append(l, `"id":"fc_`+w.uuid()+`",`...)
+	}
+	l = append(l, `"name":"shell","arguments":"{\"command\":[\"go\",\"test\",\"./...\"]}","call_id":"`+id+`"}`...)
+	w.end(l)
+	l = w.begin("response_item")
+	l = append(l, `{"type":"function_call_output",`...)
+	if outID {
+		l = append(l, `"id":"fco_`+w.uuid()+`",`...)
+	}
+	l = append(l, `"call_id":"`+id+`","output":`...)
+	l = w.appendText(l, 80)
+	w.end(append(l, '}'))
+}
+
+// event writes an event_msg line of 150-400 bytes.
+func (w *shapeWriter) event() {
+	kinds := []string{"agent_reasoning", "agent_message", "exec_command_output_delta"}
+	l := w.begin("event_msg")
+	l = append(l, `{"type":"`+kinds[w.rng.IntN(len(kinds))]+`","text":`...)
+	l = w.appendText(l, 40+w.rng.IntN(220))
+	w.end(append(l, '}'))
+}
+
+// writeSmallLines: turns of short event lines, a few items among them.
+func writeSmallLines(w *shapeWriter, s shapesSpec) {
+	w.meta()
+	for w.written < s.SmallBytes {
+		w.startTurn()
+		w.message("user", 100, true)
+		for i := range 20 + w.rng.IntN(40) {
+			if i%8 == 7 {
+				w.message("assistant", 60+w.rng.IntN(150), true)
+			} else {
+				w.event()
+			}
+		}
+		w.endTurn()
+	}
+}
+
+// writeWorldState: a baseline, then s.Patches world-state patches each
+// adding keys, each after a short reasoning item (a patch follows history).
+// With events, every patch line is replaced by an event_msg line of the
+// same size: the difference in verify time is the world-state replay.
+func writeWorldState(events bool) func(*shapeWriter, shapesSpec) {
+	return func(w *shapeWriter, s shapesSpec) {
+		w.meta()
+		w.startTurn()
+		w.message("user", 100, true)
+		w.end(append(w.begin("world_state"), `{"full":true,"state":{"environment":{"cwd":"/home/dev/app","shell":"zsh"},"open_files":{},"turn":0}}`...))
+		file := 0
+		var patch []byte
+		for i := range s.Patches {
+			if i > 0 && i%100 == 0 {
+				w.endTurn()
+				w.startTurn()
+				w.message("user", 100, true)
+			}
+			w.reasoning(60, true)
+			patch = append(patch[:0], `{"full":false,"state":{"open_files":{`...)
+			for k := range 1 + w.rng.IntN(3) {
+				if k > 0 {
+					patch = append(patch, ',')
+				}
+				file++
+				patch = fmt.Appendf(patch, `"src/pkg%03d/file%06d.go":{"lines":%d,"dirty":%t}`, file%97, file, w.rng.IntN(2000), w.rng.IntN(2) == 0)
+			}
+			patch = fmt.Appendf(patch, `},"turn":%d}}`, i)
+			l := w.begin("world_state")
+			if !events {
+				w.end(append(l, patch...))
+				continue
+			}
+			size := len(l) + len(patch)
+			l = bytes.Replace(l, []byte(`"type":"world_state"`), []byte(`"type":"event_msg"`), 1)
+			l = append(l, `{"type":"agent_reasoning","text":"`...)
+			for len(l)+len(`"}`) < size {
+				l = append(l, 'x')
+			}
+			w.end(append(l, `"}`...))
+		}
+		w.endTurn()
+	}
+}
+
+// writeIDs: turns of about 20 items, n with ids and missing without (spread
+// evenly); the ids make the file one that uses ids, so every missing one is
+// a finding that repair fixes.
+func writeIDs(n, missing int) func(*shapeWriter, shapesSpec) {
+	return func(w *shapeWriter, _ shapesSpec) {
+		w.meta()
+		total := n + missing
+		for item := 0; item < total; {
+			w.startTurn()
+			withID := func(i int) bool { return missing == 0 || i%2 == 0 }
+			w.message("user", 60, withID(item))
+			item++
+			for k := 0; k < 18 && item < total; k++ {
+				switch k % 6 {
+				case 0:
+					w.call(withID(item), withID(item+1))
+					item += 2
+					k++
+				case 1, 3:
+					w.reasoning(60, withID(item))
+					item++
+				default:
+					w.message("assistant", 80, withID(item))
+					item++
+				}
+			}
+			w.endTurn()
+		}
+	}
+}
+
+// fleetFiles lists the fleet's files with their sizes on disk.
+func fleetFiles(dir string) ([]string, int64, error) {
+	paths, err := filepath.Glob(filepath.Join(dir, "rollout-*.jsonl*"))
+	if err != nil {
+		return nil, 0, err
+	}
+	slices.Sort(paths)
+	var total int64
+	for _, p := range paths {
+		fi, err := os.Stat(p)
+		if err != nil {
+			return nil, 0, err
+		}
+		total += fi.Size()
+	}
+	return paths, total, nil
+}

@@ -1,0 +1,62 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/rollout-dev/rollout/checks"
+)
+
+// TestShapes generates small shapes twice and checks that they are
+// deterministic and say what they claim: clean rollouts, the world-state
+// pair of the same size, and fixes.jsonl with its missing ids.
+func TestShapes(t *testing.T) {
+	args := []string{"-fleet-files", "4", "-fleet-median", "20KB", "-fleet-max", "60KB", "-small-size", "200KB",
+		"-patches", "300", "-ids", "2000", "-missing-ids", "300"}
+	a, b := t.TempDir(), t.TempDir()
+	for _, d := range []string{a, b} {
+		if err := cmdShapesGen(append([]string{"-o", d}, args...)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	read := func(dir, name string) []byte {
+		data, err := os.ReadFile(filepath.Join(dir, "shapes", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return data
+	}
+	for _, name := range []string{shapeSmall, shapeWorld, shapeWorldEvents, shapeIDs, shapeFixes} {
+		if !bytes.Equal(read(a, name), read(b, name)) {
+			t.Errorf("%s differs between two runs with the same options", name)
+		}
+	}
+	if w, e := read(a, shapeWorld), read(a, shapeWorldEvents); len(w) != len(e) || bytes.Count(w, []byte(`"type":"world_state"`)) != 301 {
+		t.Errorf("worldstate.jsonl: %d bytes, %d world_state lines; events variant %d bytes",
+			len(w), bytes.Count(w, []byte(`"type":"world_state"`)), len(e))
+	}
+	paths, _, err := fleetFiles(filepath.Join(a, "shapes", shapeFleet))
+	if err != nil || len(paths) != 4 || !strings.HasSuffix(paths[0], ".zst") && !strings.HasSuffix(paths[1], ".zst") {
+		t.Fatalf("fleet: %v, %v", paths, err)
+	}
+	for _, name := range []string{shapeSmall, shapeWorld, shapeWorldEvents, shapeIDs, shapeFixes, shapeFleet + "/" + filepath.Base(paths[1])} {
+		res, err := checks.Run(filepath.Join(a, "shapes", name), nil, checks.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		missing := 0
+		for _, f := range res.Findings {
+			if f.Rule == "item/missing-id" {
+				missing++
+			} else {
+				t.Errorf("%s:%d: %s %s", name, f.Line, f.Rule, f.Message)
+			}
+		}
+		if want := map[string]int{shapeFixes: 300}[name]; missing != want {
+			t.Errorf("%s: %d missing ids, want %d", name, missing, want)
+		}
+	}
+}
