@@ -200,7 +200,10 @@ func rolloutName(name string) nameKind {
 	jsonl := strings.HasSuffix(name, ".jsonl")
 	zst := strings.HasSuffix(name, ".jsonl.zst")
 	switch {
-	case !jsonl && !zst, strings.HasSuffix(name, ".quarantine.jsonl"):
+	// repair's quarantine (FILE.quarantine.jsonl) and reclaim's archive
+	// (FILE.reclaimed.jsonl.zst) sit next to the rollout and share its
+	// prefix, but hold removed bytes, not a thread.
+	case !jsonl && !zst, strings.HasSuffix(name, ".quarantine.jsonl"), strings.HasSuffix(name, ".reclaimed.jsonl.zst"):
 		return notJSONL
 	case !strings.HasPrefix(name, "rollout-"):
 		return otherJSONL

@@ -14,6 +14,7 @@ import (
 
 	"github.com/klauspost/compress/zstd"
 	"github.com/rogpeppe/go-internal/testscript"
+	"github.com/rollout-dev/rollout/fixtures/bloatgen"
 )
 
 // TestMain lets the test binary act as `rollout` inside the scripts: testscript
@@ -41,6 +42,7 @@ func TestScripts(t *testing.T) {
 			"zstd":      cmdZstd,
 			"lsdir":     cmdLsdir,
 			"sortlines": cmdSortLines,
+			"bloatgen":  cmdBloatgen,
 		},
 	})
 }
@@ -131,4 +133,15 @@ func cmdSortLines(ts *testscript.TestScript, neg bool, args []string) {
 	for _, l := range lines {
 		out.Write([]byte(l + "\n"))
 	}
+}
+
+// cmdBloatgen: bloatgen DIR writes fixtures/bloatgen's default thread tree
+// (a parent with image re-embedding compactions and duplicated command
+// output, and two sub-agents) under DIR/sessions.
+func cmdBloatgen(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: bloatgen dir")
+	}
+	_, err := bloatgen.Write(ts.MkAbs(args[0]), bloatgen.Options{})
+	ts.Check(err)
 }

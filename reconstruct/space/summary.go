@@ -1,0 +1,226 @@
+package space
+
+import (
+	"io"
+	"sort"
+
+	"github.com/klauspost/compress/zstd"
+)
+
+// Summary aggregates the accounts of many files: totals by record type and
+// path class, the largest files and repeated strings, parent and sub-agent
+// trees, and what each reclaim policy would free. Files must be added in a
+// stable order for the output to be stable.
+type Summary struct {
+	Top int
+
+	Files     []*File // every file, in the order added (each is small)
+	Bytes     int64
+	DiskBytes int64
+	Lines     int64
+	byType    map[string]*Bucket
+	byClass   map[string]*Bucket
+}
+
+// NewSummary starts an aggregate keeping top rows per table.
+func NewSummary(top int) *Summary {
+	if top <= 0 {
+		top = DefaultTop
+	}
+	return &Summary{Top: top, byType: map[string]*Bucket{}, byClass: map[string]*Bucket{}}
+}
+
+// Add merges one file's account; classes is every path class of the file.
+func (s *Summary) Add(f *File, classes []Bucket) {
+	s.Files = append(s.Files, f)
+	s.Bytes += f.Bytes
+	s.DiskBytes += f.DiskBytes
+	s.Lines += int64(f.Lines)
+	for _, b := range f.ByType {
+		merge(s.byType, b)
+	}
+	for _, b := range classes {
+		merge(s.byClass, b)
+	}
+}
+
+// mergeLimit bounds the run-wide class table as maxClasses bounds a file's.
+const mergeLimit = 4 * maxClasses
+
+func merge(m map[string]*Bucket, b Bucket) {
+	t := m[b.Name]
+	if t == nil {
+		if len(m) >= mergeLimit {
+			b.Name = otherClass
+			if t = m[b.Name]; t == nil {
+				t = &Bucket{Name: b.Name}
+				m[b.Name] = t
+			}
+		} else {
+			t = &Bucket{Name: b.Name}
+			m[b.Name] = t
+		}
+	}
+	t.Bytes += b.Bytes
+	t.Count += b.Count
+}
+
+// ByType is every record type over all files, largest first.
+func (s *Summary) ByType() []Bucket { return sorted(s.byType) }
+
+// ByClass is the Top path classes over all files.
+func (s *Summary) ByClass() []Bucket {
+	all := sorted(s.byClass)
+	return all[:min(len(all), s.Top)]
+}
+
+// LocatedRepeat is a repeated string with the file it is in.
+type LocatedRepeat struct {
+	Repeat
+	Path string `json:"path"`
+}
+
+// Repeats is the Top repeated strings over all files by bytes wasted.
+func (s *Summary) Repeats() []LocatedRepeat {
+	var out []LocatedRepeat
+	for _, f := range s.Files {
+		for _, r := range f.Repeats {
+			out = append(out, LocatedRepeat{r, f.Path})
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Wasted() > out[j].Wasted() })
+	return out[:min(len(out), s.Top)]
+}
+
+// Largest is the Top files by bytes on disk.
+func (s *Summary) Largest() []*File {
+	out := append([]*File(nil), s.Files...)
+	sort.SliceStable(out, func(i, j int) bool { return out[i].DiskBytes > out[j].DiskBytes })
+	return out[:min(len(out), s.Top)]
+}
+
+// Tree is a thread with the sub-agents it spawned, transitively, among the
+// files read.
+type Tree struct {
+	Root      *File
+	Files     int   // the root and its descendants
+	DiskBytes int64 // summed over them
+	Bytes     int64
+}
+
+// Trees groups files by their root thread: a file whose parent is among the
+// files read belongs to its parent's tree. Only trees with sub-agents are
+// returned, largest first.
+func (s *Summary) Trees() []Tree {
+	byID := map[string]*File{}
+	for _, f := range s.Files {
+		if f.ThreadID != "" && byID[f.ThreadID] == nil {
+			byID[f.ThreadID] = f
+		}
+	}
+	root := func(f *File) *File {
+		seen := map[*File]bool{}
+		for f.ParentThreadID != "" && byID[f.ParentThreadID] != nil && !seen[f] {
+			seen[f] = true
+			f = byID[f.ParentThreadID]
+		}
+		return f
+	}
+	trees := map[*File]*Tree{}
+	var order []*File
+	for _, f := range s.Files {
+		r := root(f)
+		t := trees[r]
+		if t == nil {
+			t = &Tree{Root: r}
+			trees[r] = t
+			order = append(order, r)
+		}
+		t.Files++
+		t.DiskBytes += f.DiskBytes
+		t.Bytes += f.Bytes
+	}
+	var out []Tree
+	for _, r := range order {
+		if t := trees[r]; t.Files > 1 {
+			out = append(out, *t)
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].DiskBytes > out[j].DiskBytes })
+	return out[:min(len(out), s.Top)]
+}
+
+// PolicyFree is what one reclaim policy would free over all files.
+type PolicyFree struct {
+	Policy string `json:"policy"`
+	Bytes  int64  `json:"bytes"`
+	Files  int    `json:"files"`
+	// GivesUp says what applying the policy costs.
+	GivesUp string `json:"gives_up"`
+}
+
+// Policies are the reclaim policies, with what they give up.
+var Policies = []struct{ Name, GivesUp string }{
+	{PolicyCompress, "nothing: Codex reads .jsonl.zst rollouts as they are"},
+	{PolicySupersededCheckpoints, "rolling back past the newest compaction"},
+	{PolicyDuplicateExecOutput, "the command output a client shows when it re-opens the thread (the model's history keeps the tool output)"},
+}
+
+// Freed is what a policy frees in one file.
+func (f *File) Freed(policy string) int64 {
+	switch policy {
+	case PolicyCompress:
+		if f.CompressedBytes > 0 && f.CompressedBytes < f.DiskBytes {
+			return f.DiskBytes - f.CompressedBytes
+		}
+	case PolicySupersededCheckpoints:
+		return f.SupersededCheckpoints
+	case PolicyDuplicateExecOutput:
+		return f.DuplicateExecOutput
+	}
+	return 0
+}
+
+// Reclaimable is what each policy would free over all files.
+func (s *Summary) Reclaimable() []PolicyFree {
+	var out []PolicyFree
+	for _, p := range Policies {
+		pf := PolicyFree{Policy: p.Name, GivesUp: p.GivesUp}
+		for _, f := range s.Files {
+			if n := f.Freed(p.Name); n > 0 {
+				pf.Bytes += n
+				pf.Files++
+			}
+		}
+		out = append(out, pf)
+	}
+	return out
+}
+
+// CompressCounter is an io.Writer that zstd-compresses what it is given and
+// counts the compressed bytes, for the compress policy's estimate.
+type CompressCounter struct {
+	enc *zstd.Encoder
+	n   counter
+}
+
+type counter struct{ n int64 }
+
+func (c *counter) Write(p []byte) (int, error) { c.n += int64(len(p)); return len(p), nil }
+
+// NewCompressCounter starts an estimate at zstd's default level (3).
+func NewCompressCounter() *CompressCounter {
+	c := &CompressCounter{}
+	c.enc, _ = zstd.NewWriter(&c.n, zstd.WithEncoderConcurrency(1), zstd.WithLowerEncoderMem(true))
+	return c
+}
+
+func (c *CompressCounter) Write(p []byte) (int, error) { return c.enc.Write(p) }
+
+// Size ends the stream and returns the compressed size.
+func (c *CompressCounter) Size() int64 {
+	c.enc.Close()
+	return c.n.n
+}
+
+var _ io.Writer = (*CompressCounter)(nil)
