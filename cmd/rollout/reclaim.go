@@ -1,0 +1,375 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/rollout-dev/rollout/reclaim"
+	"github.com/rollout-dev/rollout/reconstruct"
+	"github.com/rollout-dev/rollout/reconstruct/space"
+	"github.com/rollout-dev/rollout/rollout"
+	"github.com/spf13/cobra"
+)
+
+type reclaimOptions struct {
+	paths    []string
+	policies []string
+	write    bool
+	undo     bool
+	format   string
+	opts     reclaim.Options
+}
+
+func newReclaimCmd(a *app, runF func(context.Context, *reclaimOptions) error) *cobra.Command {
+	o := &reclaimOptions{}
+	var coldAfter string
+	cmd := &cobra.Command{
+		Use:   "reclaim [PATH...] --policy P[,P...]",
+		Short: "Free the disk space of rollouts under stated policies, proving resume is unchanged",
+		Long: `reclaim frees disk space under the policies named with --policy; each says what
+it gives up (docs/reclaim.md):
+
+  compress                cold plain files (idle for --cold-after) become
+                          .jsonl.zst, which Codex reads as they are; gives up nothing
+  superseded-checkpoints  empties the replacement_history of each compaction that
+                          a later compaction supersedes; gives up rolling back
+                          past the later compaction
+  duplicate-exec-output   removes command output from item_completed events when
+                          it repeats the same call's tool output exactly; gives up
+                          the output a client shows when it re-opens the thread
+                          (the model's history keeps the tool output)
+
+It is a dry run unless --write is given. Before anything is written, the old
+and the new file are replayed and what resume rebuilds (history items, turns,
+world state, window lineage, token totals, handoffs) is compared; any
+difference, or a finding the old file did not have, refuses the file (exit 4).
+A parent thread and its sub-agents among the inputs are reclaimed together or
+not at all. Every removed byte goes to FILE.reclaimed.jsonl.zst, and
+` + "`rollout reclaim --undo FILE`" + ` restores the original bytes exactly.
+
+PATH is as for verify; with no PATH it reads $CODEX_HOME/sessions and
+$CODEX_HOME/archived_sessions.`,
+		Example: `  rollout reclaim --policy superseded-checkpoints,duplicate-exec-output ~/.codex/sessions
+  rollout reclaim --policy compress --cold-after 30d --write ~/.codex/archived_sessions
+  rollout reclaim --undo ~/.codex/sessions/2026/03/10/rollout-…jsonl`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.paths = args
+			d, err := parseDays(coldAfter)
+			if err != nil {
+				return usageError("use e.g. --cold-after 7d, 36h or 0s", "invalid --cold-after %q", coldAfter)
+			}
+			o.opts.ColdAfter = d
+			if err := o.validate(); err != nil {
+				return err
+			}
+			if runF != nil {
+				return runF(cmd.Context(), o)
+			}
+			return runReclaim(cmd.Context(), a, o)
+		},
+	}
+	f := cmd.Flags()
+	f.StringSliceVar(&o.policies, "policy", nil, "policies to apply: "+strings.Join(reclaim.Policies, ","))
+	f.BoolVar(&o.write, "write", false, "apply the plan (the default is a dry run)")
+	f.BoolVar(&o.undo, "undo", false, "restore each FILE from its FILE.reclaimed.jsonl.zst archive")
+	f.StringVar(&coldAfter, "cold-after", "7d", "compress: a file idle this long (mtime) is cold: 7d, 36h, 0s")
+	f.StringVar(&o.format, "format", "text", "output format: text|json")
+	f.Int64Var(&o.opts.MaxLineBytes, "max-line-bytes", rollout.DefaultMaxLineBytes, "longest line to analyse")
+	f.Int64Var(&o.opts.HandoffCap, "handoff-cap", reconstruct.DefaultHandoffCap, "cap of a context handoff's budget, for the proof's rule run")
+	return cmd
+}
+
+func (o *reclaimOptions) validate() error {
+	if o.format != "text" && o.format != "json" {
+		return usageError("use --format text|json", "invalid --format %q", o.format)
+	}
+	if o.undo {
+		if len(o.policies) > 0 || o.write {
+			return usageError("run --undo alone: it always writes", "--undo takes no --policy or --write")
+		}
+		if len(o.paths) == 0 {
+			return usageError("name the reclaimed rollout: rollout reclaim --undo FILE", "--undo needs a FILE")
+		}
+		return nil
+	}
+	if len(o.policies) == 0 {
+		return usageError("choose from "+strings.Join(reclaim.Policies, ", ")+" (see rollout space for what each frees)", "reclaim needs --policy")
+	}
+	for _, p := range o.policies {
+		if !slices.Contains(reclaim.Policies, p) {
+			return usageError("choose from "+strings.Join(reclaim.Policies, ", "), "unknown policy %q", p)
+		}
+	}
+	o.opts.Policies = o.policies
+	return nil
+}
+
+// reclaimFile is one file's outcome, as printed.
+type reclaimFile struct {
+	Path           string            `json:"path"`
+	ThreadID       string            `json:"thread_id"`
+	OutPath        string            `json:"out_path"`
+	Archive        string            `json:"archive"`
+	BytesBefore    int64             `json:"bytes_before"`
+	BytesAfter     int64             `json:"bytes_after"`
+	ArchiveBytes   int64             `json:"archive_bytes"`
+	Freed          int64             `json:"freed"`
+	Cuts           map[string]int    `json:"cuts"`
+	Frees          map[string]int64  `json:"frees"`
+	Skipped        map[string]string `json:"skipped"`
+	Blocked        string            `json:"blocked,omitempty"`
+	StateIdentical bool              `json:"resume_state_identical"`
+	StateDiff      string            `json:"state_diff,omitempty"`
+	NewFindings    []string          `json:"new_findings,omitempty"`
+	Refused        string            `json:"refused,omitempty"`
+	Written        bool              `json:"written"`
+	Error          string            `json:"error,omitempty"`
+}
+
+func runReclaim(ctx context.Context, a *app, o *reclaimOptions) error {
+	if o.undo {
+		return runReclaimUndo(a, o)
+	}
+	paths, err := (&verifyOptions{paths: o.paths}).inputs(a)
+	if err != nil {
+		return err
+	}
+	o.opts.Now = time.Now()
+	code := exitOK
+	raise := func(c int) {
+		if exitPriority(c) > exitPriority(code) {
+			code = c
+		}
+	}
+
+	files := make([]*reclaimFile, len(paths))
+	plans := make([]*reclaim.Plan, len(paths))
+	for i, p := range paths {
+		files[i] = &reclaimFile{Path: p, Cuts: map[string]int{}, Frees: map[string]int64{}, Skipped: map[string]string{}}
+		plan, _, err := reclaim.PlanFile(p, o.opts)
+		if err != nil {
+			files[i].Error = err.Error()
+			raise(exitIncomplete)
+			continue
+		}
+		plans[i] = plan
+		fillPlan(files[i], plan)
+	}
+	// A parent and its sub-agents are reclaimed together or not at all.
+	for _, group := range reclaimTrees(plans) {
+		pend := map[int]*reclaim.Pending{}
+		refused := ""
+		for _, i := range group {
+			pd, err := reclaim.Prepare(plans[i], o.opts, o.write)
+			if err != nil {
+				files[i].Error = err.Error()
+				refused = fmt.Sprintf("%s could not be prepared", paths[i])
+				raise(exitUnsafe)
+				continue
+			}
+			pend[i] = pd
+			res := pd.Result
+			files[i].BytesAfter, files[i].ArchiveBytes = res.BytesAfter, res.ArchiveBytes
+			files[i].Freed = files[i].BytesBefore - res.BytesAfter
+			files[i].StateIdentical = res.Identical
+			files[i].StateDiff = res.StateDiff
+			files[i].NewFindings = res.NewFindings
+			if res.Refused() {
+				files[i].Refused = "resume would differ"
+				refused = fmt.Sprintf("%s was refused", paths[i])
+				raise(exitUnsafe)
+			}
+		}
+		for _, i := range group {
+			if pend[i] == nil {
+				continue
+			}
+			if refused != "" && files[i].Refused == "" && files[i].Error == "" {
+				files[i].Refused = "its thread tree is reclaimed together, and " + refused
+			}
+			if o.write && refused == "" {
+				if err := pend[i].Commit(); err != nil {
+					files[i].Error = err.Error()
+					raise(exitUnsafe)
+				}
+				files[i].Written = pend[i].Result.Written
+			}
+			pend[i].Discard()
+		}
+	}
+	if o.format == "json" {
+		enc := json.NewEncoder(a.io.Out)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(struct {
+			SchemaVersion int            `json:"schema_version"`
+			Command       string         `json:"command"`
+			DryRun        bool           `json:"dry_run"`
+			Policies      []string       `json:"policies"`
+			Files         []*reclaimFile `json:"files"`
+		}{1, "reclaim", !o.write, o.policies, files}); err != nil {
+			return err
+		}
+	} else {
+		printReclaimText(a.io.Out, files, o)
+	}
+	if code != exitOK {
+		return silentExit(code)
+	}
+	return nil
+}
+
+func fillPlan(f *reclaimFile, p *reclaim.Plan) {
+	f.ThreadID, f.BytesBefore, f.BytesAfter = p.ThreadID, p.DiskBytes, p.DiskBytes
+	f.OutPath, f.Archive, f.Blocked = p.OutPath(), reclaim.ArchivePath(p.Path), p.Blocked
+	for _, c := range p.Cuts {
+		f.Cuts[c.Policy]++
+	}
+	for k, v := range p.Frees {
+		f.Frees[k] = v
+	}
+	for k, v := range p.Skipped {
+		f.Skipped[k] = v
+	}
+	if p.Compress {
+		f.Cuts[space.PolicyCompress] = 1
+	}
+}
+
+// reclaimTrees groups plan indexes by the root thread among the inputs.
+func reclaimTrees(plans []*reclaim.Plan) [][]int {
+	byID := map[string]int{}
+	for i, p := range plans {
+		if p != nil && p.ThreadID != "" {
+			if _, dup := byID[p.ThreadID]; !dup {
+				byID[p.ThreadID] = i
+			}
+		}
+	}
+	root := func(i int) int {
+		for hops := 0; hops < len(plans); hops++ {
+			j, ok := byID[plans[i].Parent]
+			if plans[i].Parent == "" || !ok || j == i {
+				break
+			}
+			i = j
+		}
+		return i
+	}
+	groups := map[int][]int{}
+	var order []int
+	for i, p := range plans {
+		if p == nil {
+			continue
+		}
+		r := root(i)
+		if _, ok := groups[r]; !ok {
+			order = append(order, r)
+		}
+		groups[r] = append(groups[r], i)
+	}
+	out := make([][]int, 0, len(order))
+	for _, r := range order {
+		out = append(out, groups[r])
+	}
+	return out
+}
+
+func printReclaimText(w io.Writer, files []*reclaimFile, o *reclaimOptions) {
+	var before, after, archived int64
+	written, refused := 0, 0
+	for _, f := range files {
+		if f.Error != "" {
+			fmt.Fprintf(w, "%s: error: %s\n", f.Path, f.Error)
+			continue
+		}
+		before += f.BytesBefore
+		after += f.BytesAfter
+		archived += f.ArchiveBytes
+		verdict := "resume state identical"
+		switch {
+		case f.Refused != "" && !f.StateIdentical:
+			verdict = "REFUSED: resume state would differ"
+		case f.Refused != "" && len(f.NewFindings) > 0:
+			verdict = "REFUSED: the new file would have findings the old one has not"
+		case f.Refused != "":
+			verdict = "REFUSED: " + f.Refused
+		}
+		if f.Refused != "" {
+			refused++
+		}
+		if f.Written {
+			written++
+		}
+		if f.Blocked != "" {
+			fmt.Fprintf(w, "%s: skipped: %s\n", f.Path, f.Blocked)
+			continue
+		}
+		if len(f.Cuts) == 0 {
+			fmt.Fprintf(w, "%s: nothing to reclaim\n", f.Path)
+		} else {
+			fmt.Fprintf(w, "%s: %s -> %s (+ %s archive), frees %s; %s\n", f.Path, size(f.BytesBefore), size(f.BytesAfter), size(f.ArchiveBytes), size(f.Freed), verdict)
+		}
+		for _, p := range reclaim.Policies {
+			if n := f.Cuts[p]; n > 0 {
+				what := fmt.Sprintf("%d ranges", n)
+				if p == space.PolicyCompress {
+					what = "-> " + f.OutPath
+				}
+				fmt.Fprintf(w, "  %-24s %s\n", p, what)
+			}
+			if why, ok := f.Skipped[p]; ok {
+				fmt.Fprintf(w, "  %-24s skipped: %s\n", p, why)
+			}
+		}
+		if f.StateDiff != "" {
+			fmt.Fprintf(w, "  state diff (-old +new):\n%s", indent(f.StateDiff, "    "))
+		}
+		for _, nf := range f.NewFindings {
+			fmt.Fprintf(w, "  new finding: %s\n", nf)
+		}
+	}
+	mode := "dry run: nothing is written; add --write to apply"
+	if o.write {
+		mode = fmt.Sprintf("%d files written; undo with rollout reclaim --undo FILE", written)
+	}
+	fmt.Fprintf(w, "%d files, %s -> %s (+ %s in archives), frees %s (%s)\n", len(files), size(before), size(after), size(archived), size(before-after), mode)
+	if refused > 0 {
+		fmt.Fprintf(w, "%d files refused\n", refused)
+	}
+}
+
+func indent(s, pre string) string {
+	lines := strings.SplitAfter(s, "\n")
+	var b strings.Builder
+	for _, l := range lines {
+		if l != "" {
+			b.WriteString(pre + l)
+		}
+	}
+	if !strings.HasSuffix(b.String(), "\n") {
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+func runReclaimUndo(a *app, o *reclaimOptions) error {
+	code := exitOK
+	for _, p := range o.paths {
+		res, err := reclaim.Undo(p)
+		if err != nil {
+			fmt.Fprintf(a.io.Err, "rollout: error: %v\n", err)
+			code = exitUnsafe
+			continue
+		}
+		fmt.Fprintf(a.io.Out, "%s: restored from %s (%d ranges put back); removed %s\n", res.Path, res.From, res.Restored, res.Archive)
+	}
+	if code != exitOK {
+		return silentExit(code)
+	}
+	return nil
+}

@@ -1,0 +1,462 @@
+// Package reclaim frees the disk space of rollouts under policies that each
+// say what they give up, and proves before writing that resume rebuilds the
+// same state from the new file. Every removed byte goes to an archive beside
+// the file, so Undo restores the original bytes exactly.
+//
+// It sits beside repair in the flow: records -> space accounting (plan) ->
+// byte splices (write) -> replay of old and new through the engine and the
+// rule catalog (proof).
+package reclaim
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/klauspost/compress/zstd"
+	"github.com/rollout-dev/rollout/checks"
+	"github.com/rollout-dev/rollout/mergepatch"
+	"github.com/rollout-dev/rollout/reconstruct"
+	"github.com/rollout-dev/rollout/reconstruct/space"
+	"github.com/rollout-dev/rollout/rollout"
+)
+
+// Policies that reclaim applies.
+var Policies = []string{space.PolicyCompress, space.PolicySupersededCheckpoints, space.PolicyDuplicateExecOutput}
+
+// ArchiveSuffix names the archive of removed bytes beside the plain path.
+const ArchiveSuffix = ".reclaimed.jsonl.zst"
+
+// Options configure planning and applying.
+type Options struct {
+	Policies     []string
+	ColdAfter    time.Duration // compress: idle this long (mtime)
+	Now          time.Time
+	MaxLineBytes int64
+	HandoffCap   int64
+}
+
+func (o Options) has(p string) bool {
+	for _, q := range o.Policies {
+		if q == p {
+			return true
+		}
+	}
+	return false
+}
+
+// Plan is what reclaim would do to one file.
+type Plan struct {
+	Path       string
+	ThreadID   string
+	Parent     string // parent thread of a sub-agent
+	DiskBytes  int64
+	Compressed bool        // the input is zstd
+	Compress   bool        // the compress policy applies
+	Cuts       []space.Cut // splices of the other policies
+	// Frees estimates the bytes freed per policy.
+	Frees map[string]int64
+	// Skipped says why a requested policy does not apply.
+	Skipped map[string]string
+	// Blocked says why nothing is planned although something would apply.
+	Blocked string
+}
+
+// Empty reports whether the plan changes nothing.
+func (p *Plan) Empty() bool { return !p.Compress && len(p.Cuts) == 0 }
+
+// OutPath is the path the result is written to.
+func (p *Plan) OutPath() string {
+	if p.Compress {
+		return p.Path + ".zst"
+	}
+	return p.Path
+}
+
+// ArchivePath is where the removed bytes go.
+func ArchivePath(path string) string {
+	return strings.TrimSuffix(path, ".zst") + ArchiveSuffix
+}
+
+// ErrCompressedInput: splice policies need the plain file.
+var ErrCompressedInput = errors.New("splice policies need a plain .jsonl (the original compressed bytes could not be restored exactly)")
+
+// PlanFile reads one rollout and plans the requested policies.
+func PlanFile(path string, o Options) (*Plan, *space.File, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, nil, fmt.Errorf("%s: not a regular file", path)
+	}
+	f, err := rollout.Open(path, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer f.Close()
+	acct := space.New(space.Options{Plan: true})
+	rd := rollout.NewReader(f, o.MaxLineBytes)
+	for {
+		rec, err := rd.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", path, err)
+		}
+		acct.Feed(rec)
+	}
+	sf, _ := acct.Finish()
+	sf.Path, sf.DiskBytes = path, fi.Size()
+	compressed, err := isZstd(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	p := &Plan{Path: path, ThreadID: sf.ThreadID, Parent: sf.ParentThreadID, DiskBytes: fi.Size(),
+		Compressed: compressed, Frees: map[string]int64{}, Skipped: map[string]string{}}
+	for _, c := range sf.Cuts {
+		if !o.has(c.Policy) {
+			continue
+		}
+		if compressed {
+			p.Skipped[c.Policy] = ErrCompressedInput.Error()
+			continue
+		}
+		p.Cuts = append(p.Cuts, c)
+		p.Frees[c.Policy] += int64(c.End-c.Start) - int64(len(c.Repl))
+	}
+	if sf.RollbackAfterCheckpoint && o.has(space.PolicySupersededCheckpoints) {
+		p.Skipped[space.PolicySupersededCheckpoints] = "a rollback follows the newest compaction"
+	}
+	if o.has(space.PolicyCompress) {
+		switch {
+		case compressed:
+			p.Skipped[space.PolicyCompress] = "already compressed"
+		case o.Now.Sub(fi.ModTime()) < o.ColdAfter:
+			p.Skipped[space.PolicyCompress] = fmt.Sprintf("not cold: modified %s ago", o.Now.Sub(fi.ModTime()).Round(time.Second))
+		default:
+			if _, err := os.Lstat(path + ".zst"); err == nil {
+				p.Skipped[space.PolicyCompress] = path + ".zst already exists"
+			} else {
+				p.Compress = true
+			}
+		}
+	}
+	if !p.Empty() {
+		if _, err := os.Lstat(ArchivePath(path)); err == nil {
+			p.Cuts, p.Compress = nil, false
+			p.Blocked = fmt.Sprintf("already reclaimed: %s exists (rollout reclaim --undo %s first)", ArchivePath(path), path)
+		}
+	}
+	return p, sf, nil
+}
+
+func isZstd(path string) (bool, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	var magic [4]byte
+	n, _ := io.ReadFull(f, magic[:])
+	return n == 4 && bytes.Equal(magic[:], []byte{0x28, 0xb5, 0x2f, 0xfd}), nil
+}
+
+// Result is what applying a plan did, or would do.
+type Result struct {
+	Plan       *Plan
+	BytesAfter int64 // on disk
+	// ArchiveBytes is the size of the archive of removed bytes, which also
+	// stays on disk until it is deleted.
+	ArchiveBytes int64
+	Identical    bool // resume rebuilds the same state
+	StateDiff    string
+	NewFindings  []string // findings of the new file the old one did not have
+	Written      bool
+	OutPath      string
+	ArchivePath  string
+}
+
+// Refused reports whether the proof failed.
+func (r *Result) Refused() bool { return !r.Identical || len(r.NewFindings) > 0 }
+
+// Pending is a prepared reclaim: the new file and its archive are written
+// to temporary files and proven; Commit puts them in place, Discard drops them.
+type Pending struct {
+	Result  *Result
+	dir     string // a private temporary directory of a dry run, removed by Discard
+	tmpOut  string
+	tmpArch string
+}
+
+// Prepare builds the new file and its archive, and replays old and new. With
+// inPlace the temporary files sit beside the file, ready for Commit;
+// otherwise they go to a private temporary directory (a dry run).
+func Prepare(p *Plan, o Options, inPlace bool) (pend *Pending, err error) {
+	res := &Result{Plan: p, OutPath: p.OutPath(), ArchivePath: ArchivePath(p.Path)}
+	pend = &Pending{Result: res}
+	if p.Empty() {
+		res.Identical, res.BytesAfter = true, p.DiskBytes
+		return pend, nil
+	}
+	defer func() {
+		if err != nil {
+			pend.Discard()
+			pend = nil
+		}
+	}()
+	dir := filepath.Dir(p.Path)
+	if !inPlace {
+		if pend.dir, err = os.MkdirTemp("", "rollout-reclaim-"); err != nil {
+			return nil, err
+		}
+		dir = pend.dir
+	}
+	out, err := os.CreateTemp(dir, "."+filepath.Base(res.OutPath)+".tmp*")
+	if err != nil {
+		return nil, err
+	}
+	pend.tmpOut = out.Name()
+	defer out.Close()
+	arch, err := os.CreateTemp(dir, "."+filepath.Base(res.ArchivePath)+".tmp*")
+	if err != nil {
+		return nil, err
+	}
+	pend.tmpArch = arch.Name()
+	defer arch.Close()
+	if fi, err := os.Stat(p.Path); err == nil {
+		out.Chmod(fi.Mode().Perm())
+	}
+	// CreateTemp made the archive 0600: it holds the user's data, like the quarantine.
+
+	// Forward: splice the cuts, record what they removed.
+	src, err := os.Open(p.Path)
+	if err != nil {
+		return nil, err
+	}
+	defer src.Close()
+	origHash := sha256.New()
+	newHash := sha256.New()
+	var dst io.Writer = out
+	var enc *zstd.Encoder
+	if p.Compress {
+		enc, _ = zstd.NewWriter(out, zstd.WithEncoderLevel(zstd.SpeedDefault), zstd.WithEncoderConcurrency(1))
+		dst = enc
+	}
+	bw := bufio.NewWriterSize(io.MultiWriter(dst, newHash), 256<<10)
+	aenc, _ := zstd.NewWriter(arch, zstd.WithEncoderConcurrency(1))
+	aw := bufio.NewWriter(aenc)
+	r := bufio.NewReaderSize(io.TeeReader(src, origHash), 256<<10)
+	var pos, delta int64
+	for _, c := range p.Cuts {
+		at := c.LineOffset + int64(c.Start)
+		if _, err := io.CopyN(bw, r, at-pos); err != nil {
+			return nil, fmt.Errorf("%s changed since it was planned: %w", p.Path, err)
+		}
+		before := make([]byte, c.End-c.Start)
+		if _, err := io.ReadFull(r, before); err != nil {
+			return nil, fmt.Errorf("%s changed since it was planned: %w", p.Path, err)
+		}
+		bw.WriteString(c.Repl)
+		aw.Write(archiveEntry(c, at, at-delta, before))
+		pos = at + int64(len(before))
+		delta += int64(len(before)) - int64(len(c.Repl))
+	}
+	if _, err := io.Copy(bw, r); err != nil {
+		return nil, err
+	}
+	if err := bw.Flush(); err != nil {
+		return nil, err
+	}
+	if enc != nil {
+		if err := enc.Close(); err != nil {
+			return nil, err
+		}
+	}
+	trailer := archiveTrailer{Reclaimed: 1, Path: filepath.Base(p.Path), Result: filepath.Base(res.OutPath),
+		Policies: o.Policies, OriginalSHA256: hex.EncodeToString(origHash.Sum(nil)),
+		ResultSHA256: hex.EncodeToString(newHash.Sum(nil)), ResultCompressed: p.Compress, Cuts: len(p.Cuts)}
+	tb, _ := json.Marshal(trailer)
+	aw.Write(append(tb, '\n'))
+	if err := aw.Flush(); err != nil {
+		return nil, err
+	}
+	if err := aenc.Close(); err != nil {
+		return nil, err
+	}
+	if err := out.Sync(); err != nil {
+		return nil, err
+	}
+	if err := arch.Sync(); err != nil {
+		return nil, err
+	}
+	if fi, err := out.Stat(); err == nil {
+		res.BytesAfter = fi.Size()
+	}
+	if fi, err := arch.Stat(); err == nil {
+		res.ArchiveBytes = fi.Size()
+	}
+	if err := prove(res, p.Path, out.Name(), o, trailer.OriginalSHA256, trailer.ResultSHA256); err != nil {
+		return nil, err
+	}
+	return pend, nil
+}
+
+// Commit puts a prepared, proven reclaim in place: the archive first, so the
+// file never changes without it, then the new file by rename.
+func (pd *Pending) Commit() error {
+	res := pd.Result
+	if res.Plan.Empty() {
+		return nil
+	}
+	if pd.dir != "" || res.Refused() {
+		return errors.New("reclaim: only a proven, in-place preparation can be committed")
+	}
+	p := res.Plan
+	if err := os.Rename(pd.tmpArch, res.ArchivePath); err != nil {
+		return err
+	}
+	if err := os.Rename(pd.tmpOut, res.OutPath); err != nil {
+		os.Remove(res.ArchivePath)
+		return err
+	}
+	pd.tmpOut, pd.tmpArch = "", ""
+	res.Written = true
+	if p.Compress {
+		if err := os.Remove(p.Path); err != nil {
+			return err
+		}
+	}
+	syncDir(filepath.Dir(p.Path))
+	return nil
+}
+
+// Discard removes what Prepare wrote and Commit did not take.
+func (pd *Pending) Discard() {
+	for _, f := range []string{pd.tmpOut, pd.tmpArch} {
+		if f != "" {
+			os.Remove(f)
+		}
+	}
+	if pd.dir != "" {
+		os.RemoveAll(pd.dir)
+	}
+}
+
+func syncDir(dir string) {
+	if d, err := os.Open(dir); err == nil {
+		d.Sync()
+		d.Close()
+	}
+}
+
+type archiveTrailer struct {
+	Reclaimed        int      `json:"reclaimed"`
+	Path             string   `json:"path"`
+	Result           string   `json:"result"`
+	Policies         []string `json:"policies"`
+	OriginalSHA256   string   `json:"original_sha256"`
+	ResultSHA256     string   `json:"result_sha256"` // of the result's content
+	ResultCompressed bool     `json:"result_compressed"`
+	Cuts             int      `json:"cuts"`
+}
+
+type archiveCut struct {
+	Line         int    `json:"line"`
+	Offset       int64  `json:"offset"`     // in the original
+	NewOffset    int64  `json:"new_offset"` // in the result's content
+	Path         string `json:"path"`
+	Policy       string `json:"policy"`
+	Before       string `json:"before,omitempty"`
+	BeforeBase64 string `json:"before_base64,omitempty"`
+	After        string `json:"after"`
+}
+
+func archiveEntry(c space.Cut, at, newAt int64, before []byte) []byte {
+	e := archiveCut{Line: c.Line, Offset: at, NewOffset: newAt, Path: c.Path, Policy: c.Policy, After: c.Repl}
+	if utf8.Valid(before) {
+		e.Before = string(before)
+	} else {
+		e.BeforeBase64 = base64.StdEncoding.EncodeToString(before)
+	}
+	b, _ := json.Marshal(e)
+	return append(b, '\n')
+}
+
+// prove replays the original and the result and compares what resume
+// rebuilds, and the findings.
+func prove(res *Result, orig, tmp string, o Options, origSHA, newSHA string) error {
+	copts := checks.Options{MaxLineBytes: o.MaxLineBytes, HandoffCap: o.HandoffCap}
+	before, err := checks.Run(orig, nil, copts)
+	if err != nil {
+		return err
+	}
+	after, err := checks.Run(tmp, nil, copts)
+	if err != nil {
+		return err
+	}
+	if sum, err := contentSHA256(orig); err != nil || sum != origSHA {
+		return fmt.Errorf("%s changed while it was being reclaimed", orig)
+	}
+	if sum, err := contentSHA256(tmp); err != nil || sum != newSHA {
+		return fmt.Errorf("the reclaimed copy of %s does not read back as written", orig)
+	}
+	res.StateDiff = StateDiff(before.State, after.State)
+	res.Identical = res.StateDiff == ""
+	had := map[string]bool{}
+	for _, f := range before.Findings {
+		had[f.Rule+"\x00"+fmt.Sprint(f.Line)] = true
+	}
+	for _, f := range after.Findings {
+		if !had[f.Rule+"\x00"+fmt.Sprint(f.Line)] {
+			res.NewFindings = append(res.NewFindings, fmt.Sprintf("line %d: %s [%s]", f.Line, f.Message, f.Rule))
+		}
+	}
+	return nil
+}
+
+// contentSHA256 hashes a rollout's content (decompressed when zstd).
+func contentSHA256(path string) (string, error) {
+	f, err := rollout.Open(path, nil)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// StateDiff compares what resume rebuilds from two replays: history items
+// (ids, types, call ids, lines, content hashes), turns, world state, window
+// lineage, token totals and handoffs. Byte offsets are left out: they move
+// when bytes before them are removed. "" means identical.
+func StateDiff(a, b *reconstruct.State) string {
+	return cmp.Diff(a, b,
+		cmp.AllowUnexported(reconstruct.Item{}),
+		cmpopts.IgnoreFields(reconstruct.Item{}, "Offset"),
+		cmpopts.IgnoreFields(reconstruct.Handoff{}, "Offset"),
+		cmp.Comparer(func(x, y *mergepatch.Value) bool {
+			if x == nil || y == nil {
+				return x == y
+			}
+			return bytes.Equal(x.AppendJSON(nil), y.AppendJSON(nil))
+		}),
+	)
+}
