@@ -28,6 +28,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/klauspost/compress/zstd"
 	"github.com/rollout-dev/rollout/checks"
+	"github.com/rollout-dev/rollout/internal/outfile"
 	"github.com/rollout-dev/rollout/mergepatch"
 	"github.com/rollout-dev/rollout/reconstruct"
 	"github.com/rollout-dev/rollout/reconstruct/space"
@@ -96,12 +97,16 @@ var ErrCompressedInput = errors.New("splice policies need a plain .jsonl (the or
 
 // PlanFile reads one rollout and plans the requested policies.
 func PlanFile(path string, o Options) (*Plan, *space.File, error) {
-	fi, err := os.Stat(path)
+	fi, err := os.Lstat(path)
 	if err != nil {
 		return nil, nil, err
 	}
 	if !fi.Mode().IsRegular() {
-		return nil, nil, fmt.Errorf("%s: not a regular file", path)
+		// A symlink would be replaced by a file, a FIFO would hang.
+		return nil, nil, &outfile.UnsafeError{Path: path, Kind: kindOf(fi.Mode())}
+	}
+	if err := outfile.CheckRegularOrAbsent(ArchivePath(path)); err != nil {
+		return nil, nil, err
 	}
 	f, err := rollout.Open(path, nil)
 	if err != nil {
@@ -165,6 +170,13 @@ func PlanFile(path string, o Options) (*Plan, *space.File, error) {
 	return p, sf, nil
 }
 
+func kindOf(m os.FileMode) string {
+	if m&os.ModeSymlink != 0 {
+		return "symbolic link"
+	}
+	return "not a regular file"
+}
+
 func isZstd(path string) (bool, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -197,10 +209,10 @@ func (r *Result) Refused() bool { return !r.Identical || len(r.NewFindings) > 0 
 // Pending is a prepared reclaim: the new file and its archive are written
 // to temporary files and proven; Commit puts them in place, Discard drops them.
 type Pending struct {
-	Result  *Result
-	dir     string // a private temporary directory of a dry run, removed by Discard
-	tmpOut  string
-	tmpArch string
+	Result *Result
+	dir    string // a private temporary directory of a dry run, removed by Discard
+	out    *outfile.File
+	arch   *outfile.File
 }
 
 // Prepare builds the new file and its archive, and replays old and new. With
@@ -219,29 +231,27 @@ func Prepare(p *Plan, o Options, inPlace bool) (pend *Pending, err error) {
 			pend = nil
 		}
 	}()
-	dir := filepath.Dir(p.Path)
+	outPath, archPath := res.OutPath, res.ArchivePath
 	if !inPlace {
 		if pend.dir, err = os.MkdirTemp("", "rollout-reclaim-"); err != nil {
 			return nil, err
 		}
-		dir = pend.dir
+		outPath = filepath.Join(pend.dir, filepath.Base(outPath))
+		archPath = filepath.Join(pend.dir, filepath.Base(archPath))
 	}
-	out, err := os.CreateTemp(dir, "."+filepath.Base(res.OutPath)+".tmp*")
+	fi, err := os.Stat(p.Path)
 	if err != nil {
 		return nil, err
 	}
-	pend.tmpOut = out.Name()
-	defer out.Close()
-	arch, err := os.CreateTemp(dir, "."+filepath.Base(res.ArchivePath)+".tmp*")
-	if err != nil {
+	// The new file keeps the old one's mode, owner, group and xattrs; the
+	// archive holds the user's data, so it is private like the quarantine.
+	if pend.out, err = outfile.Create(outPath, outfile.Options{CopyFrom: fi, CopyXattrsFrom: p.Path}); err != nil {
 		return nil, err
 	}
-	pend.tmpArch = arch.Name()
-	defer arch.Close()
-	if fi, err := os.Stat(p.Path); err == nil {
-		out.Chmod(fi.Mode().Perm())
+	if pend.arch, err = outfile.Create(archPath, outfile.Options{Perm: 0o600}); err != nil {
+		return nil, err
 	}
-	// CreateTemp made the archive 0600: it holds the user's data, like the quarantine.
+	out, arch := pend.out.OS(), pend.arch.OS()
 
 	// Forward: splice the cuts, record what they removed.
 	src, err := os.Open(p.Path)
@@ -298,19 +308,13 @@ func Prepare(p *Plan, o Options, inPlace bool) (pend *Pending, err error) {
 	if err := aenc.Close(); err != nil {
 		return nil, err
 	}
-	if err := out.Sync(); err != nil {
-		return nil, err
-	}
-	if err := arch.Sync(); err != nil {
-		return nil, err
-	}
 	if fi, err := out.Stat(); err == nil {
 		res.BytesAfter = fi.Size()
 	}
 	if fi, err := arch.Stat(); err == nil {
 		res.ArchiveBytes = fi.Size()
 	}
-	if err := prove(res, p.Path, out.Name(), o, trailer.OriginalSHA256, trailer.ResultSHA256); err != nil {
+	if err := prove(res, p.Path, pend.out.TempName(), o, trailer.OriginalSHA256, trailer.ResultSHA256); err != nil {
 		return nil, err
 	}
 	return pend, nil
@@ -327,40 +331,29 @@ func (pd *Pending) Commit() error {
 		return errors.New("reclaim: only a proven, in-place preparation can be committed")
 	}
 	p := res.Plan
-	if err := os.Rename(pd.tmpArch, res.ArchivePath); err != nil {
+	if err := pd.arch.Commit(); err != nil {
 		return err
 	}
-	if err := os.Rename(pd.tmpOut, res.OutPath); err != nil {
+	if err := pd.out.Commit(); err != nil {
 		os.Remove(res.ArchivePath)
 		return err
 	}
-	pd.tmpOut, pd.tmpArch = "", ""
 	res.Written = true
 	if p.Compress {
 		if err := os.Remove(p.Path); err != nil {
 			return err
 		}
+		return outfile.SyncDir(filepath.Dir(p.Path))
 	}
-	syncDir(filepath.Dir(p.Path))
 	return nil
 }
 
 // Discard removes what Prepare wrote and Commit did not take.
 func (pd *Pending) Discard() {
-	for _, f := range []string{pd.tmpOut, pd.tmpArch} {
-		if f != "" {
-			os.Remove(f)
-		}
-	}
+	pd.out.Abort()
+	pd.arch.Abort()
 	if pd.dir != "" {
 		os.RemoveAll(pd.dir)
-	}
-}
-
-func syncDir(dir string) {
-	if d, err := os.Open(dir); err == nil {
-		d.Sync()
-		d.Close()
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -260,5 +261,42 @@ func TestRollbackKeepsCheckpoints(t *testing.T) {
 	}
 	if len(plan.Cuts) != 0 || !strings.Contains(plan.Skipped[space.PolicySupersededCheckpoints], "rollback") {
 		t.Errorf("cuts %d, skipped %q", len(plan.Cuts), plan.Skipped)
+	}
+}
+
+// The new file keeps the mode; symlinks and non-regular archives are refused.
+func TestReclaimKeepsModeRefusesLinks(t *testing.T) {
+	dir := t.TempDir()
+	paths, err := bloatgen.Write(dir, bloatgen.Options{Turns: 3, SubAgents: 0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(paths[0], 0o640); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "rollout-link.jsonl")
+	if err := os.Symlink(paths[0], link); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := reclaim.PlanFile(link, opts(space.PolicyDuplicateExecOutput)); err == nil || !strings.Contains(err.Error(), "symbolic link") {
+		t.Errorf("a symlink was planned: %v", err)
+	}
+	reclaimAll(t, paths, opts(space.PolicyDuplicateExecOutput))
+	fi, err := os.Stat(paths[0])
+	if err != nil || fi.Mode().Perm() != 0o640 {
+		t.Errorf("mode after reclaim: %v %v", fi.Mode(), err)
+	}
+	if fi, err := os.Stat(reclaim.ArchivePath(paths[0])); err != nil || fi.Mode().Perm()&0o077 != 0 {
+		t.Errorf("the archive is readable by others: %v %v", fi.Mode(), err)
+	}
+	if _, err := reclaim.Undo(paths[0]); err != nil {
+		t.Fatal(err)
+	}
+	// An archive path that is a FIFO is refused, not opened.
+	if err := syscall.Mkfifo(reclaim.ArchivePath(paths[0]), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := reclaim.PlanFile(paths[0], opts(space.PolicyDuplicateExecOutput)); err == nil || !strings.Contains(err.Error(), "FIFO") {
+		t.Errorf("a FIFO archive was accepted: %v", err)
 	}
 }

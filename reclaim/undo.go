@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/klauspost/compress/zstd"
+	"github.com/rollout-dev/rollout/internal/outfile"
 	"github.com/rollout-dev/rollout/rollout"
 )
 
@@ -55,20 +56,15 @@ func Undo(path string) (*UndoResult, error) {
 		return nil, err
 	}
 	defer src.Close()
-	out, err := os.CreateTemp(dir, "."+filepath.Base(res.Path)+".undo*")
+	fi, err := os.Stat(res.From)
 	if err != nil {
 		return nil, err
 	}
-	done := false
-	defer func() {
-		out.Close()
-		if !done {
-			os.Remove(out.Name())
-		}
-	}()
-	if fi, err := os.Stat(res.From); err == nil {
-		out.Chmod(fi.Mode().Perm())
+	out, err := outfile.Create(res.Path, outfile.Options{CopyFrom: fi, CopyXattrsFrom: res.From})
+	if err != nil {
+		return nil, err
 	}
+	defer out.Abort()
 	h := sha256.New()
 	bw := bufio.NewWriterSize(io.MultiWriter(out, h), 256<<10)
 	r := bufio.NewReaderSize(src, 256<<10)
@@ -104,20 +100,18 @@ func Undo(path string) (*UndoResult, error) {
 	if got := hex.EncodeToString(h.Sum(nil)); got != tr.OriginalSHA256 {
 		return nil, fmt.Errorf("%s: the restored bytes do not hash to the original's; nothing was changed", res.Path)
 	}
-	if err := out.Sync(); err != nil {
+	if err := out.Commit(); err != nil {
 		return nil, err
 	}
-	if err := os.Rename(out.Name(), res.Path); err != nil {
-		return nil, err
-	}
-	done = true
 	if res.From != res.Path {
 		if err := os.Remove(res.From); err != nil {
 			return res, err
 		}
 	}
-	syncDir(dir)
-	return res, os.Remove(archive)
+	if err := os.Remove(archive); err != nil {
+		return res, err
+	}
+	return res, outfile.SyncDir(dir)
 }
 
 // readTrailer reads the archive's last line.

@@ -135,10 +135,11 @@ func runReclaim(ctx context.Context, a *app, o *reclaimOptions) error {
 	if o.undo {
 		return runReclaimUndo(a, o)
 	}
-	paths, err := (&verifyOptions{paths: o.paths}).inputs(a)
+	in, err := (&verifyOptions{paths: o.paths}).inputs(a)
 	if err != nil {
 		return err
 	}
+	paths := in.paths
 	o.opts.Now = time.Now()
 	code := exitOK
 	raise := func(c int) {

@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/rollout-dev/rollout/internal/outfile"
 	"github.com/rollout-dev/rollout/reconstruct/space"
 	"github.com/rollout-dev/rollout/rollout"
 	"github.com/spf13/cobra"
@@ -136,9 +137,15 @@ type spaceOutcome struct {
 }
 
 func runSpace(ctx context.Context, a *app, o *spaceOptions) error {
-	paths, err := (&verifyOptions{paths: o.paths, filesFrom: o.filesFrom}).inputs(a)
+	in, err := (&verifyOptions{paths: o.paths, filesFrom: o.filesFrom}).inputs(a)
 	if err != nil {
 		return err
+	}
+	paths := in.paths
+	var inputs outfile.Inputs
+	inputs.Add(paths...)
+	if err := inputs.Check(o.output); err != nil {
+		return outputConflict(err)
 	}
 	progress := newProgress(a.io, len(paths), a.io.ErrIsTTY && o.format == "text" && o.output == "")
 	now := time.Now()
@@ -187,7 +194,7 @@ func runSpace(ctx context.Context, a *app, o *spaceOptions) error {
 		if err := write(a.io.Out); err != nil {
 			return err
 		}
-	} else if err := writeFileAtomic(o.output, write); err != nil {
+	} else if err := outfile.Write(o.output, outfile.Options{}, write); err != nil {
 		return &exitError{code: exitUsage, err: fmt.Errorf("writing %s: %w", o.output, err)}
 	}
 	if code != exitOK {
