@@ -8,6 +8,7 @@ import (
 )
 
 func (e *Engine) compacted(rec *rollout.Record, pos Pos, p gjson.Result) {
+	e.emptyCompaction = nil // superseded by this one
 	e.sinceWS = true
 	e.lineage(pos, p)
 	rh := p.Get("replacement_history")
@@ -72,11 +73,15 @@ func (e *Engine) compacted(rec *rollout.Record, pos Pos, p gjson.Result) {
 // summary, and one without the last user message resumes without the
 // request the thread was working on. Newer compactions may carry context
 // apart from the history (retained_context, checkpoint): a prompt found
-// there is not lost.
+// there is not lost. An empty one matters only while it is the newest:
+// resume starts from the newest compaction, so one that a later compaction
+// supersedes is never read (reclaim's superseded-checkpoints policy empties
+// those on purpose); it is judged when the next compaction or the end of
+// the file comes.
 func (e *Engine) judgeCompactedHistory(pos Pos, p gjson.Result, before, n int, prompt string, kept bool) {
 	if n == 0 {
 		if before > 0 {
-			e.emit(CompactionEmptyHistory, pos, map[string]any{"items_before": before})
+			e.emptyCompaction = &Observation{Kind: CompactionEmptyHistory, Pos: pos, Facts: map[string]any{"items_before": before}}
 		}
 		return
 	}

@@ -48,6 +48,7 @@ type Engine struct {
 	turnEvents       bool          // a task_started was seen: turns come from events, not user messages
 	prompts          promptTracker // user_message events and user message items, paired (prompts.go)
 	lastPrompt       string        // key of the latest user message of the live history
+	emptyCompaction  *Observation  // the newest compaction, when its replacement_history is empty
 	turn             *turnState    // the open turn, nil outside turns
 	turns            []*turnState
 	calls            map[string]int // live call_id -> index into st.History
@@ -350,6 +351,10 @@ func (e *Engine) feedBare(rec *rollout.Record, pos Pos) {
 // Finish ends the replay: it reports what is only known at the end of the
 // file and returns the reconstructed state.
 func (e *Engine) Finish() *State {
+	if e.emptyCompaction != nil {
+		e.obs(*e.emptyCompaction)
+		e.emptyCompaction = nil
+	}
 	if e.pendingNoOrd != nil {
 		e.emit(OrdinalLastMissing, *e.pendingNoOrd, nil)
 		e.pendingNoOrd = nil
