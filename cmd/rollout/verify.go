@@ -68,7 +68,7 @@ $CODEX_HOME/sessions and $CODEX_HOME/archived_sessions (CODEX_HOME defaults to ~
 		},
 	}
 	f := cmd.Flags()
-	f.StringArrayVar(&opts.formats, "format", nil, "report format: text|json|jsonl|sarif|junit|github|markdown, or FORMAT=FILE (repeatable)")
+	f.StringArrayVar(&opts.formats, "format", nil, "report format: text|json|jsonl|sarif|junit|github|markdown|html, or FORMAT=FILE (repeatable)")
 	f.StringVar(&opts.failOn, "fail-on", "error", "exit 1 on findings at or above this severity: error|warning|info|never")
 	f.StringSliceVar(&opts.selectRules, "select", nil, "only these rules or areas (e.g. ordinal/,item/missing-id)")
 	f.StringSliceVar(&opts.ignoreRules, "ignore", nil, "skip these rules or areas")
@@ -467,6 +467,9 @@ func writeReports(a *app, o *verifyOptions, rep *report.Report, ropts report.Opt
 		printer, _ := report.Lookup(name)
 		github = github || name == "github"
 		ro := ropts
+		if name == "html" {
+			ro.Links = htmlLinks(".")
+		}
 		if file == "" {
 			ro.Color = name == "text" && a.io.useColor(o.color, a.io.OutIsTTY)
 			if err := printer(a.io.Out, rep, ro); err != nil {
@@ -475,6 +478,9 @@ func writeReports(a *app, o *verifyOptions, rep *report.Report, ropts report.Opt
 			continue
 		}
 		ro.Color = o.color == "always"
+		if name == "html" {
+			ro.Links = htmlLinks(filepath.Dir(file))
+		}
 		if err := outfile.Write(file, outfile.Options{}, func(w io.Writer) error {
 			return printer(w, rep, ro)
 		}); err != nil {
@@ -508,4 +514,23 @@ func appendStepSummary(path string, rep *report.Report, ropts report.Options) er
 		return err
 	}
 	return f.Close()
+}
+
+// htmlLinks are the links of an HTML report written in dir: to each
+// rollout, and to the page `rollout view` wrote beside it, if there is one.
+func htmlLinks(dir string) report.Links {
+	return report.Links{
+		File: func(path string) string {
+			if path == "-" {
+				return ""
+			}
+			return report.RelativeLink(dir, path)
+		},
+		View: func(path string) string {
+			if path == "-" || !fileExists(viewPath(path)) {
+				return ""
+			}
+			return report.RelativeLink(dir, viewPath(path))
+		},
+	}
 }

@@ -99,7 +99,11 @@ func (b *browser) open(t *testing.T, file string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	u := (&url.URL{Scheme: "file", Path: filepath.ToSlash(abs)}).String()
+	return b.openURL(t, (&url.URL{Scheme: "file", Path: filepath.ToSlash(abs)}).String())
+}
+
+func (b *browser) openURL(t *testing.T, u string) string {
+	t.Helper()
 	b.mu.Lock()
 	b.requests, b.problems = nil, nil
 	b.mu.Unlock()
@@ -127,8 +131,9 @@ func (b *browser) settle(t *testing.T, page string) {
 	chromedp.Do(b.ctx, chromedp.Sleep(300*time.Millisecond))
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	page, _, _ = strings.Cut(page, "#")
 	for _, r := range b.requests {
-		if r != page && !strings.HasPrefix(r, page+"#") {
+		if r, _, _ := strings.Cut(r, "#"); r != page {
 			t.Errorf("the page made a request: %s", r)
 		}
 	}
@@ -201,6 +206,44 @@ func TestViewInBrowser(t *testing.T) {
 	open = eval[bool](t, b, `document.querySelector('#L6 details').open`)
 	if !open {
 		t.Errorf("following a link into a collapsed section does not open it")
+	}
+	b.settle(t, page)
+
+	// The verify report, with the demo's view written beside the rollout:
+	// a finding's link opens the view at its line.
+	rdir := t.TempDir()
+	data, err := os.ReadFile(demoRollout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rollout := filepath.Join(rdir, "rollout-demo.jsonl")
+	if err := os.WriteFile(rollout, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	io, _, stderr := testIO("")
+	if code := run([]string{"view", rollout}, io); code != exitOK {
+		t.Fatalf("rollout view: exit %d: %s", code, stderr)
+	}
+	io, _, stderr = testIO("")
+	report := filepath.Join(rdir, "report.html")
+	if code := run([]string{"verify", "--format", "html=" + report, rollout}, io); code != exitFindings {
+		t.Fatalf("rollout verify: exit %d: %s", code, stderr)
+	}
+	page = b.open(t, report)
+	if n := eval[int](t, b, `document.querySelectorAll('table.findings tbody tr').length`); n != 3 {
+		t.Errorf("report lists %d findings, want 3", n)
+	}
+	if n := eval[int](t, b, `document.querySelectorAll('#rule-counts tbody tr').length`); n != 3 {
+		t.Errorf("report counts %d rules, want 3", n)
+	}
+	href := eval[string](t, b, `document.querySelector('table.findings a').href`)
+	b.settle(t, page)
+	if !strings.HasSuffix(href, "/rollout-demo.view.html#L9") {
+		t.Fatalf("first finding links to %s, want the view at line 9", href)
+	}
+	page = b.openURL(t, href)
+	if id := eval[string](t, b, `document.querySelector(':target').id`); id != "L9" {
+		t.Errorf("the view opened at %q, want L9", id)
 	}
 	b.settle(t, page)
 }

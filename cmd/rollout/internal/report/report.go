@@ -212,6 +212,8 @@ type Options struct {
 	FailOn checks.Severity
 	// Statistics adds counts by rule and severity (text and JSON).
 	Statistics bool
+	// Links are the html format's links to the rollouts and their views.
+	Links Links
 }
 
 // NeverFail is the FailOn of --fail-on never: above every severity.
@@ -238,6 +240,7 @@ func table() []format {
 		{"junit", printJUnit},
 		{"github", printGitHub},
 		{"markdown", printMarkdown},
+		{"html", printHTML},
 	}
 }
 
