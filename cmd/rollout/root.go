@@ -89,7 +89,7 @@ inconsistency with a stable rule id, file and line.
 		return &exitError{code: exitUsage, err: err, hint: "see `" + c.CommandPath() + " --help`"}
 	})
 	root.AddCommand(newVerifyCmd(a, nil), newStateCmd(a, nil), newVersionCmd(a),
-		newExplainCmd(a), newSimulateBudgetCmd(a, nil), newRepairCmd(a, nil), newViewCmd(a, nil),
+		newExplainCmd(a), newSimulateBudgetCmd(a, nil), newMergeCmd(a), newRepairCmd(a, nil), newViewCmd(a, nil),
 		newSpaceCmd(a, nil), newReclaimCmd(a, nil),
 		&cobra.Command{Use: "exit-codes", Short: "The exit codes of every command", Long: exitCodesHelp})
 	return root

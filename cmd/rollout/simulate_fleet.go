@@ -189,7 +189,14 @@ func (r *fleetRun) count(sim *simulated) error {
 }
 
 func runSimulateFleet(ctx context.Context, a *app, o *simulateBudgetOptions) error {
+	// With a shared ledger, a shard takes whole groups of linked threads
+	// (by their root's id), which are only known once every rollout's
+	// session_meta is read.
+	byGroup := o.shard != "" && o.settings.Ledger > 0
 	vo := &verifyOptions{paths: o.paths, filesFrom: o.filesFrom, shard: o.shard}
+	if byGroup {
+		vo.shard = ""
+	}
 	in, err := vo.inputs(a)
 	if err != nil {
 		return err
@@ -254,12 +261,41 @@ func runSimulateFleet(ctx context.Context, a *app, o *simulateBudgetOptions) err
 			}
 		}
 	}
-	shared := map[int]bool{}
 	for root, idx := range groups {
 		if len(idx) < 2 {
 			delete(groups, root)
-			continue
 		}
+	}
+	if byGroup {
+		k, n, _ := parseShard(o.shard)
+		key := slices.Clone(paths)
+		for root, idx := range groups {
+			for _, i := range idx {
+				key[i] = root
+			}
+		}
+		moved := map[int]int{}
+		var kept []string
+		for i, p := range paths {
+			if inShard(key[i], k, n) {
+				moved[i] = len(kept)
+				kept = append(kept, p)
+			}
+		}
+		paths = kept
+		oldGroups, oldThreads := groups, threads
+		groups, threads = map[string][]int{}, map[int]string{}
+		for root, idx := range oldGroups {
+			for _, i := range idx {
+				if j, ok := moved[i]; ok {
+					groups[root] = append(groups[root], j)
+					threads[j] = oldThreads[i]
+				}
+			}
+		}
+	}
+	shared := map[int]bool{}
+	for _, idx := range groups {
 		for _, i := range idx {
 			shared[i] = true
 		}

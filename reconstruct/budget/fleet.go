@@ -1,6 +1,7 @@
 package budget
 
 import (
+	"bytes"
 	"cmp"
 	"encoding/json"
 	"fmt"
@@ -242,7 +243,9 @@ func Row(r *Result, ev *Evidence) *SessionRow {
 
 // Merge adds another fleet's counts (a shard of the same run).
 func (f *Fleet) Merge(o *Fleet) error {
-	if fmt.Sprint(f.Params) != fmt.Sprint(o.Params) || len(f.Settings) != len(o.Settings) ||
+	pa, _ := json.Marshal(f.Params)
+	pb, _ := json.Marshal(o.Params)
+	if !bytes.Equal(pa, pb) || len(f.Settings) != len(o.Settings) ||
 		len(f.Calibration.Grid) != len(o.Calibration.Grid) || f.Calibration.Auto != o.Calibration.Auto {
 		return fmt.Errorf("the reports were made with different settings")
 	}

@@ -1,0 +1,77 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"slices"
+
+	"github.com/rollout-dev/rollout/checks"
+)
+
+// ReadJSON decodes a report written by the json format: the inverse of
+// printJSON, so that every other format can be rendered from it (`rollout
+// merge`). Evidence numbers are kept as written (json.Number), so they
+// encode again to the same bytes.
+func ReadJSON(data []byte) (*Report, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var jr jsonReport
+	if err := dec.Decode(&jr); err != nil {
+		return nil, err
+	}
+	if jr.SchemaVersion < 1 || jr.SchemaVersion > SchemaVersion {
+		return nil, fmt.Errorf("schema_version %d (this rollout reads 1 to %d)", jr.SchemaVersion, SchemaVersion)
+	}
+	r := &Report{Tool: jr.Tool, Version: jr.Version, Command: jr.Command, Notes: jr.Notes,
+		Suppressed: jr.Summary.Suppressed, Hidden: jr.Summary.Hidden, Files: make([]FileResult, 0, len(jr.Files))}
+	for _, jf := range jr.Files {
+		f := FileResult{Path: jf.Path, Records: jf.Records, Era: jf.Era, HistoryMode: jf.HistoryMode,
+			CLIVersion: jf.CLIVersion, ThreadID: jf.ThreadID, Findings: make([]checks.Finding, 0, len(jf.Findings))}
+		if jf.Error != nil {
+			f.Error = &FileError{Code: jf.Error.Code, Message: jf.Error.Message}
+		}
+		for _, jd := range jf.Findings {
+			sev, err := checks.ParseSeverity(jd.Severity)
+			if err != nil {
+				return nil, fmt.Errorf("%s line %d: %w", jf.Path, jd.Line, err)
+			}
+			ev := jd.Evidence
+			if len(ev) == 0 {
+				ev = nil
+			}
+			f.Findings = append(f.Findings, checks.Finding{Rule: jd.Rule, Severity: sev, Path: jf.Path,
+				Line: jd.Line, ByteOffset: jd.ByteOffset, Ordinal: jd.Ordinal, Message: jd.Message,
+				Fixable: jd.Fixable, Evidence: ev})
+		}
+		r.Files = append(r.Files, f)
+	}
+	return r, nil
+}
+
+// Merge combines the reports of one run split into shards (verify --shard
+// K/N): the same tool, version and command, the files of each, the counts
+// of suppressed and hidden findings added, the notes of all without
+// repeats. The result is normalized, so it prints as the single run does.
+func Merge(reps []*Report) (*Report, error) {
+	if len(reps) == 0 {
+		return nil, fmt.Errorf("no report to merge")
+	}
+	out := &Report{Tool: reps[0].Tool, Version: reps[0].Version, Command: reps[0].Command}
+	for i, r := range reps {
+		if r.Tool != out.Tool || r.Version != out.Version || r.Command != out.Command {
+			return nil, fmt.Errorf("report %d is %s %s %s, report 1 is %s %s %s: only shards of one run merge",
+				i+1, r.Tool, r.Version, r.Command, out.Tool, out.Version, out.Command)
+		}
+		out.Files = append(out.Files, r.Files...)
+		out.Suppressed += r.Suppressed
+		out.Hidden += r.Hidden
+		for _, n := range r.Notes {
+			if !slices.Contains(out.Notes, n) {
+				out.Notes = append(out.Notes, n)
+			}
+		}
+	}
+	out.Normalize()
+	return out, nil
+}

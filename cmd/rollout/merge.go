@@ -1,0 +1,213 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/rollout-dev/rollout/checks"
+	"github.com/rollout-dev/rollout/cmd/rollout/internal/report"
+	"github.com/rollout-dev/rollout/internal/outfile"
+	"github.com/rollout-dev/rollout/reconstruct/budget"
+	"github.com/spf13/cobra"
+)
+
+type mergeOptions struct {
+	reports []string
+	formats []string
+	failOn  string
+	color   string
+}
+
+func newMergeCmd(a *app) *cobra.Command {
+	o := &mergeOptions{}
+	cmd := &cobra.Command{
+		Use:   "merge REPORT.json...",
+		Short: "Combine the JSON reports of sharded runs into one, in any format",
+		Long: `merge reads the --format json reports of one run split with --shard K/N
+(verify, or simulate-budget over many rollouts) and writes the report of the
+whole run in any format, byte for byte what a single run over the same
+inputs would have written. Reports of different commands, versions or
+settings do not merge. - reads a report from standard input.
+
+For verify reports: --format text|json|jsonl|sarif|junit|github|markdown (or
+FORMAT=FILE, repeatable), --fail-on and --color as verify has them; merge
+exits 1 on findings at or above --fail-on, 3 when a report lists a file that
+was not analysed. For simulate-budget reports: --format
+table|json|csv|svg|png (or FORMAT=FILE).`,
+		Example: `  for k in 1 2 3; do rollout verify --format json --shard $k/3 sessions/ > verify-$k.json; done
+  rollout merge --format sarif=rollout.sarif --format text verify-*.json
+  rollout merge --format csv budget-*.json`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.reports = args
+			return runMerge(cmd.Context(), a, o)
+		},
+	}
+	f := cmd.Flags()
+	f.StringArrayVar(&o.formats, "format", nil, "output format, or FORMAT=FILE (repeatable); default text (verify) or table (simulate-budget)")
+	f.StringVar(&o.failOn, "fail-on", "error", "verify reports: exit 1 on findings at or above this severity: error|warning|info|never")
+	f.StringVar(&o.color, "color", "auto", "verify reports: colour: auto|always|never (NO_COLOR disables auto)")
+	return cmd
+}
+
+func runMerge(ctx context.Context, a *app, o *mergeOptions) error {
+	if o.failOn != "never" {
+		if _, err := checks.ParseSeverity(o.failOn); err != nil {
+			return usageError("use --fail-on error|warning|info|never", "invalid --fail-on %q", o.failOn)
+		}
+	}
+	if o.color != "auto" && o.color != "always" && o.color != "never" {
+		return usageError("use --color auto|always|never", "invalid --color %q", o.color)
+	}
+	if strings.Count(strings.Join(o.reports, "\x00")+"\x00", "-\x00") > 1 {
+		return usageError("", "standard input can be read once")
+	}
+	var inputs outfile.Inputs
+	inputs.Add(o.reports...)
+	datas := make([][]byte, len(o.reports))
+	command := ""
+	for i, p := range o.reports {
+		var err error
+		if p == "-" {
+			datas[i], err = io.ReadAll(a.io.In)
+		} else {
+			datas[i], err = os.ReadFile(p)
+		}
+		if err != nil {
+			return usageError("", "reading %s: %v", p, err)
+		}
+		var head struct {
+			Command string `json:"command"`
+			Kind    string `json:"kind"`
+		}
+		if err := json.Unmarshal(datas[i], &head); err != nil {
+			return usageError("merge reads the reports of --format json", "%s: not a JSON report: %v", p, err)
+		}
+		kind := head.Command
+		if head.Command == "simulate-budget" && head.Kind != "fleet" {
+			return usageError("merge reads simulate-budget reports made over many rollouts (a directory, --files-from or --shard)",
+				"%s: a simulate-budget report of one rollout", p)
+		}
+		if kind != "verify" && kind != "simulate-budget" {
+			return usageError("", "%s: a report of %q, not of verify or simulate-budget", p, head.Command)
+		}
+		if command != "" && kind != command {
+			return usageError("merge the reports of one command at a time", "%s is a %s report, %s a %s report", p, kind, o.reports[0], command)
+		}
+		command = kind
+	}
+	if command == "verify" {
+		return mergeVerify(a, o, &inputs, datas)
+	}
+	return mergeBudget(a, o, &inputs, datas)
+}
+
+func mergeVerify(a *app, o *mergeOptions, inputs *outfile.Inputs, datas [][]byte) error {
+	vo := &verifyOptions{formats: o.formats, failOn: o.failOn, color: o.color}
+	if len(vo.formats) == 0 {
+		vo.formats = []string{"text"}
+	}
+	stdout := 0
+	for _, spec := range vo.formats {
+		_, file, err := report.ParseFormatSpec(spec)
+		if err != nil {
+			return usageError("formats: "+strings.Join(report.Formats(), ", "), "%v", err)
+		}
+		if file == "" {
+			stdout++
+		} else if err := inputs.Check(file); err != nil {
+			return outputConflict(err)
+		}
+	}
+	if stdout > 1 {
+		return usageError("write the others to files with --format FORMAT=FILE", "only one --format can write to standard output")
+	}
+	reps := make([]*report.Report, len(datas))
+	for i, d := range datas {
+		r, err := report.ReadJSON(d)
+		if err != nil {
+			return usageError("", "%s: %v", o.reports[i], err)
+		}
+		reps[i] = r
+	}
+	rep, err := report.Merge(reps)
+	if err != nil {
+		return usageError("", "%v", err)
+	}
+	ropts := report.Options{FailOn: vo.failOnSeverity()}
+	if err := writeReports(a, vo, rep, ropts); err != nil {
+		return err
+	}
+	code := exitOK
+	for _, f := range rep.Files {
+		c := exitOK
+		switch {
+		case f.Error != nil && f.Error.Code == report.ErrInternal:
+			c = exitInternal
+		case f.Error != nil:
+			c = exitIncomplete
+		case slices.ContainsFunc(f.Findings, func(fd checks.Finding) bool { return fd.Severity >= ropts.FailOn }):
+			c = exitFindings
+		}
+		if exitPriority(c) > exitPriority(code) {
+			code = c
+		}
+	}
+	if code != exitOK {
+		return silentExit(code)
+	}
+	return nil
+}
+
+func mergeBudget(a *app, o *mergeOptions, inputs *outfile.Inputs, datas [][]byte) error {
+	formats := o.formats
+	if len(formats) == 0 {
+		formats = []string{"table"}
+	}
+	stdout := 0
+	for _, spec := range formats {
+		name, file, _ := strings.Cut(spec, "=")
+		if !slices.Contains(budgetFormats, name) {
+			return usageError("use --format "+strings.Join(budgetFormats, "|"), "invalid --format %q", spec)
+		}
+		if file == "" {
+			stdout++
+			if name == "png" && a.io.OutIsTTY {
+				return usageError("write it to a file with --format png=FILE, or redirect standard output", "refusing to write a PNG image to a terminal")
+			}
+		} else if err := inputs.Check(file); err != nil {
+			return outputConflict(err)
+		}
+	}
+	if stdout > 1 {
+		return usageError("write the others to files with --format FORMAT=FILE", "only one --format can write to standard output")
+	}
+	var fleet *budget.Fleet
+	for i, d := range datas {
+		f, err := budget.ReadFleet(d)
+		if err != nil {
+			return usageError("", "%s: %v", o.reports[i], err)
+		}
+		if f.Calibration.Auto && len(datas) > 1 {
+			return usageError("fit once (simulate-budget --compact-at auto over all the rollouts, or one shard), then run the shards with --compact-at at the fitted value",
+				"%s: --compact-at auto fits each shard on its own rollouts; its reports do not merge", o.reports[i])
+		}
+		if fleet == nil {
+			fleet = f
+		} else if err := fleet.Merge(f); err != nil {
+			return usageError("merge the shards of one run", "%s: %v", o.reports[i], err)
+		}
+	}
+	fleet.Finish()
+	for _, spec := range formats {
+		name, file, _ := strings.Cut(spec, "=")
+		if err := writeFleet(a, fleet, name, file); err != nil {
+			return err
+		}
+	}
+	return nil
+}

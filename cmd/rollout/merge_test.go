@@ -1,0 +1,82 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/rollout-dev/rollout/cmd/rollout/internal/report"
+)
+
+// runCLI runs the command in-process and returns its exit code and output.
+func runCLI(t *testing.T, args ...string) (int, []byte) {
+	t.Helper()
+	io, out, errb := testIO("")
+	code := run(args, io)
+	if code == exitUsage || code == exitInternal {
+		t.Fatalf("rollout %q: exit %d: %s", args, code, errb)
+	}
+	return code, out.Bytes()
+}
+
+// shardReports runs a command once per shard of n with --format json and
+// returns the report files.
+func shardReports(t *testing.T, dir string, n int, cmd []string, inputs []string) []string {
+	t.Helper()
+	var files []string
+	for k := 1; k <= n; k++ {
+		args := append(append(slices.Clone(cmd), "--format", "json", "--shard", fmt.Sprintf("%d/%d", k, n)), inputs...)
+		_, out := runCLI(t, args...)
+		p := filepath.Join(dir, fmt.Sprintf("%s-%d-of-%d.json", cmd[0], k, n))
+		if err := os.WriteFile(p, out, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, p)
+	}
+	return files
+}
+
+// For every format, merging the JSON reports of the N shards of a run
+// writes exactly the bytes of the single run over the same inputs, with
+// the same exit code: verify over the rule, clean and demo fixtures (many
+// findings, several eras), simulate-budget over the fleet fixture.
+func TestMergeIsTheSingleRun(t *testing.T) {
+	var rollouts []string
+	for _, pattern := range []string{"rules/*/*.jsonl", "rules/*.jsonl", "clean/*.jsonl", "demo/*.jsonl", "handoffs/*.jsonl"} {
+		m, err := filepath.Glob("../../fixtures/" + pattern)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rollouts = append(rollouts, m...)
+	}
+	if len(rollouts) < 10 {
+		t.Fatalf("only %d fixtures", len(rollouts))
+	}
+	budgetCmd := []string{"simulate-budget", "--window", "128k,258400", "--ledger", "100000", "--per-session"}
+	fleet := []string{budgetFixtures + "fleet"}
+	for _, n := range []int{1, 3, 7} {
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			dir := t.TempDir()
+			verifyReports := shardReports(t, dir, n, []string{"verify", "--fail-on", "warning"}, rollouts)
+			for _, format := range report.Formats() {
+				wantCode, want := runCLI(t, append([]string{"verify", "--fail-on", "warning", "--format", format}, rollouts...)...)
+				gotCode, got := runCLI(t, append([]string{"merge", "--fail-on", "warning", "--format", format}, verifyReports...)...)
+				if !bytes.Equal(want, got) || wantCode != gotCode {
+					t.Errorf("verify --format %s: merge of %d shards differs from the single run (exit %d, want %d):\n%s\nwant:\n%s",
+						format, n, gotCode, wantCode, got, want)
+				}
+			}
+			budgetReports := shardReports(t, dir, n, budgetCmd, fleet)
+			for _, format := range budgetFormats {
+				_, want := runCLI(t, append(append(slices.Clone(budgetCmd), "--format", format), fleet...)...)
+				_, got := runCLI(t, append([]string{"merge", "--format", format}, budgetReports...)...)
+				if !bytes.Equal(want, got) {
+					t.Errorf("simulate-budget --format %s: merge of %d shards differs from the single run:\n%s\nwant:\n%s", format, n, got, want)
+				}
+			}
+		})
+	}
+}
