@@ -13,6 +13,9 @@ import (
 	"github.com/rollout-dev/rollout/rollout"
 )
 
+// DefaultMaxFindingsPerRule is verify's --max-findings-per-rule.
+const DefaultMaxFindingsPerRule = 1000
+
 // Options configure the analysis of one file.
 type Options struct {
 	MaxLineBytes  int64
@@ -24,6 +27,10 @@ type Options struct {
 	// (rollout view builds its page from records and observations). The
 	// record is only valid during the call.
 	Record func(*rollout.Record)
+	// MaxFindingsPerRule keeps, per rule, the first findings in full and
+	// counts the rest in one summary finding (0: keep all). Memory then
+	// follows the state, not the number of bad lines.
+	MaxFindingsPerRule int
 	// HandoffCap is the cap of the handoff budget (0: the default, 16000).
 	HandoffCap int64
 	// Now is when the file is judged (liveness of an open last turn); zero:
@@ -84,7 +91,7 @@ func RunReader(path string, r io.Reader, opts Options) (res *Result, err error) 
 			res, err = nil, &InternalError{Path: path, Line: line, Value: v, Stack: debug.Stack()}
 		}
 	}()
-	c := &checker{path: path}
+	c := &checker{path: path, max: opts.MaxFindingsPerRule}
 	obs := c.observe
 	if opts.Flow != nil {
 		obs = func(o reconstruct.Observation) { c.observe(o); opts.Flow(o) }
@@ -115,12 +122,40 @@ func RunReader(path string, r io.Reader, opts Options) (res *Result, err error) 
 type checker struct {
 	path string
 	obs  []reconstruct.Observation
+	max  int                  // per rule; 0: no limit
+	kept map[string]int       // observations kept per rule
+	over map[string]*overflow // per rule, what was only counted
+}
+
+// overflow is what is left of the findings of a rule past the limit: how
+// many, and the last one.
+type overflow struct {
+	n    int
+	last reconstruct.Observation
 }
 
 func (c *checker) observe(o reconstruct.Observation) {
-	if _, ok := byKind[o.Kind]; ok {
-		c.obs = append(c.obs, o)
+	m, ok := byKind[o.Kind]
+	if !ok {
+		return
 	}
+	if c.max > 0 {
+		if c.kept == nil {
+			c.kept, c.over = map[string]int{}, map[string]*overflow{}
+		}
+		if c.kept[m.rule] >= c.max {
+			ov := c.over[m.rule]
+			if ov == nil {
+				ov = &overflow{}
+				c.over[m.rule] = ov
+			}
+			ov.n++
+			ov.last = o
+			return
+		}
+		c.kept[m.rule]++
+	}
+	c.obs = append(c.obs, o)
 }
 
 // findings turns the observations into findings once the whole file, and so
@@ -153,8 +188,27 @@ func (c *checker) findings(st *reconstruct.State) []Finding {
 			Message: msg, Fixable: r.Fixable(), Evidence: facts,
 		})
 	}
+	for rule, ov := range c.over {
+		r, _ := Lookup(rule)
+		out = append(out, Finding{
+			Rule: r.ID, Severity: severityOf(r, ov.last, st), Path: c.path,
+			Line: ov.last.Pos.Line, ByteOffset: ov.last.Pos.Offset, Ordinal: ov.last.Pos.Ordinal,
+			Message: fmt.Sprintf("%d more %s findings not listed (only the first %d are; see --max-findings-per-rule), the last on line %d",
+				ov.n, r.ID, c.max, ov.last.Pos.Line),
+			Evidence: map[string]any{"omitted": ov.n, "limit": c.max},
+		})
+	}
 	SortFindings(out)
 	return out
+}
+
+// Represents is how many findings f stands for: 1, or for the summary of
+// a rule's findings past --max-findings-per-rule, how many it counts.
+func (f Finding) Represents() int {
+	if n, ok := f.Evidence["omitted"].(int); ok && f.Evidence["limit"] != nil {
+		return n
+	}
+	return 1
 }
 
 // SortFindings orders findings by (path, line, offset, rule, message).

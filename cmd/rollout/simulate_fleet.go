@@ -31,7 +31,7 @@ func (o *simulateBudgetOptions) fleetMode() bool {
 // budget evidence; oversized counts the lines over --max-line-bytes.
 func (o *simulateBudgetOptions) evidence(a *app, path string) (ev *budget.Evidence, oversized int, err error) {
 	c := budget.NewCollector()
-	res, err := checks.Run(path, a.io.In, checks.Options{MaxLineBytes: o.maxLineBytes, Flow: c.Observe})
+	res, err := checks.Run(path, a.io.In, checks.Options{MaxLineBytes: o.maxLineBytes, MaxFindingsPerRule: checks.DefaultMaxFindingsPerRule, Flow: c.Observe})
 	if err != nil {
 		return nil, 0, err
 	}
@@ -39,7 +39,7 @@ func (o *simulateBudgetOptions) evidence(a *app, path string) (ev *budget.Eviden
 	ev.Path = path
 	for _, f := range res.Findings {
 		if f.Rule == "line/oversized" {
-			oversized++
+			oversized += f.Represents()
 		}
 	}
 	return ev, oversized, nil

@@ -103,7 +103,7 @@ type handoffJSON struct {
 }
 
 func runState(ctx context.Context, a *app, o *stateOptions) error {
-	res, err := checks.Run(o.path, a.io.In, checks.Options{MaxLineBytes: o.maxLineBytes, StopAfterLine: o.atLine})
+	res, err := checks.Run(o.path, a.io.In, checks.Options{MaxLineBytes: o.maxLineBytes, MaxFindingsPerRule: checks.DefaultMaxFindingsPerRule, StopAfterLine: o.atLine})
 	if err != nil {
 		return err
 	}

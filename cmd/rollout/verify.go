@@ -34,6 +34,7 @@ type verifyOptions struct {
 	selectRules  []string
 	ignoreRules  []string
 	maxLineBytes int64
+	maxFindings  int
 	handoffCap   int64
 	jobs         int
 	shard        string
@@ -73,6 +74,7 @@ $CODEX_HOME/sessions and $CODEX_HOME/archived_sessions (CODEX_HOME defaults to ~
 	f.StringSliceVar(&opts.selectRules, "select", nil, "only these rules or areas (e.g. ordinal/,item/missing-id)")
 	f.StringSliceVar(&opts.ignoreRules, "ignore", nil, "skip these rules or areas")
 	f.Int64Var(&opts.maxLineBytes, "max-line-bytes", rollout.DefaultMaxLineBytes, "longest line to analyse; longer lines are kept and reported")
+	f.IntVar(&opts.maxFindings, "max-findings-per-rule", checks.DefaultMaxFindingsPerRule, "per file and rule, findings listed in full; the rest are counted in one summary finding (0: no limit)")
 	f.Int64Var(&opts.handoffCap, "handoff-cap", reconstruct.DefaultHandoffCap, "cap of a context handoff's budget (handoff/* rules)")
 	f.IntVar(&opts.jobs, "jobs", runtime.NumCPU(), "files verified in parallel (output is identical for any value)")
 	f.StringVar(&opts.shard, "shard", "", "K/N: only the files whose path hashes to shard K (1..N) of N")
@@ -112,6 +114,9 @@ func (o *verifyOptions) validate() error {
 	}
 	if o.maxLineBytes < 1 {
 		return usageError("", "invalid --max-line-bytes %d", o.maxLineBytes)
+	}
+	if o.maxFindings < 0 {
+		return usageError("use 0 for no limit", "invalid --max-findings-per-rule %d", o.maxFindings)
 	}
 	if o.shard != "" {
 		if _, _, err := parseShard(o.shard); err != nil {
@@ -277,7 +282,7 @@ func runVerify(ctx context.Context, a *app, o *verifyOptions) error {
 	}
 	filter, _ := checks.NewFilter(o.selectRules, o.ignoreRules)
 	progress := newProgress(a.io, len(paths), a.io.ErrIsTTY && humanOnly(o.formats))
-	outcomes := analyse(paths, o.jobs, a.io.In, checks.Options{MaxLineBytes: o.maxLineBytes, HandoffCap: o.handoffCap, Now: o.now.time()}, progress.step)
+	outcomes := analyse(paths, o.jobs, a.io.In, checks.Options{MaxLineBytes: o.maxLineBytes, MaxFindingsPerRule: o.maxFindings, HandoffCap: o.handoffCap, Now: o.now.time()}, progress.step)
 	progress.done()
 	// Entries a walk could not use are inputs that could not be analysed.
 	for _, e := range in.unusable {

@@ -23,7 +23,7 @@ import (
 func TestVerifyArgs(t *testing.T) {
 	t.Parallel()
 	defaults := verifyOptions{formats: []string{"text"}, failOn: "error",
-		maxLineBytes: rollout.DefaultMaxLineBytes, handoffCap: 16000, jobs: runtime.NumCPU(), color: "auto"}
+		maxLineBytes: rollout.DefaultMaxLineBytes, maxFindings: 1000, handoffCap: 16000, jobs: runtime.NumCPU(), color: "auto"}
 	with := func(f func(o *verifyOptions)) verifyOptions {
 		o := defaults
 		o.formats = append([]string(nil), defaults.formats...)
@@ -62,6 +62,8 @@ func TestVerifyArgs(t *testing.T) {
 		{name: "zero jobs", args: []string{"--jobs", "0"}, wantCode: exitUsage, wantErr: "invalid --jobs 0"},
 		{name: "handoff cap", args: []string{"--handoff-cap", "64000"}, want: with(func(o *verifyOptions) { o.handoffCap = 64000 })},
 		{name: "zero handoff cap", args: []string{"--handoff-cap", "0"}, wantCode: exitUsage, wantErr: "invalid --handoff-cap 0"},
+		{name: "max findings", args: []string{"--max-findings-per-rule", "0"}, want: with(func(o *verifyOptions) { o.maxFindings = 0 })},
+		{name: "negative max findings", args: []string{"--max-findings-per-rule", "-1"}, wantCode: exitUsage, wantErr: "invalid --max-findings-per-rule -1"},
 		{name: "zero max line", args: []string{"--max-line-bytes", "0"}, wantCode: exitUsage, wantErr: "invalid --max-line-bytes 0"},
 		{name: "shard K > N", args: []string{"--shard", "5/4"}, wantCode: exitUsage, wantErr: `invalid --shard "5/4"`},
 		{name: "shard zero", args: []string{"--shard", "0/4"}, wantCode: exitUsage, wantErr: "invalid --shard"},

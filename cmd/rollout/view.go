@@ -109,7 +109,7 @@ func runView(ctx context.Context, a *app, o *viewOptions) error {
 		b.Observe(ob)
 		evidence.Observe(ob)
 	}
-	res, err := checks.Run(o.path, a.io.In, checks.Options{MaxLineBytes: o.maxLineBytes, HandoffCap: o.handoffCap, Flow: flow, Record: b.Record})
+	res, err := checks.Run(o.path, a.io.In, checks.Options{MaxLineBytes: o.maxLineBytes, MaxFindingsPerRule: checks.DefaultMaxFindingsPerRule, HandoffCap: o.handoffCap, Flow: flow, Record: b.Record})
 	if err != nil {
 		return err
 	}
