@@ -118,6 +118,15 @@ var byKind = map[reconstruct.Kind]mapping{
 	reconstruct.CompactionLostPrompt: {"compaction/lost-prompt", func(f map[string]any) string {
 		return fmt.Sprintf("replacement_history (%v items) drops the last user message %q: the thread resumes without the request it was working on", f["items"], f["prompt"])
 	}},
+	reconstruct.RecordOverMigrationLimit: {"line/over-migration-limit", func(f map[string]any) string {
+		switch {
+		case f["checkpoint"] == true:
+			return fmt.Sprintf("compacted checkpoint of %v bytes is over Codex's %v-byte migration limit: migrating this legacy file to paginated history drops it, and resume then replays the history it replaced (context overflow)", f["bytes"], f["limit"])
+		case f["type"] == "":
+			return fmt.Sprintf("line of %v bytes (not read: its type is unknown, it may be a compacted checkpoint) is over Codex's %v-byte migration limit: migrating this legacy file to paginated history drops it", f["bytes"], f["limit"])
+		}
+		return fmt.Sprintf("%v record of %v bytes is over Codex's %v-byte migration limit: migrating this legacy file to paginated history drops it", f["type"], f["bytes"], f["limit"])
+	}},
 	reconstruct.CompactionMetadataLength: {"compaction/metadata-length", func(f map[string]any) string {
 		return fmt.Sprintf("replacement_history has %v items but replacement_history_metadata has %v", f["history"], f["metadata"])
 	}},
@@ -169,6 +178,10 @@ func severityOf(r *Rule, o reconstruct.Observation, st *reconstruct.State) Sever
 		}
 	case "tool/orphan-output":
 		if o.Facts["normalized"] == false {
+			return Error
+		}
+	case "line/over-migration-limit":
+		if o.Facts["checkpoint"] == true {
 			return Error
 		}
 	case "compaction/window-id":

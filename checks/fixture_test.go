@@ -23,6 +23,7 @@ type ruleFixture struct {
 	path   string // file name given to the run ("" = per-section default)
 	maxLn  int64
 	now    time.Time       // the `now` directive: Options.Now
+	migLim int64           // the `migration-limit` directive: Options.MigrationLimit
 	noEOL  map[string]bool // sections written without their final newline ("*" = all)
 	cases  []fixtureCase
 	source string // fixture path, for messages
@@ -168,6 +169,12 @@ func (fx *ruleFixture) directives(comment []byte) error {
 				return fmt.Errorf("directive %q: want `max-line-bytes N`", line)
 			}
 			fx.maxLn = n
+		case "migration-limit":
+			n, err := strconv.ParseInt(strings.Join(fields[1:], ""), 10, 64)
+			if err != nil || len(fields) != 2 || n <= 0 {
+				return fmt.Errorf("directive %q: want `migration-limit N`", line)
+			}
+			fx.migLim = n
 		case "now":
 			t, err := time.Parse(time.RFC3339Nano, strings.Join(fields[1:], ""))
 			if err != nil || len(fields) != 2 {

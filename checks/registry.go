@@ -25,6 +25,11 @@ var registry = []*Rule{
 	{ID: "line/oversized", Severity: Warning, Since: "0.1.0",
 		Title: "a line over --max-line-bytes: not parsed, kept",
 		Doc:   "The line is longer than the configured maximum (default 64 MiB), so it was skipped unread and the checks that depend on it are incomplete. Raise --max-line-bytes to analyse it."},
+	{ID: "line/over-migration-limit", Severity: Warning, Since: "0.2.0",
+		Title: "a record over 16 MiB in a legacy-mode file: Codex's paginated migration drops it (error for a compacted checkpoint)",
+		Doc: "Codex 0.148 and later migrate legacy-mode rollouts to paginated history. The migration's reader (codex-rs/thread-store/src/local/rollout_migration.rs) drains any record over 16 MiB (16,777,216 bytes) to its newline and drops it before reading its type, and still reports the migration successful (openai/codex#37673; seen with 0.148.0-alpha.12 in #25215 and with 0.153.4 in #44141). Earlier versions have no migration and no such limit; paginated files are not migrated again. " +
+			"A dropped compacted record is the worst case (error): it is the checkpoint resume starts from, so after migration the thread replays the history the compaction replaced and overflows its context window. Other records are lost from the history (warning): large tool outputs with inline images are the usual ones. " +
+			"Keep a copy of the legacy file before opening the thread with a migrating Codex; a line over --max-line-bytes is reported too, with its type unknown."},
 	{ID: "line/crlf", Severity: Info, Since: "0.1.0",
 		Title: "a CRLF line ending",
 		Doc:   "Codex writes LF. A CR before the newline usually means the file went through a Windows editor or a transfer in text mode. Readers tolerate it.",

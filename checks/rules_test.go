@@ -33,7 +33,7 @@ func TestRuleFixtures(t *testing.T) {
 				case c.section == "clean.jsonl" && target:
 					t.Errorf("%s: clean.want lists %s: the near miss must not trigger it", fx.source, fx.rule)
 				}
-				res, err := checks.RunReader(fx.runPath(c), bytes.NewReader(c.data), checks.Options{MaxLineBytes: fx.maxLn, Now: fx.now})
+				res, err := checks.RunReader(fx.runPath(c), bytes.NewReader(c.data), checks.Options{MaxLineBytes: fx.maxLn, Now: fx.now, MigrationLimit: fx.migLim})
 				if err != nil {
 					t.Fatalf("%s: %v", c.section, err)
 				}

@@ -36,6 +36,9 @@ type Options struct {
 	// Now is when the file is judged (liveness of an open last turn); zero:
 	// unknown, so an unanswered call of the open turn counts as in progress.
 	Now time.Time
+	// MigrationLimit overrides the 16 MiB record limit of Codex's paginated
+	// migration (tests only; 0: the default).
+	MigrationLimit int64
 }
 
 // Result is what the analysis of one file found.
@@ -96,7 +99,7 @@ func RunReader(path string, r io.Reader, opts Options) (res *Result, err error) 
 	if opts.Flow != nil {
 		obs = func(o reconstruct.Observation) { c.observe(o); opts.Flow(o) }
 	}
-	eng := reconstruct.New(reconstruct.Options{Path: path, HandoffCap: opts.HandoffCap, Now: opts.Now}, obs)
+	eng := reconstruct.New(reconstruct.Options{Path: path, HandoffCap: opts.HandoffCap, Now: opts.Now, MigrationLimit: opts.MigrationLimit}, obs)
 	for {
 		line = rd.Line() + 1 // a panic while reading names the line being read
 		rec, rerr := rd.Next()

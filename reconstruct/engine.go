@@ -17,6 +17,9 @@ type Options struct {
 	StopAfterLine int
 	// HandoffCap is the cap of the handoff budget (0: DefaultHandoffCap).
 	HandoffCap int64
+	// MigrationLimit is the largest record Codex's legacy-to-paginated
+	// migration keeps (0: DefaultMigrationLimit; tests lower it).
+	MigrationLimit int64
 	// Now is the time the file is judged at: how long ago its last record
 	// was written tells a live session from one that died (zero: unknown).
 	Now time.Time
@@ -44,6 +47,7 @@ type Engine struct {
 	lastTotal        *usage
 	skipDecrease     bool
 	missingIDs       []Observation // held until the end: whether the file uses ids is known then
+	overLimit        []Observation // records the paginated migration would drop, judged at the end (history mode)
 	lastTime         time.Time     // timestamp of the last record that has a valid one
 	turnEvents       bool          // a task_started was seen: turns come from events, not user messages
 	prompts          promptTracker // user_message events and user message items, paired (prompts.go)
@@ -102,6 +106,7 @@ func (e *Engine) Feed(rec *rollout.Record) {
 		e.unreadBeforeMeta = e.unreadBeforeMeta || !e.metaSeen
 		e.emit(LineOversized, pos, map[string]any{"bytes": rec.Size})
 		e.prompts.unread = true
+		e.noteSize(rec, pos, "")
 		// Unread, so its ordinal is unknown: assume Codex numbered it.
 		if e.lastOrd != nil {
 			v := *e.lastOrd + 1
@@ -142,6 +147,7 @@ func (e *Engine) feedObject(rec *rollout.Record, pos Pos) {
 		return
 	}
 	typ := rec.Type()
+	e.noteSize(rec, pos, typ)
 	ord, hasOrd := rec.Ordinal()
 	if hasOrd {
 		pos.Ordinal = &ord
@@ -375,6 +381,11 @@ func (e *Engine) Finish() *State {
 	}
 	e.orphanCalls()
 	e.judgePrompts()
+	if e.st.Era == rollout.EraEnvelope && e.st.HistoryMode == rollout.HistoryLegacy {
+		for _, o := range e.overLimit {
+			e.obs(o)
+		}
+	}
 	e.judgeHandoffs()
 	usesIDs := e.st.UsesItemIDs || e.st.HistoryMode == rollout.HistoryPaginated
 	if usesIDs && e.st.Era == rollout.EraEnvelope {

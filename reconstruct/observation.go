@@ -110,6 +110,7 @@ const (
 	PromptMissingFromHistory // a user_message event without its user message item; Facts: prompt (first bytes)
 	CompactionEmptyHistory   // replacement_history is [] although the thread had history; Facts: items_before
 	CompactionLostPrompt     // replacement_history drops the last user message; Facts: prompt, items
+	RecordOverMigrationLimit // a legacy-mode record the paginated migration drops; Facts: bytes, limit, type ("" unread), checkpoint
 
 	// FlowWorldState follows every world_state line. Facts: state (the
 	// *mergepatch.Value baseline after the line, nil when there is none;
