@@ -22,7 +22,9 @@ func (e *Engine) compacted(rec *rollout.Record, pos Pos, p gjson.Result) {
 				kept = append(kept, it)
 			}
 		}
+		e.hof.noteDropped(e.st.History)
 		e.st.History = kept
+		e.epoch = &histEpoch{items: kept}
 	} else {
 		n := count(rh)
 		if md := p.Get("replacement_history_metadata"); md.Exists() {
@@ -32,7 +34,9 @@ func (e *Engine) compacted(rec *rollout.Record, pos Pos, p gjson.Result) {
 		}
 		before, prompt := len(e.st.History), e.lastPrompt
 		kept, lastKept := false, ""
+		e.hof.noteDropped(e.st.History)
 		e.st.History = make([]Item, 0, n)
+		e.epoch = &histEpoch{}
 		clear(e.ids)
 		clear(e.calls)
 		raw := []byte(rh.Raw)

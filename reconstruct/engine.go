@@ -55,6 +55,7 @@ type Engine struct {
 	emptyCompaction  *Observation  // the newest compaction, when its replacement_history is empty
 	turn             *turnState    // the open turn, nil outside turns
 	turns            []*turnState
+	epoch            *histEpoch     // the history since the last compaction
 	calls            map[string]int // live call_id -> index into st.History
 	ids              map[string]int // live item id -> index into st.History
 	hof              handoffTracker // handoff.go
@@ -66,7 +67,7 @@ func New(opts Options, obs Observer) *Engine {
 	if obs == nil {
 		obs = func(Observation) {}
 	}
-	e := &Engine{opts: opts, obs: obs, calls: map[string]int{}, ids: map[string]int{}}
+	e := &Engine{opts: opts, obs: obs, epoch: &histEpoch{}, calls: map[string]int{}, ids: map[string]int{}}
 	e.st.Era = rollout.EraUnknown
 	e.st.Handoffs = map[string]*Handoff{}
 	e.frames = frames.NewReplay(frames.Options{Lines: true}, e.frameEvent)

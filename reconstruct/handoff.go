@@ -146,13 +146,13 @@ func (s *State) HandoffIDs() []string {
 
 // handoffTracker is the engine's handoff state besides State.Handoffs.
 type handoffTracker struct {
-	seen map[uint64]struct{} // hashes of every item id seen, live or not
+	seen map[uint64]struct{} // hashes of the item ids no longer live (the live ones are in Engine.ids)
 	n    int                 // handoffs seen
 }
 
 // noteItem remembers an item id for rule 6: ids dropped by a compaction or
 // a rollback still name items of the rollout. Hashes keep this a few bytes
-// per item.
+// per item, and only dropped items are noted: live ones are in Engine.ids.
 func (t *handoffTracker) noteItem(id string) {
 	if id == "" {
 		return
@@ -161,6 +161,19 @@ func (t *handoffTracker) noteItem(id string) {
 		t.seen = map[uint64]struct{}{}
 	}
 	t.seen[maphash.String(hashSeed, id)] = struct{}{}
+}
+
+// knownID reports whether an item id was seen anywhere so far.
+func (e *Engine) knownID(id string) bool {
+	_, live := e.ids[id]
+	return live || e.hof.known(id)
+}
+
+// noteDropped remembers the ids of items leaving the history.
+func (t *handoffTracker) noteDropped(items []Item) {
+	for i := range items {
+		t.noteItem(items[i].ID)
+	}
 }
 
 func (t *handoffTracker) known(id string) bool {
@@ -429,7 +442,7 @@ func (e *Engine) checkHandoffItems(h *Handoff, pos Pos) {
 	done := map[string]bool{}
 	for _, list := range [][]string{h.ItemIDs, h.OmittedItemIDs} {
 		for _, id := range list {
-			if done[id] || e.hof.known(id) {
+			if done[id] || e.knownID(id) {
 				continue
 			}
 			done[id] = true

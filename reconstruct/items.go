@@ -17,19 +17,39 @@ type itemFields struct {
 	content               []byte // raw "content" value, for user prompts
 }
 
+// common holds the strings every history repeats (item types, roles), so
+// that reading them does not allocate a copy per item.
+var common = func() map[string]string {
+	m := map[string]string{"user": "user", "assistant": "assistant", "developer": "developer", "system": "system", "ghost_snapshot": "ghost_snapshot"}
+	for _, t := range rollout.ItemTypes() {
+		m[t] = t
+	}
+	return m
+}()
+
+// decodeCommon is rollout.DecodeString, sharing the common strings.
+func decodeCommon(v []byte) string {
+	if s, ok := rollout.StringValue(v); ok {
+		if c, ok := common[string(s)]; ok {
+			return c
+		}
+	}
+	return rollout.DecodeString(v)
+}
+
 func readItem(item []byte) itemFields {
 	var f itemFields
 	rollout.Members(item, func(key []byte, start, end int) bool {
 		v := item[start:end]
 		switch string(key) {
 		case "type":
-			f.typ = rollout.DecodeString(v)
+			f.typ = decodeCommon(v)
 		case "id":
 			f.id = rollout.DecodeString(v)
 		case "call_id":
 			f.callID = rollout.DecodeString(v)
 		case "role":
-			f.role = rollout.DecodeString(v)
+			f.role = decodeCommon(v)
 		case "content":
 			f.content = v
 		}
@@ -61,7 +81,6 @@ func (e *Engine) addLiveItem(pos Pos, item []byte, index int) {
 // appendItem records an item in the live history, pairing tool calls and
 // spotting reused ids.
 func (e *Engine) appendItem(pos Pos, it Item) {
-	e.hof.noteItem(it.ID)
 	if it.ID != "" {
 		if j, ok := e.ids[it.ID]; ok {
 			first := e.st.History[j]
@@ -91,6 +110,7 @@ func (e *Engine) appendItem(pos Pos, it Item) {
 		}
 	}
 	e.st.History = append(e.st.History, it)
+	e.epoch.items = e.st.History
 }
 
 // checkID looks at an item's id: missing, prefix, UUIDv7 shape.

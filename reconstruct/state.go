@@ -54,6 +54,11 @@ type Item struct {
 	hash     uint64
 }
 
+// histEpoch is the history from one compaction (or the start) on: items
+// is the slice append last returned, whose prefixes are every checkpoint's
+// history in the epoch (see checkpoint).
+type histEpoch struct{ items []Item }
+
 // Lineage is the context-window chain.
 type Lineage struct {
 	FirstWindowID string

@@ -50,6 +50,15 @@ var itemPrefixes = map[string]string{
 	"additional_tools":        "at",
 }
 
+// ItemTypes returns the response item types that get an id.
+func ItemTypes() []string {
+	out := make([]string, 0, len(itemPrefixes))
+	for t := range itemPrefixes {
+		out = append(out, t)
+	}
+	return out
+}
+
 // ItemPrefix returns the id prefix of a response item type; ok is false for
 // types that get no id (ghost_snapshot, unknown types).
 func ItemPrefix(itemType string) (prefix string, ok bool) {
