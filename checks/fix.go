@@ -127,7 +127,7 @@ func SelectFixes(sel []string) (map[string]bool, error) {
 		}
 		switch {
 		case !matched:
-			return nil, fmt.Errorf("unknown rule or area %q in --fix (see `rollout explain`)", s)
+			return nil, unknownRule(s, "--fix")
 		case !fixable:
 			return nil, fmt.Errorf("--fix %s: repair has no fix for it", s)
 		}

@@ -39,6 +39,10 @@ type Options struct {
 	// MigrationLimit overrides the 16 MiB record limit of Codex's paginated
 	// migration (tests only; 0: the default).
 	MigrationLimit int64
+	// Force reads a file whose first line is not a JSON object.
+	Force bool
+	// OnRead, when set, is told how many bytes of the file were read.
+	OnRead func(n int)
 }
 
 // Result is what the analysis of one file found.
@@ -77,7 +81,7 @@ func (e *ReadError) Unwrap() error { return e.Err }
 
 // Run streams one rollout through the engine and the rule catalog.
 func Run(path string, stdin io.Reader, opts Options) (res *Result, err error) {
-	f, err := rollout.Open(path, stdin)
+	f, err := rollout.OpenWith(path, stdin, rollout.OpenOptions{Force: opts.Force, OnRead: opts.OnRead})
 	if err != nil {
 		return nil, err
 	}
@@ -242,10 +246,10 @@ type Filter struct {
 
 // NewFilter validates the selectors against the registry.
 func NewFilter(selected, ignored []string) (Filter, error) {
-	for _, list := range [][]string{selected, ignored} {
+	for i, list := range [][]string{selected, ignored} {
 		for _, s := range list {
 			if !matchesAny(s) {
-				return Filter{}, fmt.Errorf("unknown rule or area %q (see `rollout explain`)", s)
+				return Filter{}, unknownRule(s, []string{"--select", "--ignore"}[i])
 			}
 		}
 	}

@@ -41,6 +41,9 @@ type Options struct {
 	// Now is when liveness is judged: an unanswered call of a file written
 	// less than an hour before is left open (zero: unknown, left open).
 	Now time.Time
+	// Force repairs content whose first line is not a JSON object (a
+	// damaged first line), which is otherwise refused as NotRollout.
+	Force bool
 
 	// Stage, when set (tests), is called at each step of a repair:
 	// "analysed", then with Write "written", "backed-up", "checked",
@@ -239,7 +242,7 @@ func (t *Txn) at(stage string) {
 }
 
 func (t *Txn) checkOptions() checks.Options {
-	return checks.Options{MaxLineBytes: t.opts.MaxLineBytes, HandoffCap: t.opts.HandoffCap, Now: t.opts.Now}
+	return checks.Options{MaxLineBytes: t.opts.MaxLineBytes, HandoffCap: t.opts.HandoffCap, Now: t.opts.Now, Force: t.opts.Force}
 }
 
 // checkPaths refuses what repair must not touch before anything is read,

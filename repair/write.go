@@ -72,7 +72,7 @@ func (t *Txn) openInput(tee *outFile) (f *os.File, raw *hashingReader, src io.Re
 	}
 	raw = newHashingReader(f, t.seed)
 	raw.tee = tee
-	src, c, err := rollout.Decode(t.Path, raw)
+	src, c, err := rollout.DecodeWith(t.Path, raw, rollout.OpenOptions{Force: t.opts.Force})
 	if err == nil && c != t.in {
 		src.Close()
 		err = &Refusal{Kind: Changed, Path: t.Path, Err: fmt.Errorf("%w: %s is no longer stored as it was", errFileChanged, t.Path)}

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/klauspost/compress/zstd"
 )
@@ -225,9 +226,24 @@ func typeName(m fs.FileMode) string {
 	return "a special file"
 }
 
-// Open opens a rollout for reading, decompressing .zst transparently.
-// stdin is used for "-".
+// Open opens a rollout for reading, decompressing .zst transparently, with
+// the default OpenOptions. stdin is used for "-".
 func Open(path string, stdin io.Reader) (io.ReadCloser, error) {
+	return OpenWith(path, stdin, OpenOptions{})
+}
+
+// OpenOptions tune OpenWith and DecodeWith.
+type OpenOptions struct {
+	// Force reads a file whose first line is not a JSON object (a damaged
+	// first line) instead of refusing it as not a rollout.
+	Force bool
+	// OnRead, when set, is called with the number of bytes read from the
+	// file as stored (compressed for .zst): progress for big files.
+	OnRead func(n int)
+}
+
+// OpenWith is Open with options (see DecodeWith).
+func OpenWith(path string, stdin io.Reader, opts OpenOptions) (io.ReadCloser, error) {
 	var f io.ReadCloser
 	if path == StdinPath {
 		f = io.NopCloser(stdin)
@@ -243,7 +259,11 @@ func Open(path string, stdin io.Reader) (io.ReadCloser, error) {
 		}
 		f = file
 	}
-	r, _, err := Decode(path, f)
+	var raw io.Reader = f
+	if opts.OnRead != nil {
+		raw = &countingReader{f, opts.OnRead}
+	}
+	r, _, err := DecodeWith(path, raw, opts)
 	if err != nil {
 		f.Close()
 		return nil, err
@@ -252,6 +272,19 @@ func Open(path string, stdin io.Reader) (io.ReadCloser, error) {
 		io.Reader
 		io.Closer
 	}{r, closers{r, f}}, nil
+}
+
+type countingReader struct {
+	r      io.Reader
+	onRead func(int)
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	if n > 0 {
+		c.onRead(n)
+	}
+	return n, err
 }
 
 type closers []io.Closer
@@ -279,23 +312,108 @@ const (
 // path is called (and a .zst path is always read as zstd); gzip, bzip2,
 // xz, zip and 7-zip data are refused with an error that is
 // ErrUnknownFormat (and ErrCompressed for the compressed streams), which
-// would otherwise read as a pile of invalid lines. Closing the result
-// releases the decoder, not raw.
+// would otherwise read as a pile of invalid lines. So is content whose
+// first non-blank byte does not open a JSON object (an executable, a PDF,
+// an image, text): ErrUnknownFormat and ErrFirstLineNotObject. Closing the
+// result releases the decoder, not raw.
 func Decode(path string, raw io.Reader) (io.ReadCloser, Compression, error) {
+	return DecodeWith(path, raw, OpenOptions{})
+}
+
+// DecodeWith is Decode with options: opts.Force reads content whose first
+// line is not a JSON object (OnRead is for the caller to count raw with).
+func DecodeWith(path string, raw io.Reader, opts OpenOptions) (io.ReadCloser, Compression, error) {
 	br := bufio.NewReaderSize(raw, 64<<10)
 	magic, _ := br.Peek(MagicLen)
 	c, err := Sniff(path, magic)
 	if err != nil {
 		return nil, c, err
 	}
-	if c == Plain {
-		return io.NopCloser(br), Plain, nil
+	var out io.ReadCloser = io.NopCloser(br)
+	if c == Zstd {
+		dec, err := zstd.NewReader(br, zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(true))
+		if err != nil {
+			return nil, Zstd, &PathError{path, fmt.Errorf("opening zstd stream: %w", err)}
+		}
+		zf := &zstdFile{dec: dec}
+		br = bufio.NewReaderSize(zf, 64<<10)
+		out = struct {
+			io.Reader
+			io.Closer
+		}{br, zf}
 	}
-	dec, err := zstd.NewReader(br, zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(true))
-	if err != nil {
-		return nil, Zstd, &PathError{path, fmt.Errorf("opening zstd stream: %w", err)}
+	if opts.Force {
+		return out, c, nil
 	}
-	return &zstdFile{dec: dec}, Zstd, nil
+	// Judge what the first read brought (the whole head of a file; a pipe
+	// may bring less), without waiting for more. A read error here (a
+	// corrupt zstd frame) is left for the reader to report with its line.
+	br.Peek(1)
+	head, _ := br.Peek(min(br.Buffered(), sniffBytes))
+	if kind := notRolloutKind(head); kind != "" {
+		out.Close()
+		return nil, c, &PathError{path, fmt.Errorf("%w (%s): %w", ErrUnknownFormat, kind, ErrFirstLineNotObject)}
+	}
+	return out, c, nil
+}
+
+// ErrFirstLineNotObject is content refused because its first line is not a
+// JSON object; OpenOptions.Force reads it anyway.
+var ErrFirstLineNotObject = errors.New("its first line is not a JSON object")
+
+// sniffBytes is how much of the content the sniffing looks at.
+const sniffBytes = 4096
+
+// notRolloutKind names what content is when its first non-blank byte does
+// not open a JSON object, and returns "" when it does (or the content is
+// empty or blank: verify reports that as a rollout with no session).
+func notRolloutKind(head []byte) string {
+	for _, m := range []struct {
+		prefix string
+		kind   string
+	}{
+		{"\x7fELF", "an ELF executable"},
+		{"MZ", "a Windows executable"},
+		{"\xcf\xfa\xed\xfe", "a Mach-O executable"},
+		{"\xca\xfe\xba\xbe", "a Mach-O or Java class file"},
+		{"%PDF", "a PDF document"},
+		{"\x89PNG", "a PNG image"},
+		{"\xff\xd8\xff", "a JPEG image"},
+		{"GIF8", "a GIF image"},
+		{"RIFF", "a RIFF file (WebP, WAV, AVI)"},
+		{"SQLite format 3\x00", "an SQLite database"},
+	} {
+		if bytes.HasPrefix(head, []byte(m.prefix)) {
+			return m.kind
+		}
+	}
+	if len(head) > 262 && string(head[257:262]) == "ustar" {
+		return "a tar archive"
+	}
+	rest := bytes.TrimPrefix(head, []byte("\xef\xbb\xbf")) // a UTF-8 byte-order mark
+	rest = bytes.TrimLeft(rest, " \t\r\n")
+	switch {
+	case len(rest) == 0 || rest[0] == '{':
+		return ""
+	case rest[0] == '[':
+		return "a JSON array, not JSON lines"
+	case bytes.IndexByte(head, 0) < 0 && utf8.Valid(trimPartialRune(head)):
+		return "text"
+	}
+	return "binary data"
+}
+
+// trimPartialRune drops a UTF-8 sequence cut by the end of the sniffed bytes.
+func trimPartialRune(b []byte) []byte {
+	for i := 1; i <= min(3, len(b)); i++ {
+		if utf8.RuneStart(b[len(b)-i]) {
+			if !utf8.FullRune(b[len(b)-i:]) {
+				return b[:len(b)-i]
+			}
+			break
+		}
+	}
+	return b
 }
 
 // MagicLen is how many leading bytes Sniff needs.

@@ -1,7 +1,10 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"io"
+	"strings"
 
 	"github.com/rollout-dev/rollout/checks"
 	"github.com/spf13/cobra"
@@ -9,25 +12,57 @@ import (
 
 func newExplainCmd(a *app) *cobra.Command {
 	return &cobra.Command{
-		Use:   "explain [RULE]",
-		Short: "Describe a rule, or list every rule",
+		Use:   "explain [RULE|AREA/]",
+		Short: "Describe a rule, list an area's rules, or list every rule",
 		Example: `  rollout explain
-  rollout explain item/missing-id`,
-		Args: cobra.MaximumNArgs(1),
+  rollout explain item/missing-id
+  rollout explain item/`,
+		Args: argsAtMost(1, "at most one RULE or AREA/"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			w := a.io.Out
 			if len(args) == 0 {
+				listRules(w, checks.Rules())
+				return nil
+			}
+			if area, ok := strings.CutSuffix(args[0], "/"); ok {
+				var in []*checks.Rule
 				for _, r := range checks.Rules() {
-					fmt.Fprintf(w, "%-36s %-7s %s\n", r.ID, r.Severity, r.Title)
+					if r.Area() == area {
+						in = append(in, r)
+					}
 				}
+				if len(in) == 0 {
+					return ruleError(&checks.UnknownRuleError{Selector: args[0], Suggestions: checks.Suggest(args[0])})
+				}
+				listRules(w, in)
 				return nil
 			}
 			r, ok := checks.Lookup(args[0])
 			if !ok {
-				return usageError("list the rules with `rollout explain`", "unknown rule %q", args[0])
+				return ruleError(&checks.UnknownRuleError{Selector: args[0], Suggestions: checks.Suggest(args[0])})
 			}
 			fmt.Fprint(w, r.Explain())
 			return nil
 		},
 	}
+}
+
+func listRules(w io.Writer, rules []*checks.Rule) {
+	for _, r := range rules {
+		fmt.Fprintf(w, "%-36s %-7s %s\n", r.ID, r.Severity, r.Title)
+	}
+}
+
+// ruleError turns an unknown rule selector into a usage error whose hint
+// names the closest rules, or says where to list them.
+func ruleError(err error) error {
+	var ue *checks.UnknownRuleError
+	if !errors.As(err, &ue) {
+		return usageError("list the rules with `rollout explain`", "%v", err)
+	}
+	hint := "list the rules with `rollout explain`"
+	if len(ue.Suggestions) > 0 {
+		hint = "did you mean " + strings.Join(ue.Suggestions, ", ") + "? (`rollout explain` lists every rule)"
+	}
+	return &exitError{code: exitUsage, err: ue, hint: hint}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"os"
 
@@ -15,6 +16,7 @@ type IO struct {
 	Err      io.Writer
 	ErrIsTTY bool // progress goes to stderr only when it is a terminal
 	OutIsTTY bool
+	InIsTTY  bool // reading "-" from a terminal earns a hint
 	NoColor  bool // NO_COLOR is set
 }
 
@@ -24,6 +26,7 @@ func systemIO() *IO {
 		In: os.Stdin, Out: os.Stdout, Err: os.Stderr,
 		ErrIsTTY: term.IsTerminal(int(os.Stderr.Fd())),
 		OutIsTTY: term.IsTerminal(int(os.Stdout.Fd())),
+		InIsTTY:  term.IsTerminal(int(os.Stdin.Fd())),
 		NoColor:  noColor,
 	}
 }
@@ -43,4 +46,12 @@ func (io *IO) useColor(mode string, tty bool) bool {
 		return false
 	}
 	return tty && !io.NoColor
+}
+
+// stdinHint says, when standard input is a terminal, that a command is now
+// waiting for it: otherwise `rollout verify -` just seems to hang.
+func (io *IO) stdinHint(what string) {
+	if io.InIsTTY {
+		fmt.Fprintf(io.Err, "rollout: hint: reading %s from standard input (a terminal): paste it and end with Ctrl-D, or name a file\n", what)
+	}
 }

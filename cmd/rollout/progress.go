@@ -2,20 +2,53 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"sync"
+	"time"
 )
 
-// progress draws "verifying N/M files" on stderr when it is a terminal.
+// progress draws "verifying 2/5 files, 80.0 of 201.1 MB (39%)" on stderr
+// when it is a terminal. It counts bytes as stored, so one big file shows
+// progress too.
 type progress struct {
 	mu      sync.Mutex
 	io      *IO
-	total   int
-	n       int
+	files   int
+	done    int
+	total   int64 // bytes of all files (0: unknown, standard input)
+	read    int64
+	last    time.Time
 	enabled bool
+	now     func() time.Time
 }
 
-func newProgress(io *IO, total int, enabled bool) *progress {
-	return &progress{io: io, total: total, enabled: enabled && total > 1}
+// progressMinBytes: a single file smaller than this is verified before a
+// progress line would be worth reading.
+const progressMinBytes = 32 << 20
+
+func newProgress(io *IO, paths []string, enabled bool) *progress {
+	p := &progress{io: io, files: len(paths), now: time.Now}
+	for _, path := range paths {
+		if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() {
+			p.total += fi.Size()
+		}
+	}
+	p.enabled = enabled && (len(paths) > 1 || p.total >= progressMinBytes)
+	return p
+}
+
+// add counts bytes read; it redraws at most every 100ms.
+func (p *progress) add(n int) {
+	if !p.enabled {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.read += int64(n)
+	if t := p.now(); t.Sub(p.last) >= 100*time.Millisecond {
+		p.last = t
+		p.draw()
+	}
 }
 
 func (p *progress) step() {
@@ -24,11 +57,20 @@ func (p *progress) step() {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.n++
-	fmt.Fprintf(p.io.Err, "\rverifying %d/%d files", p.n, p.total)
+	p.done++
+	p.draw()
 }
 
-func (p *progress) done() {
+func (p *progress) draw() {
+	line := fmt.Sprintf("verifying %d/%d files", p.done, p.files)
+	if p.total > 0 {
+		read := min(p.read, p.total)
+		line += fmt.Sprintf(", %.1f of %.1f MB (%d%%)", float64(read)/1e6, float64(p.total)/1e6, read*100/p.total)
+	}
+	fmt.Fprintf(p.io.Err, "\r%s\033[K", line)
+}
+
+func (p *progress) finish() {
 	if p.enabled {
 		fmt.Fprintf(p.io.Err, "\r\033[K")
 	}

@@ -26,6 +26,8 @@ type repairOptions struct {
 	maxLineBytes int64
 	handoffCap   int64
 	now          nowFlag
+	thread       string
+	force        bool
 
 	// stage, when set (tests only), is called at each step of a run:
 	// "analysed", then with --write "written", "backed-up", "checked",
@@ -69,9 +71,13 @@ repair cannot use (gzip/bzip2/xz, or nothing in it is a rollout record).`,
   rollout repair --write rollout.jsonl              # apply it, keep rollout.jsonl.bak
   rollout repair --write -o fixed.jsonl rollout.jsonl
   rollout repair --fix default,tool/orphan-call --write --report fixes.json rollout.jsonl`,
-		Args: cobra.ExactArgs(1),
+		Args: argsAtMost(1, "one FILE (or --thread ID)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.path = args[0]
+			path, err := fileOrThread(cmd, args, opts.thread)
+			if err != nil {
+				return err
+			}
+			opts.path = path
 			if err := opts.validate(); err != nil {
 				return err
 			}
@@ -92,6 +98,8 @@ repair cannot use (gzip/bzip2/xz, or nothing in it is a rollout record).`,
 	f.Int64Var(&opts.maxLineBytes, "max-line-bytes", rollout.DefaultMaxLineBytes, "longest line to analyse and edit; longer lines are kept as they are")
 	f.Int64Var(&opts.handoffCap, "handoff-cap", reconstruct.DefaultHandoffCap, "cap of a context handoff's budget (which handoffs must be deferred)")
 	f.Var(&opts.now, "now", "judge liveness at this RFC 3339 time instead of the clock (calls of a file written less than an hour before are left open)")
+	f.BoolVar(&opts.force, "force", false, "repair a file whose first line is not a JSON object (a damaged first line)")
+	f.StringVar(&opts.thread, "thread", "", "repair the rollout of thread ID, found under $CODEX_HOME (see `rollout find`)")
 	return cmd
 }
 
@@ -112,7 +120,7 @@ func (o *repairOptions) validate() error {
 		return usageError("", "invalid --max-line-bytes %d", o.maxLineBytes)
 	}
 	if _, err := checks.SelectFixes(o.fix); err != nil {
-		return usageError("list the rules and their fixes with `rollout explain`", "%v", err)
+		return ruleError(err)
 	}
 	return nil
 }
@@ -124,7 +132,7 @@ func runRepair(ctx context.Context, a *app, o *repairOptions) error {
 	t, err := repair.Begin(repair.Options{
 		Path: o.path, Output: o.output, Write: o.write, NoBackup: o.noBackup,
 		Fix: o.fix, RandomIDs: o.randomIDs, MaxLineBytes: o.maxLineBytes, HandoffCap: o.handoffCap,
-		Now: o.now.time(), Stage: o.stage,
+		Now: o.now.time(), Force: o.force, Stage: o.stage,
 	})
 	if err != nil {
 		var ref *repair.Refusal
@@ -175,6 +183,9 @@ func refusalError(ref *repair.Refusal) error {
 		e.hint = "check the free space and permissions of the directory of " + ref.Path + ", or write elsewhere with -o OUT"
 	case repair.NotRollout:
 		e.code, e.hint = exitUsage, "name one rollout file (.jsonl or .jsonl.zst)"
+		if hint := inputHint(ref); hint != "" {
+			e.hint = hint
+		}
 	case repair.Compressed:
 		e.code, e.hint = exitUsage, "decompress it (gunzip, bunzip2, unxz), repair the result, and compress it again if you need to"
 	case repair.BadOutput:

@@ -82,6 +82,7 @@ inconsistency with a stable rule id, file and line.
 		SilenceUsage:  true,
 		Version:       version(),
 	}
+	root.SetVersionTemplate(versionLine() + "\n")
 	root.SetOut(a.io.Out)
 	root.SetErr(a.io.Err)
 	root.SetIn(a.io.In)
@@ -90,7 +91,7 @@ inconsistency with a stable rule id, file and line.
 	})
 	root.AddCommand(newVerifyCmd(a, nil), newStateCmd(a, nil), newVersionCmd(a),
 		newExplainCmd(a), newSimulateBudgetCmd(a, nil), newMergeCmd(a), newRepairCmd(a, nil), newViewCmd(a, nil),
-		newSpaceCmd(a, nil), newReclaimCmd(a, nil),
+		newSpaceCmd(a, nil), newReclaimCmd(a, nil), newFindCmd(a, nil),
 		&cobra.Command{Use: "exit-codes", Short: "The exit codes of every command", Long: exitCodesHelp})
 	return root
 }
@@ -135,18 +136,21 @@ func reportError(io *IO, err error) int {
 	}
 	if ee != nil && ee.hint != "" {
 		fmt.Fprintf(io.Err, "rollout: hint: %s\n", ee.hint)
+	} else if hint := inputHint(err); hint != "" {
+		fmt.Fprintf(io.Err, "rollout: hint: %s\n", hint)
 	}
 	return code
-}
-
-func version() string {
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-		return bi.Main.Version
-	}
-	return "0.1.0"
 }
 
 func fileExists(p string) bool {
 	_, err := os.Stat(p)
 	return err == nil
+}
+
+// inputHint is the hint for an input that could not be read.
+func inputHint(err error) string {
+	if errors.Is(err, rollout.ErrFirstLineNotObject) {
+		return "if only the first line is damaged and the rest is a rollout, add --force"
+	}
+	return ""
 }

@@ -28,10 +28,15 @@ type simulateBudgetOptions struct {
 	format       string
 	output       string
 	maxLineBytes int64
+	force        bool
 	settings     budget.Settings
 }
 
-var budgetFormats = []string{"table", "json", "csv", "svg", "png"}
+var budgetFormats = []string{"text", "json", "csv", "svg", "png"}
+
+// budgetFormatAliases are older names kept working: "table" was the plain
+// format's name before every command called it "text".
+var budgetFormatAliases = map[string]string{"table": "text"}
 
 func newSimulateBudgetCmd(a *app, runF func(context.Context, *simulateBudgetOptions) error) *cobra.Command {
 	opts := &simulateBudgetOptions{settings: budget.DefaultSettings()}
@@ -91,7 +96,7 @@ threshold P% of window W is floor(P/100 * W) tokens.`,
 	f.Float64Var(&s.WeightOutput, "weight-output", 1, "ledger charge per output token")
 	f.Float64Var(&s.WeightInput, "weight-input", 1, "ledger charge per uncached input token")
 	f.Var((*int64Flag)(&s.ReminderEvery), "reminder-every", "count a reminder each time the charged total crosses a multiple of N")
-	f.StringVar(&opts.format, "format", "table", "output: "+strings.Join(budgetFormats, "|")+" (svg/png: a chart of fill per request)")
+	f.StringVar(&opts.format, "format", "text", "output: "+strings.Join(budgetFormats, "|")+" (svg/png: a chart of fill per request)")
 	f.StringVarP(&opts.output, "output", "o", "", "write to FILE instead of standard output")
 	f.Int64Var(&opts.maxLineBytes, "max-line-bytes", rollout.DefaultMaxLineBytes, "longest line to analyse")
 	f.StringVar(&opts.filesFrom, "files-from", "", "read one path per line from FILE (- for standard input)")
@@ -101,10 +106,14 @@ threshold P% of window W is floor(P/100 * W) tokens.`,
 	f.StringVar(&opts.until, "until", "", "only sessions started before this time (RFC 3339 or a date)")
 	f.BoolVar(&opts.perSession, "per-session", false, "also one row per rollout (path, thread id)")
 	f.StringVar(&opts.series, "series", "", "write the fill per simulated request to FILE as CSV (path, window, request, fill, event)")
+	f.BoolVar(&opts.force, "force", false, "read a file whose first line is not a JSON object (a damaged first line)")
 	return cmd
 }
 
 func (o *simulateBudgetOptions) validate(a *app) error {
+	if name, ok := budgetFormatAliases[o.format]; ok {
+		o.format = name
+	}
 	known := false
 	for _, f := range budgetFormats {
 		known = known || f == o.format

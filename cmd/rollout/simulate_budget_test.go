@@ -31,7 +31,8 @@ func TestSimulateBudgetFlags(t *testing.T) {
 		format string
 		output string
 	}{
-		{name: "defaults", args: nil, want: def, format: "table"},
+		{name: "defaults", args: nil, want: def, format: "text"},
+		{name: "table is an alias of text", args: []string{"--format", "table"}, want: def, format: "text"},
 		{
 			name: "window sweep, k and M suffixes, repeated",
 			args: []string{"--window", "64k,100000", "--window", "1M"},
@@ -86,7 +87,7 @@ func TestSimulateBudgetFlags(t *testing.T) {
 				t.Errorf("settings (-want +got):\n%s", diff)
 			}
 			if tt.format == "" {
-				tt.format = "table"
+				tt.format = "text"
 			}
 			if got.format != tt.format || got.output != tt.output {
 				t.Errorf("format %q output %q, want %q %q", got.format, got.output, tt.format, tt.output)

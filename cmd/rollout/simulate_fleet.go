@@ -31,7 +31,7 @@ func (o *simulateBudgetOptions) fleetMode() bool {
 // budget evidence; oversized counts the lines over --max-line-bytes.
 func (o *simulateBudgetOptions) evidence(a *app, path string) (ev *budget.Evidence, oversized int, err error) {
 	c := budget.NewCollector()
-	res, err := checks.Run(path, a.io.In, checks.Options{MaxLineBytes: o.maxLineBytes, MaxFindingsPerRule: checks.DefaultMaxFindingsPerRule, Flow: c.Observe})
+	res, err := checks.Run(path, a.io.In, checks.Options{MaxLineBytes: o.maxLineBytes, MaxFindingsPerRule: checks.DefaultMaxFindingsPerRule, Flow: c.Observe, Force: o.force})
 	if err != nil {
 		return nil, 0, err
 	}
@@ -47,7 +47,7 @@ func (o *simulateBudgetOptions) evidence(a *app, path string) (ev *budget.Eviden
 
 // sessionMeta reads only the first line: thread, parent and start.
 func (o *simulateBudgetOptions) sessionMeta(a *app, path string) (thread, parent, started string, err error) {
-	res, err := checks.Run(path, a.io.In, checks.Options{MaxLineBytes: o.maxLineBytes, StopAfterLine: 1})
+	res, err := checks.Run(path, a.io.In, checks.Options{MaxLineBytes: o.maxLineBytes, StopAfterLine: 1, Force: o.force})
 	if err != nil {
 		return "", "", "", err
 	}

@@ -147,7 +147,7 @@ func runSpace(ctx context.Context, a *app, o *spaceOptions) error {
 	if err := inputs.Check(o.output); err != nil {
 		return outputConflict(err)
 	}
-	progress := newProgress(a.io, len(paths), a.io.ErrIsTTY && o.format == "text" && o.output == "")
+	progress := newProgress(a.io, paths, a.io.ErrIsTTY && o.format == "text" && o.output == "")
 	now := time.Now()
 	outcomes := make([]spaceOutcome, len(paths))
 	next := make(chan int)
@@ -167,7 +167,7 @@ func runSpace(ctx context.Context, a *app, o *spaceOptions) error {
 	}
 	close(next)
 	wg.Wait()
-	progress.done()
+	progress.finish()
 
 	sum := space.NewSummary(o.top)
 	code := exitOK

@@ -15,6 +15,8 @@ type stateOptions struct {
 	path         string
 	atLine       int
 	maxLineBytes int64
+	thread       string
+	force        bool
 }
 
 func newStateCmd(a *app, runF func(context.Context, *stateOptions) error) *cobra.Command {
@@ -28,9 +30,13 @@ ids and types in order), the world-state baseline, the context-window lineage,
 the restored token usage and the latest record of each handoff.`,
 		Example: `  rollout state fixtures/clean/envelope-paginated.jsonl
   rollout state --at-line 12 rollout.jsonl | jq .history`,
-		Args: cobra.ExactArgs(1),
+		Args: argsAtMost(1, "one FILE (or --thread ID)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.path = args[0]
+			path, err := fileOrThread(cmd, args, opts.thread)
+			if err != nil {
+				return err
+			}
+			opts.path = path
 			if opts.atLine < 0 {
 				return usageError("", "invalid --at-line %d", opts.atLine)
 			}
@@ -42,6 +48,8 @@ the restored token usage and the latest record of each handoff.`,
 	}
 	cmd.Flags().IntVar(&opts.atLine, "at-line", 0, "stop the replay after line N")
 	cmd.Flags().Int64Var(&opts.maxLineBytes, "max-line-bytes", rollout.DefaultMaxLineBytes, "longest line to analyse")
+	cmd.Flags().BoolVar(&opts.force, "force", false, "read a file whose first line is not a JSON object (a damaged first line)")
+	cmd.Flags().StringVar(&opts.thread, "thread", "", "read the rollout of thread ID, found under $CODEX_HOME (see `rollout find`)")
 	return cmd
 }
 
@@ -103,7 +111,10 @@ type handoffJSON struct {
 }
 
 func runState(ctx context.Context, a *app, o *stateOptions) error {
-	res, err := checks.Run(o.path, a.io.In, checks.Options{MaxLineBytes: o.maxLineBytes, MaxFindingsPerRule: checks.DefaultMaxFindingsPerRule, StopAfterLine: o.atLine})
+	if o.path == rollout.StdinPath {
+		a.io.stdinHint("a rollout")
+	}
+	res, err := checks.Run(o.path, a.io.In, checks.Options{MaxLineBytes: o.maxLineBytes, MaxFindingsPerRule: checks.DefaultMaxFindingsPerRule, StopAfterLine: o.atLine, Force: o.force})
 	if err != nil {
 		return err
 	}

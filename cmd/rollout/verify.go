@@ -40,6 +40,8 @@ type verifyOptions struct {
 	shard        string
 	color        string
 	now          nowFlag
+	threads      []string
+	force        bool
 }
 
 func newVerifyCmd(a *app, runF func(context.Context, *verifyOptions) error) *cobra.Command {
@@ -81,6 +83,8 @@ $CODEX_HOME/sessions and $CODEX_HOME/archived_sessions (CODEX_HOME defaults to ~
 	f.StringVar(&opts.filesFrom, "files-from", "", "read one path per line from FILE (- for standard input)")
 	f.StringVar(&opts.color, "color", "auto", "colour: auto|always|never (NO_COLOR disables auto)")
 	f.Var(&opts.now, "now", "judge liveness at this RFC 3339 time instead of the clock (an unanswered call of a file written less than an hour before is in progress)")
+	f.BoolVar(&opts.force, "force", false, "read files whose first line is not a JSON object (a damaged first line)")
+	f.StringArrayVar(&opts.threads, "thread", nil, "also verify the rollout of thread ID, found under $CODEX_HOME (repeatable; see `rollout find`)")
 	return cmd
 }
 
@@ -127,7 +131,7 @@ func (o *verifyOptions) validate() error {
 		return usageError("use --color auto|always|never", "invalid --color %q", o.color)
 	}
 	if _, err := checks.NewFilter(o.selectRules, o.ignoreRules); err != nil {
-		return usageError("list the rules with `rollout explain`", "%v", err)
+		return ruleError(err)
 	}
 	return nil
 }
@@ -160,7 +164,9 @@ func (o *verifyOptions) inputs(a *app) (*verifyInputs, error) {
 	paths := append([]string(nil), o.paths...)
 	if o.filesFrom != "" {
 		var r io.Reader = a.io.In
-		if o.filesFrom != "-" {
+		if o.filesFrom == "-" {
+			a.io.stdinHint("the list of paths")
+		} else {
 			f, err := os.Open(o.filesFrom)
 			if err != nil {
 				return nil, usageError("", "reading --files-from: %v", err)
@@ -179,16 +185,16 @@ func (o *verifyOptions) inputs(a *app) (*verifyInputs, error) {
 			}
 		}
 	}
+	threads, err := resolveThreads(o.threads)
+	if err != nil {
+		return nil, err
+	}
+	paths = append(paths, threads...)
 	if len(paths) == 0 && o.filesFrom == "" {
-		home := os.Getenv("CODEX_HOME")
-		if home == "" {
-			h, err := os.UserHomeDir()
-			if err != nil {
-				return nil, usageError("set CODEX_HOME or name a path", "no path given and no home directory: %v", err)
-			}
-			home = filepath.Join(h, ".codex")
+		dirs, err := codexDirs()
+		if err != nil {
+			return nil, err
 		}
-		dirs := []string{filepath.Join(home, "sessions"), filepath.Join(home, "archived_sessions")}
 		for _, d := range dirs {
 			if fileExists(d) {
 				paths = append(paths, d)
@@ -229,6 +235,9 @@ func (o *verifyOptions) inputs(a *app) (*verifyInputs, error) {
 		}
 		found.Unusable = append(found.Unusable, got.Unusable...)
 		found.Ignored = append(found.Ignored, got.Ignored...)
+	}
+	if slices.Contains(found.Paths, rollout.StdinPath) {
+		a.io.stdinHint("a rollout")
 	}
 	if o.shard != "" {
 		k, n, _ := parseShard(o.shard)
@@ -281,9 +290,9 @@ func runVerify(ctx context.Context, a *app, o *verifyOptions) error {
 		return err
 	}
 	filter, _ := checks.NewFilter(o.selectRules, o.ignoreRules)
-	progress := newProgress(a.io, len(paths), a.io.ErrIsTTY && humanOnly(o.formats))
-	outcomes := analyse(paths, o.jobs, a.io.In, checks.Options{MaxLineBytes: o.maxLineBytes, MaxFindingsPerRule: o.maxFindings, HandoffCap: o.handoffCap, Now: o.now.time()}, progress.step)
-	progress.done()
+	progress := newProgress(a.io, paths, a.io.ErrIsTTY && humanOnly(o.formats))
+	outcomes := analyse(paths, o.jobs, a.io.In, checks.Options{MaxLineBytes: o.maxLineBytes, MaxFindingsPerRule: o.maxFindings, HandoffCap: o.handoffCap, Now: o.now.time(), Force: o.force, OnRead: progress.add}, progress.step)
+	progress.finish()
 	// Entries a walk could not use are inputs that could not be analysed.
 	for _, e := range in.unusable {
 		paths = append(paths, e.Path)
@@ -306,6 +315,9 @@ func runVerify(ctx context.Context, a *app, o *verifyOptions) error {
 				raise(exitInternal)
 			case in.named[paths[i]]:
 				fmt.Fprintf(a.io.Err, "rollout: error: %v\n", out.err)
+				if hint := inputHint(out.err); hint != "" {
+					fmt.Fprintf(a.io.Err, "rollout: hint: %s\n", hint)
+				}
 				raise(fileErrorCode(out.err))
 			default:
 				// Found by a walk: the run over that directory is incomplete.

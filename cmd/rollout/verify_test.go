@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -362,13 +364,77 @@ func TestProgress(t *testing.T) {
 				}
 				return
 			}
-			want := "\rverifying 1/3 files\rverifying 2/3 files\rverifying 3/3 files\r\x1b[K"
-			if stderr.String() != want {
-				t.Errorf("stderr %q, want %q", stderr, want)
+			size := fmt.Sprintf("%.1f", float64(3*len(clean))/1e6)
+			last := "\rverifying 3/3 files, " + size + " of " + size + " MB (100%)\x1b[K\r\x1b[K"
+			if !strings.HasSuffix(stderr.String(), last) || !strings.HasPrefix(stderr.String(), "\rverifying 0/3 files, ") {
+				t.Errorf("stderr %q, want progress ending in %q", stderr, last)
 			}
 			if strings.Contains(stdout.String(), "verifying") {
 				t.Errorf("progress leaked to stdout: %q", stdout)
 			}
 		})
+	}
+}
+
+// TestProgressBytes: one big file gets a progress line by bytes read,
+// redrawn at most every 100ms; a small one gets none.
+func TestProgressBytes(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	big, small := filepath.Join(dir, "big.jsonl"), filepath.Join(dir, "small.jsonl")
+	for p, size := range map[string]int64{big: 100e6, small: 1000} {
+		f, err := os.Create(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := f.Truncate(size); err != nil { // sparse: only its size is read
+			t.Fatal(err)
+		}
+		f.Close()
+	}
+	io, _, stderr := testIO("")
+	if p := newProgress(io, []string{small}, true); p.enabled {
+		t.Errorf("progress enabled for one small file")
+	}
+	p := newProgress(io, []string{big}, true)
+	if !p.enabled {
+		t.Fatalf("progress disabled for one %d-byte file", p.total)
+	}
+	clock := time.Unix(1000, 0)
+	p.now = func() time.Time { return clock }
+	p.add(25e6) // drawn: the first
+	p.add(25e6) // not drawn: same instant
+	clock = clock.Add(time.Second)
+	p.add(25e6)
+	p.step()
+	p.finish()
+	want := "\rverifying 0/1 files, 25.0 of 100.0 MB (25%)\x1b[K" +
+		"\rverifying 0/1 files, 75.0 of 100.0 MB (75%)\x1b[K" +
+		"\rverifying 1/1 files, 75.0 of 100.0 MB (75%)\x1b[K\r\x1b[K"
+	if stderr.String() != want {
+		t.Errorf("stderr\n%q\nwant\n%q", stderr, want)
+	}
+}
+
+// TestStdinHint: reading "-" from a terminal says so on stderr, so that
+// `rollout verify -` does not seem to hang; from a pipe it says nothing.
+func TestStdinHint(t *testing.T) {
+	t.Parallel()
+	clean, err := os.ReadFile("testdata/clean.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const hint = "rollout: hint: reading a rollout from standard input (a terminal): paste it and end with Ctrl-D, or name a file\n"
+	for _, tty := range []bool{false, true} {
+		for _, args := range [][]string{{"verify", "-"}, {"state", "-"}} {
+			io, _, stderr := testIO(string(clean))
+			io.InIsTTY = tty
+			if code := run(args, io); code != exitOK {
+				t.Fatalf("%v: exit %d; stderr %q", args, code, stderr)
+			}
+			if got := strings.Contains(stderr.String(), hint); got != tty {
+				t.Errorf("%v, terminal %v: stderr %q", args, tty, stderr)
+			}
+		}
 	}
 }

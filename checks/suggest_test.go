@@ -1,0 +1,36 @@
+package checks
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestSuggest(t *testing.T) {
+	tests := []struct {
+		sel  string
+		want []string
+	}{
+		{"item/missng-id", []string{"item/missing-id"}},
+		{"ordnal/", []string{"ordinal/"}},
+		{"missing-id", []string{"agentcomm/missing-id", "item/missing-id"}},
+		{"line/torn", []string{"line/torn-tail"}},
+		{"zzzzzzzz/qqqqqqq", nil},
+	}
+	for _, tt := range tests {
+		if diff := cmp.Diff(tt.want, Suggest(tt.sel)); diff != "" {
+			t.Errorf("Suggest(%q) (-want +got):\n%s", tt.sel, diff)
+		}
+	}
+}
+
+func TestEditDistance(t *testing.T) {
+	for _, tt := range []struct {
+		a, b string
+		want int
+	}{{"", "", 0}, {"abc", "", 3}, {"kitten", "sitting", 3}, {"ordnal/", "ordinal/", 1}} {
+		if got := editDistance(tt.a, tt.b); got != tt.want {
+			t.Errorf("editDistance(%q, %q) = %d, want %d", tt.a, tt.b, got, tt.want)
+		}
+	}
+}
