@@ -92,7 +92,7 @@ func cmdFrames(args []string) error {
 	}
 
 	var b strings.Builder
-	fmt.Fprintf(&b, "\n## Frame logs (frames.md)\n\n")
+	fmt.Fprintf(&b, "\n## Frame logs (docs/frames.md)\n\n")
 	fmt.Fprintf(&b, "- input: one streamed assistant message of %d increments of %d bytes, agent-wrapped frames (`fixtures/framegen`): %d lines, %d bytes (%s)\n",
 		*incs, *incBytes, st.Lines, st.Bytes, fmtMB(st.Bytes))
 	fmt.Fprintf(&b, "- after `rollout repair --fix frames/superseded-bytes`: %d bytes (%s, %.1f%% of the input); %d bytes went to OUT.quarantine.jsonl\n\n",

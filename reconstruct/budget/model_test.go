@@ -269,7 +269,7 @@ func TestSeedScenarioFixture(t *testing.T) {
 	}
 }
 
-// Recorded handoffs (the Evidence.Handoffs of a later issue) go through
+// Recorded handoffs (Evidence.Handoffs) go through
 // the same model: arrival at their target turn, end-of-file judgment when
 // the target is not in the rollout. This is also the seed scenario with a
 // recorded handoff.
