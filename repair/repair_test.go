@@ -178,13 +178,19 @@ func TestUnwritableFormatsRefused(t *testing.T) {
 }
 
 // TestNothingParsesRefused: a file in which no line is a record would be
-// emptied (every line to the quarantine): refused, file untouched.
+// emptied (every line to the quarantine): refused, file untouched. (Text
+// is refused by the opener's sniffing already; Force gets past it.)
 func TestNothingParsesRefused(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "notes.jsonl")
 	data := []byte("these are not\nthe lines of a rollout\n")
 	os.WriteFile(path, data, 0o644)
-	out, err := run(t, options(path))
+	if _, err := run(t, options(path)); !errors.Is(err, rollout.ErrFirstLineNotObject) {
+		t.Fatalf("without Force: %v, want not a rollout", err)
+	}
+	opts := options(path)
+	opts.Force = true
+	out, err := run(t, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
