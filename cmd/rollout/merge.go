@@ -37,7 +37,7 @@ For verify reports: --format text|json|jsonl|sarif|junit|github|markdown (or
 FORMAT=FILE, repeatable), --fail-on and --color as verify has them; merge
 exits 1 on findings at or above --fail-on, 3 when a report lists a file that
 was not analysed. For simulate-budget reports: --format
-table|json|csv|svg|png (or FORMAT=FILE).`,
+text|json|csv|svg|png (or FORMAT=FILE).`,
 		Example: `  for k in 1 2 3; do rollout verify --format json --shard $k/3 sessions/ > verify-$k.json; done
   rollout merge --format sarif=rollout.sarif --format text verify-*.json
   rollout merge --format csv budget-*.json`,
@@ -48,7 +48,7 @@ table|json|csv|svg|png (or FORMAT=FILE).`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringArrayVar(&o.formats, "format", nil, "output format, or FORMAT=FILE (repeatable); default text (verify) or table (simulate-budget)")
+	f.StringArrayVar(&o.formats, "format", nil, "output format, or FORMAT=FILE (repeatable); default text")
 	f.StringVar(&o.failOn, "fail-on", "error", "verify reports: exit 1 on findings at or above this severity: error|warning|info|never")
 	f.StringVar(&o.color, "color", "auto", "verify reports: colour: auto|always|never (NO_COLOR disables auto)")
 	return cmd
@@ -164,9 +164,18 @@ func mergeVerify(a *app, o *mergeOptions, inputs *outfile.Inputs, datas [][]byte
 }
 
 func mergeBudget(a *app, o *mergeOptions, inputs *outfile.Inputs, datas [][]byte) error {
-	formats := o.formats
+	formats := slices.Clone(o.formats)
 	if len(formats) == 0 {
-		formats = []string{"table"}
+		formats = []string{"text"}
+	}
+	for i, spec := range formats {
+		name, file, hasFile := strings.Cut(spec, "=")
+		if alias, ok := budgetFormatAliases[name]; ok {
+			formats[i] = alias
+			if hasFile {
+				formats[i] += "=" + file
+			}
+		}
 	}
 	stdout := 0
 	for _, spec := range formats {
