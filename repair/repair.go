@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/rollout-dev/rollout/checks"
+	"github.com/rollout-dev/rollout/internal/outfile"
 	"github.com/rollout-dev/rollout/rollout"
 )
 
@@ -30,6 +31,9 @@ type Options struct {
 	// Write applies the plan; without it nothing is written (a dry run).
 	Write    bool
 	NoBackup bool // in place: do not keep Path.bak
+	// Force writes even when another process holds Path open for writing
+	// (an agent between turns: its next write would be lost).
+	Force bool
 
 	Fix       []string // the fixes to apply (checks.FixOptions.Fix)
 	RandomIDs bool     // new ids from random bits (checks.FixOptions.RandomIDs)
@@ -69,6 +73,10 @@ type Outcome struct {
 	Skips       []rollout.Skip  // planned edits the rewrite could not apply
 	Quarantined []Quarantined   // lines removed from the rollout
 	LinesOut    int             // lines of the result
+
+	// Links is the number of names (hard links) the input has; above 1,
+	// the other names keep the old content after an in-place repair.
+	Links uint64
 
 	Wrote   bool     // the result was put in place
 	Refusal *Refusal // why the result was not written (nil: it was, or a dry run)
@@ -140,14 +148,31 @@ const (
 	// Worse: the result would have more errors of some rule than the
 	// input (a bug in a fix).
 	Worse
+	// InUse: another process holds the input open for writing (Linux);
+	// Refusal.Holders names them.
+	InUse
+	// Busy: another repair of the same file is running.
+	Busy
+	// NotRegular: the quarantine or backup path exists and is not a
+	// regular file (a symlink, FIFO, device, directory).
+	NotRegular
 )
+
+// Holder is a process holding a file open for writing.
+type Holder struct {
+	PID     int
+	Command string
+}
+
+func (h Holder) String() string { return fmt.Sprintf("pid %d (%s)", h.PID, h.Command) }
 
 // Refusal is a repair that was not done; the input is untouched and
 // nothing the repair created is left behind.
 type Refusal struct {
-	Kind Kind
-	Path string // the file concerned
-	Err  error
+	Kind    Kind
+	Path    string // the file concerned
+	Err     error
+	Holders []Holder // InUse: who holds it
 }
 
 func (r *Refusal) Error() string { return r.Err.Error() }
@@ -164,9 +189,10 @@ type Txn struct {
 	seed    maphash.Seed // of the change-detection hashes of this repair
 	src     snapshot     // the input as the analysis read it
 	in      rollout.Compression
-	out     *sinks // the temporary files of a write
-	linesIn int    // lines of the input the rewrite read
-	changed int    // edits the rewrite applied
+	out     *sinks   // the temporary files of a write
+	locked  *os.File // the input, locked for the whole write (nil: dry run)
+	linesIn int      // lines of the input the rewrite read
+	changed int      // edits the rewrite applied
 }
 
 // Begin analyses the input, plans its fixes and, when there are any,
@@ -175,11 +201,24 @@ type Txn struct {
 // once whenever Begin returns no error. Errors are a *Refusal (nothing can
 // be planned), a *rollout.PathError (the input cannot be read), a
 // *checks.ReadError or a *checks.InternalError.
-func Begin(opts Options) (*Txn, error) {
+func Begin(opts Options) (txn *Txn, err error) {
 	t := &Txn{opts: opts, seed: maphash.MakeSeed()}
 	t.Path = opts.Path
 	if err := t.checkPaths(); err != nil {
 		return nil, err
+	}
+	if opts.Write {
+		if err := t.lockInput(); err != nil {
+			return nil, err
+		}
+		defer func() {
+			if err != nil {
+				t.unlock()
+			}
+		}()
+		if r := t.checkWriters(); r != nil {
+			return nil, r
+		}
 	}
 	// With Output, the input is copied to it while the analysis reads it
 	// (as it is, or decompressed or compressed): when there is nothing to
@@ -191,7 +230,7 @@ func Begin(opts Options) (*Txn, error) {
 			return nil, &Refusal{Kind: WriteFailed, Path: t.Target, Err: err}
 		}
 	}
-	err := t.analyse(copyTo)
+	err = t.analyse(copyTo)
 	if err == nil {
 		t.at("analysed")
 		if t.NothingToFix() {
@@ -221,6 +260,7 @@ func Begin(opts Options) (*Txn, error) {
 // (unless it was refused, or every planned edit was skipped in place);
 // otherwise the temporary files are removed. It returns the Outcome.
 func (t *Txn) Finish() *Outcome {
+	defer t.unlock()
 	switch {
 	case t.Refusal != nil || !t.opts.Write || t.out == nil:
 		t.discard()
@@ -283,8 +323,79 @@ func (t *Txn) checkPaths() error {
 			}
 		}
 	}
-	t.Quarantine = t.Target + ".quarantine.jsonl"
+	t.Quarantine = t.Target + outfile.QuarantineSuffix
+	if o.Write {
+		// Never read, follow or replace anything but a regular file there.
+		others := []string{t.Quarantine}
+		if o.Output == "" && !o.NoBackup {
+			others = append(others, o.Path+outfile.BackupSuffix)
+		}
+		for _, p := range others {
+			if err := outfile.CheckRegularOrAbsent(p); err != nil {
+				return &Refusal{Kind: NotRegular, Path: p, Err: err}
+			}
+		}
+	}
 	return nil
+}
+
+// lockInput takes the exclusive advisory lock that keeps two repairs of
+// one file apart for the whole transaction. The lock is on the inode: one
+// replaced since it was opened is opened again.
+func (t *Txn) lockInput() error {
+	for range 3 {
+		f, err := os.Open(t.Path)
+		if err != nil {
+			return &rollout.PathError{Path: t.Path, Err: errors.Unwrap(err)}
+		}
+		if err := lock(f); err != nil {
+			f.Close()
+			if errors.Is(err, errLocked) {
+				return refuse(Busy, t.Path, "another repair of %s is running", t.Path)
+			}
+			return &Refusal{Kind: WriteFailed, Path: t.Path, Err: fmt.Errorf("locking %s: %w", t.Path, err)}
+		}
+		locked, err1 := f.Stat()
+		now, err2 := os.Stat(t.Path)
+		if err1 == nil && err2 == nil && os.SameFile(locked, now) {
+			t.locked = f
+			return nil
+		}
+		f.Close() // replaced (by another repair) before it was locked
+	}
+	return refuse(Changed, t.Path, "%w: %s keeps being replaced", errFileChanged, t.Path)
+}
+
+func (t *Txn) unlock() {
+	if t.locked != nil {
+		t.locked.Close()
+		t.locked = nil
+	}
+}
+
+// checkWriters refuses (InUse) when another process holds the input open
+// for writing, unless Force: an agent idle between turns keeps its
+// rollout open for append, and its next write would land in the replaced
+// file.
+func (t *Txn) checkWriters() *Refusal {
+	if t.opts.Force || t.opts.Output != "" || t.locked == nil {
+		return nil
+	}
+	fi, err := t.locked.Stat()
+	if err != nil {
+		return nil
+	}
+	hs := writersOf(fi)
+	if len(hs) == 0 {
+		return nil
+	}
+	names := make([]string, len(hs))
+	for i, h := range hs {
+		names[i] = h.String()
+	}
+	r := refuse(InUse, t.Path, "%s is open for writing by %s: replacing it would lose what it writes next", t.Path, strings.Join(names, ", "))
+	r.Holders = hs
+	return r
 }
 
 // sniff reads the first bytes of path to tell how it is stored. A format

@@ -16,6 +16,7 @@ import (
 	"github.com/klauspost/compress/zstd"
 
 	"github.com/rollout-dev/rollout/checks"
+	"github.com/rollout-dev/rollout/internal/outfile"
 	"github.com/rollout-dev/rollout/rollout"
 )
 
@@ -120,6 +121,7 @@ func (t *Txn) analyse(copyTo *outFile) error {
 	}
 	t.Input = res
 	t.src = snapshot{fi: fi, size: raw.n, hash: raw.h.Sum64()}
+	t.Links = links(fi)
 	t.Fixes, err = checks.PlanFixes(res, &facts, checks.FixOptions{Fix: t.opts.Fix, RandomIDs: t.opts.RandomIDs})
 	return err
 }
@@ -203,11 +205,12 @@ func (o *outFile) wait() error {
 	return o.err
 }
 
-// finish completes the file: everything written, mode set, fsynced.
-func (o *outFile) finish(mode fs.FileMode) error {
+// finish completes the file: everything written, metadata set (mode,
+// and owner, group and xattrs where asked), fsynced.
+func (o *outFile) finish(meta func(*os.File) error) error {
 	err := o.wait()
 	if err == nil {
-		err = o.f.Chmod(mode)
+		err = meta(o.f)
 	}
 	if err == nil {
 		err = o.f.Sync()
@@ -249,39 +252,83 @@ func (w *writebackFile) Write(p []byte) (int, error) {
 
 // quarantineFile stages the quarantine file: the existing entries, then
 // this repair's, in a temporary file renamed into place with the result.
+//
+// An entry already in the file is not added again: a repair killed
+// between the two renames left its entries in the quarantine and the
+// input as it was, and the next repair removes the same lines.
 type quarantineFile struct {
 	target string
 	out    *outFile
-	mode   fs.FileMode
+	meta   func(*os.File) error // the metadata the file keeps or takes
+	owner  os.FileInfo          // whose a new quarantine file is
+	seen   map[uint64]bool      // hashes of the entries already there
+	seed   maphash.Seed
 	buf    []byte
 }
 
 func (q *quarantineFile) add(e rollout.QuarantineEntry) error {
 	if q.out == nil {
-		out, err := createOut(q.target, false, rollout.Plain, false)
-		if err != nil {
+		if err := q.start(); err != nil {
 			return err
-		}
-		q.out, q.mode = out, 0o600
-		if old, err := os.Open(q.target); err == nil {
-			if fi, err := old.Stat(); err == nil {
-				q.mode = fi.Mode().Perm()
-			}
-			_, err = io.Copy(q.out, old)
-			old.Close()
-			if err != nil && !errors.Is(err, errWriteFailed) {
-				err = fmt.Errorf("%w: reading %s: %v", errWriteFailed, q.target, err)
-			}
-			if err != nil {
-				return err
-			}
-		} else if !errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("%w: reading %s: %v", errWriteFailed, q.target, err)
 		}
 	}
 	q.buf = e.AppendJSON(q.buf[:0])
+	if q.seen[maphash.Bytes(q.seed, q.buf)] {
+		return nil
+	}
 	_, err := q.out.Write(q.buf)
 	return err
+}
+
+// start creates the temporary file with the existing entries. The
+// existing file is opened without following a symlink and must be
+// regular: a symlink to /dev/zero or a FIFO there is refused.
+func (q *quarantineFile) start() error {
+	out, err := createOut(q.target, false, rollout.Plain, false)
+	if err != nil {
+		return err
+	}
+	q.out, q.seen, q.seed = out, map[uint64]bool{}, maphash.MakeSeed()
+	q.meta = func(f *os.File) error {
+		if err := f.Chmod(0o600); err != nil {
+			return err
+		}
+		if q.owner != nil {
+			f.Chown(ownerOf(q.owner)) // best effort: root repairing a user's file
+		}
+		return nil
+	}
+	old, err := outfile.OpenExisting(q.target)
+	if err != nil {
+		return fmt.Errorf("%w: %v", errWriteFailed, err) // exit 4, like any refused write
+	}
+	if old == nil {
+		return nil
+	}
+	defer old.Close()
+	if fi, err := old.Stat(); err == nil {
+		q.meta = func(f *os.File) error { return outfile.CopyMetadata(f, fi, q.target) }
+	}
+	br := bufio.NewReaderSize(old, 64<<10)
+	var line []byte
+	for {
+		chunk, err := br.ReadSlice('\n')
+		line = append(line, chunk...)
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		if len(line) > 0 {
+			q.seen[maphash.Bytes(q.seed, line)] = true
+			q.out.Write(line)
+			line = line[:0]
+		}
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("%w: reading %s: %v", errWriteFailed, q.target, err)
+		}
+	}
 }
 
 // sinks are the temporary files of a write, removed unless committed.
@@ -307,7 +354,11 @@ func (t *Txn) rewrite() error {
 		if err != nil {
 			return &Refusal{Kind: WriteFailed, Path: t.Target, Err: err}
 		}
-		t.out = &sinks{out: out, q: quarantineFile{target: t.Quarantine}}
+		q := quarantineFile{target: t.Quarantine}
+		if t.opts.Output == "" {
+			q.owner = t.src.fi
+		}
+		t.out = &sinks{out: out, q: q}
 		sink = out
 	}
 	f, raw, src, err := t.openInput(nil)
@@ -422,17 +473,22 @@ func (t *Txn) commit() (ref *Refusal) {
 		}
 		return &Refusal{Kind: WriteFailed, Path: t.Target, Err: err}
 	}
-	mode := t.src.fi.Mode().Perm()
+	// In place, the result is the user's file: its mode, owner, group and
+	// xattrs. With -o, an existing output keeps its own; a new one takes
+	// the input's mode.
+	meta := func(f *os.File) error { return outfile.CopyMetadata(f, t.src.fi, t.Path) }
 	if !inPlace {
+		mode := t.src.fi.Mode().Perm()
+		meta = func(f *os.File) error { return f.Chmod(mode) }
 		if fi, err := os.Stat(t.Target); err == nil {
-			mode = fi.Mode().Perm()
+			meta = func(f *os.File) error { return outfile.CopyMetadata(f, fi, t.Target) }
 		}
 	}
-	if err := s.out.finish(mode); err != nil {
+	if err := s.out.finish(meta); err != nil {
 		return failed(err)
 	}
 	if s.q.out != nil {
-		if err := s.q.out.finish(s.q.mode); err != nil {
+		if err := s.q.out.finish(s.q.meta); err != nil {
 			return failed(err)
 		}
 	}
@@ -451,6 +507,9 @@ func (t *Txn) commit() (ref *Refusal) {
 			return failed(err)
 		}
 		defer orig.Close()
+	}
+	if r := t.checkWriters(); r != nil {
+		return r // a writer opened the file since Begin looked
 	}
 	t.at("checked")
 	if s.q.out != nil {
@@ -558,6 +617,7 @@ func copyNew(src, dst string) error {
 	if err != nil {
 		return err
 	}
+	outfile.CopyMetadata(out, fi, src) // best effort: the backup is the user's too
 	_, err = io.Copy(out, in)
 	if err == nil {
 		err = out.Sync()

@@ -19,6 +19,7 @@ type repairOptions struct {
 	write        bool
 	output       string
 	noBackup     bool
+	force        bool
 	diff         bool
 	fix          []string
 	report       string
@@ -48,7 +49,10 @@ unified diff). Nothing is written without --write.
 same directory, is fsynced and verified, FILE is kept as FILE.bak (FILE.bak.N
 when taken; --no-backup skips it), and the rename happens only if FILE did not
 change since it was read (size, mtime and content); otherwise repair exits 4
-and FILE is untouched. With -o OUT the result goes to OUT instead and FILE is
+and FILE is untouched. It keeps FILE's owner, group, mode and xattrs, holds
+an exclusive lock on FILE for the whole write (a second repair exits 4), and
+refuses (exit 4) while another process holds FILE open for writing, as an
+agent does between turns (Linux; --force overrides). With -o OUT the result goes to OUT instead and FILE is
 never modified. zstd content (a .zst file, or zstd under any name) is written
 back compressed; with -o, OUT's name decides (.zst or not). gzip, bzip2 and
 xz content is refused: decompress it first.
@@ -64,7 +68,8 @@ others: rule ids, areas (ordinal/), "default" or "all".
 
 Exit codes: 0 when no error remains after the repair, 1 when some remain
 (they are listed), 3 when lines were too long to analyse, 4 when the write was
-refused (file changed, symlink, write failed), 2 for usage errors and input
+refused (file changed or open for writing, another repair running, symlink,
+quarantine or backup not a regular file, write failed), 2 for usage errors and input
 repair cannot use (gzip/bzip2/xz, or nothing in it is a rollout record).`,
 		Example: `  rollout repair rollout.jsonl                      # show the plan
   rollout repair --diff rollout.jsonl               # and the unified diff
@@ -91,6 +96,7 @@ repair cannot use (gzip/bzip2/xz, or nothing in it is a rollout record).`,
 	f.BoolVar(&opts.write, "write", false, "apply the plan (default: dry run, nothing is written)")
 	f.StringVarP(&opts.output, "output", "o", "", "with --write: write the result to OUT instead of replacing FILE")
 	f.BoolVar(&opts.noBackup, "no-backup", false, "with --write: do not keep FILE.bak")
+	f.BoolVar(&opts.force, "force", false, "with --write: replace FILE even when another process holds it open for writing (what it writes next is lost)")
 	f.BoolVar(&opts.diff, "diff", false, "also print a unified diff of the changes")
 	f.StringSliceVar(&opts.fix, "fix", nil, `fixes to apply: rule ids, areas (ordinal/), "default", "all" (default: the fixes not marked opt-in)`)
 	f.StringVar(&opts.report, "report", "", "write the changes (applied, or planned in a dry run) as JSON to FILE")
@@ -109,6 +115,9 @@ func (o *repairOptions) validate() error {
 	}
 	if o.output != "" && !o.write {
 		return usageError("add --write: nothing is written without it", "-o %s given without --write", o.output)
+	}
+	if o.force && !o.write {
+		return usageError("--force only applies to --write", "--force given without --write")
 	}
 	if o.noBackup && (!o.write || o.output != "") {
 		return usageError("--no-backup only applies to --write without -o", "--no-backup given without --write in place")
@@ -130,7 +139,7 @@ func runRepair(ctx context.Context, a *app, o *repairOptions) error {
 		return err
 	}
 	t, err := repair.Begin(repair.Options{
-		Path: o.path, Output: o.output, Write: o.write, NoBackup: o.noBackup,
+		Path: o.path, Output: o.output, Write: o.write, NoBackup: o.noBackup, Force: o.force,
 		Fix: o.fix, RandomIDs: o.randomIDs, MaxLineBytes: o.maxLineBytes, HandoffCap: o.handoffCap,
 		Now: o.now.time(), Force: o.force, Stage: o.stage,
 	})
@@ -188,6 +197,12 @@ func refusalError(ref *repair.Refusal) error {
 		}
 	case repair.Compressed:
 		e.code, e.hint = exitUsage, "decompress it (gunzip, bunzip2, unxz), repair the result, and compress it again if you need to"
+	case repair.InUse:
+		e.hint = "stop the agent (or let it exit) and run repair again; --force replaces the file anyway, and what the process writes next is lost"
+	case repair.Busy:
+		e.hint = "wait for the other repair to finish"
+	case repair.NotRegular:
+		e.hint = "move " + ref.Path + " out of the way: repair only appends to a regular file there"
 	case repair.BadOutput:
 		e.code, e.hint = exitUsage, "name another output file with -o, or repair in place with --write alone"
 	}

@@ -144,6 +144,10 @@ func (p *repairPrinter) printPlan(out *repair.Outcome) {
 	for _, s := range out.Skips {
 		fmt.Fprintf(w, "  line %d  %s  not fixed: %s\n", s.Line, s.Label, s.Reason)
 	}
+	if out.Links > 1 && p.o.output == "" {
+		fmt.Fprintf(w, "  note: %s has %d other hard %s: %s the old content (the repair writes a new file)\n",
+			p.o.path, out.Links-1, plural(int(out.Links-1), "link", "links"), plural(int(out.Links-1), "it keeps", "they keep"))
+	}
 }
 
 func plural(n int, one, many string) string {

@@ -323,18 +323,10 @@ func (o *File) Commit() error {
 }
 
 func (o *File) applyMeta() error {
-	src := o.opts.CopyFrom
-	if src == nil {
+	if o.opts.CopyFrom == nil {
 		return nil
 	}
-	if err := o.f.Chmod(src.Mode().Perm()); err != nil {
-		return err
-	}
-	chown(o.f, src) // best effort: only root may give a file away
-	if o.opts.CopyXattrsFrom != "" {
-		copyXattrs(o.opts.CopyXattrsFrom, o.f)
-	}
-	return nil
+	return CopyMetadata(o.f, o.opts.CopyFrom, o.opts.CopyXattrsFrom)
 }
 
 // Abort removes the temporary file; the target is untouched. Calling it
@@ -442,4 +434,18 @@ func kindOf(m fs.FileMode) string {
 		return "block device"
 	}
 	return "special file"
+}
+
+// CopyMetadata gives f the mode of src and, best effort, its owner, group
+// (only root may give a file away) and extended attributes (read from
+// srcPath; Linux only).
+func CopyMetadata(f *os.File, src os.FileInfo, srcPath string) error {
+	if err := f.Chmod(src.Mode().Perm()); err != nil {
+		return err
+	}
+	chown(f, src)
+	if srcPath != "" {
+		copyXattrs(srcPath, f)
+	}
+	return nil
 }
