@@ -31,9 +31,6 @@ type Options struct {
 	// Write applies the plan; without it nothing is written (a dry run).
 	Write    bool
 	NoBackup bool // in place: do not keep Path.bak
-	// Force writes even when another process holds Path open for writing
-	// (an agent between turns: its next write would be lost).
-	Force bool
 
 	Fix       []string // the fixes to apply (checks.FixOptions.Fix)
 	RandomIDs bool     // new ids from random bits (checks.FixOptions.RandomIDs)
@@ -46,7 +43,9 @@ type Options struct {
 	// less than an hour before is left open (zero: unknown, left open).
 	Now time.Time
 	// Force repairs content whose first line is not a JSON object (a
-	// damaged first line), which is otherwise refused as NotRollout.
+	// damaged first line), which is otherwise refused as NotRollout, and
+	// writes even when another process holds Path open for writing (an
+	// agent between turns: what it writes next is lost).
 	Force bool
 
 	// Stage, when set (tests), is called at each step of a repair:

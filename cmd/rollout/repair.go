@@ -19,7 +19,6 @@ type repairOptions struct {
 	write        bool
 	output       string
 	noBackup     bool
-	force        bool
 	diff         bool
 	fix          []string
 	report       string
@@ -96,7 +95,6 @@ repair cannot use (gzip/bzip2/xz, or nothing in it is a rollout record).`,
 	f.BoolVar(&opts.write, "write", false, "apply the plan (default: dry run, nothing is written)")
 	f.StringVarP(&opts.output, "output", "o", "", "with --write: write the result to OUT instead of replacing FILE")
 	f.BoolVar(&opts.noBackup, "no-backup", false, "with --write: do not keep FILE.bak")
-	f.BoolVar(&opts.force, "force", false, "with --write: replace FILE even when another process holds it open for writing (what it writes next is lost)")
 	f.BoolVar(&opts.diff, "diff", false, "also print a unified diff of the changes")
 	f.StringSliceVar(&opts.fix, "fix", nil, `fixes to apply: rule ids, areas (ordinal/), "default", "all" (default: the fixes not marked opt-in)`)
 	f.StringVar(&opts.report, "report", "", "write the changes (applied, or planned in a dry run) as JSON to FILE")
@@ -104,7 +102,7 @@ repair cannot use (gzip/bzip2/xz, or nothing in it is a rollout record).`,
 	f.Int64Var(&opts.maxLineBytes, "max-line-bytes", rollout.DefaultMaxLineBytes, "longest line to analyse and edit; longer lines are kept as they are")
 	f.Int64Var(&opts.handoffCap, "handoff-cap", reconstruct.DefaultHandoffCap, "cap of a context handoff's budget (which handoffs must be deferred)")
 	f.Var(&opts.now, "now", "judge liveness at this RFC 3339 time instead of the clock (calls of a file written less than an hour before are left open)")
-	f.BoolVar(&opts.force, "force", false, "repair a file whose first line is not a JSON object (a damaged first line)")
+	f.BoolVar(&opts.force, "force", false, "repair a file whose first line is not a JSON object (a damaged first line); with --write, replace FILE even while another process holds it open for writing (what it writes next is lost)")
 	f.StringVar(&opts.thread, "thread", "", "repair the rollout of thread ID, found under $CODEX_HOME (see `rollout find`)")
 	return cmd
 }
@@ -115,9 +113,6 @@ func (o *repairOptions) validate() error {
 	}
 	if o.output != "" && !o.write {
 		return usageError("add --write: nothing is written without it", "-o %s given without --write", o.output)
-	}
-	if o.force && !o.write {
-		return usageError("--force only applies to --write", "--force given without --write")
 	}
 	if o.noBackup && (!o.write || o.output != "") {
 		return usageError("--no-backup only applies to --write without -o", "--no-backup given without --write in place")
@@ -139,7 +134,7 @@ func runRepair(ctx context.Context, a *app, o *repairOptions) error {
 		return err
 	}
 	t, err := repair.Begin(repair.Options{
-		Path: o.path, Output: o.output, Write: o.write, NoBackup: o.noBackup, Force: o.force,
+		Path: o.path, Output: o.output, Write: o.write, NoBackup: o.noBackup,
 		Fix: o.fix, RandomIDs: o.randomIDs, MaxLineBytes: o.maxLineBytes, HandoffCap: o.handoffCap,
 		Now: o.now.time(), Force: o.force, Stage: o.stage,
 	})
