@@ -2,6 +2,7 @@ package checks
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/rollout-dev/rollout/reconstruct"
 	"github.com/rollout-dev/rollout/rollout"
@@ -47,7 +48,8 @@ var byKind = map[reconstruct.Kind]mapping{
 		return fmt.Sprintf("file name says thread %v, session_meta says %v", f["file_id"], f["payload_id"])
 	}},
 	reconstruct.MetaUnknownHistoryMode: {"meta/unknown-history-mode", func(f map[string]any) string {
-		return fmt.Sprintf("history_mode %v is neither legacy nor paginated: refusing to guess", f["value"])
+		skipped, _ := f["skipped"].([]string)
+		return fmt.Sprintf("history_mode %v is neither legacy nor paginated: the history was not replayed, only line and envelope checks ran (skipped: %v)", f["value"], strings.Join(skipped, ", "))
 	}},
 	reconstruct.OrdinalMissing:     {"ordinal/missing", func(map[string]any) string { return "line has no ordinal in a paginated file" }},
 	reconstruct.OrdinalLastMissing: {"ordinal/last-missing", func(map[string]any) string { return "last line has no ordinal: resume fails" }},

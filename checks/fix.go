@@ -165,6 +165,12 @@ func PlanFixes(res *Result, facts *FixFacts, opts FixOptions) (*FixPlan, error) 
 		if fix == nil {
 			continue
 		}
+		if st.FailClosed {
+			// Even a line-level fix needs the history mode: removing a
+			// line may call for renumbering under rules rollout does not know.
+			p.fp.Left = append(p.fp.Left, Unfixed{f, "history_mode " + st.HistoryMode + " is unknown: repair changes nothing in a file it cannot replay"})
+			continue
+		}
 		if !sel[f.Rule] {
 			r, _ := Lookup(f.Rule)
 			why := "not selected"

@@ -231,3 +231,16 @@ func TestOrphanCallLiveness(t *testing.T) {
 		}
 	}
 }
+
+// TestFailClosedRepair: in a file whose history mode is unknown even a
+// line-level fix is left, with the reason.
+func TestFailClosedRepair(t *testing.T) {
+	m := strings.Replace(meta, `"payload":{`, `"payload":{"history_mode":"paginated_refs_v1",`, 1)
+	fp := plan(t, m+"\ngarbage\n"+item+"\n", "all")
+	if !fp.Plan.Empty() || len(fp.Planned) != 0 {
+		t.Errorf("a plan for a file that was not replayed: %+v", fp.Plan)
+	}
+	if len(fp.Left) != 1 || fp.Left[0].Finding.Rule != "line/invalid-json" || !strings.Contains(fp.Left[0].Reason, "paginated_refs_v1 is unknown") {
+		t.Errorf("left %+v, want the invalid line left for the unknown history mode", fp.Left)
+	}
+}

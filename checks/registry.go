@@ -62,7 +62,8 @@ var registry = []*Rule{
 		Doc:   "Codex trusts the payload id; tools that index by filename will attach the session to the wrong thread."},
 	{ID: "meta/unknown-history-mode", Severity: Error, Since: "0.1.0",
 		Title: "history_mode other than legacy or paginated",
-		Doc:   "A reader must fail closed on an unknown history mode: replaying it with the wrong rules would corrupt the history. The file comes from a newer Codex or was edited."},
+		Doc: "A reader must fail closed on an unknown history mode: replaying it with the wrong rules would report false faults and plan wrong fixes. The file comes from a newer Codex, a Codex fork (paginated_refs_v1 and paginated_refs_v2 exist) or was edited. " +
+			"rollout does not replay such a file: the checks that need the replay (ordinal, item, tool, turn, rollback, worldstate, compaction, agentcomm, tokens, handoff, line/over-migration-limit) are skipped and the finding lists them; the line checks (line/*) and the envelope checks (envelope/*, meta/*) still run. repair changes nothing in such a file."},
 	{ID: "ordinal/missing", Severity: Error, Since: "0.1.0",
 		Title: "a line without ordinal in a paginated file",
 		Doc:   "Paginated rollouts number every line. A line without ordinal breaks page boundaries on resume.",

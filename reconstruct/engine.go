@@ -47,6 +47,7 @@ type Engine struct {
 	lastTotal        *usage
 	skipDecrease     bool
 	missingIDs       []Observation // held until the end: whether the file uses ids is known then
+	failClosed       bool          // an unknown history mode: only line and envelope checks run
 	overLimit        []Observation // records the paginated migration would drop, judged at the end (history mode)
 	lastTime         time.Time     // timestamp of the last record that has a valid one
 	turnEvents       bool          // a task_started was seen: turns come from events, not user messages
@@ -153,7 +154,9 @@ func (e *Engine) feedObject(rec *rollout.Record, pos Pos) {
 	if hasOrd {
 		pos.Ordinal = &ord
 	}
-	e.checkOrdinal(pos, hasOrd)
+	if !e.failClosed {
+		e.checkOrdinal(pos, hasOrd)
+	}
 
 	// RolloutLine (codex-rs/protocol/src/protocol.rs) has a required
 	// `timestamp: String` next to the flattened item: a line without one,
@@ -182,6 +185,15 @@ func (e *Engine) feedObject(rec *rollout.Record, pos Pos) {
 		e.emit(EnvelopeBadTimestamp, pos, map[string]any{"value": string(ts)})
 	} else {
 		e.noteTime(ts)
+	}
+	if e.failClosed && typ != rollout.TypeSessionMeta {
+		// An unknown history mode: the line and its envelope were judged,
+		// nothing is replayed.
+		if !rollout.KnownLineType(typ) {
+			e.st.UnknownTypes++
+			e.emit(EnvelopeUnknownType, pos, map[string]any{"type": typ})
+		}
+		return
 	}
 	if typ == rollout.TypeResponseItem {
 		// The hot path: payloads of megabytes are walked, never copied.
@@ -259,6 +271,10 @@ func (e *Engine) checkOrdinal(pos Pos, has bool) {
 	e.lastOrd = &v
 }
 
+// SkippedWhenFailClosed names the checks that need the replay and so do not
+// run on a file whose history mode is unknown.
+var SkippedWhenFailClosed = []string{"ordinal", "item", "tool", "turn", "rollback", "worldstate", "compaction", "agentcomm", "tokens", "handoff", "line/over-migration-limit"}
+
 // noteTime remembers the write time of the latest record.
 func (e *Engine) noteTime(raw []byte) {
 	s, _ := rollout.StringValue(raw)
@@ -304,7 +320,10 @@ func (e *Engine) sessionMeta(rec *rollout.Record, pos Pos, p gjson.Result) {
 	e.st.CLIVersion = p.Get("cli_version").String()
 	e.st.HistoryMode = rollout.HistoryMode(p)
 	if e.st.HistoryMode != rollout.HistoryLegacy && e.st.HistoryMode != rollout.HistoryPaginated {
-		e.emit(MetaUnknownHistoryMode, pos, map[string]any{"value": e.st.HistoryMode})
+		// Fail closed: replaying with the wrong rules would report false
+		// faults and plan wrong fixes. Line and envelope checks still run.
+		e.failClosed = true
+		e.emit(MetaUnknownHistoryMode, pos, map[string]any{"value": e.st.HistoryMode, "skipped": SkippedWhenFailClosed})
 	}
 	if e.st.HistoryMode == rollout.HistoryPaginated && !pos.hasOrdinal() && e.pendingNoOrd == nil {
 		// history_mode is only known now: judge this very line too.
@@ -376,6 +395,10 @@ func (e *Engine) Finish() *State {
 			p = Pos{Line: e.firstLine, Offset: e.firstOffset}
 		}
 		e.emit(MetaMissing, p, nil)
+	}
+	if e.failClosed {
+		e.st.finish(e)
+		return &e.st
 	}
 	if e.turn != nil && !e.turn.derived {
 		e.emit(TurnUnclosed, e.turn.Pos, map[string]any{"turn_id": e.turn.ID, "at_eof": true})

@@ -30,6 +30,9 @@ type State struct {
 	UnknownTypes     int
 	Reemitted        int // re-emitted token_count snapshots
 	OrdinalsInLegacy int
+	// FailClosed: the history mode is unknown, so nothing was replayed and
+	// only line and envelope facts were reported.
+	FailClosed bool
 }
 
 // Turn is one turn segment.
@@ -82,6 +85,7 @@ type TokenInfo struct {
 
 func (s *State) finish(e *Engine) {
 	s.Reemitted, s.OrdinalsInLegacy = e.reemitted, e.ordInLegacy
+	s.FailClosed = e.failClosed
 	s.Turns = s.Turns[:0]
 	for _, t := range e.turns {
 		s.Turns = append(s.Turns, Turn{ID: t.ID, StartLine: t.Pos.Line, Status: t.Status, User: t.User, RolledBack: t.RolledBack, Derived: t.derived})
