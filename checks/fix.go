@@ -24,15 +24,41 @@ import (
 type FixFacts struct {
 	compacted []int          // lines of compacted records, in file order
 	frameDrop []frames.Range // superseded delta lines of frame logs (frames_fix.go)
+	anchors   map[int]int64  // lines whose timestamp does not parse -> the nearest valid time (Unix ms)
+	pending   []int          // such lines with no valid time before them, awaiting one after
 }
 
 // Observe records the facts of one observation.
 func (f *FixFacts) Observe(o reconstruct.Observation) {
+	if o.Kind == reconstruct.FlowTimeAnchor {
+		f.anchor(o)
+	}
 	if o.Kind == reconstruct.FlowCompaction {
 		f.compacted = append(f.compacted, o.Pos.Line)
 	}
 	if o.Kind == reconstruct.FlowFramesReclaim {
 		f.frameDrop = append(f.frameDrop, o.Facts["drop"].([]frames.Range)...)
+	}
+}
+
+// anchor records the time an id derived on a line without a valid
+// timestamp takes: the nearest valid one before it, or after it when there
+// is none before.
+func (f *FixFacts) anchor(o reconstruct.Observation) {
+	if f.anchors == nil {
+		f.anchors = map[int]int64{}
+	}
+	if after, ok := o.Facts["after"].(int64); ok {
+		for _, l := range f.pending {
+			f.anchors[l] = after
+		}
+		f.pending = f.pending[:0]
+		return
+	}
+	if before, _ := o.Facts["before"].(int64); before != 0 {
+		f.anchors[o.Pos.Line] = before
+	} else {
+		f.pending = append(f.pending, o.Pos.Line)
 	}
 }
 
@@ -155,6 +181,7 @@ func PlanFixes(res *Result, facts *FixFacts, opts FixOptions) (*FixPlan, error) 
 		ids:      newIDSource(st, opts),
 		facts:    facts,
 	}
+	p.ids.anchors = facts.anchors
 	for _, f := range res.Findings {
 		if f.Rule == "line/concatenated" {
 			p.concat[f.Line] = true
@@ -461,7 +488,7 @@ func abortedOutput(p *planner, f Finding) string {
 			if usesIDs {
 				prefix, _ := rollout.ItemPrefix(outType)
 				item = append(item, `,"id":"`...)
-				item = append(item, ids.id(prefix, lineMillis(c.Object), c.Line, synthIndex(index))...)
+				item = append(item, ids.id(prefix, ids.millis(c), c.Line, synthIndex(index))...)
 				item = append(item, '"')
 			}
 			item = append(item, `,"call_id":`...)
@@ -572,6 +599,16 @@ func intFact(f Finding, key string, def int) int {
 
 // lineMillis is the Unix-millisecond time of an envelope line's timestamp,
 // or 0 when it has none that parses.
+// millis is the time an id made on the edited line takes: the line's own,
+// or for a line whose timestamp does not parse the nearest valid one
+// (FixFacts.anchor), so a derived id never sorts before every real one.
+func (s *idSource) millis(c *rollout.EditContext) int64 {
+	if ms := lineMillis(c.Object); ms != 0 {
+		return ms
+	}
+	return s.anchors[c.Line]
+}
+
 func lineMillis(obj []byte) int64 {
 	ts := rollout.DecodeString(member(obj, "timestamp"))
 	if ts == "" {
@@ -590,10 +627,11 @@ func lineMillis(obj []byte) int64 {
 // index) so a second rewrite of the same plan (for --diff) gives the same
 // ids, and checked against the live ids and each other.
 type idSource struct {
-	thread string
-	random io.Reader
-	used   map[string]bool
-	memo   map[idKey]string
+	anchors map[int]int64 // FixFacts.anchors: times for lines whose own does not parse
+	thread  string
+	random  io.Reader
+	used    map[string]bool
+	memo    map[idKey]string
 }
 
 type idKey struct {
@@ -660,7 +698,7 @@ func (s *idSource) value(index int) func(*rollout.EditContext) ([]byte, error) {
 				return nil, fmt.Errorf("%w: the item's type has no id prefix", rollout.ErrSkipEdit)
 			}
 		}
-		id := s.id(prefix, lineMillis(c.Object), c.Line, index+c.Part<<32)
+		id := s.id(prefix, s.millis(c), c.Line, index+c.Part<<32)
 		return strconv.AppendQuote(nil, id), nil
 	}
 }

@@ -244,3 +244,42 @@ func TestFailClosedRepair(t *testing.T) {
 		t.Errorf("left %+v, want the invalid line left for the unknown history mode", fp.Left)
 	}
 }
+
+// TestDerivedIDTime: an id repair derives on a line whose timestamp does
+// not parse takes the nearest valid time, before the line or else after it,
+// never zero (which would sort before every real id).
+func TestDerivedIDTime(t *testing.T) {
+	noID := `{"timestamp":"yesterday","type":"response_item","payload":{"type":"message","role":"assistant","content":"ok"}}`
+	later := `{"timestamp":"2026-03-10T09:40:00.000Z","type":"response_item","payload":{"type":"message","id":"msg_019cd6f7-0000-7000-8000-000000000001","role":"user","content":"next"}}`
+	badMeta := strings.Replace(meta, `"2026-03-10T09:35:30.037Z"`, `"10 March"`, 1)
+	for _, tc := range []struct {
+		name, in string
+		want     time.Time
+	}{
+		{"before", meta + "\n" + item + "\n" + noID + "\n", time.Date(2026, 3, 10, 9, 35, 30, 111e6, time.UTC)},
+		{"after", badMeta + "\n" + noID + "\n" + later + "\n", time.Date(2026, 3, 10, 9, 40, 0, 0, time.UTC)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fp := plan(t, tc.in, "item/missing-id")
+			var out bytes.Buffer
+			if _, err := rollout.Rewrite(&out, strings.NewReader(tc.in), &fp.Plan, rollout.RewriteOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			line := strings.Split(out.String(), "\n")[1]
+			if !strings.Contains(line, `"yesterday"`) {
+				line = strings.Split(out.String(), "\n")[2]
+			}
+			_, rest, ok := strings.Cut(line, `"id":"msg_`)
+			if !ok {
+				t.Fatalf("no id assigned: %s", out.String())
+			}
+			got, err := rollout.ParseUUIDv7(rest[:36])
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !got.UTC().Equal(tc.want) {
+				t.Errorf("id time %v, want %v", got, tc.want)
+			}
+		})
+	}
+}

@@ -49,6 +49,7 @@ type Engine struct {
 	missingIDs       []Observation // held until the end: whether the file uses ids is known then
 	failClosed       bool          // an unknown history mode: only line and envelope checks run
 	overLimit        []Observation // records the paginated migration would drop, judged at the end (history mode)
+	anchorWanted     bool          // a line whose time does not parse awaits the next valid one
 	lastTime         time.Time     // timestamp of the last record that has a valid one
 	turnEvents       bool          // a task_started was seen: turns come from events, not user messages
 	prompts          promptTracker // user_message events and user message items, paired (prompts.go)
@@ -183,6 +184,7 @@ func (e *Engine) feedObject(rec *rollout.Record, pos Pos) {
 	}
 	if !validTimestamp(ts) {
 		e.emit(EnvelopeBadTimestamp, pos, map[string]any{"value": string(ts)})
+		e.timeAnchor(pos, ts)
 	} else {
 		e.noteTime(ts)
 	}
@@ -278,9 +280,34 @@ var SkippedWhenFailClosed = []string{"ordinal", "item", "tool", "turn", "rollbac
 // noteTime remembers the write time of the latest record.
 func (e *Engine) noteTime(raw []byte) {
 	s, _ := rollout.StringValue(raw)
-	if t, err := time.Parse(time.RFC3339Nano, string(s)); err == nil && t.After(e.lastTime) {
+	t, err := time.Parse(time.RFC3339Nano, string(s))
+	if err != nil {
+		return
+	}
+	if t.After(e.lastTime) {
 		e.lastTime = t
 	}
+	if e.anchorWanted {
+		e.anchorWanted = false
+		e.emit(FlowTimeAnchor, Pos{}, map[string]any{"after": t.UnixMilli()})
+	}
+}
+
+// timeAnchor reports a line whose timestamp does not parse, with the time
+// of the record before it, so that what repair derives from the line's time
+// (UUIDv7 ids) uses the nearest real time instead of zero.
+func (e *Engine) timeAnchor(pos Pos, raw []byte) {
+	if s, _ := rollout.StringValue(raw); len(s) > 0 {
+		if _, err := time.Parse(time.RFC3339Nano, string(s)); err == nil {
+			return // not Codex's form, but a time all the same
+		}
+	}
+	var before int64
+	if !e.lastTime.IsZero() {
+		before = e.lastTime.UnixMilli()
+	}
+	e.anchorWanted = true
+	e.emit(FlowTimeAnchor, pos, map[string]any{"before": before})
 }
 
 // idleSeconds is how long before Now the last record was written; -1 when

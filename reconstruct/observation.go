@@ -110,6 +110,7 @@ const (
 	PromptMissingFromHistory // a user_message event without its user message item; Facts: prompt (first bytes)
 	CompactionEmptyHistory   // replacement_history is [] although the thread had history; Facts: items_before
 	CompactionLostPrompt     // replacement_history drops the last user message; Facts: prompt, items
+	FlowTimeAnchor           // a line whose timestamp does not parse (Facts: before, the last valid time in Unix ms, 0 if none), or the first valid line after such lines (Facts: after)
 	RecordOverMigrationLimit // a legacy-mode record the paginated migration drops; Facts: bytes, limit, type ("" unread), checkpoint
 
 	// FlowWorldState follows every world_state line. Facts: state (the
