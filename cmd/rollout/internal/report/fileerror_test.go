@@ -128,3 +128,30 @@ func TestJUnitFileErrorAndFailOn(t *testing.T) {
 		}
 	}
 }
+
+// TestCodeClimate checks the fields GitLab reads, independently of the
+// golden file.
+func TestCodeClimate(t *testing.T) {
+	t.Parallel()
+	out := render(t, "codeclimate", withFileError(), testOptions)
+	for _, tt := range []struct{ path, want string }{
+		{"#", `2`},
+		{"#.check_name", `["not-analysed/permission-denied","item/missing-id"]`},
+		{"#.severity", `["critical","minor"]`},
+		{"#.location.path", `["s/rollout-a.jsonl","s/rollout-b.jsonl"]`},
+		{"#.location.lines.begin", `[1,2]`},
+		{"1.description", `"no id"`},
+	} {
+		if diff := cmp.Diff(compactJSON(t, tt.want), compactJSON(t, gjson.Get(out, tt.path).Raw)); diff != "" {
+			t.Errorf("codeclimate: %s mismatch (-want +got):\n%s", tt.path, diff)
+		}
+	}
+	for _, fp := range gjson.Get(out, "#.fingerprint").Array() {
+		if len(fp.String()) != 64 {
+			t.Errorf("codeclimate: fingerprint %q is not a sha256", fp)
+		}
+	}
+	if got := render(t, "codeclimate", &Report{}, testOptions); got != "[]\n" {
+		t.Errorf("codeclimate of an empty report = %q, want []", got)
+	}
+}

@@ -22,7 +22,7 @@ import (
 // junit), which are also checked field by field below. The goldens of the
 // line formats (text, jsonl, github, markdown) are written by hand and are
 // never rewritten by the test.
-var update = flag.Bool("update", false, "rewrite testdata/{json,sarif,junit}.golden")
+var update = flag.Bool("update", false, "rewrite testdata/{json,sarif,junit,codeclimate}.golden")
 
 // trickyMessage holds every character some format must escape.
 const trickyMessage = "100% of <items> lack \"id\" | fields: a,b\nsecond line"
@@ -109,6 +109,7 @@ func TestGolden(t *testing.T) {
 		{format: "json", generated: true},
 		{format: "sarif", generated: true},
 		{format: "junit", generated: true},
+		{format: "codeclimate", generated: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.format, func(t *testing.T) {

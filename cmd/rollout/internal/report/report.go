@@ -238,6 +238,7 @@ func table() []format {
 		{"jsonl", printJSONL},
 		{"sarif", sarifPrinter(checks.Lookup)},
 		{"junit", printJUnit},
+		{"codeclimate", printCodeClimate},
 		{"github", printGitHub},
 		{"markdown", printMarkdown},
 		{"html", printHTML},

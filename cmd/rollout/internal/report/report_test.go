@@ -135,7 +135,7 @@ func TestSummary(t *testing.T) {
 
 func TestFormatsAndLookup(t *testing.T) {
 	t.Parallel()
-	want := []string{"text", "json", "jsonl", "sarif", "junit", "github", "markdown", "html"}
+	want := []string{"text", "json", "jsonl", "sarif", "junit", "codeclimate", "github", "markdown", "html"}
 	got := Formats()
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Fatalf("Formats() mismatch (-want +got):\n%s", diff)
@@ -172,7 +172,7 @@ func TestParseFormatSpec(t *testing.T) {
 		{spec: "", wantErr: "missing format name"},
 		{spec: "=out.json", wantErr: "missing format name"},
 		{spec: "json=", wantErr: `missing file name after "="`},
-		{spec: "xml", wantErr: `unknown format "xml" (want text, json, jsonl, sarif, junit, github, markdown or html)`},
+		{spec: "xml", wantErr: `unknown format "xml" (want text, json, jsonl, sarif, junit, codeclimate, github, markdown or html)`},
 		{spec: "JSON", wantErr: `unknown format "JSON"`},
 		{spec: " json", wantErr: `unknown format " json"`},
 		{spec: "xml=out.xml", wantErr: `unknown format "xml"`},
