@@ -19,6 +19,7 @@ import (
 	"sync"
 
 	"github.com/rollout-dev/rollout/checks"
+	"github.com/rollout-dev/rollout/cmd/rollout/internal/config"
 	"github.com/rollout-dev/rollout/cmd/rollout/internal/report"
 	"github.com/rollout-dev/rollout/internal/outfile"
 	"github.com/rollout-dev/rollout/reconstruct"
@@ -42,6 +43,14 @@ type verifyOptions struct {
 	now          nowFlag
 	threads      []string
 	force        bool
+	// CI policy (verify_policy.go).
+	configPath    string
+	baseline      string
+	writeBaseline string
+	quiet         bool
+	showSeverity  string
+	statistics    bool
+	cfg           *config.Config // nil when no config file applies
 }
 
 func newVerifyCmd(a *app, runF func(context.Context, *verifyOptions) error) *cobra.Command {
@@ -55,12 +64,20 @@ catalog (see ` + "`rollout explain`" + `). PATH is a file (.jsonl, .jsonl.zst), 
 sockets or devices are reported as not analysed, exit 3, without being
 opened; other *.jsonl files are named on stderr, not read) or - for standard
 input. With no PATH it reads
-$CODEX_HOME/sessions and $CODEX_HOME/archived_sessions (CODEX_HOME defaults to ~/.codex).`,
+$CODEX_HOME/sessions and $CODEX_HOME/archived_sessions (CODEX_HOME defaults to ~/.codex).
+
+Settings come from .rollout.yaml, found from the working directory upward,
+or from --config FILE; flags override it (docs/ci.md).`,
 		Example: `  rollout verify fixtures/clean/envelope-legacy.jsonl
   rollout verify --format sarif=rollout.sarif --format text ~/.codex/sessions
-  rollout verify --select ordinal/ --fail-on warning --jobs 4 sessions/`,
+  rollout verify --select ordinal/ --fail-on warning --jobs 4 sessions/
+  rollout verify --write-baseline .rollout-baseline.json sessions/
+  rollout verify --baseline .rollout-baseline.json --show-severity warning --statistics sessions/`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.paths = args
+			if err := opts.applyConfig(cmd.Flags()); err != nil {
+				return err
+			}
 			if err := opts.validate(); err != nil {
 				return err
 			}
@@ -71,7 +88,7 @@ $CODEX_HOME/sessions and $CODEX_HOME/archived_sessions (CODEX_HOME defaults to ~
 		},
 	}
 	f := cmd.Flags()
-	f.StringArrayVar(&opts.formats, "format", nil, "report format: text|json|jsonl|sarif|junit|github|markdown|html, or FORMAT=FILE (repeatable)")
+	f.StringArrayVar(&opts.formats, "format", nil, "report format: "+strings.Join(report.Formats(), "|")+", or FORMAT=FILE (repeatable)")
 	f.StringVar(&opts.failOn, "fail-on", "error", "exit 1 on findings at or above this severity: error|warning|info|never")
 	f.StringSliceVar(&opts.selectRules, "select", nil, "only these rules or areas (e.g. ordinal/,item/missing-id)")
 	f.StringSliceVar(&opts.ignoreRules, "ignore", nil, "skip these rules or areas")
@@ -85,6 +102,12 @@ $CODEX_HOME/sessions and $CODEX_HOME/archived_sessions (CODEX_HOME defaults to ~
 	f.Var(&opts.now, "now", "judge liveness at this RFC 3339 time instead of the clock (an unanswered call of a file written less than an hour before is in progress)")
 	f.BoolVar(&opts.force, "force", false, "read files whose first line is not a JSON object (a damaged first line)")
 	f.StringArrayVar(&opts.threads, "thread", nil, "also verify the rollout of thread ID, found under $CODEX_HOME (repeatable; see `rollout find`)")
+	f.StringVar(&opts.configPath, "config", "", "read settings from FILE instead of the .rollout.yaml found from the working directory upward")
+	f.StringVar(&opts.baseline, "baseline", "", "report only findings not recorded in FILE (see --write-baseline)")
+	f.StringVar(&opts.writeBaseline, "write-baseline", "", "record every finding in FILE as accepted, then report as with --baseline FILE")
+	f.BoolVar(&opts.quiet, "quiet", false, "show only findings at or above --fail-on")
+	f.StringVar(&opts.showSeverity, "show-severity", "info", "show only findings at or above this severity: error|warning|info")
+	f.BoolVar(&opts.statistics, "statistics", false, "add counts by rule and severity (text and json)")
 	return cmd
 }
 
@@ -129,6 +152,9 @@ func (o *verifyOptions) validate() error {
 	}
 	if o.color != "auto" && o.color != "always" && o.color != "never" {
 		return usageError("use --color auto|always|never", "invalid --color %q", o.color)
+	}
+	if _, err := checks.ParseSeverity(o.showSeverity); err != nil {
+		return usageError("use --show-severity error|warning|info", "invalid --show-severity %q", o.showSeverity)
 	}
 	if _, err := checks.NewFilter(o.selectRules, o.ignoreRules); err != nil {
 		return ruleError(err)
@@ -276,8 +302,9 @@ type verifyInputs struct {
 
 // fileOutcome is the result of one file, or why it has none.
 type fileOutcome struct {
-	res *checks.Result
-	err error
+	res    *checks.Result
+	err    error
+	hashes map[int]string // line -> record hash, when fingerprints are needed
 }
 
 func runVerify(ctx context.Context, a *app, o *verifyOptions) error {
@@ -289,9 +316,12 @@ func runVerify(ctx context.Context, a *app, o *verifyOptions) error {
 	if err := o.checkOutputs(paths); err != nil {
 		return err
 	}
-	filter, _ := checks.NewFilter(o.selectRules, o.ignoreRules)
+	pol, err := o.policy()
+	if err != nil {
+		return err
+	}
 	progress := newProgress(a.io, paths, a.io.ErrIsTTY && humanOnly(o.formats))
-	outcomes := analyse(paths, o.jobs, a.io.In, checks.Options{MaxLineBytes: o.maxLineBytes, MaxFindingsPerRule: o.maxFindings, HandoffCap: o.handoffCap, Now: o.now.time(), Force: o.force, OnRead: progress.add}, progress.step)
+	outcomes := analyse(paths, o.jobs, a.io.In, checks.Options{MaxLineBytes: o.maxLineBytes, MaxFindingsPerRule: o.maxFindings, HandoffCap: o.handoffCap, Now: o.now.time(), Force: o.force, OnRead: progress.add}, pol.fingerprints(), progress.step)
 	progress.finish()
 	// Entries a walk could not use are inputs that could not be analysed.
 	for _, e := range in.unusable {
@@ -327,39 +357,33 @@ func runVerify(ctx context.Context, a *app, o *verifyOptions) error {
 			rep.Files = append(rep.Files, report.FileResult{Path: paths[i], Error: fileError(paths[i], out.err)})
 			continue
 		}
-		fr := fileResult(out.res, filter)
 		for _, f := range out.res.Findings {
 			if f.Rule == "line/oversized" {
 				raise(exitIncomplete)
 			}
 		}
-		rep.Files = append(rep.Files, fr)
-	}
-	rep.Normalize()
-	ropts := report.Options{FailOn: o.failOnSeverity()}
-	if err := writeReports(a, o, rep, ropts); err != nil {
-		return err
-	}
-	for _, f := range rep.Files {
-		for _, fd := range f.Findings {
-			if fd.Severity >= ropts.FailOn {
+		fr := pol.fileResult(out)
+		for _, fd := range fr.Findings {
+			if fd.Severity >= pol.failOn {
 				raise(exitFindings)
 			}
 		}
+		rep.Hidden += pol.hide(&fr)
+		rep.Files = append(rep.Files, fr)
+	}
+	rep.Suppressed = pol.suppressed
+	if err := pol.finish(a); err != nil {
+		return err
+	}
+	rep.Normalize()
+	ropts := report.Options{FailOn: pol.failOn, Statistics: o.statistics}
+	if err := writeReports(a, o, rep, ropts); err != nil {
+		return err
 	}
 	if code != exitOK {
 		return silentExit(code)
 	}
 	return nil
-}
-
-// failOnSeverity is --fail-on as a severity; report.NeverFail for never.
-func (o *verifyOptions) failOnSeverity() checks.Severity {
-	if o.failOn == "never" {
-		return report.NeverFail
-	}
-	s, _ := checks.ParseSeverity(o.failOn)
-	return s
 }
 
 // fileError says why a file could not be analysed, with a stable code. The
@@ -374,6 +398,8 @@ func fileError(path string, err error) *report.FileError {
 		code = report.ErrReadFailed
 	case errors.Is(err, rollout.ErrUnknownFormat):
 		code = report.ErrNotRollout
+	case errors.Is(err, rollout.ErrNotRegular):
+		code = report.ErrNotRegular
 	case errors.Is(err, fs.ErrNotExist):
 		code = report.ErrNotFound
 	case errors.Is(err, fs.ErrPermission):
@@ -398,21 +424,11 @@ func exitPriority(code int) int {
 	return map[int]int{exitOK: 0, exitFindings: 1, exitIncomplete: 2, exitUnsafe: 3, exitUsage: 4, exitInternal: 5}[code]
 }
 
-func fileResult(res *checks.Result, filter checks.Filter) report.FileResult {
-	st := res.State
-	fr := report.FileResult{Path: res.Path, Records: res.Records, Era: string(st.Era),
-		HistoryMode: st.HistoryMode, CLIVersion: st.CLIVersion, ThreadID: st.ThreadID}
-	for _, f := range res.Findings {
-		if filter.Keep(f.Rule) {
-			fr.Findings = append(fr.Findings, f)
-		}
-	}
-	return fr
-}
-
 // analyse verifies files on a pool of workers; results keep input order so
 // the output does not depend on --jobs.
-func analyse(paths []string, jobs int, stdin io.Reader, opts checks.Options, step func()) []fileOutcome {
+// With hash set, each result also carries the hashes of the records its
+// findings are on (for baseline fingerprints).
+func analyse(paths []string, jobs int, stdin io.Reader, opts checks.Options, hash bool, step func()) []fileOutcome {
 	out := make([]fileOutcome, len(paths))
 	next := make(chan int)
 	var wg sync.WaitGroup
@@ -422,6 +438,9 @@ func analyse(paths []string, jobs int, stdin io.Reader, opts checks.Options, ste
 			defer wg.Done()
 			for i := range next {
 				out[i] = analyseOne(paths[i], stdin, opts)
+				if hash && out[i].err == nil {
+					out[i].hashes = hashFindingRecords(paths[i], out[i].res, opts.MaxLineBytes)
+				}
 				step()
 			}
 		}()
@@ -444,7 +463,7 @@ func analyseOne(path string, stdin io.Reader, opts checks.Options) (out fileOutc
 		}
 	}()
 	res, err := checks.Run(path, stdin, opts)
-	return fileOutcome{res, err}
+	return fileOutcome{res: res, err: err}
 }
 
 func humanOnly(formats []string) bool {
@@ -469,6 +488,11 @@ func (o *verifyOptions) checkOutputs(paths []string) error {
 			if err := inputs.Check(file); err != nil {
 				return outputConflict(err)
 			}
+		}
+	}
+	if o.writeBaseline != "" {
+		if err := inputs.Check(o.writeBaseline); err != nil {
+			return outputConflict(err)
 		}
 	}
 	return nil

@@ -25,7 +25,7 @@ import (
 func TestVerifyArgs(t *testing.T) {
 	t.Parallel()
 	defaults := verifyOptions{formats: []string{"text"}, failOn: "error",
-		maxLineBytes: rollout.DefaultMaxLineBytes, maxFindings: 1000, handoffCap: 16000, jobs: runtime.NumCPU(), color: "auto"}
+		maxLineBytes: rollout.DefaultMaxLineBytes, maxFindings: 1000, handoffCap: 16000, jobs: runtime.NumCPU(), color: "auto", showSeverity: "info"}
 	with := func(f func(o *verifyOptions)) verifyOptions {
 		o := defaults
 		o.formats = append([]string(nil), defaults.formats...)
@@ -58,6 +58,12 @@ func TestVerifyArgs(t *testing.T) {
 				o.failOn, o.jobs, o.shard, o.maxLineBytes, o.filesFrom, o.color = "warning", 3, "2/4", 1024, "list.txt", "never"
 			})},
 		{name: "fail-on never", args: []string{"--fail-on", "never"}, want: with(func(o *verifyOptions) { o.failOn = "never" })},
+		{name: "ci policy", args: []string{"--baseline", "b.json", "--write-baseline", "new.json", "--quiet", "--show-severity", "warning", "--statistics"},
+			want: with(func(o *verifyOptions) {
+				o.baseline, o.writeBaseline, o.quiet, o.showSeverity, o.statistics = "b.json", "new.json", true, "warning", true
+			})},
+		{name: "bad show-severity", args: []string{"--show-severity", "never"}, wantCode: exitUsage, wantErr: `invalid --show-severity "never"`},
+		{name: "missing config", args: []string{"--config", "nosuch.yaml"}, wantCode: exitUsage, wantErr: "nosuch.yaml"},
 		{name: "bad fail-on", args: []string{"--fail-on", "fatal"}, wantCode: exitUsage, wantErr: `invalid --fail-on "fatal"`},
 		{name: "bad format", args: []string{"--format", "xml"}, wantCode: exitUsage, wantErr: "xml"},
 		{name: "two formats on stdout", args: []string{"--format", "json", "--format", "text"}, wantCode: exitUsage, wantErr: "only one --format"},
