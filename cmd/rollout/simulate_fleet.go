@@ -63,6 +63,23 @@ type fleetRun struct {
 	series *csv.Writer
 	code   int
 	mu     sync.Mutex
+	// reported names the rollouts already reported on standard error:
+	// with --compact-at auto each is read twice, its problems said once.
+	reported map[string]bool
+}
+
+// say writes one message to standard error, once per rollout, whole.
+func (r *fleetRun) say(path, format string, args ...any) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.reported == nil {
+		r.reported = map[string]bool{}
+	}
+	if path != "" && r.reported[path] {
+		return
+	}
+	r.reported[path] = true
+	fmt.Fprintf(r.a.io.Err, format, args...)
 }
 
 func (r *fleetRun) raise(c int) {
@@ -73,14 +90,14 @@ func (r *fleetRun) raise(c int) {
 	}
 }
 
-func (r *fleetRun) fileError(err error) {
+func (r *fleetRun) fileError(path string, err error) {
 	var ie *checks.InternalError
 	if errors.As(err, &ie) {
-		fmt.Fprintf(r.a.io.Err, "rollout: internal error: %s:%d: %v\n", ie.Path, ie.Line, ie.Value)
+		r.say(path, "rollout: internal error: %s:%d: %v\n", ie.Path, ie.Line, ie.Value)
 		r.raise(exitInternal)
 		return
 	}
-	fmt.Fprintf(r.a.io.Err, "rollout: error: %v\n", err)
+	r.say(path, "rollout: error: %v\n", err)
 	r.raise(fileErrorCode(err))
 }
 
@@ -88,11 +105,11 @@ func (r *fleetRun) fileError(err error) {
 func (r *fleetRun) read(path string) *budget.Evidence {
 	ev, oversized, err := r.o.evidence(r.a, path)
 	if err != nil {
-		r.fileError(err)
+		r.fileError(path, err)
 		return nil
 	}
 	if oversized > 0 {
-		fmt.Fprintf(r.a.io.Err, "rollout: warning: %s: %d line(s) over --max-line-bytes were not read; the evidence may miss requests\n", path, oversized)
+		r.say(path, "rollout: warning: %s: %d line(s) over --max-line-bytes were not read; the evidence may miss requests\n", path, oversized)
 		r.raise(exitIncomplete)
 	}
 	return ev
@@ -161,7 +178,7 @@ func (r *fleetRun) simulate(ev *budget.Evidence, s budget.Settings) *simulated {
 	s.Trace = r.series != nil
 	res, err := budget.Simulate(ev, s)
 	if err != nil {
-		r.fileError(fmt.Errorf("%s: %w", ev.Path, err))
+		r.fileError(ev.Path, fmt.Errorf("%s: %w", ev.Path, err))
 		return nil
 	}
 	return &simulated{ev, res}
@@ -225,7 +242,7 @@ func runSimulateFleet(ctx context.Context, a *app, o *simulateBudgetOptions) err
 		ordered(len(paths), o.jobs, func(i int) *meta {
 			t, p, st, err := o.sessionMeta(a, paths[i])
 			if err != nil {
-				r.fileError(err)
+				r.fileError(paths[i], err)
 				return nil
 			}
 			return &meta{t, p, st}

@@ -44,17 +44,20 @@ func buildFleet(f *budget.Fleet) (*plot.Plot, error) {
 	p.X.Label.Text = "peak fill (tokens, 1,000-token buckets)"
 	p.Y.Label.Text = "rollouts at or below (%)"
 	p.X.Tick.Marker = niceTicks{label: short}
-	p.Y.Tick.Marker = niceTicks{label: func(v int64) string { return strconv.FormatInt(v, 10) }, integer: true}
+	p.Y.Tick.Marker = upTo100{niceTicks{label: func(v int64) string { return strconv.FormatInt(v, 10) }, integer: true}}
 	for _, st := range []*text.Style{&p.Title.TextStyle, &p.X.Label.TextStyle, &p.Y.Label.TextStyle,
 		&p.X.Tick.Label, &p.Y.Tick.Label, &p.Legend.TextStyle} {
 		st.Font.Variant = "Sans"
 	}
 	p.Legend.TextStyle.Font.Size = vg.Points(10)
-	p.Legend.Top = false
-	p.Legend.Left = false
+	// A cumulative curve leaves the top left corner empty.
+	p.Legend.Top = true
+	p.Legend.Left = true
+	p.Legend.XOffs = vg.Points(8)
 	p.Legend.ThumbnailWidth = 0.4 * vg.Inch
 	p.Add(plotter.NewGrid())
-	p.Y.Min, p.Y.Max = 0, 100
+	// Head room above 100% for the legend, about 14pt per entry.
+	p.Y.Min, p.Y.Max = 0, 100/(1-min(0.5, float64(len(f.Settings)*14+16)/290))
 	p.X.Min = 0
 	var right float64 = 1
 	for k, o := range f.Settings {
@@ -94,4 +97,11 @@ func buildFleet(f *budget.Fleet) (*plot.Plot, error) {
 	}
 	p.X.Max = right * 1.02
 	return p, nil
+}
+
+// upTo100 labels a percentage axis no further than 100.
+type upTo100 struct{ niceTicks }
+
+func (t upTo100) Ticks(lo, hi float64) []plot.Tick {
+	return t.niceTicks.Ticks(lo, min(hi, 100))
 }
