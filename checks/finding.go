@@ -7,6 +7,8 @@ package checks
 import (
 	"fmt"
 	"strings"
+
+	"github.com/rollout-dev/rollout/reconstruct"
 )
 
 // Severity orders findings; the zero value is Info.
@@ -53,6 +55,12 @@ type Finding struct {
 	Ordinal    *int64
 	Message    string
 	Fixable    bool
-	// Evidence holds the numbers behind the message (machine formats only).
+	// Incomplete: part of the file was not analysed (Rule.Incomplete).
+	Incomplete bool
+	// Facts is the observation's typed evidence (a reconstruct.XxxEvidence
+	// of the rule's kind): what fix planners read.
+	Facts reconstruct.Evidence
+	// Evidence is Facts as the JSON report writes it, keyed by the JSON
+	// names of its fields (machine formats only).
 	Evidence map[string]any
 }

@@ -30,35 +30,34 @@ type FixFacts struct {
 
 // Observe records the facts of one observation.
 func (f *FixFacts) Observe(o reconstruct.Observation) {
-	if o.Kind == reconstruct.FlowTimeAnchor {
-		f.anchor(o)
-	}
-	if o.Kind == reconstruct.FlowCompaction {
+	switch ev := o.Evidence.(type) {
+	case reconstruct.FlowTimeAnchorEvidence:
+		f.anchor(o.Pos, ev)
+	case reconstruct.FlowCompactionEvidence:
 		f.compacted = append(f.compacted, o.Pos.Line)
-	}
-	if o.Kind == reconstruct.FlowFramesReclaim {
-		f.frameDrop = append(f.frameDrop, o.Facts["drop"].([]frames.Range)...)
+	case reconstruct.FlowFramesReclaimEvidence:
+		f.frameDrop = append(f.frameDrop, ev.Drop...)
 	}
 }
 
 // anchor records the time an id derived on a line without a valid
 // timestamp takes: the nearest valid one before it, or after it when there
 // is none before.
-func (f *FixFacts) anchor(o reconstruct.Observation) {
+func (f *FixFacts) anchor(pos reconstruct.Pos, ev reconstruct.FlowTimeAnchorEvidence) {
 	if f.anchors == nil {
 		f.anchors = map[int]int64{}
 	}
-	if after, ok := o.Facts["after"].(int64); ok {
+	if ev.After != 0 {
 		for _, l := range f.pending {
-			f.anchors[l] = after
+			f.anchors[l] = ev.After
 		}
 		f.pending = f.pending[:0]
 		return
 	}
-	if before, _ := o.Facts["before"].(int64); before != 0 {
-		f.anchors[o.Pos.Line] = before
+	if ev.Before != 0 {
+		f.anchors[pos.Line] = ev.Before
 	} else {
-		f.pending = append(f.pending, o.Pos.Line)
+		f.pending = append(f.pending, pos.Line)
 	}
 }
 
@@ -89,40 +88,6 @@ type Unfixed struct {
 // MarkerKey is the member repair adds to a line it creates, naming the rule.
 const MarkerKey = "rollout_repair"
 
-// fixer plans the fix of one finding; it returns why it cannot, or "".
-type fixer func(p *planner, f Finding) string
-
-// fixers has one entry per fixable rule (the registry's Fix says what it
-// does; a test keeps the two in step).
-var fixers = map[string]fixer{
-	"line/invalid-json":              dropLine,
-	"line/torn-tail":                 dropLine,
-	"line/concatenated":              splitLine,
-	"line/crlf":                      normaliseEOL,
-	"line/blank":                     dropLine,
-	"meta/not-first":                 moveMeta,
-	"ordinal/missing":                renumber,
-	"ordinal/last-missing":           renumber,
-	"ordinal/duplicate":              renumber,
-	"ordinal/gap":                    renumber,
-	"ordinal/non-monotonic":          renumber,
-	"item/missing-id":                assignID,
-	"agentcomm/missing-id":           assignID,
-	"item/id-prefix-mismatch":        replaceID,
-	"item/duplicate-id":              replaceID,
-	"tool/orphan-call":               abortedOutput,
-	"tool/orphan-output":             dropOutput,
-	"worldstate/empty-patch":         dropEmptyPatch,
-	"handoff/oversized-not-deferred": fixHandoff, // the edits: handoff_fix.go
-	"handoff/lost-deferred":          fixHandoff,
-	"handoff/stale-deferred":         fixHandoff,
-	"handoff/duplicate-deferred":     fixHandoff,
-	"frames/superseded-bytes":        reclaimFrames, // frames_fix.go
-}
-
-// HasFixer reports whether repair can fix findings of a rule.
-func HasFixer(rule string) bool { return fixers[rule] != nil }
-
 // SelectFixes resolves --fix selectors into the set of rule ids to fix.
 func SelectFixes(sel []string) (map[string]bool, error) {
 	out := map[string]bool{}
@@ -146,7 +111,7 @@ func SelectFixes(sel []string) (map[string]bool, error) {
 				continue
 			}
 			matched = true
-			if r.Fixable() && HasFixer(r.ID) {
+			if r.Fixable() {
 				fixable = true
 				out[r.ID] = true
 			}
@@ -183,13 +148,13 @@ func PlanFixes(res *Result, facts *FixFacts, opts FixOptions) (*FixPlan, error) 
 	}
 	p.ids.anchors = facts.anchors
 	for _, f := range res.Findings {
-		if f.Rule == "line/concatenated" {
+		if _, ok := f.Facts.(reconstruct.LineConcatenatedEvidence); ok {
 			p.concat[f.Line] = true
 		}
 	}
 	for _, f := range res.Findings {
-		fix := fixers[f.Rule]
-		if fix == nil {
+		r, ok := Lookup(f.Rule)
+		if !ok || r.plan == nil {
 			continue
 		}
 		if st.FailClosed {
@@ -199,7 +164,6 @@ func PlanFixes(res *Result, facts *FixFacts, opts FixOptions) (*FixPlan, error) 
 			continue
 		}
 		if !sel[f.Rule] {
-			r, _ := Lookup(f.Rule)
 			why := "not selected"
 			if r.OptIn {
 				why = "opt-in: add --fix " + f.Rule
@@ -207,7 +171,7 @@ func PlanFixes(res *Result, facts *FixFacts, opts FixOptions) (*FixPlan, error) 
 			p.fp.Left = append(p.fp.Left, Unfixed{f, why})
 			continue
 		}
-		if why := fix(p, f); why != "" {
+		if why := r.plan(p, f); why != "" {
 			p.fp.Left = append(p.fp.Left, Unfixed{f, why})
 			continue
 		}
@@ -356,15 +320,11 @@ func (p *planner) itemPath(index int) []string {
 	return []string{"payload"}
 }
 
-// assignID gives an item (or an inter-agent message) without id a new one.
-func assignID(p *planner, f Finding) string {
-	index := intFact(f, "item_index", -1)
+// assignID gives an item (or an inter-agent message) without id a new one:
+// the item at index of a line of lineType.
+func assignID(p *planner, f Finding, index int, lineType string) string {
 	if index >= 0 {
 		return "the item is inside a compaction's replacement history"
-	}
-	lineType := rollout.TypeResponseItem
-	if f.Rule == "agentcomm/missing-id" {
-		lineType = rollout.TypeInterAgent
 	}
 	p.add(f.Line, "id", rollout.Edit{
 		Kind: rollout.EditSet, Label: f.Rule, Path: p.itemPath(index), Key: "id",
@@ -378,13 +338,11 @@ func assignID(p *planner, f Finding) string {
 }
 
 // replaceID gives an item whose id is wrong (prefix) or taken (duplicate)
-// a fresh one.
-func replaceID(p *planner, f Finding) string {
-	id, _ := f.Evidence["id"].(string)
+// a fresh one: id, at index of its line.
+func replaceID(p *planner, f Finding, id string, index int) string {
 	if id == "" {
 		return "the finding does not name the id"
 	}
-	index := intFact(f, "item_index", -1)
 	p.add(f.Line, "id:"+strconv.Itoa(index)+":"+id, rollout.Edit{
 		Kind: rollout.EditSet, Label: f.Rule, Path: p.itemPath(index), Key: "id",
 		Match:    p.itemMatch("", index), // a response item or an inter-agent message
@@ -462,91 +420,11 @@ func (p *planner) itemMatch(lineType string, index int) func([]byte) bool {
 	return lineTypeIs(lineType)
 }
 
-// --- tool calls ---
-
-// abortedOutput answers an orphan call with the output Codex itself gives
-// an interrupted call ("aborted"), on a new line right after the call's
-// line, marked with the rule that added it.
-func abortedOutput(p *planner, f Finding) string {
-	if f.Evidence["in_open_turn"] == true && !sessionStopped(f.Evidence) {
-		return "the session may still be running (last written less than an hour before --now): the call may yet get its output"
-	}
-	callID, _ := f.Evidence["call_id"].(string)
-	callType, _ := f.Evidence["item_type"].(string)
-	outType := rollout.OutputTypeFor(callType)
-	if callID == "" || outType == "" {
-		return "the call has no call_id or no known output type"
-	}
-	index := intFact(f, "item_index", -1)
-	usesIDs := p.envelope && (p.st.UsesItemIDs || p.st.HistoryMode == rollout.HistoryPaginated)
-	ids := p.ids
-	envelope := p.envelope
-	p.add(f.Line, "aborted:"+callID, rollout.Edit{Kind: rollout.EditInsertAfter, Label: f.Rule,
-		Value: func(c *rollout.EditContext) ([]byte, error) {
-			item := []byte(`{"type":`)
-			item = strconv.AppendQuote(item, outType)
-			if usesIDs {
-				prefix, _ := rollout.ItemPrefix(outType)
-				item = append(item, `,"id":"`...)
-				item = append(item, ids.id(prefix, ids.millis(c), c.Line, synthIndex(index))...)
-				item = append(item, '"')
-			}
-			item = append(item, `,"call_id":`...)
-			item = rollout.AppendJSONString(item, callID)
-			item = append(item, `,"output":"aborted"`...)
-			if !envelope {
-				return append(item, `,"`+MarkerKey+`":"tool/orphan-call"}`...), nil
-			}
-			item = append(item, '}')
-			line := []byte{'{'}
-			if ts := member(c.Object, "timestamp"); ts != nil {
-				line = append(append(append(line, `"timestamp":`...), ts...), ',')
-			}
-			line = append(line, `"type":"response_item","payload":`...)
-			line = append(line, item...)
-			return append(line, `,"`+MarkerKey+`":"tool/orphan-call"}`...), nil
-		}})
-	return ""
-}
-
-// synthIndex is the item index an id of a line repair creates is derived
-// from: 2^40 + the index of the call it answers, apart from any real item.
-func synthIndex(index int) int { return 1<<40 + index }
-
-// dropOutput moves an output whose call is missing to quarantine.
-func dropOutput(p *planner, f Finding) string {
-	if intFact(f, "item_index", -1) >= 0 {
-		return "the output is inside a compaction's replacement history"
-	}
-	callID, _ := f.Evidence["call_id"].(string)
-	p.add(f.Line, "drop:"+callID, rollout.Edit{Kind: rollout.EditDrop, Label: f.Rule, Match: func(obj []byte) bool {
-		item := obj
-		if p.envelope {
-			item = member(obj, "payload")
-		}
-		return rollout.IsToolOutput(rollout.DecodeString(member(item, "type"))) &&
-			rollout.DecodeString(member(item, "call_id")) == callID
-	}})
-	return ""
-}
-
-// --- world state ---
-
-// dropEmptyPatch removes a world-state patch that changes nothing.
-func dropEmptyPatch(p *planner, f Finding) string {
-	if p.concat[f.Line] {
-		return "the line holds several objects: which one is empty is not known"
-	}
-	p.add(f.Line, "drop", rollout.Edit{Kind: rollout.EditDrop, Label: f.Rule})
-	return ""
-}
-
 // --- handoffs (handoffs.md: only the latest record's line is edited) ---
 
-// fixHandoff applies PlanHandoffFix (handoff_fix.go, where each handoff
-// fix is decided) to the handoff's record on its latest line.
-func fixHandoff(p *planner, f Finding) string {
-	id, _ := f.Evidence["id"].(string)
+// fixHandoff edits the record of handoff id on its latest line with
+// action (handoff_fix.go, where each handoff edit is decided).
+func fixHandoff(p *planner, f Finding, id string, action handoffAction) string {
 	if id == "" || !p.envelope {
 		return "the finding does not name the handoff"
 	}
@@ -556,11 +434,11 @@ func fixHandoff(p *planner, f Finding) string {
 				rollout.DecodeString(member(member(obj, "payload"), "id")) == id
 		},
 		Splice: func(obj []byte) (int, int, []byte, error) {
-			x, err := PlanHandoffFix(f, obj)
+			start, end, repl, err := planHandoffEdit(obj, id, action)
 			if err != nil {
-				return 0, 0, nil, fmt.Errorf("%w: %v", rollout.ErrSkipEdit, err)
+				return 0, 0, nil, fmt.Errorf("%w: %s on line %d (handoff %s): %v", rollout.ErrSkipEdit, f.Rule, f.Line, id, err)
 			}
-			return x.Start, x.End, x.New, nil
+			return start, end, repl, nil
 		}})
 	return ""
 }
@@ -583,18 +461,6 @@ func member(obj []byte, key string) []byte {
 		return true
 	})
 	return v
-}
-
-func intFact(f Finding, key string, def int) int {
-	switch v := f.Evidence[key].(type) {
-	case int:
-		return v
-	case int64:
-		return int(v)
-	case float64:
-		return int(v)
-	}
-	return def
 }
 
 // lineMillis is the Unix-millisecond time of an envelope line's timestamp,

@@ -14,18 +14,16 @@ import (
 	"github.com/rollout-dev/rollout/rollout"
 )
 
-// TestFixersMatchRegistry: a rule the registry calls fixable has a fixer,
-// and every fixer belongs to a registered fixable rule, so verify's
-// "fixable" and what repair does cannot drift.
-func TestFixersMatchRegistry(t *testing.T) {
+// TestFixesDocumented: a rule has a fix planner exactly when its Fix says
+// what repair does, so verify's "fixable", the docs and what repair does
+// cannot drift.
+func TestFixesDocumented(t *testing.T) {
 	for _, r := range Rules() {
-		if r.Fixable() != HasFixer(r.ID) {
-			t.Errorf("%s: registry fixable=%v, fixer=%v", r.ID, r.Fixable(), HasFixer(r.ID))
+		if (r.Fix != "") != (r.plan != nil) {
+			t.Errorf("%s: Fix %q, planner %v", r.ID, r.Fix, r.plan != nil)
 		}
-	}
-	for id := range fixers {
-		if _, ok := Lookup(id); !ok {
-			t.Errorf("fixer for unregistered rule %s", id)
+		if r.OptIn && r.plan == nil {
+			t.Errorf("%s: opt-in without a fix", r.ID)
 		}
 	}
 }

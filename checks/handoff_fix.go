@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"sort"
 
 	"github.com/rollout-dev/rollout/rollout"
 	"github.com/tidwall/gjson"
@@ -14,105 +13,27 @@ import (
 // record line and keeps every other byte of the line. Planning is pure: it
 // reads the raw line and returns the byte range to replace.
 
-// HandoffEdit is the fix of one handoff finding: replace Raw[Start:End] of
-// line Line (its bytes without the line terminator) with New.
-type HandoffEdit struct {
-	Rule   string
-	ID     string // the handoff
-	Line   int
-	Offset int64 // byte offset of the line start in the file
-	Start  int
-	End    int
-	New    []byte
-}
+// handoffAction decides one handoff fix on the members of the record's
+// payload: the byte range of the record to replace, and with what.
+type handoffAction func(p hofPayload) (start, end int, repl []byte, err error)
 
-// Apply returns a copy of raw with the edit applied.
-func (x HandoffEdit) Apply(raw []byte) []byte {
-	out := make([]byte, 0, len(raw)-(x.End-x.Start)+len(x.New))
-	out = append(out, raw[:x.Start]...)
-	out = append(out, x.New...)
-	return append(out, raw[x.End:]...)
-}
-
-// handoffActions are the fixes by rule.
-var handoffActions = map[string]func(p hofPayload) (start, end int, repl []byte, err error){
-	"handoff/oversized-not-deferred": setDeferredTrue,
-	"handoff/lost-deferred":          setDeferredTrue,
-	"handoff/stale-deferred":         removeDeferred,
-	"handoff/duplicate-deferred":     setSuperseded,
-}
-
-// IsHandoffFix reports whether a rule has a handoff fix.
-func IsHandoffFix(rule string) bool { return handoffActions[rule] != nil }
-
-// PlanHandoffFixes plans the fix of every fixable handoff finding. lines
-// holds the raw bytes of the findings' lines (without terminators); other
-// findings are ignored. The edits come back in line order, one per finding.
-func PlanHandoffFixes(findings []Finding, lines map[int][]byte) ([]HandoffEdit, error) {
-	var out []HandoffEdit
-	for _, f := range findings {
-		if !IsHandoffFix(f.Rule) {
-			continue
-		}
-		raw, ok := lines[f.Line]
-		if !ok {
-			return nil, fmt.Errorf("%s on line %d: the line was not given", f.Rule, f.Line)
-		}
-		x, err := PlanHandoffFix(f, raw)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, x)
-	}
-	sort.SliceStable(out, func(i, j int) bool {
-		if out[i].Line != out[j].Line {
-			return out[i].Line < out[j].Line
-		}
-		return out[i].Start < out[j].Start
-	})
-	for i := 1; i < len(out); i++ {
-		a, b := out[i-1], out[i]
-		if a.Line == b.Line && (b.Start < a.End || b.Start == a.Start) {
-			return nil, fmt.Errorf("line %d: the fixes of %s and %s overlap", a.Line, a.Rule, b.Rule)
-		}
-	}
-	return out, nil
-}
-
-// PlanHandoffFix plans the fix of one handoff finding on the raw bytes of
-// its line. The line must hold the handoff's record (the last one with its
-// id, when several objects share the line).
-func PlanHandoffFix(f Finding, raw []byte) (HandoffEdit, error) {
-	action := handoffActions[f.Rule]
-	if _, dup := f.Evidence["duplicate_of"]; dup && f.Rule == "handoff/oversized-not-deferred" {
-		// An older copy of the same handoff is kept (and deferred):
-		// deferring this one too would only make a duplicate.
-		action = setSuperseded
-	}
-	if action == nil {
-		return HandoffEdit{}, fmt.Errorf("%s has no handoff fix", f.Rule)
-	}
-	id, _ := f.Evidence["id"].(string)
-	if id == "" {
-		return HandoffEdit{}, fmt.Errorf("%s on line %d: the finding names no handoff", f.Rule, f.Line)
-	}
-	fail := func(err error) (HandoffEdit, error) {
-		return HandoffEdit{}, fmt.Errorf("%s on line %d (handoff %s): %w", f.Rule, f.Line, id, err)
-	}
+// planHandoffEdit plans action on the record of handoff id among the
+// objects of raw (the bytes of its latest line, or of one object of it): the
+// last context_handoff record with that id.
+func planHandoffEdit(raw []byte, id string, action handoffAction) (start, end int, repl []byte, err error) {
 	base, obj, err := handoffObject(raw, id)
 	if err != nil {
-		return fail(err)
+		return 0, 0, nil, err
 	}
 	pm, err := readPayload(obj)
 	if err != nil {
-		return fail(err)
+		return 0, 0, nil, err
 	}
-	start, end, repl, err := action(pm)
+	start, end, repl, err = action(pm)
 	if err != nil {
-		return fail(err)
+		return 0, 0, nil, err
 	}
-	return HandoffEdit{Rule: f.Rule, ID: id, Line: f.Line, Offset: f.ByteOffset,
-		Start: base + start, End: base + end, New: repl}, nil
+	return base + start, base + end, repl, nil
 }
 
 // handoffObject finds, among the objects of a line (one, or several when

@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
-	"slices"
-	"sort"
 	"strings"
 	"testing"
 
@@ -13,6 +11,7 @@ import (
 
 	"github.com/rollout-dev/rollout/checks"
 	"github.com/rollout-dev/rollout/reconstruct/budget"
+	"github.com/rollout-dev/rollout/rollout"
 )
 
 // Handoff fixtures live in fixtures/handoffs, in the format of
@@ -98,47 +97,6 @@ func TestHandoffMessages(t *testing.T) {
 	}
 }
 
-// splitLines maps 1-based line numbers to their bytes without terminator.
-func splitLines(data []byte) (map[int][]byte, [][]byte, []string) {
-	lines := map[int][]byte{}
-	var raws [][]byte
-	var eols []string
-	for n := 1; len(data) > 0; n++ {
-		i := bytes.IndexByte(data, '\n')
-		raw, eol := data, ""
-		if i >= 0 {
-			raw, eol, data = data[:i], "\n", data[i+1:]
-		} else {
-			data = nil
-		}
-		if len(raw) > 0 && raw[len(raw)-1] == '\r' && eol != "" {
-			raw, eol = raw[:len(raw)-1], "\r\n"
-		}
-		lines[n] = raw
-		raws, eols = append(raws, raw), append(eols, eol)
-	}
-	return lines, raws, eols
-}
-
-// applyEdits rebuilds a file with the edits applied, later ranges first so
-// earlier offsets stay valid.
-func applyEdits(data []byte, edits []checks.HandoffEdit) []byte {
-	_, raws, eols := splitLines(data)
-	sorted := slices.Clone(edits)
-	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Start > sorted[j].Start })
-	var out []byte
-	for i, raw := range raws {
-		for _, x := range sorted {
-			if x.Line == i+1 {
-				raw = x.Apply(raw)
-			}
-		}
-		out = append(out, raw...)
-		out = append(out, eols[i]...)
-	}
-	return out
-}
-
 // TestHandoffFixGoldens plans the fixes of every handoff fixture and
 // compares the fixed rollout with its golden byte for byte; the fixed
 // rollout must then verify clean. A fixture with fixable findings needs a
@@ -159,19 +117,18 @@ func TestHandoffFixGoldens(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			lines, _, _ := splitLines(c.data)
-			edits, err := checks.PlanHandoffFixes(res.Findings, lines)
+			fp, err := checks.PlanFixes(res, nil, checks.FixOptions{Fix: []string{"handoff/"}})
 			if err != nil {
 				t.Fatal(err)
 			}
 			fixable := 0
 			for _, f := range res.Findings {
-				if checks.IsHandoffFix(f.Rule) {
+				if strings.HasPrefix(f.Rule, "handoff/") && f.Fixable {
 					fixable++
 				}
 			}
-			if len(edits) != fixable {
-				t.Errorf("%d edits for %d fixable findings", len(edits), fixable)
+			if len(fp.Planned) != fixable || len(fp.Left) != 0 {
+				t.Errorf("%d findings planned, %d left, for %d fixable findings", len(fp.Planned), len(fp.Left), fixable)
 			}
 			golden := filepath.Join(handoffsDir, fx.name+".fixed.jsonl")
 			delete(goldens, fx.name)
@@ -184,7 +141,16 @@ func TestHandoffFixGoldens(t *testing.T) {
 			case err != nil:
 				t.Fatalf("%d fixable findings but no golden: %v", fixable, err)
 			}
-			got := applyEdits(c.data, edits)
+			var out bytes.Buffer
+			var skips []rollout.Skip
+			if _, err := rollout.Rewrite(&out, bytes.NewReader(c.data), &fp.Plan, rollout.RewriteOptions{
+				OnSkip: func(s rollout.Skip) { skips = append(skips, s) }}); err != nil {
+				t.Fatal(err)
+			}
+			if len(skips) != 0 {
+				t.Errorf("edits skipped: %+v", skips)
+			}
+			got := out.Bytes()
 			if bytes.Equal(got, c.data) {
 				t.Fatal("the fixes change nothing")
 			}
@@ -202,126 +168,6 @@ func TestHandoffFixGoldens(t *testing.T) {
 	}
 	for name := range goldens {
 		t.Errorf("%s/%s.fixed.jsonl has no fixture", handoffsDir, name)
-	}
-}
-
-func TestPlanHandoffFix(t *testing.T) {
-	const env = `{"timestamp":"2026-04-02T10:00:00.000Z","type":"context_handoff","payload":`
-	tests := []struct {
-		name, rule, payload, want, err string
-		raw                            string // the whole line, when not env+payload+"}"
-	}{
-		{name: "insert after status", rule: "handoff/oversized-not-deferred",
-			payload: `{"id":"hof_a","status":"ready","history":{"tokens":5}}`,
-			want:    `{"id":"hof_a","status":"ready","deferred":true,"history":{"tokens":5}}`},
-		{name: "replace false", rule: "handoff/oversized-not-deferred",
-			payload: `{"id":"hof_a","deferred":false,"status":"ready"}`,
-			want:    `{"id":"hof_a","deferred":true,"status":"ready"}`},
-		{name: "no status: at the end", rule: "handoff/lost-deferred",
-			payload: `{"id":"hof_a","history":{"tokens":5},"delivery":{"status":"pending"}}`,
-			want:    `{"id":"hof_a","history":{"tokens":5},"delivery":{"status":"pending"},"deferred":true}`},
-		{name: "top-level status, not the delivery's", rule: "handoff/lost-deferred",
-			payload: `{"id":"hof_a","delivery":{"status":"pending"},"status":"ready"}`,
-			want:    `{"id":"hof_a","delivery":{"status":"pending"},"status":"ready","deferred":true}`},
-		{name: "nested deferred is not the marker", rule: "handoff/oversized-not-deferred",
-			payload: `{"id":"hof_a","status":"ready","history":{"deferred":true}}`,
-			want:    `{"id":"hof_a","status":"ready","deferred":true,"history":{"deferred":true}}`},
-		{name: "spaced JSON keeps its spacing", rule: "handoff/oversized-not-deferred",
-			payload: `{ "id": "hof_a", "status": "ready" , "note": "caf\u00e9 \"x\"" }`,
-			want:    `{ "id": "hof_a", "status": "ready","deferred":true , "note": "caf\u00e9 \"x\"" }`},
-		{name: "remove in the middle", rule: "handoff/stale-deferred",
-			payload: `{"id":"hof_a","status":"ready","deferred":true,"delivery":{"status":"inline"}}`,
-			want:    `{"id":"hof_a","status":"ready","delivery":{"status":"inline"}}`},
-		{name: "remove the first member", rule: "handoff/stale-deferred",
-			payload: `{ "deferred": true,  "id": "hof_a"}`,
-			want:    `{ "id": "hof_a"}`},
-		{name: "remove the last member", rule: "handoff/stale-deferred",
-			payload: `{"id":"hof_a", "status":"ready" , "deferred" : true }`,
-			want:    `{"id":"hof_a", "status":"ready" }`},
-		{name: "supersede", rule: "handoff/duplicate-deferred",
-			payload: `{"id":"hof_a","status":"ready","deferred":true}`,
-			want:    `{"id":"hof_a","status":"superseded","deferred":true}`},
-		{name: "concatenated: the handoff is the second object", rule: "handoff/duplicate-deferred",
-			raw:  `{"type":"event_msg","payload":{"type":"x","status":"ready"}} ` + env + `{"id":"hof_a","status":"ready"}}`,
-			want: `{"type":"event_msg","payload":{"type":"x","status":"ready"}} ` + env + `{"id":"hof_a","status":"superseded"}}`},
-		{name: "concatenated: the later record of the id wins", rule: "handoff/stale-deferred",
-			raw:  env + `{"id":"hof_a","deferred":true,"status":"ready"}}` + env + `{"id":"hof_a","status":"ready","deferred":true}}`,
-			want: env + `{"id":"hof_a","deferred":true,"status":"ready"}}` + env + `{"id":"hof_a","status":"ready"}}`},
-		{name: "another handoff's line", rule: "handoff/stale-deferred",
-			payload: `{"id":"hof_b","deferred":true}`, err: "no context_handoff record with that id"},
-		{name: "not a handoff line", rule: "handoff/stale-deferred",
-			raw: `{"type":"event_msg","payload":{"id":"hof_a","deferred":true}}`, err: "no context_handoff record with that id"},
-		{name: "not JSON", rule: "handoff/stale-deferred", raw: `hello`, err: "not a sequence of JSON objects"},
-		{name: "already deferred", rule: "handoff/lost-deferred",
-			payload: `{"id":"hof_a","status":"ready","deferred":true}`, err: "already deferred"},
-		{name: "two markers", rule: "handoff/stale-deferred",
-			payload: `{"id":"hof_a","deferred":true,"deferred":false}`, err: `2 "deferred" members`},
-		{name: "nothing to clear", rule: "handoff/stale-deferred",
-			payload: `{"id":"hof_a","status":"ready"}`, err: "no deferred member"},
-		{name: "no status to supersede", rule: "handoff/duplicate-deferred",
-			payload: `{"id":"hof_a"}`, err: "no status"},
-		{name: "already superseded", rule: "handoff/duplicate-deferred",
-			payload: `{"id":"hof_a","status":"superseded"}`, err: "already superseded"},
-		{name: "not a handoff fix", rule: "handoff/double-delivery",
-			payload: `{"id":"hof_a"}`, err: "has no handoff fix"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			raw := tt.raw
-			if raw == "" {
-				raw = env + tt.payload + "}"
-			}
-			want := tt.want
-			if tt.raw == "" {
-				want = env + tt.want + "}"
-			}
-			f := checks.Finding{Rule: tt.rule, Line: 3, ByteOffset: 100, Evidence: map[string]any{"id": "hof_a"}}
-			x, err := checks.PlanHandoffFix(f, []byte(raw))
-			if tt.err != "" {
-				if err == nil || !strings.Contains(err.Error(), tt.err) {
-					t.Fatalf("error %v, want one containing %q", err, tt.err)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if x.Line != 3 || x.Offset != 100 || x.ID != "hof_a" || x.Rule != tt.rule {
-				t.Errorf("edit %+v does not carry the finding's line, offset, id and rule", x)
-			}
-			if got := string(x.Apply([]byte(raw))); got != want {
-				t.Errorf("\n got %s\nwant %s", got, want)
-			}
-		})
-	}
-}
-
-func TestPlanHandoffFixes(t *testing.T) {
-	line := []byte(`{"timestamp":"t","type":"context_handoff","payload":{"id":"hof_a","status":"ready"}}`)
-	fs := []checks.Finding{
-		{Rule: "line/crlf", Line: 1},
-		{Rule: "handoff/double-delivery", Line: 2, Evidence: map[string]any{"id": "hof_a"}},
-		{Rule: "handoff/duplicate-deferred", Line: 9, Evidence: map[string]any{"id": "hof_a"}},
-		{Rule: "handoff/oversized-not-deferred", Line: 4, Evidence: map[string]any{"id": "hof_a"}},
-	}
-	edits, err := checks.PlanHandoffFixes(fs, map[int][]byte{4: line, 9: line})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got []string
-	for _, x := range edits {
-		got = append(got, x.Rule+" "+string(x.Apply(line)[x.Start:x.Start+len(x.New)]))
-	}
-	want := []string{`handoff/oversized-not-deferred ,"deferred":true`, `handoff/duplicate-deferred "superseded"`}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("edits in line order (-want +got):\n%s", diff)
-	}
-	if _, err := checks.PlanHandoffFixes(fs, map[int][]byte{4: line}); err == nil || !strings.Contains(err.Error(), "line 9") {
-		t.Errorf("missing line: error %v, want one naming line 9", err)
-	}
-	two := []checks.Finding{fs[3], {Rule: "handoff/lost-deferred", Line: 4, Evidence: map[string]any{"id": "hof_a"}}}
-	if _, err := checks.PlanHandoffFixes(two, map[int][]byte{4: line}); err == nil || !strings.Contains(err.Error(), "overlap") {
-		t.Errorf("two fixes of one member: error %v, want an overlap", err)
 	}
 }
 

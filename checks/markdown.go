@@ -63,6 +63,9 @@ func WriteMarkdown(w io.Writer) error {
 			default:
 				p("**Fix:** none; `repair` leaves it to you.\n\n")
 			}
+			if fs := r.EvidenceFields(); len(fs) > 0 {
+				p("**Evidence** (JSON report): `%s`.\n\n", strings.Join(fs, "`, `"))
+			}
 		}
 	}
 	return bw.Flush()

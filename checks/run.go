@@ -126,6 +126,8 @@ func RunReader(path string, r io.Reader, opts Options) (res *Result, err error) 
 	return &Result{Path: path, Records: st.Records, State: st, Findings: c.findings(st)}, nil
 }
 
+// checker is the rule layer's observer: it keeps the observations some
+// rule consumes, and judges them once the file is read.
 type checker struct {
 	path string
 	obs  []reconstruct.Observation
@@ -142,25 +144,25 @@ type overflow struct {
 }
 
 func (c *checker) observe(o reconstruct.Observation) {
-	m, ok := byKind[o.Kind]
-	if !ok {
+	r := ruleOfKind[o.Kind()]
+	if r == nil {
 		return
 	}
 	if c.max > 0 {
 		if c.kept == nil {
 			c.kept, c.over = map[string]int{}, map[string]*overflow{}
 		}
-		if c.kept[m.rule] >= c.max {
-			ov := c.over[m.rule]
+		if c.kept[r.ID] >= c.max {
+			ov := c.over[r.ID]
 			if ov == nil {
 				ov = &overflow{}
-				c.over[m.rule] = ov
+				c.over[r.ID] = ov
 			}
 			ov.n++
 			ov.last = o
 			return
 		}
-		c.kept[m.rule]++
+		c.kept[r.ID]++
 	}
 	c.obs = append(c.obs, o)
 }
@@ -170,39 +172,24 @@ func (c *checker) observe(o reconstruct.Observation) {
 func (c *checker) findings(st *reconstruct.State) []Finding {
 	out := make([]Finding, 0, len(c.obs))
 	for _, o := range c.obs {
-		m := byKind[o.Kind]
-		r, ok := Lookup(m.rule)
-		if !ok {
-			panic("observation mapped to unregistered rule " + m.rule)
-		}
-		facts := o.Facts
-		switch o.Kind {
-		case reconstruct.TokensReemitted:
-			facts = map[string]any{"count": st.Reemitted}
-		case reconstruct.OrdinalInLegacy:
-			facts = map[string]any{"count": st.OrdinalsInLegacy}
-		case reconstruct.ToolOrphanCall, reconstruct.ToolOrphanOutput:
-			facts = withEra(facts, st)
-		}
-		o.Facts = facts
-		msg := m.msg(facts)
-		if n, ok := facts["count"]; ok {
-			msg = fmt.Sprintf("%s (%v in this file)", msg, n)
-		}
+		r := ruleOfKind[o.Kind()]
 		out = append(out, Finding{
-			Rule: r.ID, Severity: severityOf(r, o, st), Path: c.path,
+			Rule: r.ID, Severity: r.severityOf(o.Evidence, st), Path: c.path,
 			Line: o.Pos.Line, ByteOffset: o.Pos.Offset, Ordinal: o.Pos.Ordinal,
-			Message: msg, Fixable: r.Fixable(), Evidence: facts,
+			Message: r.message(o.Evidence), Fixable: r.Fixable(), Incomplete: r.Incomplete,
+			Facts: o.Evidence, Evidence: evidenceJSON(o.Evidence),
 		})
 	}
 	for rule, ov := range c.over {
 		r, _ := Lookup(rule)
 		out = append(out, Finding{
-			Rule: r.ID, Severity: severityOf(r, ov.last, st), Path: c.path,
+			Rule: r.ID, Severity: r.severityOf(ov.last.Evidence, st), Path: c.path,
 			Line: ov.last.Pos.Line, ByteOffset: ov.last.Pos.Offset, Ordinal: ov.last.Pos.Ordinal,
 			Message: fmt.Sprintf("%d more %s findings not listed (only the first %d are; see --max-findings-per-rule), the last on line %d",
 				ov.n, r.ID, c.max, ov.last.Pos.Line),
-			Evidence: map[string]any{"omitted": ov.n, "limit": c.max},
+			Incomplete: r.Incomplete,
+			Facts:      ov.last.Evidence, // the last one's
+			Evidence:   map[string]any{"omitted": ov.n, "limit": c.max},
 		})
 	}
 	SortFindings(out)

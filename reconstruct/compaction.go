@@ -13,7 +13,7 @@ func (e *Engine) compacted(rec *rollout.Record, pos Pos, p gjson.Result) {
 	e.lineage(pos, p)
 	rh := p.Get("replacement_history")
 	if !rh.IsArray() {
-		e.emit(CompactionLegacy, pos, nil)
+		e.emit(pos, CompactionLegacyEvidence{})
 		// A legacy compaction rebuilds the history from the user messages
 		// and the summary; keep the user messages.
 		var kept []Item
@@ -29,7 +29,7 @@ func (e *Engine) compacted(rec *rollout.Record, pos Pos, p gjson.Result) {
 		n := count(rh)
 		if md := p.Get("replacement_history_metadata"); md.Exists() {
 			if m := count(md); m != n {
-				e.emit(CompactionMetadataLength, pos, map[string]any{"history": n, "metadata": m})
+				e.emit(pos, CompactionMetadataLengthEvidence{History: n, Metadata: m})
 			}
 		}
 		before, prompt := len(e.st.History), e.lastPrompt
@@ -65,7 +65,7 @@ func (e *Engine) compacted(rec *rollout.Record, pos Pos, p gjson.Result) {
 	}
 	e.st.WorldState = nil
 	e.afterCompact = true
-	e.emit(FlowCompaction, pos, map[string]any{"window_number": e.st.Lineage.WindowNumber})
+	e.emit(pos, FlowCompactionEvidence{WindowNumber: e.st.Lineage.WindowNumber})
 }
 
 // judgeCompactedHistory looks at what a compaction's replacement_history
@@ -85,7 +85,7 @@ func (e *Engine) compacted(rec *rollout.Record, pos Pos, p gjson.Result) {
 func (e *Engine) judgeCompactedHistory(pos Pos, p gjson.Result, before, n int, prompt string, kept bool) {
 	if n == 0 {
 		if before > 0 {
-			e.emptyCompaction = &Observation{Kind: CompactionEmptyHistory, Pos: pos, Facts: map[string]any{"items_before": before}}
+			e.emptyCompaction = &Observation{Pos: pos, Evidence: CompactionEmptyHistoryEvidence{ItemsBefore: before}}
 		}
 		return
 	}
@@ -97,7 +97,7 @@ func (e *Engine) judgeCompactedHistory(pos Pos, p gjson.Result, before, n int, p
 			return
 		}
 	}
-	e.emit(CompactionLostPrompt, pos, map[string]any{"prompt": prompt, "items": n})
+	e.emit(pos, CompactionLostPromptEvidence{Prompt: prompt, Items: n})
 }
 
 func count(arr gjson.Result) int {
@@ -116,16 +116,16 @@ func (e *Engine) lineage(pos Pos, p gjson.Result) {
 		case !v.Exists() || v.Type == gjson.Null:
 		case v.Type == gjson.Number:
 			numeric = true
-			e.emit(CompactionWindowID, pos, map[string]any{"field": field, "value": v.Raw, "numeric": true})
+			e.emit(pos, CompactionWindowIDEvidence{Field: field, Value: v.Raw, Numeric: true})
 		default:
 			if _, err := rollout.ParseUUIDv7(v.String()); err != nil {
-				e.emit(CompactionWindowID, pos, map[string]any{"field": field, "value": v.String(), "numeric": false})
+				e.emit(pos, CompactionWindowIDEvidence{Field: field, Value: v.String()})
 			}
 		}
 	}
 	if wn := p.Get("window_number"); wn.Exists() {
 		if want := l.WindowNumber + 1; wn.Int() != want {
-			e.emit(CompactionWindowNumber, pos, map[string]any{"want": want, "got": wn.Int()})
+			e.emit(pos, CompactionWindowNumberEvidence{Want: want, Got: wn.Int()})
 		}
 		l.WindowNumber = wn.Int()
 	} else {
@@ -141,10 +141,10 @@ func (e *Engine) lineage(pos Pos, p gjson.Result) {
 			l.WindowID = first
 		}
 	} else if first != "" && first != l.FirstWindowID {
-		e.emit(CompactionWindowLineage, pos, map[string]any{"field": "first_window_id", "want": l.FirstWindowID, "got": first})
+		e.emit(pos, CompactionWindowLineageEvidence{Field: "first_window_id", Want: l.FirstWindowID, Got: first})
 	}
 	if prev := p.Get("previous_window_id").String(); prev != "" && l.WindowID != "" && prev != l.WindowID {
-		e.emit(CompactionWindowLineage, pos, map[string]any{"field": "previous_window_id", "want": l.WindowID, "got": prev})
+		e.emit(pos, CompactionWindowLineageEvidence{Field: "previous_window_id", Want: l.WindowID, Got: prev})
 	}
 	if w := p.Get("window_id").String(); w != "" {
 		l.WindowID = w

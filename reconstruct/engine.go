@@ -41,7 +41,9 @@ type Engine struct {
 	pendingNoOrd     *Pos // the latest line without ordinal, not yet known to be last
 	lastOrd          *int64
 	reemitted        int
+	firstReemitted   Pos
 	ordInLegacy      int
+	firstOrdInLegacy Pos
 	sinceWS          bool // model-visible history since the last world_state line
 	afterCompact     bool
 	lastTotal        *usage
@@ -50,6 +52,7 @@ type Engine struct {
 	failClosed       bool          // an unknown history mode: only line and envelope checks run
 	overLimit        []Observation // records the paginated migration would drop, judged at the end (history mode)
 	anchorWanted     bool          // a line whose time does not parse awaits the next valid one
+	orphanOutputs    []Observation // held until the end: the file's Codex version is known then
 	lastTime         time.Time     // timestamp of the last record that has a valid one
 	turnEvents       bool          // a task_started was seen: turns come from events, not user messages
 	prompts          promptTracker // user_message events and user message items, paired (prompts.go)
@@ -76,8 +79,8 @@ func New(opts Options, obs Observer) *Engine {
 	return e
 }
 
-func (e *Engine) emit(k Kind, p Pos, facts map[string]any) {
-	e.obs(Observation{Kind: k, Pos: p, Facts: facts})
+func (e *Engine) emit(p Pos, ev Evidence) {
+	e.obs(Observation{Pos: p, Evidence: ev})
 }
 
 // Done reports whether StopAfterLine has been reached.
@@ -92,22 +95,22 @@ func (e *Engine) Feed(rec *rollout.Record) {
 	e.frames.Line(rec) // bookkeeping only, until the log proves to be a frame log
 	pos := Pos{Line: rec.Line, Offset: rec.Offset}
 	if rec.EOL == "\r\n" {
-		e.emit(LineCRLF, pos, nil)
+		e.emit(pos, LineCRLFEvidence{})
 	}
 	if rec.InvalidUTF8 {
-		e.emit(LineInvalidUTF8, pos, nil)
+		e.emit(pos, LineInvalidUTF8Evidence{})
 	}
 	if rec.ControlChar {
-		e.emit(LineControlChar, pos, nil)
+		e.emit(pos, LineControlCharEvidence{})
 	}
 	switch rec.Shape {
 	case rollout.ShapeBlank:
-		e.emit(LineBlank, pos, nil)
+		e.emit(pos, LineBlankEvidence{})
 		return
 	case rollout.ShapeOversized:
 		// The unread line may be the session_meta: do not claim it is missing.
 		e.unreadBeforeMeta = e.unreadBeforeMeta || !e.metaSeen
-		e.emit(LineOversized, pos, map[string]any{"bytes": rec.Size})
+		e.emit(pos, LineOversizedEvidence{Bytes: rec.Size})
 		e.prompts.unread = true
 		e.noteSize(rec, pos, "")
 		// Unread, so its ordinal is unknown: assume Codex numbered it.
@@ -117,15 +120,15 @@ func (e *Engine) Feed(rec *rollout.Record) {
 		}
 		return
 	case rollout.ShapeTorn:
-		e.emit(LineTornTail, pos, map[string]any{"bytes": rec.Size})
+		e.emit(pos, LineTornTailEvidence{Bytes: rec.Size})
 		return
 	case rollout.ShapeInvalid:
 		// Resume skips unparseable lines when it looks for the last ordinal,
 		// so they are not judged for ordinals either.
-		e.emit(LineInvalidJSON, pos, nil)
+		e.emit(pos, LineInvalidJSONEvidence{})
 		return
 	case rollout.ShapeConcatenated:
-		e.emit(LineConcatenated, pos, map[string]any{"objects": len(rec.Parts)})
+		e.emit(pos, LineConcatenatedEvidence{Objects: len(rec.Parts)})
 		for _, part := range rec.Parts {
 			sub := rollout.Record{Line: rec.Line, Offset: rec.Offset, Raw: rec.Raw[part[0]:part[1]], EOL: rec.EOL, Shape: rollout.ShapeObject}
 			sub.Size = int64(len(sub.Raw))
@@ -175,15 +178,15 @@ func (e *Engine) feedObject(rec *rollout.Record, pos Pos) {
 		missing = "timestamp"
 	}
 	if missing != "" {
-		facts := map[string]any{"field": missing}
+		ev := EnvelopeMissingFieldEvidence{Field: missing}
 		if ts != nil && missing == "timestamp" {
-			facts["value"] = string(ts)
+			ev.Value = string(ts)
 		}
-		e.emit(EnvelopeMissingField, pos, facts)
+		e.emit(pos, ev)
 		return
 	}
 	if !validTimestamp(ts) {
-		e.emit(EnvelopeBadTimestamp, pos, map[string]any{"value": string(ts)})
+		e.emit(pos, EnvelopeBadTimestampEvidence{Value: string(ts)})
 		e.timeAnchor(pos, ts)
 	} else {
 		e.noteTime(ts)
@@ -193,7 +196,7 @@ func (e *Engine) feedObject(rec *rollout.Record, pos Pos) {
 		// nothing is replayed.
 		if !rollout.KnownLineType(typ) {
 			e.st.UnknownTypes++
-			e.emit(EnvelopeUnknownType, pos, map[string]any{"type": typ})
+			e.emit(pos, EnvelopeUnknownTypeEvidence{Type: typ})
 		}
 		return
 	}
@@ -226,7 +229,7 @@ func (e *Engine) feedObject(rec *rollout.Record, pos Pos) {
 	default:
 		if !rollout.KnownLineType(typ) {
 			e.st.UnknownTypes++
-			e.emit(EnvelopeUnknownType, pos, map[string]any{"type": typ})
+			e.emit(pos, EnvelopeUnknownTypeEvidence{Type: typ})
 		}
 	}
 }
@@ -234,7 +237,7 @@ func (e *Engine) feedObject(rec *rollout.Record, pos Pos) {
 // noteLine tracks the last line for the ordinal-on-last-line rule.
 func (e *Engine) noteLine(pos Pos, hasOrdinal bool) {
 	if e.pendingNoOrd != nil {
-		e.emit(OrdinalMissing, *e.pendingNoOrd, nil)
+		e.emit(*e.pendingNoOrd, OrdinalMissingEvidence{})
 		e.pendingNoOrd = nil
 	}
 	if !hasOrdinal && e.st.HistoryMode == rollout.HistoryPaginated {
@@ -252,7 +255,7 @@ func (e *Engine) checkOrdinal(pos Pos, has bool) {
 	if e.st.HistoryMode != rollout.HistoryPaginated && e.metaSeen {
 		e.ordInLegacy++
 		if e.ordInLegacy == 1 {
-			e.emit(OrdinalInLegacy, pos, map[string]any{"ordinal": got})
+			e.firstOrdInLegacy = pos // reported at the end, with the count
 		}
 		return
 	}
@@ -260,14 +263,14 @@ func (e *Engine) checkOrdinal(pos Pos, has bool) {
 		prev := *e.lastOrd
 		switch {
 		case got == prev:
-			e.emit(OrdinalDuplicate, pos, map[string]any{"ordinal": got})
+			e.emit(pos, OrdinalDuplicateEvidence{Ordinal: got})
 		case got < prev:
-			e.emit(OrdinalBackwards, pos, map[string]any{"previous": prev, "got": got})
+			e.emit(pos, OrdinalBackwardsEvidence{Previous: prev, Got: got})
 		case got > prev+1:
-			e.emit(OrdinalGap, pos, map[string]any{"want": prev + 1, "got": got})
+			e.emit(pos, OrdinalGapEvidence{Want: prev + 1, Got: got})
 		}
 	} else if got != 0 {
-		e.emit(OrdinalGap, pos, map[string]any{"want": int64(0), "got": got})
+		e.emit(pos, OrdinalGapEvidence{Want: 0, Got: got})
 	}
 	v := got
 	e.lastOrd = &v
@@ -289,7 +292,7 @@ func (e *Engine) noteTime(raw []byte) {
 	}
 	if e.anchorWanted {
 		e.anchorWanted = false
-		e.emit(FlowTimeAnchor, Pos{}, map[string]any{"after": t.UnixMilli()})
+		e.emit(Pos{}, FlowTimeAnchorEvidence{After: t.UnixMilli()})
 	}
 }
 
@@ -307,7 +310,7 @@ func (e *Engine) timeAnchor(pos Pos, raw []byte) {
 		before = e.lastTime.UnixMilli()
 	}
 	e.anchorWanted = true
-	e.emit(FlowTimeAnchor, pos, map[string]any{"before": before})
+	e.emit(pos, FlowTimeAnchorEvidence{Before: before})
 }
 
 // idleSeconds is how long before Now the last record was written; -1 when
@@ -332,7 +335,7 @@ func validTimestamp(raw []byte) bool {
 func (e *Engine) sessionMeta(rec *rollout.Record, pos Pos, p gjson.Result) {
 	if e.metaSeen {
 		if !e.forkAllowed {
-			e.emit(MetaUnexpectedExtra, pos, map[string]any{"id": p.Get("id").String()})
+			e.emit(pos, MetaUnexpectedExtraEvidence{ID: p.Get("id").String()})
 		}
 		// A fork replays its parent: its token counters start over.
 		e.lastTotal = nil
@@ -341,7 +344,7 @@ func (e *Engine) sessionMeta(rec *rollout.Record, pos Pos, p gjson.Result) {
 	e.metaSeen = true
 	e.st.MetaLine = rec.Line
 	if rec.Line != e.firstLine {
-		e.emit(MetaNotFirst, pos, map[string]any{"first_line": e.firstLine})
+		e.emit(pos, MetaNotFirstEvidence{FirstLine: e.firstLine})
 	}
 	e.st.ThreadID = p.Get("id").String()
 	e.st.CLIVersion = p.Get("cli_version").String()
@@ -350,7 +353,7 @@ func (e *Engine) sessionMeta(rec *rollout.Record, pos Pos, p gjson.Result) {
 		// Fail closed: replaying with the wrong rules would report false
 		// faults and plan wrong fixes. Line and envelope checks still run.
 		e.failClosed = true
-		e.emit(MetaUnknownHistoryMode, pos, map[string]any{"value": e.st.HistoryMode, "skipped": SkippedWhenFailClosed})
+		e.emit(pos, MetaUnknownHistoryModeEvidence{Value: e.st.HistoryMode, Skipped: SkippedWhenFailClosed})
 	}
 	if e.st.HistoryMode == rollout.HistoryPaginated && !pos.hasOrdinal() && e.pendingNoOrd == nil {
 		// history_mode is only known now: judge this very line too.
@@ -377,7 +380,7 @@ func (e *Engine) sessionMeta(rec *rollout.Record, pos Pos, p gjson.Result) {
 	e.st.Lineage.WindowID = p.Get("context_window.window_id").String()
 	e.st.Lineage.FirstWindowID = e.st.Lineage.WindowID
 	if id, ok := rollout.ThreadIDFromName(e.opts.Path); ok && e.st.ThreadID != "" && !strings.EqualFold(id, e.st.ThreadID) {
-		e.emit(MetaFilenameMismatch, pos, map[string]any{"file_id": id, "payload_id": e.st.ThreadID})
+		e.emit(pos, MetaFilenameMismatchEvidence{FileID: id, PayloadID: e.st.ThreadID})
 	}
 }
 
@@ -395,7 +398,7 @@ func (e *Engine) feedBare(rec *rollout.Record, pos Pos) {
 		return
 	}
 	if !rec.HasType() {
-		e.emit(EnvelopeMissingField, pos, map[string]any{"field": "type"})
+		e.emit(pos, EnvelopeMissingFieldEvidence{Field: "type"})
 		return
 	}
 	e.addLiveItem(pos, rec.Raw, -1)
@@ -409,7 +412,7 @@ func (e *Engine) Finish() *State {
 		e.emptyCompaction = nil
 	}
 	if e.pendingNoOrd != nil {
-		e.emit(OrdinalLastMissing, *e.pendingNoOrd, nil)
+		e.emit(*e.pendingNoOrd, OrdinalLastMissingEvidence{})
 		e.pendingNoOrd = nil
 	}
 	if e.st.Era == rollout.EraFrames {
@@ -421,14 +424,20 @@ func (e *Engine) Finish() *State {
 		if e.firstLine != 0 {
 			p = Pos{Line: e.firstLine, Offset: e.firstOffset}
 		}
-		e.emit(MetaMissing, p, nil)
+		e.emit(p, MetaMissingEvidence{})
 	}
 	if e.failClosed {
 		e.st.finish(e)
 		return &e.st
 	}
 	if e.turn != nil && !e.turn.derived {
-		e.emit(TurnUnclosed, e.turn.Pos, map[string]any{"turn_id": e.turn.ID, "at_eof": true})
+		e.emit(e.turn.Pos, TurnUnclosedEvidence{TurnID: e.turn.ID, AtEOF: true})
+	}
+	if e.reemitted > 0 {
+		e.emit(e.firstReemitted, TokensReemittedEvidence{Count: e.reemitted})
+	}
+	if e.ordInLegacy > 0 {
+		e.emit(e.firstOrdInLegacy, OrdinalInLegacyEvidence{Count: e.ordInLegacy})
 	}
 	e.orphanCalls()
 	e.judgePrompts()
@@ -455,20 +464,20 @@ func isUserMessage(itemType, role string) bool {
 
 // frameEvent turns an event of the frame-log replay into an observation.
 func (e *Engine) frameEvent(ev frames.Event) {
-	var k Kind
-	switch ev.Kind {
-	case frames.DeltaMismatch:
-		k = FrameDeltaMismatch
-	case frames.Unterminated:
-		k = FrameUnterminated
-	case frames.SupersededBytes:
-		k = FrameSupersededBytes
-	case frames.UnknownType:
-		k = FrameUnknownType
-	case frames.Reclaim:
-		k = FlowFramesReclaim
+	var x Evidence
+	switch f := ev.Facts.(type) {
+	case frames.MismatchFacts:
+		x = FrameDeltaMismatchEvidence(f)
+	case frames.UnterminatedFacts:
+		x = FrameUnterminatedEvidence(f)
+	case frames.SupersededFacts:
+		x = FrameSupersededBytesEvidence(f)
+	case frames.UnknownTypeFacts:
+		x = FrameUnknownTypeEvidence(f)
+	case frames.ReclaimFacts:
+		x = FlowFramesReclaimEvidence(f)
 	default:
 		return
 	}
-	e.emit(k, Pos{Line: ev.Line, Offset: ev.Offset}, ev.Facts)
+	e.emit(Pos{Line: ev.Line, Offset: ev.Offset}, x)
 }

@@ -336,16 +336,20 @@ func (e *Engine) judgeHandoffs() {
 	// oldest copy and supersedes the others, instead of deferring every
 	// copy and leaving duplicates for a second run.
 	var waiting []*Handoff
-	var oversized []Observation
+	type oversize struct {
+		pos Pos
+		ev  HandoffOversizedEvidence
+	}
+	var oversized []oversize
 	for _, id := range ids {
 		h := e.st.Handoffs[id]
 		pos := Pos{Line: h.Line, Offset: h.Offset, Ordinal: h.Ordinal}
 
 		// Rule 5: a handoff is delivered at most once (any provider thread).
 		if h.secondDeliv != nil {
-			e.emit(HandoffDoubleDelivery, *h.secondDeliv, map[string]any{"id": h.ID,
-				"first_line": h.firstDeliv, "first_delivery": sigStatus(h.firstSig),
-				"delivery": sigStatus(h.secondSig), "deliveries": h.Deliveries})
+			e.emit(*h.secondDeliv, HandoffDoubleDeliveryEvidence{ID: h.ID,
+				FirstLine: h.firstDeliv, FirstDelivery: sigStatus(h.firstSig),
+				Delivery: sigStatus(h.secondSig), Deliveries: h.Deliveries})
 		}
 		// Rule 6: item lists disjoint, every id an item of this rollout.
 		e.checkHandoffItems(h, pos)
@@ -361,9 +365,9 @@ func (e *Engine) judgeHandoffs() {
 		// Rule 1: ready, not delivered, not deferred, does not fit. Emitted
 		// after rule 4's grouping, which may name an older copy.
 		if h.Status == "ready" && h.Delivery == "" && !h.Deferred && b.Known && h.Tokens > b.Budget {
-			oversized = append(oversized, Observation{Kind: HandoffOversized, Pos: pos, Facts: map[string]any{
-				"id": h.ID, "tokens": h.Tokens, "budget": b.Budget, "window": b.Window, "fill": b.Fill,
-				"prompt": b.Prompt, "reserve": b.Reserve, "cap": b.Cap, "turn_id": h.TargetTurnID, "at_eof": b.AtEOF}})
+			oversized = append(oversized, oversize{pos, HandoffOversizedEvidence{
+				ID: h.ID, Tokens: h.Tokens, Budget: b.Budget, Window: b.Window, Fill: b.Fill,
+				Prompt: b.Prompt, Reserve: b.Reserve, Cap: b.Cap, TurnID: h.TargetTurnID, AtEOF: b.AtEOF}})
 			waiting = append(waiting, h) // it must be deferred: it waits like one
 		}
 		// Rule 2: a pending delivery that lost the marker after its turn ended.
@@ -373,18 +377,18 @@ func (e *Engine) judgeHandoffs() {
 				t = dt // the turn that attempted the delivery
 			}
 			if t != nil && t.Status != "open" {
-				e.emit(HandoffLostDeferred, pos, map[string]any{"id": h.ID, "tokens": h.Tokens,
-					"delivery_turn_id": t.ID, "turn_status": t.Status, "deferred_line": h.DeferredLine})
+				e.emit(pos, HandoffLostDeferredEvidence{ID: h.ID, Tokens: h.Tokens,
+					DeliveryTurnID: t.ID, TurnStatus: t.Status, DeferredLine: h.DeferredLine})
 			}
 		}
 		// Rule 3: a confirmed delivery clears the marker.
 		if h.Live() && h.Deferred && h.Confirmed() {
-			e.emit(HandoffStaleDeferred, pos, map[string]any{"id": h.ID, "tokens": h.Tokens, "delivery": h.Delivery})
+			e.emit(pos, HandoffStaleDeferredEvidence{ID: h.ID, Tokens: h.Tokens, Delivery: h.Delivery})
 		}
 		// Rule 7: deferred, and the thread has no turn after its target turn.
 		if h.Live() && h.Deferred && !h.Confirmed() && target != nil && !e.turnAfter(target.Pos.Line) {
-			e.emit(HandoffAbandoned, pos, map[string]any{"id": h.ID, "tokens": h.Tokens,
-				"turn_id": target.ID, "turn_line": target.Pos.Line, "provider_thread_id": e.providerThread(h)})
+			e.emit(pos, HandoffAbandonedEvidence{ID: h.ID, Tokens: h.Tokens,
+				TurnID: target.ID, TurnLine: target.Pos.Line, ProviderThreadID: e.providerThread(h)})
 		}
 		if h.Status == "ready" && h.Deferred && !h.Confirmed() {
 			waiting = append(waiting, h)
@@ -392,10 +396,8 @@ func (e *Engine) judgeHandoffs() {
 	}
 	older := e.duplicateHandoffs(waiting)
 	for _, o := range oversized {
-		if kept, ok := older[o.Facts["id"].(string)]; ok {
-			o.Facts["duplicate_of"] = kept
-		}
-		e.obs(o)
+		o.ev.DuplicateOf = older[o.ev.ID]
+		e.emit(o.pos, o.ev)
 	}
 }
 
@@ -455,8 +457,8 @@ func (e *Engine) checkHandoffItems(h *Handoff, pos Pos) {
 	if nOverlap == 0 && nUnknown == 0 {
 		return
 	}
-	e.emit(HandoffBadItems, pos, map[string]any{"id": h.ID, "overlap": nonNil(overlap), "overlap_count": nOverlap,
-		"unknown": nonNil(unknown), "unknown_count": nUnknown})
+	e.emit(pos, HandoffBadItemsEvidence{ID: h.ID, Overlap: nonNil(overlap), OverlapCount: nOverlap,
+		Unknown: nonNil(unknown), UnknownCount: nUnknown})
 }
 
 func nonNil(s []string) []string {
@@ -509,9 +511,9 @@ func (e *Engine) duplicateHandoffs(waiting []*Handoff) map[string]string {
 				older[h.ID] = kept.ID
 				continue
 			}
-			e.emit(HandoffDuplicateDeferred, Pos{Line: h.Line, Offset: h.Offset, Ordinal: h.Ordinal},
-				map[string]any{"id": h.ID, "kept_id": kept.ID, "kept_line": kept.FirstLine, "items": n,
-					"provider_thread_id": e.providerThread(h)})
+			e.emit(Pos{Line: h.Line, Offset: h.Offset, Ordinal: h.Ordinal},
+				HandoffDuplicateDeferredEvidence{ID: h.ID, KeptID: kept.ID, KeptLine: kept.FirstLine, Items: n,
+					ProviderThreadID: e.providerThread(h)})
 		}
 	}
 	return older

@@ -108,7 +108,7 @@ func replay(t *testing.T, src string, opts reconstruct.Options) ([]reconstruct.O
 	t.Helper()
 	var obs []reconstruct.Observation
 	e := reconstruct.New(opts, func(o reconstruct.Observation) {
-		if o.Kind >= reconstruct.HandoffOversized && o.Kind <= reconstruct.HandoffAbandoned {
+		if k := o.Kind(); k >= reconstruct.HandoffOversized && k <= reconstruct.HandoffAbandoned {
 			obs = append(obs, o)
 		}
 	})
@@ -136,7 +136,7 @@ func got(obs []reconstruct.Observation) []string {
 	}
 	out := []string{}
 	for _, o := range obs {
-		out = append(out, fmt.Sprintf("%d %s", o.Pos.Line, names[o.Kind]))
+		out = append(out, fmt.Sprintf("%d %s", o.Pos.Line, names[o.Kind()]))
 	}
 	return out
 }
@@ -195,10 +195,9 @@ func TestHandoffOversizedFacts(t *testing.T) {
 		if diff := cmp.Diff([]string{fmt.Sprintf("%d oversized", line)}, got(obs)); diff != "" {
 			t.Fatalf("(-want +got):\n%s", diff)
 		}
-		want := map[string]any{"id": hofID(1), "tokens": int64(20000), "budget": int64(0), "window": int64(1000000),
-			"fill": int64(840960), "prompt": int64(33), "reserve": int64(250000), "cap": int64(16000),
-			"turn_id": turnID(2), "at_eof": false}
-		if diff := cmp.Diff(want, obs[0].Facts); diff != "" {
+		want := reconstruct.HandoffOversizedEvidence{ID: hofID(1), Tokens: 20000, Budget: 0, Window: 1000000,
+			Fill: 840960, Prompt: 33, Reserve: 250000, Cap: 16000, TurnID: turnID(2), AtEOF: false}
+		if diff := cmp.Diff(want, obs[0].Evidence); diff != "" {
 			t.Errorf("facts (-want +got):\n%s", diff)
 		}
 		bu := st.Handoffs[hofID(1)].Budget
@@ -217,9 +216,9 @@ func TestHandoffOversizedFacts(t *testing.T) {
 		if diff := cmp.Diff([]string{fmt.Sprintf("%d oversized", line)}, got(obs)); diff != "" {
 			t.Fatalf("(-want +got):\n%s", diff)
 		}
-		f := obs[0].Facts
+		f := obs[0].Evidence.(reconstruct.HandoffOversizedEvidence)
 		// 40000 - 0 - 4 - 16000 = 23996, capped at 16000.
-		if f["window"] != int64(40000) || f["fill"] != int64(0) || f["prompt"] != int64(4) || f["budget"] != int64(16000) {
+		if f.Window != 40000 || f.Fill != 0 || f.Prompt != 4 || f.Budget != 16000 {
 			t.Errorf("facts %v", f)
 		}
 	})
@@ -241,8 +240,8 @@ func TestHandoffOversizedFacts(t *testing.T) {
 				continue
 			}
 			if tc.want {
-				f := obs[0].Facts
-				if obs[0].Pos.Line != line || f["at_eof"] != true || f["prompt"] != int64(0) || f["reserve"] != int64(64600) {
+				f := obs[0].Evidence.(reconstruct.HandoffOversizedEvidence)
+				if obs[0].Pos.Line != line || !f.AtEOF || f.Prompt != 0 || f.Reserve != 64600 {
 					t.Errorf("tokens %d cap %d: at line %d, facts %v", tc.tokens, tc.cap, obs[0].Pos.Line, f)
 				}
 			}
@@ -270,8 +269,8 @@ func TestHandoffOversizedFacts(t *testing.T) {
 		if diff := cmp.Diff([]string{fmt.Sprintf("%d oversized", line)}, got(obs)); diff != "" {
 			t.Fatalf("(-want +got):\n%s", diff)
 		}
-		if obs[0].Facts["at_eof"] != false {
-			t.Errorf("judged at the end of the file, not at the turn: %v", obs[0].Facts)
+		if obs[0].Evidence.(reconstruct.HandoffOversizedEvidence).AtEOF {
+			t.Errorf("judged at the end of the file, not at the turn: %v", obs[0].Evidence)
 		}
 	})
 	t.Run("rolled-back fill does not count", func(t *testing.T) {
@@ -452,9 +451,9 @@ func TestHandoffBadItems(t *testing.T) {
 	if diff := cmp.Diff([]string{fmt.Sprintf("%d bad-items", bad)}, got(obs)); diff != "" {
 		t.Fatalf("(line %d is fine) (-want +got):\n%s", ok, diff)
 	}
-	want := map[string]any{"id": hofID(2), "overlap": []string{msgID(1), msgID(2)}, "overlap_count": 2,
-		"unknown": []string{"x1", "x2", "x3", "x4", "x5"}, "unknown_count": 6}
-	if diff := cmp.Diff(want, obs[0].Facts); diff != "" {
+	want := reconstruct.HandoffBadItemsEvidence{ID: hofID(2), Overlap: []string{msgID(1), msgID(2)}, OverlapCount: 2,
+		Unknown: []string{"x1", "x2", "x3", "x4", "x5"}, UnknownCount: 6}
+	if diff := cmp.Diff(want, obs[0].Evidence); diff != "" {
 		t.Errorf("facts (-want +got):\n%s", diff)
 	}
 }
@@ -523,21 +522,13 @@ func FuzzHandoffs(f *testing.F) {
 		if err != nil {
 			t.Fatalf("RunReader: %v", err)
 		}
-		lines := map[int][]byte{}
-		for i, l := range bytes.Split(data, []byte("\n")) {
-			lines[i+1] = bytes.TrimSuffix(l, []byte("\r"))
+		fp, err := checks.PlanFixes(res, nil, checks.FixOptions{Fix: []string{"handoff/"}})
+		if err != nil {
+			t.Fatal(err)
 		}
-		for _, fd := range res.Findings {
-			if !checks.IsHandoffFix(fd.Rule) {
-				continue
-			}
-			x, err := checks.PlanHandoffFix(fd, lines[fd.Line])
-			if err != nil {
-				continue // refused: fine
-			}
-			if x.Start < 0 || x.End < x.Start || x.End > len(lines[fd.Line]) {
-				t.Fatalf("edit %+v out of the line's %d bytes", x, len(lines[fd.Line]))
-			}
+		// Edits that cannot apply are skipped, never a panic.
+		if _, err := rollout.Rewrite(io.Discard, bytes.NewReader(data), &fp.Plan, rollout.RewriteOptions{}); err != nil {
+			t.Fatalf("Rewrite: %v", err)
 		}
 	})
 }

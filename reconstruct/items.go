@@ -85,7 +85,7 @@ func (e *Engine) appendItem(pos Pos, it Item) {
 		if j, ok := e.ids[it.ID]; ok {
 			first := e.st.History[j]
 			if first.Type != it.Type || first.hash != it.hash {
-				e.emit(ItemDuplicateID, pos, map[string]any{"id": it.ID, "first_line": first.Line, "item_index": it.Index})
+				e.emit(pos, ItemDuplicateIDEvidence{ID: it.ID, FirstLine: first.Line, ItemIndex: it.Index})
 			}
 		} else {
 			e.ids[it.ID] = len(e.st.History)
@@ -94,7 +94,7 @@ func (e *Engine) appendItem(pos Pos, it Item) {
 	switch {
 	case rollout.IsToolCall(it.Type) && it.CallID != "":
 		if j, ok := e.calls[it.CallID]; ok {
-			e.emit(ToolDuplicateCallID, pos, map[string]any{"call_id": it.CallID, "first_line": e.st.History[j].Line, "item_index": it.Index})
+			e.emit(pos, ToolDuplicateCallIDEvidence{CallID: it.CallID, FirstLine: e.st.History[j].Line, ItemIndex: it.Index})
 			if e.st.History[j].answered {
 				// The earlier call is done: outputs from here on answer this one.
 				e.calls[it.CallID] = len(e.st.History)
@@ -106,7 +106,9 @@ func (e *Engine) appendItem(pos Pos, it Item) {
 		if j, ok := e.calls[it.CallID]; ok {
 			e.st.History[j].answered = true
 		} else {
-			e.emit(ToolOrphanOutput, pos, map[string]any{"call_id": it.CallID, "item_type": it.Type, "item_index": it.Index})
+			// Reported at the end, when the file's Codex version is known.
+			e.orphanOutputs = append(e.orphanOutputs, Observation{Pos: pos,
+				Evidence: ToolOrphanOutputEvidence{CallID: it.CallID, ItemType: it.Type, ItemIndex: it.Index}})
 		}
 	}
 	e.st.History = append(e.st.History, it)
@@ -118,8 +120,8 @@ func (e *Engine) checkID(pos Pos, f itemFields, index int) {
 	prefix, typed := rollout.ItemPrefix(f.typ)
 	if f.id == "" {
 		if typed && index < 0 {
-			e.missingIDs = append(e.missingIDs, Observation{Kind: ItemMissingID, Pos: pos,
-				Facts: map[string]any{"item_type": f.typ, "item_index": index, "prefix": prefix}})
+			e.missingIDs = append(e.missingIDs, Observation{Pos: pos,
+				Evidence: ItemMissingIDEvidence{ItemType: f.typ, ItemIndex: index, Prefix: prefix}})
 		}
 		return
 	}
@@ -132,12 +134,12 @@ func (e *Engine) checkPrefixedID(pos Pos, id, typ, prefix string, typed bool, in
 		return // unprefixed legacy ids are legal on disk; Codex strips them
 	}
 	if typed && p != prefix {
-		e.emit(ItemPrefixMismatch, pos, map[string]any{"id": id, "item_type": typ, "want_prefix": prefix, "item_index": index})
+		e.emit(pos, ItemPrefixMismatchEvidence{ID: id, ItemType: typ, WantPrefix: prefix, ItemIndex: index})
 	}
 	if looksLikeUUID(rest) {
 		e.st.UsesItemIDs = true
 		if _, err := rollout.ParseUUIDv7(strings.ToLower(rest)); err != nil {
-			e.emit(ItemBadUUIDv7, pos, map[string]any{"id": id, "reason": err.Error(), "item_index": index})
+			e.emit(pos, ItemBadUUIDv7Evidence{ID: id, Reason: err.Error(), ItemIndex: index})
 		}
 	}
 }
@@ -205,17 +207,47 @@ func (e *Engine) orphanCalls() {
 		openFrom = e.turn.Pos.Line
 	}
 	idle := e.idleSeconds()
+	normalized, version := e.normalizes()
+	for _, o := range e.orphanOutputs {
+		ev := o.Evidence.(ToolOrphanOutputEvidence)
+		ev.Normalized, ev.CLIVersion = normalized, version
+		e.emit(o.Pos, ev)
+	}
 	for _, it := range e.st.History {
 		if !rollout.IsToolCall(it.Type) || it.answered || it.CallID == "" {
 			continue
 		}
-		facts := map[string]any{"call_id": it.CallID, "item_type": it.Type, "item_index": it.Index}
+		ev := ToolOrphanCallEvidence{CallID: it.CallID, ItemType: it.Type, ItemIndex: it.Index,
+			Normalized: normalized, CLIVersion: version}
 		if openFrom > 0 && it.Line >= openFrom {
-			facts["in_open_turn"] = true
-			facts["idle_seconds"] = idle
+			ev.InOpenTurn, ev.IdleSeconds = true, &idle
 		}
-		e.emit(ToolOrphanCall, Pos{Line: it.Line, Offset: it.Offset}, facts)
+		e.emit(Pos{Line: it.Line, Offset: it.Offset}, ev)
 	}
+}
+
+// normalizingSince is the first Codex release taken to normalize the history
+// before every request: ContextManager's normalize step
+// (codex-rs/core/src/context_manager/normalize.rs: ensure_call_outputs_present
+// inserts an "aborted" output after a call without one,
+// remove_orphan_outputs drops an output without its call). It came with
+// openai/codex#5473 (merged 2025-10-21, between 0.47 and 0.50); 0.50.0 is
+// the conservative boundary: a file in between is judged by the older rule.
+var normalizingSince = rollout.Version{Major: 0, Minor: 50}
+
+// normalizes says whether the Codex version of the file normalizes the
+// history on resume (nil: unknown), and the cli_version it read it from.
+func (e *Engine) normalizes() (*bool, string) {
+	if e.st.Era == rollout.EraBare {
+		no := false // mid 2025, before 0.4x
+		return &no, ""
+	}
+	v, ok := rollout.ParseVersion(e.st.CLIVersion)
+	if !ok {
+		return nil, ""
+	}
+	yes := v.AtLeast(normalizingSince)
+	return &yes, e.st.CLIVersion
 }
 
 // contextualPrefixes open the user-role messages Codex writes itself
@@ -289,8 +321,8 @@ func (e *Engine) interAgent(rec *rollout.Record, pos Pos, p gjson.Result) {
 	}
 	id := p.Get("id")
 	if id.String() == "" {
-		e.missingIDs = append(e.missingIDs, Observation{Kind: AgentCommMissingID, Pos: pos,
-			Facts: map[string]any{"prefix": rollout.InterAgentPrefix}})
+		e.missingIDs = append(e.missingIDs, Observation{Pos: pos,
+			Evidence: AgentCommMissingIDEvidence{Prefix: rollout.InterAgentPrefix}})
 		return
 	}
 	e.checkPrefixedID(pos, id.String(), rollout.TypeInterAgent, rollout.InterAgentPrefix, true, -1)

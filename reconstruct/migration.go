@@ -21,9 +21,6 @@ func (e *Engine) noteSize(rec *rollout.Record, pos Pos, typ string) {
 	if rec.Size <= limit {
 		return
 	}
-	facts := map[string]any{"bytes": rec.Size, "limit": limit, "type": typ}
-	if typ == rollout.TypeCompacted {
-		facts["checkpoint"] = true
-	}
-	e.overLimit = append(e.overLimit, Observation{Kind: RecordOverMigrationLimit, Pos: pos, Facts: facts})
+	e.overLimit = append(e.overLimit, Observation{Pos: pos, Evidence: RecordOverMigrationLimitEvidence{
+		Bytes: rec.Size, Limit: limit, Type: typ, Checkpoint: typ == rollout.TypeCompacted}})
 }

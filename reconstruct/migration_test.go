@@ -25,7 +25,7 @@ func TestMigrationLimitOnlyLegacy(t *testing.T) {
 		meta := `{"timestamp":"2026-08-12T00:00:00.000Z","ordinal":0,"type":"session_meta","payload":{` + tc.mode + `"id":"019e2b7c-4d10-7a21-9c3e-5b6a7c8d9e05","cli_version":"0.153.4"}}`
 		n := 0
 		e := reconstruct.New(reconstruct.Options{MigrationLimit: 200}, func(o reconstruct.Observation) {
-			if o.Kind == reconstruct.RecordOverMigrationLimit {
+			if o.Kind() == reconstruct.RecordOverMigrationLimit {
 				n++
 			}
 		})

@@ -2,7 +2,7 @@
 // replays a rollout the way the agent does on resume (turns, rollbacks,
 // compactions, world-state snapshots and merge patches, item ids, tool-call
 // pairing, context-window lineage, token usage, handoffs) and reports what it
-// sees as observations: plain facts with a position, no rule ids and no
+// sees as observations: typed evidence with a position, no rule ids and no
 // severities. checks/ turns them into findings; simulate-budget reads the
 // flow facts (turns, token counts, compactions, rollbacks).
 //
@@ -17,7 +17,8 @@ type Pos struct {
 	Ordinal *int64 // the line's ordinal, where it has one
 }
 
-// Kind names a fact the engine observed.
+// Kind names a fact the engine observed. Each kind has one evidence type
+// (evidence.go) that says what was seen.
 type Kind int
 
 const (
@@ -31,100 +32,115 @@ const (
 	LineCRLF
 	LineBlank
 
-	EnvelopeMissingField // Facts: field
-	EnvelopeBadTimestamp // Facts: value
-	EnvelopeUnknownType  // Facts: type
+	EnvelopeMissingField
+	EnvelopeBadTimestamp
+	EnvelopeUnknownType
 
-	MetaMissing            // at end of file
-	MetaNotFirst           // Facts: first_line (line of the record that is line 1)
-	MetaUnexpectedExtra    // a second session_meta in a file that is not a fork
-	MetaFilenameMismatch   // Facts: file_id, payload_id
-	MetaUnknownHistoryMode // Facts: value
+	MetaMissing // at end of file
+	MetaNotFirst
+	MetaUnexpectedExtra // a second session_meta in a file that is not a fork
+	MetaFilenameMismatch
+	MetaUnknownHistoryMode
 
 	OrdinalMissing     // paginated line without ordinal (not the last line)
 	OrdinalLastMissing // the last line has no ordinal
-	OrdinalDuplicate   // Facts: ordinal
-	OrdinalGap         // Facts: want, got
-	OrdinalBackwards   // Facts: previous, got
-	OrdinalInLegacy    // Facts: count (reported once, at the first)
+	OrdinalDuplicate
+	OrdinalGap
+	OrdinalBackwards
+	OrdinalInLegacy
 
-	ItemMissingID      // Facts: item_type, item_index (-1: the line's payload), prefix
-	ItemPrefixMismatch // Facts: id, item_type, want_prefix
-	ItemDuplicateID    // Facts: id, first_line
-	ItemBadUUIDv7      // Facts: id, reason
+	ItemMissingID
+	ItemPrefixMismatch
+	ItemDuplicateID
+	ItemBadUUIDv7
 
-	ToolOrphanCall      // at end of thread; Facts: call_id, item_type
-	ToolOrphanOutput    // Facts: call_id
-	ToolDuplicateCallID // Facts: call_id, first_line
+	ToolOrphanCall // at end of thread
+	ToolOrphanOutput
+	ToolDuplicateCallID
 
-	TurnUnclosed   // Facts: turn_id, at_eof (bool)
-	TurnIDMismatch // Facts: started, closed
+	TurnUnclosed
+	TurnIDMismatch
 
-	RollbackTooMany // Facts: requested, available
+	RollbackTooMany
 
-	WorldStatePatchWithoutBaseline // Facts: after_compaction (bool)
+	WorldStatePatchWithoutBaseline
 	WorldStateNotObject
 	WorldStateEmptyPatch
-	WorldStateNullInSnapshot // Facts: paths
+	WorldStateNullInSnapshot
 	WorldStateOrder
 
 	CompactionLegacy
-	CompactionMetadataLength // Facts: history, metadata
-	CompactionWindowNumber   // Facts: want, got
-	CompactionWindowLineage  // Facts: field, want, got
-	CompactionWindowID       // Facts: field, value, numeric (bool)
+	CompactionMetadataLength
+	CompactionWindowNumber
+	CompactionWindowLineage
+	CompactionWindowID
 
-	AgentCommMissingID // Facts: prefix
+	AgentCommMissingID
 
-	TokensTotalDecreased // Facts: previous, got
-	TokensOverWindow     // Facts: fill, window
-	TokensReemitted      // Facts: count (reported once, at the first)
+	TokensTotalDecreased
+	TokensOverWindow
+	TokensReemitted
 
 	// Flow facts: normal events other consumers follow.
-	FlowTurnStarted // Facts: turn_id, window
-	FlowUserPrompt  // Facts: turn_id, tokens (JSON-encoded UTF-8 bytes of the prompt)
-	FlowTokenCount  // Facts: fill, window, input, cached, output, total (cumulative)
-	FlowCompaction  // Facts: window_number
-	FlowRollback    // Facts: num_turns, from_line (first dropped line)
+	FlowTurnStarted
+	FlowUserPrompt
+	FlowTokenCount
+	FlowCompaction
+	FlowRollback
 
 	// Context handoffs (handoffs.md), judged at the end of the file on the
-	// latest record of each id; every kind carries Facts id.
-	HandoffOversized         // rule 1; Facts: tokens, budget, window, fill, prompt, reserve, cap, turn_id, at_eof
-	HandoffLostDeferred      // rule 2; Facts: tokens, delivery_turn_id, turn_status, deferred_line
-	HandoffStaleDeferred     // rule 3; Facts: tokens, delivery
-	HandoffDuplicateDeferred // rule 4; Facts: kept_id, kept_line, items, provider_thread_id
-	HandoffDoubleDelivery    // rule 5, at the second delivery; Facts: first_line, first_delivery, delivery, deliveries
-	HandoffBadItems          // rule 6; Facts: overlap, unknown ([]string, capped), overlap_count, unknown_count
-	HandoffAbandoned         // rule 7; Facts: tokens, turn_id, turn_line, provider_thread_id
+	// latest record of each id.
+	HandoffOversized         // rule 1
+	HandoffLostDeferred      // rule 2
+	HandoffStaleDeferred     // rule 3
+	HandoffDuplicateDeferred // rule 4
+	HandoffDoubleDelivery    // rule 5, at the second delivery
+	HandoffBadItems          // rule 6
+	HandoffAbandoned         // rule 7
 
 	// Streaming frame logs (frames.md), replayed by reconstruct/frames.
-	FrameDeltaMismatch   // Facts: content_index, kind, against, reason
-	FrameUnterminated    // at the block's first frame; Facts: content_index, kind, deltas, delta_bytes, reason
-	FrameSupersededBytes // once per log; Facts: bytes, frames, streams, log_bytes, ratio, rejected_streams, rejected_bytes
-	FrameUnknownType     // once per type, at its first frame; Facts: type, count
+	FrameDeltaMismatch
+	FrameUnterminated    // at the block's first frame
+	FrameSupersededBytes // once per log
+	FrameUnknownType     // once per type, at its first frame
 
-	WorldStateDuplicateKey // Facts: keys (JSON pointers with the key), count
+	WorldStateDuplicateKey
 
-	FlowFramesReclaim // a frame-log stream reclamation rewrites; Facts: drop ([]frames.Range), frames, bytes, last_line
+	FlowFramesReclaim // a frame-log stream reclamation rewrites
 
-	PromptMissingFromHistory // a user_message event without its user message item; Facts: prompt (first bytes)
-	CompactionEmptyHistory   // replacement_history is [] although the thread had history; Facts: items_before
-	CompactionLostPrompt     // replacement_history drops the last user message; Facts: prompt, items
-	FlowTimeAnchor           // a line whose timestamp does not parse (Facts: before, the last valid time in Unix ms, 0 if none), or the first valid line after such lines (Facts: after)
-	RecordOverMigrationLimit // a legacy-mode record the paginated migration drops; Facts: bytes, limit, type ("" unread), checkpoint
+	PromptMissingFromHistory // a user_message event without its user message item
+	CompactionEmptyHistory   // replacement_history is [] although the thread had history
+	CompactionLostPrompt     // replacement_history drops the last user message
+	FlowTimeAnchor           // a line whose timestamp does not parse, or the first valid line after such lines
+	RecordOverMigrationLimit // a legacy-mode record the paginated migration drops
 
-	// FlowWorldState follows every world_state line. Facts: state (the
-	// *mergepatch.Value baseline after the line, nil when there is none;
-	// values are immutable and shared, never copied), full (bool).
-	FlowWorldState
+	FlowWorldState // follows every world_state line
+
+	kindEnd // keep last
 )
+
+// Kinds lists every kind.
+func Kinds() []Kind {
+	out := make([]Kind, 0, kindEnd-1)
+	for k := Kind(1); k < kindEnd; k++ {
+		out = append(out, k)
+	}
+	return out
+}
+
+// FlowKinds are the observations of normal events (no rule consumes them):
+// what simulate-budget's evidence, repair's fix facts and view follow.
+var FlowKinds = []Kind{FlowTurnStarted, FlowUserPrompt, FlowTokenCount, FlowCompaction, FlowRollback,
+	FlowFramesReclaim, FlowWorldState, FlowTimeAnchor}
 
 // Observation is one fact at one position.
 type Observation struct {
-	Kind  Kind
-	Pos   Pos
-	Facts map[string]any
+	Pos      Pos
+	Evidence Evidence // what was observed: its type says the Kind
 }
+
+// Kind is the kind of the observation.
+func (o Observation) Kind() Kind { return o.Evidence.Kind() }
 
 // Observer receives observations in file order, except end-of-file facts
 // (orphans, unclosed turns at the end, id-usage dependent facts), which

@@ -75,7 +75,7 @@ func (e *Engine) judgePrompts() {
 		if e.prompts.unread {
 			break
 		}
-		e.emit(PromptMissingFromHistory, p.pos, map[string]any{"prompt": p.key})
+		e.emit(p.pos, PromptMissingFromHistoryEvidence{Prompt: p.key})
 	}
 	e.prompts = promptTracker{}
 }

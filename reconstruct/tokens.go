@@ -39,7 +39,7 @@ func (e *Engine) tokenCount(rec *rollout.Record, pos Pos, info gjson.Result) {
 	if e.lastTotal != nil && *e.lastTotal == total {
 		e.reemitted++
 		if e.reemitted == 1 {
-			e.emit(TokensReemitted, pos, nil)
+			e.firstReemitted = pos // reported at the end, with the count
 		}
 		if e.st.Tokens != nil {
 			e.st.Tokens.ReemittedSeen++
@@ -47,7 +47,7 @@ func (e *Engine) tokenCount(rec *rollout.Record, pos Pos, info gjson.Result) {
 		return
 	}
 	if e.lastTotal != nil && !e.skipDecrease && total.total < e.lastTotal.total {
-		e.emit(TokensTotalDecreased, pos, map[string]any{"previous": e.lastTotal.total, "got": total.total})
+		e.emit(pos, TokensTotalDecreasedEvidence{Previous: e.lastTotal.total, Got: total.total})
 	}
 	last := info.Get("last_token_usage")
 	lu := readUsage(last)
@@ -57,12 +57,12 @@ func (e *Engine) tokenCount(rec *rollout.Record, pos Pos, info gjson.Result) {
 	}
 	window := info.Get("model_context_window").Int()
 	if window > 0 && fill > window {
-		e.emit(TokensOverWindow, pos, map[string]any{"fill": fill, "window": window})
+		e.emit(pos, TokensOverWindowEvidence{Fill: fill, Window: window})
 	}
 	ts, _ := rollout.StringValue(rec.Timestamp())
-	e.emit(FlowTokenCount, pos, map[string]any{"fill": fill, "window": window,
-		"input": lu.input, "cached": lu.cached, "output": lu.output, "total": total.total,
-		"timestamp": string(ts)})
+	e.emit(pos, FlowTokenCountEvidence{Fill: fill, Window: window,
+		Input: lu.input, Cached: lu.cached, Output: lu.output, Total: total.total,
+		Timestamp: string(ts)})
 	t := total
 	e.lastTotal = &t
 	e.skipDecrease = false

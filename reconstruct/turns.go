@@ -76,13 +76,13 @@ func (e *Engine) event(rec *rollout.Record, pos Pos) {
 		case e.turn != nil && e.turn.derived:
 			e.turn.Status = "completed" // a derived turn never has a closing event
 		case e.turn != nil:
-			e.emit(TurnUnclosed, e.turn.Pos, map[string]any{"turn_id": e.turn.ID, "at_eof": false})
+			e.emit(e.turn.Pos, TurnUnclosedEvidence{TurnID: e.turn.ID})
 			e.turn.Status = "unclosed"
 		}
 		t := &turnState{ID: p.Get("turn_id").String(), Pos: pos, Status: "open", cp: e.checkpoint(), window: p.Get("model_context_window").Int()}
 		e.turns = append(e.turns, t)
 		e.turn = t
-		e.emit(FlowTurnStarted, pos, map[string]any{"turn_id": t.ID, "window": t.window})
+		e.emit(pos, FlowTurnStartedEvidence{TurnID: t.ID, Window: t.window})
 	case "task_complete", "turn_complete", "turn_aborted":
 		e.judgePrompts()
 		if e.turn == nil {
@@ -90,7 +90,7 @@ func (e *Engine) event(rec *rollout.Record, pos Pos) {
 		}
 		closing := p.Get("turn_id").String()
 		if closing != "" && e.turn.ID != "" && closing != e.turn.ID {
-			e.emit(TurnIDMismatch, pos, map[string]any{"started": e.turn.ID, "closed": closing})
+			e.emit(pos, TurnIDMismatchEvidence{Started: e.turn.ID, Closed: closing})
 		}
 		e.turn.Status = "completed"
 		if p.Get("type").Str == "turn_aborted" {
@@ -134,7 +134,7 @@ func (e *Engine) userTurnBoundary(pos Pos) {
 	t := &turnState{Pos: pos, Status: "open", cp: e.checkpoint(), derived: true}
 	e.turns = append(e.turns, t)
 	e.turn = t
-	e.emit(FlowTurnStarted, pos, map[string]any{"turn_id": "", "window": int64(0), "derived": true})
+	e.emit(pos, FlowTurnStartedEvidence{Derived: true})
 }
 
 // userInput marks the open turn as a user turn; its first prompt is
@@ -147,7 +147,7 @@ func (e *Engine) userInput(pos Pos, text string) {
 	if !e.turn.prompted {
 		e.turn.prompted = true
 		e.turn.prompt = PromptTokens(text)
-		e.emit(FlowUserPrompt, pos, map[string]any{"turn_id": e.turn.ID, "tokens": e.turn.prompt})
+		e.emit(pos, FlowUserPromptEvidence{TurnID: e.turn.ID, Tokens: int64(e.turn.prompt)})
 	}
 }
 
@@ -164,7 +164,7 @@ func (e *Engine) rollback(pos Pos, n int) {
 	if n > len(user) {
 		// drop_last_n_user_turns drops every user turn and keeps what came
 		// before the first; with no user turn it changes nothing.
-		e.emit(RollbackTooMany, pos, map[string]any{"requested": n, "available": len(user), "derived": !e.turnEvents})
+		e.emit(pos, RollbackTooManyEvidence{Requested: n, Available: len(user), Derived: !e.turnEvents})
 		if len(user) == 0 {
 			return
 		}
@@ -191,7 +191,7 @@ func (e *Engine) rollback(pos Pos, n int) {
 	e.st.Tokens = cp.tokens
 	e.skipDecrease = true
 	e.reindex()
-	e.emit(FlowRollback, pos, map[string]any{"num_turns": n, "from_line": from.Pos.Line})
+	e.emit(pos, FlowRollbackEvidence{NumTurns: n, FromLine: from.Pos.Line})
 }
 
 // PromptTokens estimates tokens as the reference implementation does: the

@@ -9,18 +9,18 @@ import (
 
 func (e *Engine) worldState(pos Pos, p gjson.Result) {
 	defer func() {
-		e.emit(FlowWorldState, pos, map[string]any{"state": e.st.WorldState, "full": p.Get("full").Bool()})
+		e.emit(pos, FlowWorldStateEvidence{State: e.st.WorldState, Full: p.Get("full").Bool()})
 	}()
 	visible := e.sinceWS
 	e.sinceWS = false
 	state := p.Get("state")
 	if !state.IsObject() {
-		e.emit(WorldStateNotObject, pos, map[string]any{"json_type": state.Type.String()})
+		e.emit(pos, WorldStateNotObjectEvidence{JSONType: state.Type.String()})
 		return
 	}
 	v, err := mergepatch.ParseString(state.Raw)
 	if err != nil {
-		e.emit(WorldStateNotObject, pos, map[string]any{"error": err.Error()})
+		e.emit(pos, WorldStateNotObjectEvidence{Error: err.Error()})
 		return
 	}
 	if n := v.DuplicateCount(); n > 0 {
@@ -33,7 +33,7 @@ func (e *Engine) worldState(pos Pos, p gjson.Result) {
 			}
 			keys = append(keys, d.Path+"/"+d.Key)
 		}
-		e.emit(WorldStateDuplicateKey, pos, map[string]any{"keys": keys, "count": n})
+		e.emit(pos, WorldStateDuplicateKeyEvidence{Keys: keys, Count: n})
 	}
 	if p.Get("full").Bool() {
 		// Codex writes every top-level section, null when unset: only a
@@ -45,21 +45,21 @@ func (e *Engine) worldState(pos Pos, p gjson.Result) {
 			}
 		}
 		if len(nulls) > 0 {
-			e.emit(WorldStateNullInSnapshot, pos, map[string]any{"paths": nulls})
+			e.emit(pos, WorldStateNullInSnapshotEvidence{Paths: nulls})
 		}
 		e.st.WorldState = v
 		e.afterCompact = false
 		return
 	}
 	if !visible {
-		e.emit(WorldStateOrder, pos, nil)
+		e.emit(pos, WorldStateOrderEvidence{})
 	}
 	if e.st.WorldState == nil {
-		e.emit(WorldStatePatchWithoutBaseline, pos, map[string]any{"after_compaction": e.afterCompact})
+		e.emit(pos, WorldStatePatchWithoutBaselineEvidence{AfterCompaction: e.afterCompact})
 		return
 	}
 	if !mergepatch.Changes(e.st.WorldState, v) {
-		e.emit(WorldStateEmptyPatch, pos, nil)
+		e.emit(pos, WorldStateEmptyPatchEvidence{})
 		return
 	}
 	e.st.WorldState = mergepatch.Apply(e.st.WorldState, v)

@@ -224,7 +224,7 @@ func (p *repairPrinter) finish(out *repair.Outcome) error {
 	code := exitOK
 	for _, f := range remaining {
 		switch {
-		case f.Rule == "line/oversized":
+		case f.Incomplete:
 			code = exitIncomplete
 		case f.Severity == checks.Error && code == exitOK:
 			code = exitFindings

@@ -38,7 +38,7 @@ func (o *simulateBudgetOptions) evidence(a *app, path string) (ev *budget.Eviden
 	ev = c.Evidence(res.State)
 	ev.Path = path
 	for _, f := range res.Findings {
-		if f.Rule == "line/oversized" {
+		if f.Incomplete {
 			oversized += f.Represents()
 		}
 	}

@@ -358,7 +358,7 @@ func runVerify(ctx context.Context, a *app, o *verifyOptions) error {
 			continue
 		}
 		for _, f := range out.res.Findings {
-			if f.Rule == "line/oversized" {
+			if f.Incomplete {
 				raise(exitIncomplete)
 			}
 		}

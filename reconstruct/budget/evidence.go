@@ -152,28 +152,26 @@ func NewCollector() *Collector { return &Collector{} }
 // Positions come from the observation order, not from lines, so several
 // objects on one (concatenated) line keep their order.
 func (c *Collector) Observe(o reconstruct.Observation) {
-	switch o.Kind {
-	case reconstruct.FlowTokenCount:
+	switch ev := o.Evidence.(type) {
+	case reconstruct.FlowTokenCountEvidence:
 		c.reqs = append(c.reqs, Request{Line: o.Pos.Line,
-			Fill: fact(o, "fill"), Window: fact(o, "window"), Input: fact(o, "input"),
-			Cached: fact(o, "cached"), Output: fact(o, "output"), At: timeFact(o, "timestamp")})
-		c.noteWindow(c.reqs[len(c.reqs)-1].Window)
-	case reconstruct.FlowCompaction:
+			Fill: ev.Fill, Window: ev.Window, Input: ev.Input, Cached: ev.Cached, Output: ev.Output, At: unixNano(ev.Timestamp)})
+		c.noteWindow(ev.Window)
+	case reconstruct.FlowCompactionEvidence:
 		c.comps = append(c.comps, Compaction{Line: o.Pos.Line, Request: len(c.reqs)})
-	case reconstruct.FlowTurnStarted:
-		id, _ := o.Facts["turn_id"].(string)
-		c.turns = append(c.turns, Turn{Line: o.Pos.Line, ID: id, Window: fact(o, "window"), FirstRequest: len(c.reqs)})
+	case reconstruct.FlowTurnStartedEvidence:
+		c.turns = append(c.turns, Turn{Line: o.Pos.Line, ID: ev.TurnID, Window: ev.Window, FirstRequest: len(c.reqs)})
 		c.prompted = append(c.prompted, false)
-		c.noteWindow(c.turns[len(c.turns)-1].Window)
-	case reconstruct.FlowUserPrompt:
+		c.noteWindow(ev.Window)
+	case reconstruct.FlowUserPromptEvidence:
 		// The engine reports only the first prompt of the open turn, which
 		// is the last turn started.
 		if n := len(c.turns); n > 0 && !c.prompted[n-1] {
-			c.turns[n-1].PromptTokens = fact(o, "tokens")
+			c.turns[n-1].PromptTokens = ev.Tokens
 			c.prompted[n-1] = true
 		}
-	case reconstruct.FlowRollback:
-		from := int(fact(o, "from_line"))
+	case reconstruct.FlowRollbackEvidence:
+		from := ev.FromLine
 		c.reqs = c.reqs[:keepBefore(len(c.reqs), from, func(i int) int { return c.reqs[i].Line })]
 		c.comps = c.comps[:keepBefore(len(c.comps), from, func(i int) int { return c.comps[i].Line })]
 		n := keepBefore(len(c.turns), from, func(i int) int { return c.turns[i].Line })
@@ -196,25 +194,13 @@ func keepBefore(n, from int, line func(int) int) int {
 	return n
 }
 
-func timeFact(o reconstruct.Observation, key string) int64 {
-	s, _ := o.Facts[key].(string)
-	t, err := time.Parse(time.RFC3339Nano, s)
+// unixNano reads a record's timestamp (0 when it has none that parses).
+func unixNano(ts string) int64 {
+	t, err := time.Parse(time.RFC3339Nano, ts)
 	if err != nil {
 		return 0
 	}
 	return t.UnixNano()
-}
-
-func fact(o reconstruct.Observation, key string) int64 {
-	switch v := o.Facts[key].(type) {
-	case int64:
-		return v
-	case int:
-		return int64(v)
-	case float64:
-		return int64(v)
-	}
-	return 0
 }
 
 // Evidence finishes the collection: growth per request, the requests that

@@ -132,20 +132,19 @@ func TestEvidenceRequestBeforeFirstTurn(t *testing.T) {
 	}
 }
 
-func obs(kind reconstruct.Kind, line int, facts map[string]any) reconstruct.Observation {
-	return reconstruct.Observation{Kind: kind, Pos: reconstruct.Pos{Line: line}, Facts: facts}
+func obs(line int, ev reconstruct.Evidence) reconstruct.Observation {
+	return reconstruct.Observation{Pos: reconstruct.Pos{Line: line}, Evidence: ev}
 }
 
 func tokenCount(line int, fill int64) reconstruct.Observation {
-	return obs(reconstruct.FlowTokenCount, line, map[string]any{"fill": fill, "window": int64(0),
-		"input": fill, "cached": int64(0), "output": int64(0), "total": int64(line)})
+	return obs(line, reconstruct.FlowTokenCountEvidence{Fill: fill, Input: fill, Total: int64(line)})
 }
 
 // Collector edge cases fed directly with observations.
 func TestCollectorEdges(t *testing.T) {
 	t.Run("window from task_started without token counts", func(t *testing.T) {
 		c := NewCollector()
-		c.Observe(obs(reconstruct.FlowTurnStarted, 2, map[string]any{"turn_id": "a", "window": int64(258400)}))
+		c.Observe(obs(2, reconstruct.FlowTurnStartedEvidence{TurnID: "a", Window: 258400}))
 		ev := c.Evidence(nil)
 		if ev.Window != 258400 || len(ev.Requests) != 0 || ev.Requests == nil {
 			t.Errorf("window %d, requests %#v; want 258400 and []", ev.Window, ev.Requests)
@@ -157,7 +156,7 @@ func TestCollectorEdges(t *testing.T) {
 	t.Run("trailing compaction is numbered requests+1", func(t *testing.T) {
 		c := NewCollector()
 		c.Observe(tokenCount(3, 100))
-		c.Observe(obs(reconstruct.FlowCompaction, 4, nil))
+		c.Observe(obs(4, reconstruct.FlowCompactionEvidence{}))
 		ev := c.Evidence(nil)
 		if diff := cmp.Diff([]int{2}, ev.CompactionRequests()); diff != "" {
 			t.Error(diff)
@@ -166,9 +165,9 @@ func TestCollectorEdges(t *testing.T) {
 	t.Run("mean post-compaction fill rounds down", func(t *testing.T) {
 		c := NewCollector()
 		c.Observe(tokenCount(1, 50000))
-		c.Observe(obs(reconstruct.FlowCompaction, 2, nil))
+		c.Observe(obs(2, reconstruct.FlowCompactionEvidence{}))
 		c.Observe(tokenCount(3, 30000))
-		c.Observe(obs(reconstruct.FlowCompaction, 4, nil))
+		c.Observe(obs(4, reconstruct.FlowCompactionEvidence{}))
 		c.Observe(tokenCount(5, 34001))
 		// (30000 + 34001) / 2 = 32000.5 -> 32000
 		if got := c.Evidence(nil).DefaultPostCompact(); got != 32000 {
@@ -177,16 +176,16 @@ func TestCollectorEdges(t *testing.T) {
 	})
 	t.Run("rollback drops turns, requests, compactions and the prompt slot", func(t *testing.T) {
 		c := NewCollector()
-		c.Observe(obs(reconstruct.FlowTurnStarted, 1, map[string]any{"turn_id": "t1", "window": int64(1000)}))
-		c.Observe(obs(reconstruct.FlowUserPrompt, 2, map[string]any{"turn_id": "t1", "tokens": 7}))
+		c.Observe(obs(1, reconstruct.FlowTurnStartedEvidence{TurnID: "t1", Window: 1000}))
+		c.Observe(obs(2, reconstruct.FlowUserPromptEvidence{TurnID: "t1", Tokens: int64(7)}))
 		c.Observe(tokenCount(3, 100))
-		c.Observe(obs(reconstruct.FlowTurnStarted, 4, map[string]any{"turn_id": "t2", "window": int64(1000)}))
-		c.Observe(obs(reconstruct.FlowUserPrompt, 5, map[string]any{"turn_id": "t2", "tokens": 9}))
+		c.Observe(obs(4, reconstruct.FlowTurnStartedEvidence{TurnID: "t2", Window: 1000}))
+		c.Observe(obs(5, reconstruct.FlowUserPromptEvidence{TurnID: "t2", Tokens: int64(9)}))
 		c.Observe(tokenCount(6, 200))
-		c.Observe(obs(reconstruct.FlowCompaction, 7, nil))
-		c.Observe(obs(reconstruct.FlowRollback, 8, map[string]any{"num_turns": 1, "from_line": 4}))
-		c.Observe(obs(reconstruct.FlowTurnStarted, 9, map[string]any{"turn_id": "t3", "window": int64(1000)}))
-		c.Observe(obs(reconstruct.FlowUserPrompt, 10, map[string]any{"turn_id": "t3", "tokens": 11}))
+		c.Observe(obs(7, reconstruct.FlowCompactionEvidence{}))
+		c.Observe(obs(8, reconstruct.FlowRollbackEvidence{NumTurns: 1, FromLine: 4}))
+		c.Observe(obs(9, reconstruct.FlowTurnStartedEvidence{TurnID: "t3", Window: 1000}))
+		c.Observe(obs(10, reconstruct.FlowUserPromptEvidence{TurnID: "t3", Tokens: int64(11)}))
 		c.Observe(tokenCount(11, 150))
 		ev := c.Evidence(nil)
 		want := []Turn{
@@ -203,8 +202,8 @@ func TestCollectorEdges(t *testing.T) {
 	})
 	t.Run("a rolled-back window is still the model's window", func(t *testing.T) {
 		c := NewCollector()
-		c.Observe(obs(reconstruct.FlowTurnStarted, 2, map[string]any{"turn_id": "t1", "window": int64(258400)}))
-		c.Observe(obs(reconstruct.FlowRollback, 3, map[string]any{"num_turns": 1, "from_line": 2}))
+		c.Observe(obs(2, reconstruct.FlowTurnStartedEvidence{TurnID: "t1", Window: 258400}))
+		c.Observe(obs(3, reconstruct.FlowRollbackEvidence{NumTurns: 1, FromLine: 2}))
 		ev := c.Evidence(nil)
 		if len(ev.Turns) != 0 || ev.Window != 258400 {
 			t.Errorf("turns %+v, window %d; want none and 258400", ev.Turns, ev.Window)
@@ -212,10 +211,10 @@ func TestCollectorEdges(t *testing.T) {
 	})
 	t.Run("only the first prompt of a turn counts", func(t *testing.T) {
 		c := NewCollector()
-		c.Observe(obs(reconstruct.FlowUserPrompt, 1, map[string]any{"turn_id": "", "tokens": 5})) // outside turns
-		c.Observe(obs(reconstruct.FlowTurnStarted, 2, map[string]any{"turn_id": "", "window": int64(0)}))
-		c.Observe(obs(reconstruct.FlowUserPrompt, 3, map[string]any{"turn_id": "", "tokens": 12}))
-		c.Observe(obs(reconstruct.FlowUserPrompt, 4, map[string]any{"turn_id": "", "tokens": 99}))
+		c.Observe(obs(1, reconstruct.FlowUserPromptEvidence{TurnID: "", Tokens: int64(5)})) // outside turns
+		c.Observe(obs(2, reconstruct.FlowTurnStartedEvidence{TurnID: "", Window: 0}))
+		c.Observe(obs(3, reconstruct.FlowUserPromptEvidence{TurnID: "", Tokens: int64(12)}))
+		c.Observe(obs(4, reconstruct.FlowUserPromptEvidence{TurnID: "", Tokens: int64(99)}))
 		st := &reconstruct.State{Turns: []reconstruct.Turn{{ID: "from-turn-context", StartLine: 2}}}
 		ev := c.Evidence(st)
 		if len(ev.Turns) != 1 || ev.Turns[0].PromptTokens != 12 || ev.Turns[0].ID != "from-turn-context" {

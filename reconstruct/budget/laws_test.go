@@ -22,21 +22,21 @@ func synthetic(seed uint64, n int, maxGrowth int64) *Evidence {
 	untilTurn := 0
 	for i := 0; i < n; i++ {
 		if untilTurn == 0 {
-			c.Observe(obs(reconstruct.FlowTurnStarted, next(), map[string]any{"turn_id": "", "window": int64(258400)}))
-			c.Observe(obs(reconstruct.FlowUserPrompt, next(), map[string]any{"turn_id": "", "tokens": 2 + r.IntN(4000)}))
+			c.Observe(obs(next(), reconstruct.FlowTurnStartedEvidence{TurnID: "", Window: 258400}))
+			c.Observe(obs(next(), reconstruct.FlowUserPromptEvidence{TurnID: "", Tokens: int64(2 + r.IntN(4000))}))
 			untilTurn = 1 + r.IntN(8)
 		}
 		untilTurn--
 		if i > 0 && r.IntN(20) == 0 {
-			c.Observe(obs(reconstruct.FlowCompaction, next(), nil))
+			c.Observe(obs(next(), reconstruct.FlowCompactionEvidence{}))
 			fill = 5000 + r.Int64N(20000)
 		} else if i > 0 {
 			fill += r.Int64N(maxGrowth + 1)
 		}
 		out := r.Int64N(3000)
-		c.Observe(reconstruct.Observation{Kind: reconstruct.FlowTokenCount, Pos: reconstruct.Pos{Line: next()},
-			Facts: map[string]any{"fill": fill, "window": int64(258400), "input": fill - out,
-				"cached": (fill - out) / 2, "output": out, "total": int64(i)}})
+		c.Observe(reconstruct.Observation{Pos: reconstruct.Pos{Line: next()},
+			Evidence: reconstruct.FlowTokenCountEvidence{Fill: fill, Window: 258400, Input: fill - out,
+				Cached: (fill - out) / 2, Output: out, Total: int64(i)}})
 	}
 	return c.Evidence(nil)
 }
@@ -194,8 +194,8 @@ func BenchmarkSimulate(b *testing.B) {
 }
 
 func BenchmarkCollect(b *testing.B) {
-	o := reconstruct.Observation{Kind: reconstruct.FlowTokenCount, Facts: map[string]any{
-		"fill": int64(1), "window": int64(2), "input": int64(3), "cached": int64(4), "output": int64(5), "total": int64(6)}}
+	o := reconstruct.Observation{Evidence: reconstruct.FlowTokenCountEvidence{
+		Fill: 1, Window: 2, Input: 3, Cached: 4, Output: 5, Total: 6}}
 	b.ReportAllocs()
 	for b.Loop() {
 		c := NewCollector()

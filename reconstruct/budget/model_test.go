@@ -332,25 +332,25 @@ func TestRecordedHandoffs(t *testing.T) {
 func seedEvidence(prompt3 int64) *Evidence {
 	c := NewCollector()
 	turn := func(line int) {
-		c.Observe(obs(reconstruct.FlowTurnStarted, line, map[string]any{"turn_id": "", "window": int64(1000000)}))
+		c.Observe(obs(line, reconstruct.FlowTurnStartedEvidence{TurnID: "", Window: 1000000}))
 	}
 	turn(1)
 	c.Observe(tokenCount(2, 840960))
 	turn(3)
 	c.Observe(tokenCount(4, 905000))
-	c.Observe(obs(reconstruct.FlowCompaction, 5, nil))
+	c.Observe(obs(5, reconstruct.FlowCompactionEvidence{}))
 	c.Observe(tokenCount(6, 60000))
 	turn(7)
-	c.Observe(obs(reconstruct.FlowUserPrompt, 8, map[string]any{"turn_id": "", "tokens": prompt3}))
+	c.Observe(obs(8, reconstruct.FlowUserPromptEvidence{TurnID: "", Tokens: int64(prompt3)}))
 	return c.Evidence(nil)
 }
 
 // Two handoffs at one turn share its budget, in arrival order.
 func TestHandoffsShareTurnBudget(t *testing.T) {
 	c := NewCollector()
-	c.Observe(obs(reconstruct.FlowTurnStarted, 1, map[string]any{"turn_id": "", "window": int64(258400)}))
+	c.Observe(obs(1, reconstruct.FlowTurnStartedEvidence{TurnID: "", Window: 258400}))
 	c.Observe(tokenCount(2, 1000))
-	c.Observe(obs(reconstruct.FlowTurnStarted, 3, map[string]any{"turn_id": "", "window": int64(258400)}))
+	c.Observe(obs(3, reconstruct.FlowTurnStartedEvidence{TurnID: "", Window: 258400}))
 	ev := c.Evidence(nil)
 	ev.Handoffs = []Handoff{{ID: "a", Tokens: 10000, TargetTurn: 0}, {ID: "b", Tokens: 10000, TargetTurn: 0}}
 	// Turn 1: budget 16,000: a fits (6,000 left), b does not: deferred.
@@ -537,7 +537,7 @@ func TestSimulateErrorsAndWarnings(t *testing.T) {
 func TestNegativeGrowthClamped(t *testing.T) {
 	c := NewCollector()
 	c.Observe(tokenCount(1, 10000))
-	c.Observe(obs(reconstruct.FlowCompaction, 2, nil))
+	c.Observe(obs(2, reconstruct.FlowCompactionEvidence{}))
 	c.Observe(tokenCount(3, 50000)) // post-compaction fill: P = 50,000 by default
 	c.Observe(tokenCount(4, 1000))  // growth -49,000
 	ev := c.Evidence(nil)

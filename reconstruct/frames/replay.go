@@ -63,32 +63,73 @@ type EventKind int
 
 const (
 	// DeltaMismatch: a block's concatenated deltas differ from its *_end
-	// content or the terminal message. Facts: content_index, kind, against
-	// (the frame type compared with), reason.
+	// content or the terminal message (MismatchFacts).
 	DeltaMismatch EventKind = iota + 1
 	// Unterminated: a block whose deltas never end (no *_end, and no
-	// completed message confirms them). At the block's first frame. Facts:
-	// content_index, kind, deltas, delta_bytes, reason.
+	// completed message confirms them). At the block's first frame
+	// (UnterminatedFacts).
 	Unterminated
 	// SupersededBytes: once per log, at the first frame reclamation drops
 	// (or the first rejected stream), when reclamation frees bytes or a cap
-	// keeps a stream whole. Facts: bytes, frames, streams, log_bytes, ratio,
-	// rejected_streams, rejected_bytes.
+	// keeps a stream whole (SupersededFacts).
 	SupersededBytes
-	// UnknownType: once per unknown frame type, at its first frame. Facts:
-	// type, count.
+	// UnknownType: once per unknown frame type, at its first frame
+	// (UnknownTypeFacts).
 	UnknownType
 	// Reclaim (with Options.Lines): a stream reclamation rewrites, at its
-	// first frame. Facts: drop ([]Range), frames, bytes, last_line.
+	// first frame (ReclaimFacts).
 	Reclaim
 )
 
-// Event is one fact at one line.
+// Event is one fact at one line; Facts is the XxxFacts of its Kind.
 type Event struct {
 	Kind   EventKind
 	Line   int
 	Offset int64
-	Facts  map[string]any
+	Facts  any
+}
+
+// MismatchFacts: Against is the frame type the deltas were compared with.
+type MismatchFacts struct {
+	ContentIndex int    `json:"content_index"`
+	BlockKind    string `json:"kind"` // text, thinking, toolCall, ...
+	Against      string `json:"against"`
+	Reason       string `json:"reason"`
+}
+
+// UnterminatedFacts: DeltaBytes is the length of the concatenated deltas.
+type UnterminatedFacts struct {
+	ContentIndex int    `json:"content_index"`
+	BlockKind    string `json:"kind"` // text, thinking, toolCall, ...
+	Deltas       int    `json:"deltas"`
+	DeltaBytes   int    `json:"delta_bytes"`
+	Reason       string `json:"reason"`
+}
+
+// SupersededFacts: what reclamation frees in the whole log (Ratio of
+// LogBytes, rounded to 4 places), and the streams it must keep whole.
+type SupersededFacts struct {
+	Bytes           int64   `json:"bytes"`
+	Frames          int     `json:"frames"`
+	Streams         int     `json:"streams"`
+	LogBytes        int64   `json:"log_bytes"`
+	Ratio           float64 `json:"ratio"`
+	RejectedStreams int     `json:"rejected_streams"`
+	RejectedBytes   int64   `json:"rejected_bytes"`
+}
+
+// UnknownTypeFacts: Count is the frames of the type in the log.
+type UnknownTypeFacts struct {
+	Type  string `json:"type"`
+	Count int    `json:"count"`
+}
+
+// ReclaimFacts: the line ranges reclamation drops from one stream.
+type ReclaimFacts struct {
+	Drop     []Range `json:"drop"`
+	Frames   int     `json:"frames"`
+	Bytes    int64   `json:"bytes"`
+	LastLine int     `json:"last_line"`
 }
 
 // Status is what reclamation does with a stream.
@@ -371,8 +412,8 @@ func (r *Replay) mismatch(s *stream, b *block, against, reason string) {
 	if s.lost != 0 {
 		reason += fmt.Sprintf(" (line %d of this stream could not be read)", s.lost)
 	}
-	r.emit(Event{Kind: DeltaMismatch, Line: r.line, Offset: r.off, Facts: map[string]any{
-		"content_index": b.index, "kind": b.kind, "against": against, "reason": reason,
+	r.emit(Event{Kind: DeltaMismatch, Line: r.line, Offset: r.off, Facts: MismatchFacts{
+		ContentIndex: b.index, BlockKind: b.kind, Against: against, Reason: reason,
 	}})
 }
 
@@ -591,8 +632,8 @@ func (r *Replay) close(s *stream, terminal, why string) {
 			keptMax, keptMaxLine = b.dMax, b.dMaxLine
 		}
 		if b.ended == 0 && !b.ok && !b.bad && b.deltas > 0 {
-			r.emit(Event{Kind: Unterminated, Line: b.first, Offset: b.firstOff, Facts: map[string]any{
-				"content_index": b.index, "kind": b.kind, "deltas": b.deltas, "delta_bytes": len(b.acc), "reason": why,
+			r.emit(Event{Kind: Unterminated, Line: b.first, Offset: b.firstOff, Facts: UnterminatedFacts{
+				ContentIndex: b.index, BlockKind: b.kind, Deltas: b.deltas, DeltaBytes: len(b.acc), Reason: why,
 			}})
 		}
 	}
@@ -623,8 +664,8 @@ func (r *Replay) close(s *stream, terminal, why string) {
 	switch s.Status {
 	case Reclaimed:
 		if r.opts.Lines {
-			r.emit(Event{Kind: Reclaim, Line: s.FirstLine, Offset: s.firstOff, Facts: map[string]any{
-				"drop": s.Drop, "frames": s.DropFrames, "bytes": s.DropBytes, "last_line": s.LastLine,
+			r.emit(Event{Kind: Reclaim, Line: s.FirstLine, Offset: s.firstOff, Facts: ReclaimFacts{
+				Drop: s.Drop, Frames: s.DropFrames, Bytes: s.DropBytes, LastLine: s.LastLine,
 			}})
 		}
 		r.tot.streams++
@@ -702,9 +743,9 @@ func (r *Replay) Finish() {
 		if r.end > 0 {
 			ratio = math.Round(1e4*float64(t.bytes)/float64(r.end)) / 1e4
 		}
-		r.emit(Event{Kind: SupersededBytes, Line: line, Offset: off, Facts: map[string]any{
-			"bytes": t.bytes, "frames": t.frames, "streams": t.streams, "log_bytes": r.end,
-			"ratio": ratio, "rejected_streams": t.rejected, "rejected_bytes": t.rejectedBytes,
+		r.emit(Event{Kind: SupersededBytes, Line: line, Offset: off, Facts: SupersededFacts{
+			Bytes: t.bytes, Frames: t.frames, Streams: t.streams, LogBytes: r.end,
+			Ratio: ratio, RejectedStreams: t.rejected, RejectedBytes: t.rejectedBytes,
 		}})
 	}
 	types := make([]string, 0, len(r.unknown))
@@ -714,7 +755,7 @@ func (r *Replay) Finish() {
 	sort.Slice(types, func(i, j int) bool { return r.unknown[types[i]].line < r.unknown[types[j]].line })
 	for _, t := range types {
 		u := r.unknown[t]
-		r.emit(Event{Kind: UnknownType, Line: u.line, Offset: u.off, Facts: map[string]any{"type": t, "count": u.count}})
+		r.emit(Event{Kind: UnknownType, Line: u.line, Offset: u.off, Facts: UnknownTypeFacts{Type: t, Count: u.count}})
 	}
 }
 

@@ -28,13 +28,15 @@ var kindNames = map[frames.EventKind]string{
 }
 
 func detail(e frames.Event) string {
-	switch e.Kind {
-	case frames.DeltaMismatch, frames.Unterminated:
-		return fmt.Sprintf("%v %v: %v", e.Facts["kind"], e.Facts["content_index"], e.Facts["reason"])
-	case frames.SupersededBytes:
-		return fmt.Sprintf("frames=%v streams=%v rejected=%v", e.Facts["frames"], e.Facts["streams"], e.Facts["rejected_streams"])
-	case frames.UnknownType:
-		return fmt.Sprintf("%q x%v", e.Facts["type"], e.Facts["count"])
+	switch f := e.Facts.(type) {
+	case frames.MismatchFacts:
+		return fmt.Sprintf("%v %v: %v", f.BlockKind, f.ContentIndex, f.Reason)
+	case frames.UnterminatedFacts:
+		return fmt.Sprintf("%v %v: %v", f.BlockKind, f.ContentIndex, f.Reason)
+	case frames.SupersededFacts:
+		return fmt.Sprintf("frames=%v streams=%v rejected=%v", f.Frames, f.Streams, f.RejectedStreams)
+	case frames.UnknownTypeFacts:
+		return fmt.Sprintf("%q x%v", f.Type, f.Count)
 	}
 	return ""
 }
@@ -229,9 +231,9 @@ func TestReplayAccounting(t *testing.T) {
 	if len(evs) != 1 || evs[0].Kind != frames.SupersededBytes {
 		t.Fatalf("events %+v, want one superseded-bytes", evs)
 	}
-	f := evs[0].Facts
-	if f["bytes"] != want || f["log_bytes"] != int64(len(log)) {
-		t.Errorf("bytes %v of %v, want %d of %d", f["bytes"], f["log_bytes"], want, len(log))
+	f := evs[0].Facts.(frames.SupersededFacts)
+	if f.Bytes != want || f.LogBytes != int64(len(log)) {
+		t.Errorf("bytes %v of %v, want %d of %d", f.Bytes, f.LogBytes, want, len(log))
 	}
 	if evs[0].Offset != int64(strings.Index(log, d1)) {
 		t.Errorf("offset %d, want the first delta's line start %d", evs[0].Offset, strings.Index(log, d1))

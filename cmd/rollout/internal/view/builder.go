@@ -10,7 +10,6 @@ import (
 
 	"github.com/rollout-dev/rollout/checks"
 	"github.com/rollout-dev/rollout/cmd/rollout/internal/htmlpage"
-	"github.com/rollout-dev/rollout/mergepatch"
 	"github.com/rollout-dev/rollout/reconstruct"
 	"github.com/rollout-dev/rollout/rollout"
 	"github.com/tidwall/gjson"
@@ -348,23 +347,21 @@ func (b *Builder) compacted(line int, off int64, p []byte) *Entry {
 // Observe takes the flow facts the page needs from the replay.
 func (b *Builder) Observe(o reconstruct.Observation) {
 	last := b.lastAt(o.Pos.Line)
-	switch o.Kind {
-	case reconstruct.FlowRollback:
-		from, _ := o.Facts["from_line"].(int)
+	switch ev := o.Evidence.(type) {
+	case reconstruct.FlowRollbackEvidence:
+		from := ev.FromLine
 		b.spans = append(b.spans, span{from, o.Pos.Line})
 		if last != nil {
-			last.Blocks = append(last.Blocks, Block{Text: fmt.Sprintf("drops %v turn(s): lines %d-%d are not in the resumed history", o.Facts["num_turns"], from, o.Pos.Line-1)})
+			last.Blocks = append(last.Blocks, Block{Text: fmt.Sprintf("drops %v turn(s): lines %d-%d are not in the resumed history", ev.NumTurns, from, o.Pos.Line-1)})
 		}
-	case reconstruct.FlowWorldState:
+	case reconstruct.FlowWorldStateEvidence:
 		if last == nil || last.Kind != "world" {
 			return
 		}
-		v, _ := o.Facts["state"].(*mergepatch.Value)
-		full, _ := o.Facts["full"].(bool)
-		switch {
+		switch v := ev.State; {
 		case v == nil:
 			last.Blocks = append(last.Blocks, Block{Text: "no world-state baseline after this line"})
-		case !full:
+		case !ev.Full:
 			last.Blocks = append(last.Blocks, b.jsonBlock("merged state after this line", v.AppendJSON(nil), true))
 		}
 	}

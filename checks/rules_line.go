@@ -1,0 +1,90 @@
+package checks
+
+import (
+	"fmt"
+
+	"github.com/rollout-dev/rollout/reconstruct"
+)
+
+// Line shape: what the reader sees of each physical line.
+var lineRules = []*Rule{
+	on(Rule{ID: "line/invalid-json", Severity: Error, Since: "0.1.0",
+		Title: "a line that is not one JSON object",
+		Doc:   "Codex skips lines it cannot parse, so whatever the line held is lost on resume. Look at the raw line: a partial write, a stray log message or an editor accident.",
+		Fix:   "move the line to FILE.quarantine.jsonl",
+		plan:  dropLine,
+	}, func(reconstruct.LineInvalidJSONEvidence) string {
+		return "line is not one JSON object; Codex skips it on resume"
+	}),
+	on(Rule{ID: "line/torn-tail", Severity: Error, Since: "0.1.0",
+		Title: "the last line has no newline and does not parse (crash mid-write)",
+		Doc:   "The agent was killed while writing its last line. The partial record cannot be recovered; everything before it is intact.",
+		Fix:   "cut the torn tail off into FILE.quarantine.jsonl",
+		plan:  dropLine,
+	}, func(e reconstruct.LineTornTailEvidence) string {
+		return fmt.Sprintf("last line is torn: %d bytes without newline that do not parse", e.Bytes)
+	}),
+	on(Rule{ID: "line/concatenated", Severity: Error, Since: "0.1.0",
+		Title: "several JSON objects on one physical line (two writers)",
+		Doc:   "Two processes appended to the same rollout without a newline between their records. Each object is intact; Codex rejects the whole line.",
+		Fix:   "split the line into one line per object, byte for byte",
+		plan:  splitLine,
+	}, func(e reconstruct.LineConcatenatedEvidence) string {
+		return fmt.Sprintf("%d JSON objects on one line (two writers?)", e.Objects)
+	}),
+	on(Rule{ID: "line/invalid-utf8", Severity: Warning, Since: "0.1.0",
+		Title: "bytes that are not UTF-8",
+		Doc:   "JSON text must be UTF-8. Strict readers reject the line; lenient ones replace the bytes with U+FFFD, silently changing the content.",
+	}, func(reconstruct.LineInvalidUTF8Evidence) string {
+		return "line holds bytes that are not UTF-8"
+	}),
+	on(Rule{ID: "line/control-char", Severity: Warning, Since: "0.1.0",
+		Title: "NUL or raw control characters inside a record",
+		Doc:   "A raw control byte makes the line invalid JSON; an escaped NUL (\\u0000) is valid JSON but breaks databases and terminals that index or display the rollout (for example a NUL in a tool name).",
+	}, func(reconstruct.LineControlCharEvidence) string {
+		return "line holds a NUL or raw control character"
+	}),
+	on(Rule{ID: "line/oversized", Severity: Warning, Since: "0.1.0",
+		Title:      "a line over --max-line-bytes: not parsed, kept",
+		Doc:        "The line is longer than the configured maximum (default 64 MiB), so it was skipped unread and the checks that depend on it are incomplete. Raise --max-line-bytes to analyse it.",
+		Incomplete: true,
+	}, func(e reconstruct.LineOversizedEvidence) string {
+		return fmt.Sprintf("line of %d bytes is over --max-line-bytes: kept, not analysed", e.Bytes)
+	}),
+	on(Rule{ID: "line/over-migration-limit", Severity: Warning, Since: "0.2.0",
+		Title: "a record over 16 MiB in a legacy-mode file: Codex's paginated migration drops it (error for a compacted checkpoint)",
+		Doc: "Codex 0.148 and later migrate legacy-mode rollouts to paginated history. The migration's reader (codex-rs/thread-store/src/local/rollout_migration.rs) drains any record over 16 MiB (16,777,216 bytes) to its newline and drops it before reading its type, and still reports the migration successful (openai/codex#37673; seen with 0.148.0-alpha.12 in #25215 and with 0.153.4 in #44141). Earlier versions have no migration and no such limit; paginated files are not migrated again. " +
+			"A dropped compacted record is the worst case (error): it is the checkpoint resume starts from, so after migration the thread replays the history the compaction replaced and overflows its context window. Other records are lost from the history (warning): large tool outputs with inline images are the usual ones. " +
+			"Keep a copy of the legacy file before opening the thread with a migrating Codex; a line over --max-line-bytes is reported too, with its type unknown.",
+		context: severityBy(func(e reconstruct.RecordOverMigrationLimitEvidence, _ *reconstruct.State) Severity {
+			if e.Checkpoint {
+				return Error // resume replays the history the checkpoint replaced
+			}
+			return Warning
+		}),
+	}, func(e reconstruct.RecordOverMigrationLimitEvidence) string {
+		switch {
+		case e.Checkpoint:
+			return fmt.Sprintf("compacted checkpoint of %d bytes is over Codex's %d-byte migration limit: migrating this legacy file to paginated history drops it, and resume then replays the history it replaced (context overflow)", e.Bytes, e.Limit)
+		case e.Type == "":
+			return fmt.Sprintf("line of %d bytes (not read: its type is unknown, it may be a compacted checkpoint) is over Codex's %d-byte migration limit: migrating this legacy file to paginated history drops it", e.Bytes, e.Limit)
+		}
+		return fmt.Sprintf("%v record of %d bytes is over Codex's %d-byte migration limit: migrating this legacy file to paginated history drops it", e.Type, e.Bytes, e.Limit)
+	}),
+	on(Rule{ID: "line/crlf", Severity: Info, Since: "0.1.0",
+		Title: "a CRLF line ending",
+		Doc:   "Codex writes LF. A CR before the newline usually means the file went through a Windows editor or a transfer in text mode. Readers tolerate it.",
+		Fix:   "normalise to LF", OptIn: true,
+		plan: normaliseEOL,
+	}, func(reconstruct.LineCRLFEvidence) string {
+		return "line ends with CRLF"
+	}),
+	on(Rule{ID: "line/blank", Severity: Info, Since: "0.1.0",
+		Title: "a blank line",
+		Doc:   "Readers skip blank lines; they are harmless but unusual in a file written by Codex.",
+		Fix:   "move the line to FILE.quarantine.jsonl", OptIn: true,
+		plan: dropLine,
+	}, func(reconstruct.LineBlankEvidence) string {
+		return "blank line"
+	}),
+}

@@ -1,0 +1,45 @@
+package checks
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/rollout-dev/rollout/reconstruct"
+)
+
+// session_meta: the thread's identity on line 1.
+var metaRules = []*Rule{
+	on(Rule{ID: "meta/missing", Severity: Error, Since: "0.1.0",
+		Title: "no session_meta on line 1 and none anywhere",
+		Doc:   "Without session_meta Codex cannot tell which thread the file belongs to: the session does not appear in `codex resume` and cannot be resumed.",
+	}, func(reconstruct.MetaMissingEvidence) string {
+		return "no session_meta line: the thread cannot be identified or resumed"
+	}),
+	on(Rule{ID: "meta/not-first", Severity: Error, Since: "0.1.0",
+		Title: "session_meta present but not on line 1",
+		Doc:   "Codex reads the thread's metadata from the first line. A session_meta further down (after a bad merge or a concatenation) hides the session from listings.",
+		Fix:   "move the session_meta line to line 1",
+		plan:  moveMeta,
+	}, func(e reconstruct.MetaNotFirstEvidence) string {
+		return fmt.Sprintf("session_meta is not the first line (line %d is)", e.FirstLine)
+	}),
+	on(Rule{ID: "meta/unexpected-extra", Severity: Error, Since: "0.1.0",
+		Title: "a second session_meta in a file that is not a fork or sub-agent",
+		Doc:   "Only forks (forked_from_id, parent_thread_id) and sub-agents replay a parent's session_meta. Elsewhere a second one means two rollouts were concatenated.",
+	}, func(e reconstruct.MetaUnexpectedExtraEvidence) string {
+		return fmt.Sprintf("second session_meta (id %v) in a file that is not a fork or sub-agent", e.ID)
+	}),
+	on(Rule{ID: "meta/filename-mismatch", Severity: Warning, Since: "0.1.0",
+		Title: "the filename's UUID differs from session_meta.payload.id",
+		Doc:   "Codex trusts the payload id; tools that index by filename will attach the session to the wrong thread.",
+	}, func(e reconstruct.MetaFilenameMismatchEvidence) string {
+		return fmt.Sprintf("file name says thread %v, session_meta says %v", e.FileID, e.PayloadID)
+	}),
+	on(Rule{ID: "meta/unknown-history-mode", Severity: Error, Since: "0.1.0",
+		Title: "history_mode other than legacy or paginated",
+		Doc: "A reader must fail closed on an unknown history mode: replaying it with the wrong rules would report false faults and plan wrong fixes. The file comes from a newer Codex, a Codex fork (paginated_refs_v1 and paginated_refs_v2 exist) or was edited. " +
+			"rollout does not replay such a file: the checks that need the replay (ordinal, item, tool, turn, rollback, worldstate, compaction, agentcomm, tokens, handoff, line/over-migration-limit) are skipped and the finding lists them; the line checks (line/*) and the envelope checks (envelope/*, meta/*) still run. repair changes nothing in such a file.",
+	}, func(e reconstruct.MetaUnknownHistoryModeEvidence) string {
+		return fmt.Sprintf("history_mode %v is neither legacy nor paginated: the history was not replayed, only line and envelope checks ran (skipped: %v)", e.Value, strings.Join(e.Skipped, ", "))
+	}),
+}

@@ -1,0 +1,164 @@
+package checks
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/rollout-dev/rollout/reconstruct"
+	"github.com/rollout-dev/rollout/rollout"
+)
+
+// Tool calls and their outputs.
+var toolRules = []*Rule{
+	on(Rule{ID: "tool/orphan-call", Severity: Warning, Since: "0.1.0",
+		Title: "a tool call with no output by the end of the thread (error before Codex 0.50; info while the session may be running)",
+		Doc: "After an interrupt or a crash a call can be left without output. The consequence depends on the Codex version that resumes the file (cli_version of session_meta). " +
+			"From 0.50 on, ContextManager normalizes the history before every request (codex-rs/core/src/context_manager/normalize.rs, ensure_call_outputs_present, added by openai/codex#5473 in October 2025): it inserts an \"aborted\" output after the call, so the thread resumes but the model believes the call was aborted although the tool may have run (warning). " +
+			"Before that, and in bare-era files, the call is sent as is and the API rejects every later request with \"No tool output found for function call\" (error). " +
+			"A call of the last turn, still open at the end of the file, is reported too: when the file was last written an hour or more before --now (default: the clock) the session died mid-call and the call is judged like any other; otherwise the tool may still be running (info) and repair leaves it alone.",
+		Fix: "add an output marked aborted (not while the session may be running)", OptIn: true,
+		plan: withEvidence(abortedOutput),
+		context: severityBy(func(e reconstruct.ToolOrphanCallEvidence, _ *reconstruct.State) Severity {
+			switch {
+			case e.InOpenTurn && !sessionStopped(e.IdleSeconds):
+				return Info // the tool may still be running
+			case e.Normalized != nil && !*e.Normalized:
+				return Error
+			}
+			return Warning
+		}),
+	}, orphanCallMessage),
+	on(Rule{ID: "tool/orphan-output", Severity: Warning, Since: "0.1.0",
+		Title: "a tool output whose call_id has no call (error before Codex 0.50)",
+		Doc: "Usually the call was lost in a torn or rolled-back line. From Codex 0.50 on, remove_orphan_outputs (codex-rs/core/src/context_manager/normalize.rs) drops the output before every request and logs an error (debug builds panic): the thread resumes without it (warning). " +
+			"Before that, and in bare-era files, the output is sent and the API rejects every later request with \"No tool call found for function call output\" (error).",
+		Fix: "move the output line to FILE.quarantine.jsonl", OptIn: true,
+		plan: withEvidence(dropOutput),
+		context: severityBy(func(e reconstruct.ToolOrphanOutputEvidence, _ *reconstruct.State) Severity {
+			if e.Normalized != nil && !*e.Normalized {
+				return Error
+			}
+			return Warning
+		}),
+	}, func(e reconstruct.ToolOrphanOutputEvidence) string {
+		what := fmt.Sprintf("%v for call_id %v has no call", e.ItemType, e.CallID)
+		if e.Normalized != nil && !*e.Normalized {
+			return what + ": this Codex version sends it and the API rejects every request (\"No tool call found\")"
+		}
+		return what + ": Codex drops it before every request (and logs an error)"
+	}),
+	on(Rule{ID: "tool/duplicate-call-id", Severity: Warning, Since: "0.1.0",
+		Title: "two tool calls with one call_id",
+		Doc:   "Outputs pair with calls by call_id; with two calls the pairing is ambiguous and one call looks answered when it is not.",
+	}, func(e reconstruct.ToolDuplicateCallIDEvidence) string {
+		return fmt.Sprintf("call_id %v already used by the call on line %d", e.CallID, e.FirstLine)
+	}),
+}
+
+// abortedOutput answers an orphan call with the output Codex itself gives
+// an interrupted call ("aborted"), on a new line right after the call's
+// line, marked with the rule that added it.
+func abortedOutput(p *planner, f Finding, e reconstruct.ToolOrphanCallEvidence) string {
+	if e.InOpenTurn && !sessionStopped(e.IdleSeconds) {
+		return "the session may still be running (last written less than an hour before --now): the call may yet get its output"
+	}
+	callID, index := e.CallID, e.ItemIndex
+	outType := rollout.OutputTypeFor(e.ItemType)
+	if callID == "" || outType == "" {
+		return "the call has no call_id or no known output type"
+	}
+	usesIDs := p.envelope && (p.st.UsesItemIDs || p.st.HistoryMode == rollout.HistoryPaginated)
+	ids := p.ids
+	envelope := p.envelope
+	p.add(f.Line, "aborted:"+callID, rollout.Edit{Kind: rollout.EditInsertAfter, Label: f.Rule,
+		Value: func(c *rollout.EditContext) ([]byte, error) {
+			item := []byte(`{"type":`)
+			item = strconv.AppendQuote(item, outType)
+			if usesIDs {
+				prefix, _ := rollout.ItemPrefix(outType)
+				item = append(item, `,"id":"`...)
+				item = append(item, ids.id(prefix, ids.millis(c), c.Line, synthIndex(index))...)
+				item = append(item, '"')
+			}
+			item = append(item, `,"call_id":`...)
+			item = rollout.AppendJSONString(item, callID)
+			item = append(item, `,"output":"aborted"`...)
+			if !envelope {
+				return append(item, `,"`+MarkerKey+`":"tool/orphan-call"}`...), nil
+			}
+			item = append(item, '}')
+			line := []byte{'{'}
+			if ts := member(c.Object, "timestamp"); ts != nil {
+				line = append(append(append(line, `"timestamp":`...), ts...), ',')
+			}
+			line = append(line, `"type":"response_item","payload":`...)
+			line = append(line, item...)
+			return append(line, `,"`+MarkerKey+`":"tool/orphan-call"}`...), nil
+		}})
+	return ""
+}
+
+// synthIndex is the item index an id of a line repair creates is derived
+// from: 2^40 + the index of the call it answers, apart from any real item.
+func synthIndex(index int) int { return 1<<40 + index }
+
+// dropOutput moves an output whose call is missing to quarantine.
+func dropOutput(p *planner, f Finding, e reconstruct.ToolOrphanOutputEvidence) string {
+	if e.ItemIndex >= 0 {
+		return "the output is inside a compaction's replacement history"
+	}
+	callID := e.CallID
+	p.add(f.Line, "drop:"+callID, rollout.Edit{Kind: rollout.EditDrop, Label: f.Rule, Match: func(obj []byte) bool {
+		item := obj
+		if p.envelope {
+			item = member(obj, "payload")
+		}
+		return rollout.IsToolOutput(rollout.DecodeString(member(item, "type"))) &&
+			rollout.DecodeString(member(item, "call_id")) == callID
+	}})
+	return ""
+}
+
+// idleDead is how long a file must have been left unwritten for an
+// unanswered call of its open last turn to count as abandoned rather than
+// running. Tool calls rarely run longer than this.
+const idleDead = 3600
+
+// sessionStopped reports whether the file was last written long enough
+// before --now for the session to be over (idle: seconds, -1 unknown).
+func sessionStopped(idle *int64) bool { return idle != nil && *idle >= idleDead }
+
+func orphanCallMessage(e reconstruct.ToolOrphanCallEvidence) string {
+	what := fmt.Sprintf("%v %v has no output", e.ItemType, e.CallID)
+	if e.InOpenTurn {
+		var idle int64 = -1
+		if e.IdleSeconds != nil {
+			idle = *e.IdleSeconds
+		}
+		switch {
+		case idle < 0:
+			what += " in the last turn, which has not ended (in progress, or the session died: no --now to tell)"
+		case idle < idleDead:
+			return what + fmt.Sprintf(" in the last turn; the file was written %s ago: the tool may still be running", ago(idle))
+		default:
+			what += fmt.Sprintf(" and the session stopped %s ago", ago(idle))
+		}
+	}
+	if e.Normalized != nil && !*e.Normalized {
+		return what + ": this Codex version sends it as is and the API rejects every request (\"No tool output found\")"
+	}
+	return what + ": Codex sends it with an \"aborted\" output on resume, so the model believes the call was aborted"
+}
+
+// ago says a number of seconds the way a person reads it.
+func ago(s int64) string {
+	switch {
+	case s < 120:
+		return fmt.Sprintf("%d s", s)
+	case s < 2*3600:
+		return fmt.Sprintf("%d min", s/60)
+	case s < 2*86400:
+		return fmt.Sprintf("%d h", s/3600)
+	}
+	return fmt.Sprintf("%d days", s/86400)
+}

@@ -1,0 +1,63 @@
+package checks
+
+import (
+	"fmt"
+
+	"github.com/rollout-dev/rollout/reconstruct"
+	"github.com/rollout-dev/rollout/rollout"
+)
+
+// World-state snapshots and merge patches.
+var worldstateRules = []*Rule{
+	on(Rule{ID: "worldstate/patch-without-baseline", Severity: Error, Since: "0.1.0",
+		Title: "a world-state patch before any snapshot, or after a compaction before a new snapshot",
+		Doc:   "A patch applies to a baseline. Without one Codex ignores the patch with a warning (or fails when replaying from a checkpoint) and the model sees stale world state.",
+	}, func(e reconstruct.WorldStatePatchWithoutBaselineEvidence) string {
+		if e.AfterCompaction {
+			return "world-state patch after a compaction, before a new full snapshot"
+		}
+		return "world-state patch before any full snapshot"
+	}),
+	on(Rule{ID: "worldstate/not-object", Severity: Error, Since: "0.1.0",
+		Title: "world_state.state is not a JSON object",
+		Doc:   "Snapshots and merge patches are objects; anything else cannot be replayed.",
+	}, func(e reconstruct.WorldStateNotObjectEvidence) string {
+		return "world_state.state is not a JSON object"
+	}),
+	on(Rule{ID: "worldstate/empty-patch", Severity: Warning, Since: "0.1.0",
+		Title: "a world-state patch that changes nothing",
+		Doc:   "Codex writes only non-empty patches; an empty one suggests a duplicated or hand-edited line.",
+		Fix:   "drop the line (to FILE.quarantine.jsonl)", OptIn: true,
+		plan: dropEmptyPatch,
+	}, func(reconstruct.WorldStateEmptyPatchEvidence) string {
+		return "world-state patch changes nothing"
+	}),
+	on(Rule{ID: "worldstate/null-in-snapshot", Severity: Info, Since: "0.1.0",
+		Title: "a null inside a section of a full world-state snapshot",
+		Doc: "Codex persists the model-visible world state as WorldStateItem {full, state} (codex-rs/protocol/src/protocol.rs, rust-v0.149) and writes every top-level section of a snapshot (agents_md, apps_instructions, environments, git_attribution, host_skills, model, multi_agent_mode, permissions, personality, skills, ...), null when the section is unset: those nulls are normal and not reported. " +
+			"A null inside a section has not been seen in snapshots Codex wrote (0.146-0.147) and is ambiguous once patches are replayed (an RFC 7386 patch cannot set a member to null, only delete it), so it is reported for a look, as info. Nulls inside arrays are fine.",
+	}, func(e reconstruct.WorldStateNullInSnapshotEvidence) string {
+		return fmt.Sprintf("null object fields in a full snapshot: %v", e.Paths)
+	}),
+	on(Rule{ID: "worldstate/duplicate-key", Severity: Warning, Since: "0.1.0",
+		Title: "a world-state snapshot or patch that repeats a key in one object",
+		Doc:   "JSON readers disagree on repeated keys: gjson keeps the first value, Codex's serde and encoding/json the last. The merge keeps the last, as Codex does; the file should be checked by hand. rollout never picks one silently.",
+	}, func(e reconstruct.WorldStateDuplicateKeyEvidence) string {
+		return fmt.Sprintf("world state repeats keys %v (%d in all): readers disagree on which value wins", e.Keys, e.Count)
+	}),
+	on(Rule{ID: "worldstate/order", Severity: Warning, Since: "0.1.0",
+		Title: "a world-state patch not preceded by model-visible history in its step",
+		Doc:   "Codex writes the history line first and its world_state patch after it. A patch with no history since the previous world_state line is out of order.",
+	}, func(reconstruct.WorldStateOrderEvidence) string {
+		return "world-state patch with no model-visible history since the previous world_state line"
+	}),
+}
+
+// dropEmptyPatch removes a world-state patch that changes nothing.
+func dropEmptyPatch(p *planner, f Finding) string {
+	if p.concat[f.Line] {
+		return "the line holds several objects: which one is empty is not known"
+	}
+	p.add(f.Line, "drop", rollout.Edit{Kind: rollout.EditDrop, Label: f.Rule})
+	return ""
+}

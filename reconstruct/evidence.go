@@ -1,0 +1,480 @@
+package reconstruct
+
+import (
+	"github.com/rollout-dev/rollout/mergepatch"
+	"github.com/rollout-dev/rollout/reconstruct/frames"
+)
+
+// Evidence is what an observation says, one struct type per Kind. Its JSON
+// tags are the public "evidence" object of the findings made from it
+// (checks/testdata/evidence.txt pins them): a tag may be added, never
+// renamed or removed.
+type Evidence interface {
+	Kind() Kind
+}
+
+// Line shape (from the reader).
+
+type LineInvalidJSONEvidence struct{}
+type LineTornTailEvidence struct {
+	Bytes int64 `json:"bytes"`
+}
+type LineConcatenatedEvidence struct {
+	Objects int `json:"objects"`
+}
+type LineInvalidUTF8Evidence struct{}
+type LineControlCharEvidence struct{}
+type LineOversizedEvidence struct {
+	Bytes int64 `json:"bytes"`
+}
+type LineCRLFEvidence struct{}
+type LineBlankEvidence struct{}
+
+// RecordOverMigrationLimitEvidence: a record of a legacy-mode file over
+// the record limit of Codex's paginated migration; Type is "" for a line
+// too long to read, Checkpoint true for a compacted record.
+type RecordOverMigrationLimitEvidence struct {
+	Bytes      int64  `json:"bytes"`
+	Limit      int64  `json:"limit"`
+	Type       string `json:"type"`
+	Checkpoint bool   `json:"checkpoint,omitempty"`
+}
+
+func (RecordOverMigrationLimitEvidence) Kind() Kind { return RecordOverMigrationLimit }
+
+func (LineInvalidJSONEvidence) Kind() Kind  { return LineInvalidJSON }
+func (LineTornTailEvidence) Kind() Kind     { return LineTornTail }
+func (LineConcatenatedEvidence) Kind() Kind { return LineConcatenated }
+func (LineInvalidUTF8Evidence) Kind() Kind  { return LineInvalidUTF8 }
+func (LineControlCharEvidence) Kind() Kind  { return LineControlChar }
+func (LineOversizedEvidence) Kind() Kind    { return LineOversized }
+func (LineCRLFEvidence) Kind() Kind         { return LineCRLF }
+func (LineBlankEvidence) Kind() Kind        { return LineBlank }
+
+// Envelope.
+
+type EnvelopeMissingFieldEvidence struct {
+	Field string `json:"field"`           // "type", "payload" or "timestamp"
+	Value string `json:"value,omitempty"` // a timestamp that is not a string
+}
+type EnvelopeBadTimestampEvidence struct {
+	Value string `json:"value"`
+}
+type EnvelopeUnknownTypeEvidence struct {
+	Type string `json:"type"`
+}
+
+func (EnvelopeMissingFieldEvidence) Kind() Kind { return EnvelopeMissingField }
+func (EnvelopeBadTimestampEvidence) Kind() Kind { return EnvelopeBadTimestamp }
+func (EnvelopeUnknownTypeEvidence) Kind() Kind  { return EnvelopeUnknownType }
+
+// session_meta.
+
+type MetaMissingEvidence struct{}
+type MetaNotFirstEvidence struct {
+	FirstLine int `json:"first_line"` // the line that is first
+}
+type MetaUnexpectedExtraEvidence struct {
+	ID string `json:"id"`
+}
+type MetaFilenameMismatchEvidence struct {
+	FileID    string `json:"file_id"`
+	PayloadID string `json:"payload_id"`
+}
+
+// MetaUnknownHistoryModeEvidence: the file is not replayed; Skipped lists
+// the rule areas (and rules) that need the replay.
+type MetaUnknownHistoryModeEvidence struct {
+	Value   string   `json:"value"`
+	Skipped []string `json:"skipped"`
+}
+
+func (MetaMissingEvidence) Kind() Kind            { return MetaMissing }
+func (MetaNotFirstEvidence) Kind() Kind           { return MetaNotFirst }
+func (MetaUnexpectedExtraEvidence) Kind() Kind    { return MetaUnexpectedExtra }
+func (MetaFilenameMismatchEvidence) Kind() Kind   { return MetaFilenameMismatch }
+func (MetaUnknownHistoryModeEvidence) Kind() Kind { return MetaUnknownHistoryMode }
+
+// Ordinals.
+
+type OrdinalMissingEvidence struct{}
+type OrdinalLastMissingEvidence struct{}
+type OrdinalDuplicateEvidence struct {
+	Ordinal int64 `json:"ordinal"`
+}
+type OrdinalGapEvidence struct {
+	Want int64 `json:"want"`
+	Got  int64 `json:"got"`
+}
+type OrdinalBackwardsEvidence struct {
+	Previous int64 `json:"previous"`
+	Got      int64 `json:"got"`
+}
+
+// OrdinalInLegacyEvidence is reported once, at the first ordinal, with the
+// number of lines of the file that carry one.
+type OrdinalInLegacyEvidence struct {
+	Count int `json:"count"`
+}
+
+func (OrdinalMissingEvidence) Kind() Kind     { return OrdinalMissing }
+func (OrdinalLastMissingEvidence) Kind() Kind { return OrdinalLastMissing }
+func (OrdinalDuplicateEvidence) Kind() Kind   { return OrdinalDuplicate }
+func (OrdinalGapEvidence) Kind() Kind         { return OrdinalGap }
+func (OrdinalBackwardsEvidence) Kind() Kind   { return OrdinalBackwards }
+func (OrdinalInLegacyEvidence) Kind() Kind    { return OrdinalInLegacy }
+
+// Item ids. ItemIndex is the item's index in a compaction's
+// replacement_history, or -1 for the line's own payload.
+
+type ItemMissingIDEvidence struct {
+	ItemType  string `json:"item_type"`
+	ItemIndex int    `json:"item_index"`
+	Prefix    string `json:"prefix"` // the prefix its id should have
+}
+type ItemPrefixMismatchEvidence struct {
+	ID         string `json:"id"`
+	ItemType   string `json:"item_type"`
+	WantPrefix string `json:"want_prefix"`
+	ItemIndex  int    `json:"item_index"`
+}
+type ItemDuplicateIDEvidence struct {
+	ID        string `json:"id"`
+	FirstLine int    `json:"first_line"`
+	ItemIndex int    `json:"item_index"`
+}
+type ItemBadUUIDv7Evidence struct {
+	ID        string `json:"id"`
+	Reason    string `json:"reason"`
+	ItemIndex int    `json:"item_index"`
+}
+
+func (ItemMissingIDEvidence) Kind() Kind      { return ItemMissingID }
+func (ItemPrefixMismatchEvidence) Kind() Kind { return ItemPrefixMismatch }
+func (ItemDuplicateIDEvidence) Kind() Kind    { return ItemDuplicateID }
+func (ItemBadUUIDv7Evidence) Kind() Kind      { return ItemBadUUIDv7 }
+
+// Tool calls.
+
+// ToolOrphanCallEvidence is reported at the end of the thread. A call of
+// the turn still open at the end of the file has InOpenTurn, and
+// IdleSeconds says how long before Options.Now the file was last written
+// (-1: unknown). Normalized says whether the file's Codex version inserts
+// an output for it on resume (nil: the version is unknown).
+type ToolOrphanCallEvidence struct {
+	CallID      string `json:"call_id"`
+	ItemType    string `json:"item_type"`
+	ItemIndex   int    `json:"item_index"`
+	InOpenTurn  bool   `json:"in_open_turn,omitempty"`
+	IdleSeconds *int64 `json:"idle_seconds,omitempty"`
+	Normalized  *bool  `json:"normalized,omitempty"`
+	CLIVersion  string `json:"cli_version,omitempty"`
+}
+
+// ToolOrphanOutputEvidence is reported at the end of the thread, when the
+// file's Codex version is known; Normalized as for ToolOrphanCallEvidence.
+type ToolOrphanOutputEvidence struct {
+	CallID     string `json:"call_id"`
+	ItemType   string `json:"item_type"`
+	ItemIndex  int    `json:"item_index"`
+	Normalized *bool  `json:"normalized,omitempty"`
+	CLIVersion string `json:"cli_version,omitempty"`
+}
+type ToolDuplicateCallIDEvidence struct {
+	CallID    string `json:"call_id"`
+	FirstLine int    `json:"first_line"`
+	ItemIndex int    `json:"item_index"`
+}
+
+func (ToolOrphanCallEvidence) Kind() Kind      { return ToolOrphanCall }
+func (ToolOrphanOutputEvidence) Kind() Kind    { return ToolOrphanOutput }
+func (ToolDuplicateCallIDEvidence) Kind() Kind { return ToolDuplicateCallID }
+
+// Turns and rollbacks.
+
+type TurnUnclosedEvidence struct {
+	TurnID string `json:"turn_id"`
+	AtEOF  bool   `json:"at_eof"` // still open at the end of the file
+}
+type TurnIDMismatchEvidence struct {
+	Started string `json:"started"`
+	Closed  string `json:"closed"`
+}
+
+// PromptMissingFromHistoryEvidence: a user_message event without its user
+// message item; Prompt is the first bytes of its text.
+type PromptMissingFromHistoryEvidence struct {
+	Prompt string `json:"prompt"`
+}
+
+// RollbackTooManyEvidence: Derived when the user turns were counted from
+// the history's user messages (the file has no task_started).
+type RollbackTooManyEvidence struct {
+	Requested int  `json:"requested"`
+	Available int  `json:"available"`
+	Derived   bool `json:"derived"`
+}
+
+func (TurnUnclosedEvidence) Kind() Kind             { return TurnUnclosed }
+func (TurnIDMismatchEvidence) Kind() Kind           { return TurnIDMismatch }
+func (PromptMissingFromHistoryEvidence) Kind() Kind { return PromptMissingFromHistory }
+func (RollbackTooManyEvidence) Kind() Kind          { return RollbackTooMany }
+
+// World state.
+
+type WorldStatePatchWithoutBaselineEvidence struct {
+	AfterCompaction bool `json:"after_compaction"`
+}
+
+// WorldStateNotObjectEvidence holds the JSON type of a state that is not an
+// object, or the error of a patch that cannot be read.
+type WorldStateNotObjectEvidence struct {
+	JSONType string `json:"json_type,omitempty"`
+	Error    string `json:"error,omitempty"`
+}
+type WorldStateEmptyPatchEvidence struct{}
+type WorldStateNullInSnapshotEvidence struct {
+	Paths []string `json:"paths"`
+}
+type WorldStateOrderEvidence struct{}
+type WorldStateDuplicateKeyEvidence struct {
+	Keys  []string `json:"keys"`  // JSON pointers with the key (at most 5)
+	Count int      `json:"count"` // all repeated keys of the record
+}
+
+func (WorldStatePatchWithoutBaselineEvidence) Kind() Kind { return WorldStatePatchWithoutBaseline }
+func (WorldStateNotObjectEvidence) Kind() Kind            { return WorldStateNotObject }
+func (WorldStateEmptyPatchEvidence) Kind() Kind           { return WorldStateEmptyPatch }
+func (WorldStateNullInSnapshotEvidence) Kind() Kind       { return WorldStateNullInSnapshot }
+func (WorldStateOrderEvidence) Kind() Kind                { return WorldStateOrder }
+func (WorldStateDuplicateKeyEvidence) Kind() Kind         { return WorldStateDuplicateKey }
+
+// Compactions and the context-window lineage.
+
+type CompactionLegacyEvidence struct{}
+
+// CompactionEmptyHistoryEvidence: replacement_history is [] although the
+// thread had ItemsBefore items.
+type CompactionEmptyHistoryEvidence struct {
+	ItemsBefore int `json:"items_before"`
+}
+
+// CompactionLostPromptEvidence: replacement_history (Items items) drops the
+// last user message (its first bytes: Prompt).
+type CompactionLostPromptEvidence struct {
+	Prompt string `json:"prompt"`
+	Items  int    `json:"items"`
+}
+type CompactionMetadataLengthEvidence struct {
+	History  int `json:"history"`
+	Metadata int `json:"metadata"`
+}
+type CompactionWindowNumberEvidence struct {
+	Want int64 `json:"want"`
+	Got  int64 `json:"got"`
+}
+type CompactionWindowLineageEvidence struct {
+	Field string `json:"field"`
+	Want  string `json:"want"`
+	Got   string `json:"got"`
+}
+type CompactionWindowIDEvidence struct {
+	Field   string `json:"field"`
+	Value   string `json:"value"`
+	Numeric bool   `json:"numeric"` // the numeric legacy form
+}
+
+func (CompactionLegacyEvidence) Kind() Kind         { return CompactionLegacy }
+func (CompactionEmptyHistoryEvidence) Kind() Kind   { return CompactionEmptyHistory }
+func (CompactionLostPromptEvidence) Kind() Kind     { return CompactionLostPrompt }
+func (CompactionMetadataLengthEvidence) Kind() Kind { return CompactionMetadataLength }
+func (CompactionWindowNumberEvidence) Kind() Kind   { return CompactionWindowNumber }
+func (CompactionWindowLineageEvidence) Kind() Kind  { return CompactionWindowLineage }
+func (CompactionWindowIDEvidence) Kind() Kind       { return CompactionWindowID }
+
+// Inter-agent messages.
+
+type AgentCommMissingIDEvidence struct {
+	Prefix string `json:"prefix"`
+}
+
+func (AgentCommMissingIDEvidence) Kind() Kind { return AgentCommMissingID }
+
+// Token usage.
+
+type TokensTotalDecreasedEvidence struct {
+	Previous int64 `json:"previous"`
+	Got      int64 `json:"got"`
+}
+type TokensOverWindowEvidence struct {
+	Fill   int64 `json:"fill"`
+	Window int64 `json:"window"`
+}
+
+// TokensReemittedEvidence is reported once, at the first re-emitted
+// snapshot, with their number in the file.
+type TokensReemittedEvidence struct {
+	Count int `json:"count"`
+}
+
+func (TokensTotalDecreasedEvidence) Kind() Kind { return TokensTotalDecreased }
+func (TokensOverWindowEvidence) Kind() Kind     { return TokensOverWindow }
+func (TokensReemittedEvidence) Kind() Kind      { return TokensReemitted }
+
+// Flow facts: normal events, for observers other than the rules.
+
+// FlowTurnStartedEvidence: Derived for a turn started at a user message in
+// a file that persists no turn events (Codex before about 0.104).
+type FlowTurnStartedEvidence struct {
+	TurnID  string `json:"turn_id"`
+	Window  int64  `json:"window"`
+	Derived bool   `json:"derived"`
+}
+
+// FlowUserPromptEvidence: Tokens estimates the prompt (its JSON-encoded
+// UTF-8 bytes).
+type FlowUserPromptEvidence struct {
+	TurnID string `json:"turn_id"`
+	Tokens int64  `json:"tokens"`
+}
+
+// FlowTokenCountEvidence: Fill and Window from last_token_usage, the rest
+// cumulative.
+type FlowTokenCountEvidence struct {
+	Fill   int64 `json:"fill"`
+	Window int64 `json:"window"`
+	Input  int64 `json:"input"`
+	Cached int64 `json:"cached"`
+	Output int64 `json:"output"`
+	Total  int64 `json:"total"`
+	// Timestamp is the record's, as written ("" when it has none).
+	Timestamp string `json:"timestamp"`
+}
+type FlowCompactionEvidence struct {
+	WindowNumber int64 `json:"window_number"`
+}
+type FlowRollbackEvidence struct {
+	NumTurns int `json:"num_turns"`
+	FromLine int `json:"from_line"` // the first dropped line
+}
+
+// FlowFramesReclaimEvidence is a frame-log stream reclamation rewrites.
+type FlowFramesReclaimEvidence frames.ReclaimFacts
+
+// FlowWorldStateEvidence follows every world_state line: State is the
+// baseline after it (nil when there is none; values are immutable and
+// shared, never copied).
+type FlowWorldStateEvidence struct {
+	State *mergepatch.Value `json:"state"`
+	Full  bool              `json:"full"`
+}
+
+// FlowTimeAnchorEvidence: at a line whose timestamp does not parse,
+// Before is the last valid time before it (Unix ms, 0 if none); at the
+// first valid line after such lines (Pos zero), After is its time.
+type FlowTimeAnchorEvidence struct {
+	Before int64 `json:"before,omitempty"`
+	After  int64 `json:"after,omitempty"`
+}
+
+func (FlowTimeAnchorEvidence) Kind() Kind { return FlowTimeAnchor }
+
+func (FlowTurnStartedEvidence) Kind() Kind   { return FlowTurnStarted }
+func (FlowUserPromptEvidence) Kind() Kind    { return FlowUserPrompt }
+func (FlowTokenCountEvidence) Kind() Kind    { return FlowTokenCount }
+func (FlowCompactionEvidence) Kind() Kind    { return FlowCompaction }
+func (FlowRollbackEvidence) Kind() Kind      { return FlowRollback }
+func (FlowFramesReclaimEvidence) Kind() Kind { return FlowFramesReclaim }
+func (FlowWorldStateEvidence) Kind() Kind    { return FlowWorldState }
+
+// Context handoffs (handoffs.md), judged at the end of the file on the
+// latest record of each id.
+
+// HandoffOversizedEvidence (rule 1) is the budget at the target turn.
+// DuplicateOf names an older copy of the same handoff that is kept.
+type HandoffOversizedEvidence struct {
+	ID          string `json:"id"`
+	Tokens      int64  `json:"tokens"`
+	Budget      int64  `json:"budget"`
+	Window      int64  `json:"window"`
+	Fill        int64  `json:"fill"`
+	Prompt      int64  `json:"prompt"`
+	Reserve     int64  `json:"reserve"`
+	Cap         int64  `json:"cap"`
+	TurnID      string `json:"turn_id"`
+	AtEOF       bool   `json:"at_eof"`
+	DuplicateOf string `json:"duplicate_of,omitempty"`
+}
+
+// HandoffLostDeferredEvidence (rule 2).
+type HandoffLostDeferredEvidence struct {
+	ID             string `json:"id"`
+	Tokens         int64  `json:"tokens"`
+	DeliveryTurnID string `json:"delivery_turn_id"`
+	TurnStatus     string `json:"turn_status"`
+	DeferredLine   int    `json:"deferred_line"`
+}
+
+// HandoffStaleDeferredEvidence (rule 3).
+type HandoffStaleDeferredEvidence struct {
+	ID       string `json:"id"`
+	Tokens   int64  `json:"tokens"`
+	Delivery string `json:"delivery"`
+}
+
+// HandoffDuplicateDeferredEvidence (rule 4).
+type HandoffDuplicateDeferredEvidence struct {
+	ID               string `json:"id"`
+	KeptID           string `json:"kept_id"`
+	KeptLine         int    `json:"kept_line"`
+	Items            int    `json:"items"`
+	ProviderThreadID string `json:"provider_thread_id"`
+}
+
+// HandoffDoubleDeliveryEvidence (rule 5), at the second delivery.
+type HandoffDoubleDeliveryEvidence struct {
+	ID            string `json:"id"`
+	FirstLine     int    `json:"first_line"`
+	FirstDelivery string `json:"first_delivery"`
+	Delivery      string `json:"delivery"`
+	Deliveries    int    `json:"deliveries"`
+}
+
+// HandoffBadItemsEvidence (rule 6): the lists are capped, the counts not.
+type HandoffBadItemsEvidence struct {
+	ID           string   `json:"id"`
+	Overlap      []string `json:"overlap"`
+	OverlapCount int      `json:"overlap_count"`
+	Unknown      []string `json:"unknown"`
+	UnknownCount int      `json:"unknown_count"`
+}
+
+// HandoffAbandonedEvidence (rule 7).
+type HandoffAbandonedEvidence struct {
+	ID               string `json:"id"`
+	Tokens           int64  `json:"tokens"`
+	TurnID           string `json:"turn_id"`
+	TurnLine         int    `json:"turn_line"`
+	ProviderThreadID string `json:"provider_thread_id"`
+}
+
+func (HandoffOversizedEvidence) Kind() Kind         { return HandoffOversized }
+func (HandoffLostDeferredEvidence) Kind() Kind      { return HandoffLostDeferred }
+func (HandoffStaleDeferredEvidence) Kind() Kind     { return HandoffStaleDeferred }
+func (HandoffDuplicateDeferredEvidence) Kind() Kind { return HandoffDuplicateDeferred }
+func (HandoffDoubleDeliveryEvidence) Kind() Kind    { return HandoffDoubleDelivery }
+func (HandoffBadItemsEvidence) Kind() Kind          { return HandoffBadItems }
+func (HandoffAbandonedEvidence) Kind() Kind         { return HandoffAbandoned }
+
+// Streaming frame logs (frames.md), replayed by reconstruct/frames, which
+// defines their facts.
+
+type FrameDeltaMismatchEvidence frames.MismatchFacts
+type FrameUnterminatedEvidence frames.UnterminatedFacts
+type FrameSupersededBytesEvidence frames.SupersededFacts
+type FrameUnknownTypeEvidence frames.UnknownTypeFacts
+
+func (FrameDeltaMismatchEvidence) Kind() Kind   { return FrameDeltaMismatch }
+func (FrameUnterminatedEvidence) Kind() Kind    { return FrameUnterminated }
+func (FrameSupersededBytesEvidence) Kind() Kind { return FrameSupersededBytes }
+func (FrameUnknownTypeEvidence) Kind() Kind     { return FrameUnknownType }
