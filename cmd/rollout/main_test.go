@@ -38,12 +38,20 @@ func TestScripts(t *testing.T) {
 	testscript.Run(t, testscript.Params{
 		Dir: "testdata/script",
 		Cmds: map[string]func(*testscript.TestScript, bool, []string){
-			"exitcode":  cmdExitCode,
-			"zstd":      cmdZstd,
-			"lsdir":     cmdLsdir,
-			"sortlines": cmdSortLines,
-			"bloatgen":  cmdBloatgen,
-			"mkfifo":    cmdMkfifo, // unix only: scripts using it start with [!unix] skip
+			"exitcode":   cmdExitCode,
+			"zstd":       cmdZstd,
+			"lsdir":      cmdLsdir,
+			"sortlines":  cmdSortLines,
+			"bloatgen":   cmdBloatgen,
+			"mkfifo":     cmdMkfifo, // unix only: scripts using it start with [!unix] skip
+			"jsonschema": cmdJSONSchema,
+		},
+		Setup: func(env *testscript.Env) error {
+			// $REPO is the repository root, for scripts that check the
+			// files it ships (docs/schema, .pre-commit-hooks.yaml).
+			root, err := filepath.Abs("../..")
+			env.Setenv("REPO", root)
+			return err
 		},
 	})
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rogpeppe/go-internal/testscript"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/rollout-dev/rollout/checks"
@@ -134,5 +135,22 @@ func TestSchemaKnowsEveryRuleID(t *testing.T) {
 		if !re.MatchString(r.ID) {
 			t.Errorf("rule %s does not match the schema's rule pattern %s", r.ID, re)
 		}
+	}
+}
+
+// cmdJSONSchema: jsonschema SCHEMA FILE fails unless FILE validates against
+// the JSON Schema SCHEMA (! jsonschema: unless it does not).
+func cmdJSONSchema(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 2 {
+		ts.Fatalf("usage: jsonschema schema file")
+	}
+	sch, err := jsonschema.NewCompiler().Compile(ts.MkAbs(args[0]))
+	ts.Check(err)
+	err = validateReport(sch, []byte(ts.ReadFile(args[1])))
+	switch {
+	case neg && err == nil:
+		ts.Fatalf("%s validates against %s", args[1], args[0])
+	case !neg && err != nil:
+		ts.Fatalf("%s does not validate against %s: %v", args[1], args[0], err)
 	}
 }
