@@ -92,6 +92,7 @@ func Run(path string, stdin io.Reader, opts Options) (res *Result, err error) {
 // RunReader is Run over an open stream.
 func RunReader(path string, r io.Reader, opts Options) (res *Result, err error) {
 	rd := rollout.NewReader(r, opts.MaxLineBytes)
+	defer rd.Release() // records are dead once the file is done
 	line := 0
 	defer func() {
 		if v := recover(); v != nil {

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -32,12 +33,33 @@ type Reader struct {
 	err    error
 }
 
+// lineBuffers recycles the readers' buffers: allocating and zeroing 4 MiB
+// per file was 15% of verifying a directory of small sessions.
+var lineBuffers = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, readBufferSize) }}
+
 // NewReader reads records from r. maxLine <= 0 means DefaultMaxLineBytes.
+// Release hands its buffer on to the next Reader.
 func NewReader(r io.Reader, maxLine int64) *Reader {
 	if maxLine <= 0 {
 		maxLine = DefaultMaxLineBytes
 	}
-	return &Reader{br: bufio.NewReaderSize(r, readBufferSize), max: maxLine}
+	br := lineBuffers.Get().(*bufio.Reader)
+	br.Reset(r)
+	return &Reader{br: br, max: maxLine}
+}
+
+// Release returns the read buffer for reuse; the Reader and the records it
+// returned must not be used afterwards. Calling it is optional.
+func (rd *Reader) Release() {
+	if rd.br == nil {
+		return
+	}
+	rd.br.Reset(nil)
+	lineBuffers.Put(rd.br)
+	rd.br, rd.buf = nil, nil
+	if rd.err == nil {
+		rd.err = errors.New("rollout: Reader used after Release")
+	}
 }
 
 // Next returns the next record, or io.EOF after the last one. Any other error

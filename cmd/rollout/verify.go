@@ -441,6 +441,7 @@ func analyse(paths []string, jobs int, stdin io.Reader, opts checks.Options, has
 				if hash && out[i].err == nil {
 					out[i].hashes = hashFindingRecords(paths[i], out[i].res, opts.MaxLineBytes)
 				}
+				out[i].res = slim(out[i].res)
 				step()
 			}
 		}()
@@ -451,6 +452,18 @@ func analyse(paths []string, jobs int, stdin io.Reader, opts checks.Options, has
 	close(next)
 	wg.Wait()
 	return out
+}
+
+// slim keeps of a result what the report needs (findings, a few summary
+// fields) and lets the reconstructed state go: holding every file's state
+// until the report was printed cost about 130 KB per file.
+func slim(res *checks.Result) *checks.Result {
+	if res == nil {
+		return nil
+	}
+	st := res.State
+	return &checks.Result{Path: res.Path, Records: res.Records, Findings: slices.Clip(res.Findings),
+		State: &reconstruct.State{Era: st.Era, HistoryMode: st.HistoryMode, CLIVersion: st.CLIVersion, ThreadID: st.ThreadID}}
 }
 
 // analyseOne runs the checks on one file; a panic outside the engine's own
