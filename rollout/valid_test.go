@@ -83,3 +83,52 @@ func TestAppendJSONString(t *testing.T) {
 		}
 	}
 }
+
+// TestScanPlain checks the word-at-a-time scan against a byte loop on
+// every offset of inputs with each kind of stop byte at every position.
+func TestScanPlain(t *testing.T) {
+	stops := []byte{'"', '\\', 0x00, 0x1f, 0x80, 0xe9, 0xff}
+	plain := []byte("abcdefghijklmnopqrstuvwxyz !#~\x7f 0123456789")
+	naive := func(b []byte, i int) int {
+		for ; i < len(b); i++ {
+			if c := b[i]; c == '"' || c == '\\' || c < 0x20 || c >= 0x80 {
+				return i
+			}
+		}
+		return i
+	}
+	for n := 0; n <= 40; n++ {
+		for pos := -1; pos < n; pos++ {
+			for _, stop := range stops {
+				b := append([]byte(nil), plain[:n]...)
+				if pos >= 0 {
+					b[pos] = stop
+				}
+				for i := 0; i <= n; i++ {
+					if got, want := scanPlain(b, i), naive(b, i); got != want {
+						t.Fatalf("scanPlain(%q, %d) = %d, want %d", b, i, got, want)
+					}
+				}
+			}
+		}
+	}
+}
+
+func BenchmarkCheckLine(b *testing.B) {
+	short := []byte(`{"timestamp":"2026-04-07T09:00:00.123Z","type":"event_msg","payload":{"type":"agent_reasoning","text":"the build fails because parser returns an error for empty input \"quoted\" line\n naïve café → ok tests pass now"}}`)
+	long := []byte(`{"type":"response_item","payload":{"type":"function_call_output","call_id":"c1","output":"` +
+		strings.Repeat(`ok  \tgithub.com/x/y\t0.01s\n`, 20000) + `"}}`)
+	for _, c := range []struct {
+		name string
+		line []byte
+	}{{"short", short}, {"long", long}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.SetBytes(int64(len(c.line)))
+			for b.Loop() {
+				if !checkLine(c.line).object {
+					b.Fatal("invalid")
+				}
+			}
+		})
+	}
+}
