@@ -106,39 +106,43 @@ func (g *FitGrid) Merge(o *FitGrid) error {
 	return nil
 }
 
-// quality compares how well two candidates reproduce the recording: more
-// recorded compactions reproduced, then more of them at the very request,
-// then fewer simulated compactions that match nothing.
-func quality(a, b FitPoint) int {
+// quality compares how well two candidates reproduce the recording of
+// rec compactions: the higher F1 score, 2*reproduced / (recorded +
+// simulated), which counts both kinds of error (recorded compactions not
+// reproduced, simulated ones that match none), so that neither never
+// compacting nor compacting before every request (which "reproduces"
+// everything) scores well; then the most reproduced at the very request.
+func quality(a, b FitPoint, rec int) int {
 	return cmp.Or(
-		cmp.Compare(a.Reproduced, b.Reproduced),
+		cmp.Compare(int64(a.Reproduced)*int64(rec+b.Simulated), int64(b.Reproduced)*int64(rec+a.Simulated)),
 		cmp.Compare(a.Exact, b.Exact),
-		cmp.Compare(b.Simulated-b.Reproduced, a.Simulated-a.Reproduced),
 	)
 }
 
 // better orders candidates by quality, then the higher threshold (the
 // highest that still triggers every reproduced compaction is the tightest
 // estimate), then the run's own post-compaction fill, then the lower one.
-func better(a, b FitPoint) bool {
-	return cmp.Or(quality(a, b),
+func better(a, b FitPoint, rec int) bool {
+	return cmp.Or(quality(a, b, rec),
 		cmp.Compare(a.Permille, b.Permille),
 		cmp.Compare(b.PostPercent, a.PostPercent)) > 0
 }
 
 // Best is the best candidate; ok is false when nothing was recorded to fit
-// (no rollout with a window and a recorded compaction).
+// (no rollout with a window and a recorded compaction) or when no
+// candidate reproduces any recorded compaction (the model does not
+// describe this recording at any threshold).
 func (g *FitGrid) Best() (FitPoint, bool) {
 	if g.Recorded == 0 || len(g.Points) == 0 {
 		return FitPoint{}, false
 	}
 	best := g.Points[0]
 	for _, p := range g.Points[1:] {
-		if better(p, best) {
+		if better(p, best, g.Recorded) {
 			best = p
 		}
 	}
-	return best, true
+	return best, best.Reproduced > 0
 }
 
 // Threshold is the candidate's threshold as a percentage.
@@ -174,7 +178,7 @@ func fitted(g *FitGrid, chosen FitPoint) *Fitted {
 	}
 	f := &Fitted{CompactAt: best.Threshold().String(), RecordedCompactions: g.Recorded,
 		Reproduced: best.Reproduced, Exact: best.Exact, Simulated: best.Simulated,
-		Better: quality(best, chosen) > 0}
+		Better: quality(best, chosen, g.Recorded) > 0}
 	if best.PostPercent >= 0 {
 		p := best.PostPercent
 		f.PostCompactPercent = &p

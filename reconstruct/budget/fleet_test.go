@@ -176,3 +176,26 @@ func TestShareLedger(t *testing.T) {
 		t.Errorf("exhausted %+v", ex)
 	}
 }
+
+// The fit scores F1, 2*reproduced / (recorded + simulated): a candidate
+// that compacts before every request reproduces every recorded compaction
+// and still loses (the generator of make bench's rollout, whose policy
+// differs from the model's: 30 compactions of which the 90% rule
+// reproduces 2, and a post-compaction fill at 50% that compacts at every
+// one of its 1,288 requests); one that reproduces nothing is no fit.
+func TestFitScore(t *testing.T) {
+	g := &FitGrid{Recorded: 30, Points: []FitPoint{
+		{Permille: 500, PostPercent: 50, Reproduced: 30, Exact: 30, Simulated: 1265},
+		{Permille: 835, PostPercent: 10, Reproduced: 8, Exact: 5, Simulated: 30},
+		{Permille: 900, PostPercent: -1, Reproduced: 2, Exact: 1, Simulated: 26},
+		{Permille: 1000, PostPercent: -1},
+	}}
+	best, ok := g.Best()
+	if !ok || best.Permille != 835 {
+		t.Errorf("best %+v %v, want the 83.5%% candidate", best, ok)
+	}
+	g.Points = []FitPoint{{Permille: 900, PostPercent: -1, Simulated: 3}, {Permille: 1000, PostPercent: -1}}
+	if best, ok := g.Best(); ok {
+		t.Errorf("a fit that reproduces nothing: %+v", best)
+	}
+}
