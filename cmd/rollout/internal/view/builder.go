@@ -553,7 +553,7 @@ func clip(s string, n int) (string, bool) {
 		for i > 0 && !utf8.RuneStart(s[i]) {
 			i--
 		}
-		s = s[:i]
+		s = strings.Clone(s[:i]) // never keep the whole string alive
 	}
 	if !utf8.ValidString(s) {
 		s = strings.ToValidUTF8(s, "\uFFFD")
