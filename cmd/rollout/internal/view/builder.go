@@ -25,14 +25,25 @@ type Options struct {
 	// MaxItems is the number of a compaction's replacement items listed
 	// (0: DefaultMaxItems).
 	MaxItems int
+	// MaxRecords is the number of records the page shows; later ones are
+	// only counted (0: DefaultMaxRecords). Runs of blank or unreadable
+	// lines count as one.
+	MaxRecords int
+	// MaxTotalText bounds the text the page keeps; past it, records show
+	// their titles and sizes only (0: DefaultMaxTotalText).
+	MaxTotalText int64
 }
 
 // Defaults of Options.
 const (
 	DefaultMaxText  = 4000
 	DefaultMaxItems = 200
-	collapseAt      = 600 // longer texts of tool calls and outputs start collapsed
-	previewText     = 160 // one-line previews (events, replacement items)
+	// With these, the page model stays under about 100 MB whatever the
+	// file, and a browser still opens the page.
+	DefaultMaxRecords   = 100_000
+	DefaultMaxTotalText = 64 << 20
+	collapseAt          = 600 // longer texts of tool calls and outputs start collapsed
+	previewText         = 160 // one-line previews (events, replacement items)
 )
 
 // Builder collects the page while the file is replayed.
@@ -45,7 +56,8 @@ type Builder struct {
 	spans  []span // rolled-back line ranges
 	compas []int  // lines of compactions
 	era    rollout.Era
-	seen   bool // an object record was seen (the era is known)
+	seen   bool  // an object record was seen (the era is known)
+	kept   int64 // bytes of text kept
 }
 
 type span struct{ from, at int }
@@ -58,6 +70,12 @@ func New(opts Options) *Builder {
 	if opts.MaxItems <= 0 {
 		opts.MaxItems = DefaultMaxItems
 	}
+	if opts.MaxRecords <= 0 {
+		opts.MaxRecords = DefaultMaxRecords
+	}
+	if opts.MaxTotalText <= 0 {
+		opts.MaxTotalText = DefaultMaxTotalText
+	}
 	b := &Builder{opts: opts, calls: map[string]*Entry{}}
 	b.page.Path, b.page.Bytes = opts.Path, opts.Bytes
 	b.turn = &Turn{Index: 0}
@@ -66,34 +84,45 @@ func New(opts Options) *Builder {
 }
 
 func (b *Builder) add(e *Entry) *Entry {
+	if b.full() {
+		b.page.NotShown++
+		return e
+	}
 	b.all = append(b.all, e)
 	b.turn.Records = append(b.turn.Records, e)
 	return e
 }
 
+func (b *Builder) full() bool { return len(b.all) >= b.opts.MaxRecords }
+
+// broken adds an unreadable line; a run of lines of the same kind is one
+// entry (a file of a million blank lines is one record on the page).
+func (b *Builder) broken(rec *rollout.Record, title string, minor bool, raw bool) {
+	if n := len(b.all); n > 0 {
+		if last := b.all[n-1]; last.Kind == "broken" && last.Title == title && last.LastLine+1 == rec.Line {
+			last.LastLine = rec.Line
+			last.Meta = fmt.Sprintf("lines %d-%d", last.Line, last.LastLine)
+			return
+		}
+	}
+	e := &Entry{Line: rec.Line, LastLine: rec.Line, Offset: rec.Offset, Kind: "broken", Title: title, Minor: minor, Meta: htmlpage.Bytes(rec.Size)}
+	if raw {
+		e.Blocks = []Block{b.block("raw", string(rec.Raw), true)}
+	}
+	b.add(e)
+}
+
 // Record adds one record; it keeps nothing of rec beyond the call.
 func (b *Builder) Record(rec *rollout.Record) {
-	at := func(kind, title string) *Entry {
-		return &Entry{Line: rec.Line, Offset: rec.Offset, Kind: kind, Title: title}
-	}
 	switch rec.Shape {
 	case rollout.ShapeBlank:
-		e := at("broken", "blank line")
-		e.Minor = true
-		b.add(e)
+		b.broken(rec, "blank line", true, false)
 	case rollout.ShapeOversized:
-		e := at("broken", "line not read")
-		e.Meta = "over --max-line-bytes: " + htmlpage.Bytes(rec.Size)
-		b.add(e)
-	case rollout.ShapeTorn, rollout.ShapeInvalid:
-		title := "invalid JSON"
-		if rec.Shape == rollout.ShapeTorn {
-			title = "torn last line"
-		}
-		e := at("broken", title)
-		e.Meta = htmlpage.Bytes(rec.Size)
-		e.Blocks = []Block{b.block("raw", string(rec.Raw), true)}
-		b.add(e)
+		b.broken(rec, "line over --max-line-bytes, not read", false, false)
+	case rollout.ShapeTorn:
+		b.broken(rec, "torn last line", false, true)
+	case rollout.ShapeInvalid:
+		b.broken(rec, "invalid JSON", false, true)
 	case rollout.ShapeConcatenated:
 		for i, part := range rec.Parts {
 			sub := rollout.Record{Line: rec.Line, Offset: rec.Offset, Raw: rec.Raw[part[0]:part[1]], EOL: rec.EOL, Shape: rollout.ShapeObject}
@@ -382,7 +411,7 @@ func (b *Builder) Finish(st *reconstruct.State, findings []*Finding) *Page {
 	pg.ThreadID, pg.CLIVersion, pg.Era, pg.HistoryMode, pg.Records = st.ThreadID, st.CLIVersion, string(st.Era), st.HistoryMode, st.Records
 	pg.FirstWindowID, pg.WindowID, pg.WindowNumber = st.Lineage.FirstWindowID, st.Lineage.WindowID, st.Lineage.WindowNumber
 	type key struct{ line, index int }
-	pg.Live = len(st.History)
+	pg.Live, pg.Shown = len(st.History), len(b.all)
 	live := make(map[key]bool, len(st.History))
 	for _, it := range st.History {
 		live[key{it.Line, it.Index}] = true
@@ -494,9 +523,11 @@ func (b *Builder) place(findings []*Finding) {
 		at[f.Line] = append(at[f.Line], f)
 	}
 	for _, e := range b.all {
-		if fs, ok := at[e.Line]; ok {
-			e.Findings = fs
-			delete(at, e.Line)
+		for l := e.Line; l <= max(e.Line, e.LastLine) && len(at) > 0; l++ {
+			if fs, ok := at[l]; ok {
+				e.Findings = append(e.Findings, fs...)
+				delete(at, l)
+			}
 		}
 	}
 	for _, f := range findings {
@@ -513,7 +544,12 @@ func (b *Builder) place(findings []*Finding) {
 // block clips a text for the page.
 func (b *Builder) block(label, text string, code bool) Block {
 	bl := Block{Label: label, Code: code, Size: int64(len(text))}
-	bl.Text, bl.Clipped = clip(text, b.opts.MaxText)
+	limit := b.opts.MaxText
+	if left := b.opts.MaxTotalText - b.kept; left < int64(limit) {
+		limit = int(max(left, 0))
+	}
+	bl.Text, bl.Clipped = clip(text, limit)
+	b.kept += int64(len(bl.Text))
 	if bl.Clipped {
 		b.page.Clipped++
 	}

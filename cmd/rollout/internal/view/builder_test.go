@@ -1,9 +1,16 @@
 package view
 
 import (
+	"fmt"
+	"io"
 	"strings"
 	"testing"
 	"unsafe"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/rollout-dev/rollout/checks"
+	"github.com/rollout-dev/rollout/reconstruct"
+	"github.com/rollout-dev/rollout/rollout"
 )
 
 // A clipped string must not keep the whole string alive: the page keeps
@@ -23,5 +30,59 @@ func TestClipCopies(t *testing.T) {
 	}
 	if got, _ := clip("a\xffb", 10); got != "a\uFFFDb" {
 		t.Errorf("invalid UTF-8 not replaced: %q", got)
+	}
+}
+
+func feed(t *testing.T, b *Builder, data string) {
+	t.Helper()
+	rd := rollout.NewReader(strings.NewReader(data), 1<<20)
+	for {
+		rec, err := rd.Next()
+		if err == io.EOF {
+			return
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.Record(rec)
+	}
+}
+
+// Memory follows the records shown, whatever the file: a run of blank or
+// unreadable lines is one record, the records and the text kept are capped.
+func TestBounds(t *testing.T) {
+	t.Parallel()
+	meta := `{"timestamp":"2026-03-10T09:35:30.000Z","type":"session_meta","payload":{"id":"x"}}` + "\n"
+	b := New(Options{})
+	feed(t, b, meta+strings.Repeat("\n", 5000)+strings.Repeat("not json\n", 3000))
+	pg := b.Finish(&reconstruct.State{}, []*Finding{{Finding: checks.Finding{Rule: "line/blank", Line: 4000}}})
+	var got []string
+	for _, tr := range pg.Turns {
+		for _, e := range tr.Records {
+			got = append(got, fmt.Sprintf("%s %d-%d findings=%d", e.Title, e.Line, e.LastLine, len(e.Findings)))
+		}
+	}
+	want := []string{"session start 1-0 findings=0", "blank line 2-5001 findings=1", "invalid JSON 5002-8001 findings=0"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("records (-want +got):\n%s", diff)
+	}
+
+	b = New(Options{MaxRecords: 2, MaxText: 100, MaxTotalText: 150})
+	line := `{"timestamp":"2026-03-10T09:35:31.000Z","type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"` + strings.Repeat("a", 120) + `"}]}}` + "\n"
+	feed(t, b, meta+line+line+line)
+	pg = b.Finish(&reconstruct.State{}, nil)
+	if pg.Shown != 2 || pg.NotShown != 2 {
+		t.Errorf("shown %d, not shown %d; want 2 and 2", pg.Shown, pg.NotShown)
+	}
+	var kept int
+	for _, tr := range pg.Turns {
+		for _, e := range tr.Records {
+			for _, bl := range e.Blocks {
+				kept += len(bl.Text)
+			}
+		}
+	}
+	if kept > 150 {
+		t.Errorf("kept %d bytes of text, over the budget of 150", kept)
 	}
 }

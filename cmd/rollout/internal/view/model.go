@@ -35,6 +35,8 @@ type Page struct {
 
 	Live, Gone int // history items in / not in the resumed history
 	Clipped    int // strings cut to Options.MaxText
+	Shown      int // records on the page (a run of unreadable lines is one)
+	NotShown   int // records past Options.MaxRecords
 }
 
 // RuleCount is the number of findings of one rule.
@@ -57,13 +59,14 @@ type Turn struct {
 
 // Entry is one record (or one object of a concatenated line).
 type Entry struct {
-	Line   int
-	Offset int64
-	Kind   string // css class and label: user, assistant, reasoning, tool, output, compaction, ...
-	Title  string
-	Meta   string // a short detail after the title (ids, sizes)
-	Blocks []Block
-	Minor  bool // bookkeeping records (token counts, turn context, event copies): hidden by default
+	Line     int
+	LastLine int // a run of blank or unreadable lines ends here
+	Offset   int64
+	Kind     string // css class and label: user, assistant, reasoning, tool, output, compaction, ...
+	Title    string
+	Meta     string // a short detail after the title (ids, sizes)
+	Blocks   []Block
+	Minor    bool // bookkeeping records (token counts, turn context, event copies): hidden by default
 
 	Output  *Entry  // a tool call's output, shown with the call
 	Items   []Child // a compaction's replacement history

@@ -49,6 +49,7 @@ const pageTemplate = `<!DOCTYPE html>
 <dt>verify</dt><dd class="summary" id="summary"><span class="sev-error">{{.Errors}} errors</span><span class="sev-warning">{{.Warnings}} warnings</span><span class="sev-info">{{.Infos}} infos</span> <a href="#findings">findings</a> · <a href="#fill">context fill</a> · <a href="#timeline">timeline</a></dd>
 </dl>
 {{if .Clipped}}<p class="trunc">{{.Clipped}} long strings are cut in this page; each shows its full size.</p>{{end}}
+{{if .NotShown}}<p class="trunc" id="not-shown">The page stops after {{.Shown}} records: {{.NotShown}} later records are not shown (their findings are listed above).</p>{{end}}
 </header>
 <main>
 <section id="findings">
