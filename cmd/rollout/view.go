@@ -135,7 +135,8 @@ func runView(ctx context.Context, a *app, o *viewOptions) error {
 // changes of a dry run of the default repair, as `rollout repair` prints
 // them, or why it leaves the finding. The dry run reads the file again;
 // it runs only when some finding is fixable, and not on standard input,
-// which cannot be read twice (there the page names the fix in words).
+// which cannot be read twice (there, and on files with more findings than
+// the page lists, the page names the fix in words).
 func viewFindings(o *viewOptions, res *checks.Result) ([]*view.Finding, error) {
 	type key struct {
 		rule string
@@ -144,11 +145,15 @@ func viewFindings(o *viewOptions, res *checks.Result) ([]*view.Finding, error) {
 	planned := map[key]bool{}
 	left := map[key]string{}
 	var lines []planLine
-	fixable := false
+	// The dry run keeps every finding and change: it runs only where the
+	// analysis listed every finding (no rule past --max-findings-per-rule),
+	// so its memory stays bounded too.
+	fixable, capped := false, false
 	for _, f := range res.Findings {
 		fixable = fixable || f.Fixable
+		capped = capped || f.Represents() > 1
 	}
-	if fixable && o.path != "-" {
+	if fixable && !capped && o.path != "-" {
 		txn, err := repair.Begin(repair.Options{Path: o.path, MaxLineBytes: o.maxLineBytes, HandoffCap: o.handoffCap})
 		if err != nil {
 			return nil, fmt.Errorf("planning the repair of %s: %w", o.path, err)
