@@ -13,19 +13,29 @@ import (
 // (3 lines of context; `patch -p1` applies it). Call it before Finish: an
 // in-place write replaces the input.
 func (t *Txn) WriteDiff(w io.Writer) error {
+	name := filepath.ToSlash(filepath.Base(t.Path))
+	d := &unifiedDiff{w: w, from: "a/" + name, to: "b/" + name, context: 3, maxHunk: 8 << 20}
+	if err := t.DiffLines(d.line); err != nil {
+		return err
+	}
+	return d.close()
+}
+
+// DiffLines runs the plan once more over the input and hands every line,
+// kept ('='), removed ('-') or added ('+'), to on: the stream other diff
+// renderings are made from. Call it before Finish.
+func (t *Txn) DiffLines(on func(rollout.DiffLine) error) error {
 	f, _, src, err := t.openInput(nil)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
 	defer src.Close()
-	name := filepath.ToSlash(filepath.Base(t.Path))
-	d := &unifiedDiff{w: w, from: "a/" + name, to: "b/" + name, context: 3, maxHunk: 8 << 20}
-	opts := rollout.RewriteOptions{MaxLineBytes: t.opts.MaxLineBytes, Reopen: t.reopen, OnLine: d.line}
+	opts := rollout.RewriteOptions{MaxLineBytes: t.opts.MaxLineBytes, Reopen: t.reopen, OnLine: on}
 	if _, err := rollout.Rewrite(io.Discard, src, &t.Fixes.Plan, opts); err != nil {
 		return fmt.Errorf("writing the diff: %w", err)
 	}
-	return d.close()
+	return nil
 }
 
 // unifiedDiff turns the line events of a rewrite into unified diff hunks.

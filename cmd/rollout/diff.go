@@ -418,12 +418,16 @@ func count(n int, what string) string {
 	return fmt.Sprintf("%d %s", n, plural(n, what, what+"s"))
 }
 
+// writeJSON writes v as indented JSON that is safe on a terminal (the
+// strings it holds come from a rollout; see termsafe.JSON).
 func writeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
 	enc.SetIndent("", "  ")
 	if err := enc.Encode(v); err != nil {
 		return fmt.Errorf("encoding JSON: %w", err)
 	}
-	return nil
+	_, err := w.Write(termsafe.JSON(b.Bytes()))
+	return err
 }

@@ -19,7 +19,8 @@ type repairOptions struct {
 	write        bool
 	output       string
 	noBackup     bool
-	diff         bool
+	diff         string // "": none; "short": the readable diff; "full": the unified diff
+	color        string
 	fix          []string
 	report       string
 	randomIDs    bool
@@ -41,8 +42,11 @@ func newRepairCmd(a *app, runF func(context.Context, *repairOptions) error) *cob
 		Use:   "repair FILE",
 		Short: "Fix what verify reports, byte for byte, atomically (dry run by default)",
 		Long: `repair plans a fix for each finding that has one and, by default, only shows
-the plan: one line per fix with its rule, line and before/after (--diff adds a
-unified diff). Nothing is written without --write.
+the plan: one line per fix with its rule, line and before/after. --diff adds,
+per changed line, the words that change with a little context (bounded, so a
+fixed id on a 4 MB line prints one short line; coloured on a terminal);
+--diff=full adds a unified diff of whole lines that patch applies. Nothing is
+written without --write.
 
 --write replaces FILE atomically: the result goes to a temporary file in the
 same directory, is fsynced and verified, FILE is kept as FILE.bak (FILE.bak.N
@@ -71,7 +75,8 @@ refused (file changed or open for writing, another repair running, symlink,
 quarantine or backup not a regular file, write failed), 2 for usage errors and input
 repair cannot use (gzip/bzip2/xz, or nothing in it is a rollout record).`,
 		Example: `  rollout repair rollout.jsonl                      # show the plan
-  rollout repair --diff rollout.jsonl               # and the unified diff
+  rollout repair --diff rollout.jsonl               # and what changes in each line
+  rollout repair --diff=full rollout.jsonl > fix.diff  # a unified diff for patch
   rollout repair --write rollout.jsonl              # apply it, keep rollout.jsonl.bak
   rollout repair --write -o fixed.jsonl rollout.jsonl
   rollout repair --fix default,tool/orphan-call --write --report fixes.json rollout.jsonl`,
@@ -95,7 +100,9 @@ repair cannot use (gzip/bzip2/xz, or nothing in it is a rollout record).`,
 	f.BoolVar(&opts.write, "write", false, "apply the plan (default: dry run, nothing is written)")
 	f.StringVarP(&opts.output, "output", "o", "", "with --write: write the result to OUT instead of replacing FILE")
 	f.BoolVar(&opts.noBackup, "no-backup", false, "with --write: do not keep FILE.bak")
-	f.BoolVar(&opts.diff, "diff", false, "also print a unified diff of the changes")
+	f.StringVar(&opts.diff, "diff", "", "also print the changes: --diff (each changed line's changed words, with context, bounded) or --diff=full (a unified diff of whole lines that patch applies)")
+	f.Lookup("diff").NoOptDefVal = "short"
+	f.StringVar(&opts.color, "color", "auto", "colour of --diff: auto|always|never (NO_COLOR disables auto)")
 	f.StringSliceVar(&opts.fix, "fix", nil, `fixes to apply: rule ids, areas (ordinal/), "default", "all" (default: the fixes not marked opt-in)`)
 	f.StringVar(&opts.report, "report", "", "write the changes (applied, or planned in a dry run) as JSON to FILE")
 	f.BoolVar(&opts.randomIDs, "random-ids", false, "make new ids from random bits instead of deriving them (output no longer deterministic)")
@@ -116,6 +123,12 @@ func (o *repairOptions) validate() error {
 	}
 	if o.noBackup && (!o.write || o.output != "") {
 		return usageError("--no-backup only applies to --write without -o", "--no-backup given without --write in place")
+	}
+	if o.diff != "" && o.diff != "short" && o.diff != "full" {
+		return usageError("use --diff, or --diff=full for whole lines", "invalid --diff %q", o.diff)
+	}
+	if o.color != "auto" && o.color != "always" && o.color != "never" {
+		return usageError("use --color auto|always|never", "invalid --color %q", o.color)
 	}
 	if o.handoffCap < 1 {
 		return usageError("", "invalid --handoff-cap %d", o.handoffCap)
@@ -148,11 +161,9 @@ func runRepair(ctx context.Context, a *app, o *repairOptions) error {
 	p := &repairPrinter{a: a, o: o}
 	if !t.NothingToFix() {
 		p.printPlan(&t.Outcome)
-		if o.diff {
-			if err := t.WriteDiff(a.io.Out); err != nil {
-				t.Finish()
-				return err
-			}
+		if err := p.printDiff(t); err != nil {
+			t.Finish()
+			return err
 		}
 	}
 	out := t.Finish()

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/rollout-dev/rollout/internal/termsafe"
 	"io"
 	"strconv"
 	"strings"
@@ -139,10 +140,10 @@ func (p *repairPrinter) printPlan(out *repair.Outcome) {
 		ww = max(ww, len(l.where))
 	}
 	for _, l := range lines {
-		fmt.Fprintf(w, "  %-*s  %-*s  %s\n", ww, l.where, wr, l.rule, l.what)
+		fmt.Fprintf(w, "  %-*s  %-*s  %s\n", ww, l.where, wr, l.rule, termsafe.String(l.what))
 	}
 	for _, s := range out.Skips {
-		fmt.Fprintf(w, "  line %d  %s  not fixed: %s\n", s.Line, s.Label, s.Reason)
+		fmt.Fprintf(w, "  line %d  %s  not fixed: %s\n", s.Line, s.Label, termsafe.String(s.Reason))
 	}
 	if out.Links > 1 && p.o.output == "" {
 		fmt.Fprintf(w, "  note: %s has %d other hard %s: %s the old content (the repair writes a new file)\n",
@@ -240,7 +241,7 @@ func (p *repairPrinter) printRemaining(out *repair.Outcome, remaining []checks.F
 		} else if checks.HasFixer(f.Rule) {
 			note = "not fixed"
 		}
-		fmt.Fprintf(e, "  %d  %s  %s (%s)\n", f.Line, f.Rule, f.Message, note)
+		fmt.Fprintf(e, "  %d  %s  %s (%s)\n", f.Line, f.Rule, termsafe.String(f.Message), note)
 	}
 }
 
@@ -362,4 +363,43 @@ func writeRepairReport(w io.Writer, out *repair.Outcome) error {
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
 	return enc.Encode(rep)
+}
+
+// printDiff prints the diff --diff asks for. The unified diff (--diff=full)
+// is written as is for patch, and escaped only when it goes to a terminal.
+func (p *repairPrinter) printDiff(t *repair.Txn) error {
+	w := p.a.io.Out
+	switch p.o.diff {
+	case "short":
+		d := &wordDiff{w: w, color: p.a.io.useColor(p.o.color, p.a.io.OutIsTTY)}
+		if err := t.DiffLines(d.line); err != nil {
+			return err
+		}
+		return d.close()
+	case "full":
+		if p.a.io.OutIsTTY {
+			w = &termsafeWriter{w: w}
+		}
+		return t.WriteDiff(w)
+	}
+	return nil
+}
+
+// termsafeWriter escapes each line written through it (the writes of the
+// unified diff are whole lines).
+type termsafeWriter struct{ w io.Writer }
+
+func (t *termsafeWriter) Write(b []byte) (int, error) {
+	var out strings.Builder
+	for line := range strings.Lines(string(b)) {
+		body, nl := strings.CutSuffix(line, "\n")
+		out.WriteString(termsafe.String(body))
+		if nl {
+			out.WriteString("\n")
+		}
+	}
+	if _, err := io.WriteString(t.w, out.String()); err != nil {
+		return 0, err
+	}
+	return len(b), nil
 }

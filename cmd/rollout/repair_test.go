@@ -15,12 +15,15 @@ func TestRepairOptions(t *testing.T) {
 		want repairOptions
 		code int // exit code of an invalid invocation; 0: valid
 	}{
-		{args: []string{"f.jsonl"}, want: repairOptions{path: "f.jsonl", maxLineBytes: 64 << 20, handoffCap: 16000}},
-		{args: []string{"--write", "-o", "out.jsonl", "f.jsonl"}, want: repairOptions{path: "f.jsonl", write: true, output: "out.jsonl", maxLineBytes: 64 << 20, handoffCap: 16000}},
+		{args: []string{"f.jsonl"}, want: repairOptions{path: "f.jsonl", maxLineBytes: 64 << 20, handoffCap: 16000, color: "auto"}},
+		{args: []string{"--write", "-o", "out.jsonl", "f.jsonl"}, want: repairOptions{path: "f.jsonl", write: true, output: "out.jsonl", maxLineBytes: 64 << 20, handoffCap: 16000, color: "auto"}},
 		{args: []string{"--write", "--no-backup", "--diff", "--random-ids", "--report", "r.json", "f.jsonl"},
-			want: repairOptions{path: "f.jsonl", write: true, noBackup: true, diff: true, randomIDs: true, report: "r.json", maxLineBytes: 64 << 20, handoffCap: 16000}},
+			want: repairOptions{path: "f.jsonl", write: true, noBackup: true, diff: "short", randomIDs: true, report: "r.json", maxLineBytes: 64 << 20, handoffCap: 16000, color: "auto"}},
+		{args: []string{"--diff=full", "--color", "never", "f.jsonl"}, want: repairOptions{path: "f.jsonl", diff: "full", color: "never", maxLineBytes: 64 << 20, handoffCap: 16000}},
+		{args: []string{"--diff=words", "f.jsonl"}, code: exitUsage},
+		{args: []string{"--color", "blue", "f.jsonl"}, code: exitUsage},
 		{args: []string{"--fix", "default,tool/orphan-call", "--fix", "ordinal/", "--max-line-bytes", "100", "--handoff-cap", "64000", "f.jsonl"},
-			want: repairOptions{path: "f.jsonl", fix: []string{"default", "tool/orphan-call", "ordinal/"}, maxLineBytes: 100, handoffCap: 64000}},
+			want: repairOptions{path: "f.jsonl", fix: []string{"default", "tool/orphan-call", "ordinal/"}, maxLineBytes: 100, handoffCap: 64000, color: "auto"}},
 		{args: []string{"-o", "out.jsonl", "f.jsonl"}, code: exitUsage},                   // -o needs --write
 		{args: []string{"--no-backup", "f.jsonl"}, code: exitUsage},                       // only with --write
 		{args: []string{"--write", "--no-backup", "-o", "o", "f.jsonl"}, code: exitUsage}, // and not with -o

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 
 	"github.com/rollout-dev/rollout/checks"
 	"github.com/rollout-dev/rollout/reconstruct"
@@ -119,13 +118,7 @@ func runState(ctx context.Context, a *app, o *stateOptions) error {
 		return err
 	}
 	out := buildStateJSON(o.path, res.State)
-	enc := json.NewEncoder(a.io.Out)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(out); err != nil {
-		return fmt.Errorf("encoding state: %w", err)
-	}
-	return nil
+	return writeJSON(a.io.Out, out)
 }
 
 func buildStateJSON(path string, st *reconstruct.State) stateJSON {

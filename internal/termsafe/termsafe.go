@@ -80,3 +80,24 @@ func unsafe(r rune, size int) bool {
 	}
 	return false
 }
+
+// JSON escapes, in encoded JSON, what encoding/json leaves raw and a
+// terminal acts on: DEL, C1 controls and the bidirectional controls become
+// \u escapes. Those characters only occur inside JSON strings, so the
+// result is the same JSON value.
+func JSON(b []byte) []byte {
+	if IsSafe(string(b)) {
+		return b
+	}
+	out := make([]byte, 0, len(b)+16)
+	for i := 0; i < len(b); {
+		r, size := utf8.DecodeRune(b[i:])
+		if r != '\n' && r != '\r' && r != '\t' && unsafe(r, size) && !(r == utf8.RuneError && size == 1) {
+			out = fmt.Appendf(out, `\u%04x`, r)
+		} else {
+			out = append(out, b[i:i+size]...)
+		}
+		i += size
+	}
+	return out
+}

@@ -41,3 +41,16 @@ func FuzzString(f *testing.F) {
 		}
 	})
 }
+
+func TestJSON(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{`{"a":"plain"}` + "\n", `{"a":"plain"}` + "\n"},
+		{"{\"a\":\"del\x7f c1\u009b bidi\u202e\"}\n", `{"a":"del\u007f c1\u009b bidi\u202e"}` + "\n"},
+		{"{\n  \"a\": 1\n}", "{\n  \"a\": 1\n}"},
+	}
+	for _, tt := range tests {
+		if got := string(JSON([]byte(tt.in))); got != tt.want {
+			t.Errorf("JSON(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}

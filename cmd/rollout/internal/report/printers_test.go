@@ -188,7 +188,7 @@ func TestEdgeCases(t *testing.T) {
 				"1 files, 0 records: 1 errors, 1 warnings, 0 infos\n"},
 		{"github odd", "github", odd,
 			"::error file=logs/a%2Cb%3Ac%25.jsonl,title=file/empty::no records\n" +
-				"::warning file=logs/a%2Cb%3Ac%25.jsonl,line=4,title=line/ctrl::bad \x1b[2J byte%0D\tend\n" +
+				"::warning file=logs/a%2Cb%3Ac%25.jsonl,line=4,title=line/ctrl::bad \\x1b[2J byte%0D\tend\n" + // the job log is a terminal
 				"::notice title=rollout verify::1 files, 0 records: 1 errors, 1 warnings, 0 infos\n"},
 		{"markdown odd", "markdown", odd,
 			"1 files, 0 records: 1 errors, 1 warnings, 0 infos\n\n" +

@@ -3,6 +3,7 @@ package report
 import (
 	"bufio"
 	"fmt"
+	"github.com/rollout-dev/rollout/internal/termsafe"
 	"io"
 	"strconv"
 	"strings"
@@ -120,32 +121,10 @@ func colorize(s checks.Severity, word string) string {
 	return word
 }
 
-// oneLine escapes the C0 control characters (except tab), DEL and the C1
-// control characters.
-func oneLine(s string) string {
-	if !strings.ContainsFunc(s, isControl) {
-		return s
-	}
-	var b strings.Builder
-	for _, c := range s {
-		switch {
-		case c == '\n':
-			b.WriteString(`\n`)
-		case c == '\r':
-			b.WriteString(`\r`)
-		case isControl(c):
-			q := strconv.QuoteRune(c) // e.g. '\x1b' or '\u0085'
-			b.WriteString(q[1 : len(q)-1])
-		default:
-			b.WriteRune(c)
-		}
-	}
-	return b.String()
-}
-
-func isControl(c rune) bool {
-	return (c < 0x20 && c != '\t') || (c >= 0x7f && c <= 0x9f)
-}
+// oneLine makes text from a rollout safe for a terminal and one line:
+// control characters as \x1b, \n, C1 and bidi controls as \u009b
+// (internal/termsafe, shared by every text printer).
+func oneLine(s string) string { return termsafe.String(s) }
 
 // printGitHub writes GitHub Actions workflow commands, one per finding:
 //
@@ -201,8 +180,25 @@ var githubDataEscaper = strings.NewReplacer("%", "%25", "\r", "%0D", "\n", "%0A"
 // does (escapeProperty): the data escapes plus ":" and ",".
 var githubPropertyEscaper = strings.NewReplacer("%", "%25", "\r", "%0D", "\n", "%0A", ":", "%3A", ",", "%2C")
 
-func githubData(s string) string     { return githubDataEscaper.Replace(s) }
-func githubProperty(s string) string { return githubPropertyEscaper.Replace(s) }
+// The workflow commands are also printed to the job's log, a terminal:
+// the other control characters are escaped first (CR and LF are kept for
+// the GitHub escapes, which encode them).
+func githubData(s string) string     { return githubDataEscaper.Replace(safeKeepingBreaks(s)) }
+func githubProperty(s string) string { return githubPropertyEscaper.Replace(safeKeepingBreaks(s)) }
+
+func safeKeepingBreaks(s string) string {
+	var b strings.Builder
+	start := 0
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\n' || s[i] == '\r' {
+			b.WriteString(termsafe.String(s[start:i]))
+			b.WriteByte(s[i])
+			start = i + 1
+		}
+	}
+	b.WriteString(termsafe.String(s[start:]))
+	return b.String()
+}
 
 // printMarkdown writes the summary line, a blank line, the notes as a
 // list, and either a table with one row per finding or "No findings.". A
