@@ -294,7 +294,28 @@ func (p *planner) sequence() {
 	}
 	rules := p.ordinals
 	sort.SliceStable(rules, func(i, j int) bool { return rules[i].line < rules[j].line })
-	p.fp.Plan.Sequence = &rollout.Sequence{Key: "ordinal", After: "timestamp", Label: func(line int) string {
+	// Codex's history projection (thread_history_1.sqlite) is keyed by
+	// ordinal: renumber from the first line that needs it, never before.
+	from := 0
+	if len(rules) > 0 {
+		from = rules[0].line
+	}
+	for line, edits := range p.fp.Plan.Lines {
+		for _, e := range edits {
+			switch e.Kind {
+			case rollout.EditDrop, rollout.EditSplit, rollout.EditInsertAfter, rollout.EditMoveFront:
+				if from == 0 || line < from {
+					from = line
+				}
+			}
+		}
+	}
+	for _, e := range p.fp.Plan.Every {
+		if e.Kind != rollout.EditSet {
+			from = 1 // a structural edit that may match any line
+		}
+	}
+	p.fp.Plan.Sequence = &rollout.Sequence{Key: "ordinal", After: "timestamp", From: from, Label: func(line int) string {
 		// A line is renumbered because of the nearest ordinal finding at
 		// or before it; lines shifted by a removal count as a gap.
 		i := sort.Search(len(rules), func(i int) bool { return rules[i].line > line })

@@ -2,7 +2,9 @@ package checks
 
 import (
 	"bytes"
+	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -277,6 +279,33 @@ func TestDerivedIDTime(t *testing.T) {
 			}
 			if !got.UTC().Equal(tc.want) {
 				t.Errorf("id time %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestRenumberFrom: ordinals are renumbered from the first line that needs
+// it, the first bad ordinal or the first structural edit, whichever is first.
+func TestRenumberFrom(t *testing.T) {
+	pm := strings.Replace(meta, `"payload":{`, `"ordinal":0,"payload":{"history_mode":"paginated",`, 1)
+	it := func(ord int) string {
+		return strings.Replace(item, `"type":"response_item"`, `"ordinal":`+strconv.Itoa(ord)+`,"type":"response_item"`, 1)
+	}
+	dup := func(ord, n int) string {
+		return strings.Replace(it(ord), "00000000000b", fmt.Sprintf("%012x", n), 1)
+	}
+	for _, tc := range []struct {
+		name string
+		in   string
+		from int
+	}{
+		{"duplicate", pm + "\n" + dup(1, 1) + "\n" + dup(2, 2) + "\n" + dup(2, 3) + "\n" + dup(3, 4) + "\n", 4},
+		{"dropped line first", pm + "\n" + dup(1, 1) + "\ngarbage\n" + dup(2, 2) + "\n" + dup(2, 3) + "\n", 3},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fp := plan(t, tc.in)
+			if fp.Plan.Sequence == nil || fp.Plan.Sequence.From != tc.from {
+				t.Fatalf("sequence %+v, want one from line %d", fp.Plan.Sequence, tc.from)
 			}
 		})
 	}

@@ -85,6 +85,10 @@ type Sequence struct {
 	Key   string
 	After string
 	Label func(line int) string // label of a change on a line
+	// From is the first input line numbered (0: all). Objects before it
+	// keep their member as it is but are counted, so numbering goes on
+	// from their position: a renumbering touches as few lines as it can.
+	From int
 }
 
 // Plan is every edit of one rewrite.
@@ -321,7 +325,11 @@ func (w *rewriter) run(src io.Reader) error {
 		}
 		w.stats.LinesIn++
 		if oversized {
-			// Copied verbatim by readLine; it cannot be edited.
+			// Copied verbatim by readLine; it cannot be edited. It keeps
+			// its number: the writer numbered it.
+			if w.plan.Sequence != nil {
+				w.seq++
+			}
 			w.stats.LinesOut++
 			w.outLine++
 			w.openLine = eol == ""

@@ -146,6 +146,19 @@ func (w *rewriter) sequenceSplice(obj []byte, line int, skip func(string)) (*spl
 	seq := w.plan.Sequence
 	n := w.seq
 	w.seq++
+	if line < seq.From {
+		// Kept as it is; numbering goes on from its value.
+		Members(obj, func(key []byte, s, e int) bool {
+			if string(key) == seq.Key {
+				if v, err := strconv.ParseInt(string(obj[s:e]), 10, 64); err == nil && v >= 0 {
+					w.seq = v + 1
+				}
+				return false
+			}
+			return true
+		})
+		return nil, nil
+	}
 	open := skipSpace(obj, 0)
 	var cur [][2]int
 	after := -1

@@ -366,3 +366,34 @@ func TestRewriteDiffLines(t *testing.T) {
 		t.Errorf("diff lines (-want +got):\n%s", diff)
 	}
 }
+
+// TestSequenceFrom: a renumbering starting at Sequence.From leaves the
+// lines before it as they are and goes on from the last of their values;
+// a line too long to edit keeps its number and is counted.
+func TestSequenceFrom(t *testing.T) {
+	in := `{"ordinal":7,"a":1}
+{"ordinal":8,"a":2}
+{"ordinal":8,"a":3}
+{"ordinal":9,"a":4}
+{"ordinal":11,"a":"` + strings.Repeat("x", 40) + `"}
+{"ordinal":11,"a":6}
+`
+	plan := &rollout.Plan{Sequence: &rollout.Sequence{Key: "ordinal", From: 3}}
+	got := rewrite(t, in, plan, 30)
+	want := `{"ordinal":7,"a":1}
+{"ordinal":8,"a":2}
+{"ordinal":9,"a":3}
+{"ordinal":10,"a":4}
+{"ordinal":11,"a":"` + strings.Repeat("x", 40) + `"}
+{"ordinal":12,"a":6}
+`
+	if got.out != want {
+		t.Errorf("output:\n%s\nwant:\n%s", got.out, want)
+	}
+	// Lines 1-2 are untouched; line 5 is too long to edit (its own number
+	// is assumed to be 11, as the writer numbered it) but counted.
+	wantChanges := []string{"3 set ordinal 8 -> 9 @3", "4 set ordinal 9 -> 10 @4", "6 set ordinal 11 -> 12 @6"}
+	if diff := cmp.Diff(wantChanges, got.changes); diff != "" {
+		t.Errorf("changes (-want +got):\n%s", diff)
+	}
+}

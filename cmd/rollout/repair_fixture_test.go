@@ -192,11 +192,12 @@ func listDir(t *testing.T, dir string) []string {
 	return names
 }
 
-// planLinesOf keeps the fix lines of repair's output, spaces collapsed.
+// planLinesOf keeps the fix lines of repair's output, spaces collapsed
+// (notes are not fixes).
 func planLinesOf(stdout string) []string {
 	var out []string
 	for _, l := range strings.Split(stdout, "\n") {
-		if strings.HasPrefix(l, "  ") {
+		if strings.HasPrefix(l, "  ") && !strings.HasPrefix(l, "  note: ") {
 			out = append(out, strings.Join(strings.Fields(l), " "))
 		}
 	}

@@ -145,6 +145,12 @@ func (p *repairPrinter) printPlan(out *repair.Outcome) {
 	for _, s := range out.Skips {
 		fmt.Fprintf(w, "  line %d  %s  not fixed: %s\n", s.Line, s.Label, termsafe.String(s.Reason))
 	}
+	if st := out.Input.State; st != nil && st.HistoryMode == rollout.HistoryPaginated && len(lines) > 0 {
+		if seq := out.Fixes.Plan.Sequence; seq != nil && seq.From > 1 {
+			fmt.Fprintf(w, "  note: ordinals are renumbered from line %d on; the lines before it keep theirs\n", seq.From)
+		}
+		fmt.Fprintf(w, "  note: Codex keeps a projection of this paginated thread (%s) in thread_history_1.sqlite, by byte offset and ordinal: after writing, stop Codex and rebuild it (docs/repair.md, \"Codex's history database\")\n", st.ThreadID)
+	}
 	if out.Links > 1 && p.o.output == "" {
 		fmt.Fprintf(w, "  note: %s has %d other hard %s: %s the old content (the repair writes a new file)\n",
 			p.o.path, out.Links-1, plural(int(out.Links-1), "link", "links"), plural(int(out.Links-1), "it keeps", "they keep"))
