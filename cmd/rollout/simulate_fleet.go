@@ -63,6 +63,7 @@ type fleetRun struct {
 	series *csv.Writer
 	code   int
 	mu     sync.Mutex
+	since, until time.Time // --since, --until (zero: open)
 	// reported names the rollouts already reported on standard error:
 	// with --compact-at auto each is read twice, its problems said once.
 	reported map[string]bool
@@ -101,12 +102,16 @@ func (r *fleetRun) fileError(path string, err error) {
 	r.raise(fileErrorCode(err))
 }
 
-// read returns a rollout's evidence, or nil after reporting why not.
+// read returns a rollout's evidence, or nil: after reporting why, or when
+// the session started outside --since/--until.
 func (r *fleetRun) read(path string) *budget.Evidence {
 	ev, oversized, err := r.o.evidence(r.a, path)
 	if err != nil {
 		r.fileError(path, err)
 		return nil
+	}
+	if !inRange(ev.StartedAt, r.since, r.until) {
+		return nil // not selected: nothing to say
 	}
 	if oversized > 0 {
 		r.say(path, "rollout: warning: %s: %d line(s) over --max-line-bytes were not read; the evidence may miss requests\n", path, oversized)
@@ -233,11 +238,14 @@ func runSimulateFleet(ctx context.Context, a *app, o *simulateBudgetOptions) err
 		return err
 	}
 
-	// Session metas, when the selection or the ledger needs them.
+	// Session metas (first lines only), when a shared ledger needs them:
+	// the groups of linked threads. --since/--until select as each
+	// rollout is read.
 	type meta struct{ thread, parent, started string }
 	groups := map[string][]int{} // root thread -> indexes into paths
 	threads := map[int]string{}  // index into paths -> thread, for groups
-	if !since.IsZero() || !until.IsZero() || r.s.Ledger > 0 {
+	r.since, r.until = since, until
+	if r.s.Ledger > 0 {
 		metas := make([]*meta, len(paths))
 		ordered(len(paths), o.jobs, func(i int) *meta {
 			t, p, st, err := o.sessionMeta(a, paths[i])
