@@ -128,9 +128,11 @@ func text(s string) string {
 
 var htmlEscaper = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", "*", `\*`)
 
+var cellEscaper = strings.NewReplacer("|", `\|`, "\n", " ")
+
 // cell escapes what would break a table cell.
 func cell(s string) string {
-	return strings.NewReplacer("|", `\|`, "\n", " ").Replace(text(s))
+	return cellEscaper.Replace(text(s))
 }
 
 func capitalize(s string) string {

@@ -23,6 +23,10 @@ type repairPrinter struct {
 	o *repairOptions
 }
 
+// controlEscaper shows line breaks and tabs in a one-line plan; built once,
+// not per printed line.
+var controlEscaper = strings.NewReplacer("\n", `\n`, "\r", `\r`, "\t", `\t`)
+
 // short renders a value for the one-line plan.
 func short(b []byte, n int, had bool) string {
 	if len(b) == 0 {
@@ -32,7 +36,7 @@ func short(b []byte, n int, had bool) string {
 	if !utf8.ValidString(s) {
 		s = strings.ToValidUTF8(s, "\uFFFD")
 	}
-	s = strings.NewReplacer("\n", `\n`, "\r", `\r`, "\t", `\t`).Replace(s)
+	s = controlEscaper.Replace(s)
 	if utf8.RuneCountInString(s) > 60 || n > len(b) {
 		rs := []rune(s)
 		if len(rs) > 60 {
