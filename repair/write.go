@@ -512,6 +512,11 @@ func (t *Txn) commit() (ref *Refusal) {
 		return r // a writer opened the file since Begin looked
 	}
 	t.at("checked")
+	// What the quarantine held before, for Undo (read before it is replaced).
+	var qBefore *quarantineState
+	if inPlace && t.Backup != "" && s.q.out != nil {
+		qBefore, _ = quarantineBefore(s.q.target)
+	}
 	if s.q.out != nil {
 		if err := os.Rename(s.q.out.path, s.q.target); err != nil {
 			return failed(fmt.Errorf("%w: %v", errWriteFailed, err))
@@ -528,6 +533,11 @@ func (t *Txn) commit() (ref *Refusal) {
 		t.Warning = fmt.Sprintf("%s was replaced, but syncing its directory failed: %v", t.Target, err)
 	}
 	t.at("renamed")
+	if inPlace && t.Backup != "" {
+		if err := t.recordUndo(qBefore); err != nil && t.Warning == "" {
+			t.Warning = fmt.Sprintf("%s was repaired, but the record for repair --undo could not be written: %v", t.Path, err)
+		}
+	}
 	if orig != nil {
 		// A writer holding the old file open keeps appending to it, not to
 		// the new one: say so loudly.

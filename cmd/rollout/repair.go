@@ -4,7 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/rollout-dev/rollout/internal/termsafe"
 	"io"
+	"os"
+	"slices"
+	"strings"
 
 	"github.com/rollout-dev/rollout/checks"
 	"github.com/rollout-dev/rollout/internal/outfile"
@@ -15,7 +19,9 @@ import (
 )
 
 type repairOptions struct {
-	path         string
+	path         string   // the file of this repair
+	paths        []string // every file or directory named (several: one repair each)
+	undo         bool
 	write        bool
 	output       string
 	noBackup     bool
@@ -39,7 +45,7 @@ type repairOptions struct {
 func newRepairCmd(a *app, runF func(context.Context, *repairOptions) error) *cobra.Command {
 	opts := &repairOptions{}
 	cmd := &cobra.Command{
-		Use:   "repair FILE",
+		Use:   "repair FILE|DIR...",
 		Short: "Fix what verify reports, byte for byte, atomically (dry run by default)",
 		Long: `repair plans a fix for each finding that has one and, by default, only shows
 the plan: one line per fix with its rule, line and before/after. --diff adds,
@@ -69,6 +75,16 @@ id, the line and the item, so the same input always gives the same output.
 The default fixes are those not marked opt-in in ` + "`rollout explain`" + `; --fix picks
 others: rule ids, areas (ordinal/), "default" or "all".
 
+Several files, or directories (walked for rollout-*.jsonl[.zst]), are repaired
+one after the other, each in its own transaction, then summarised; the exit
+code is that of the worst outcome.
+
+--write in place leaves FILE.repair-undo.json: what repair wrote (size and
+SHA-256) and what the quarantine held before. repair --undo FILE checks that
+FILE is still that file and the quarantine unchanged since, then puts FILE.bak
+back as FILE and takes the repair's entries out of the quarantine (exit 4,
+nothing touched, when something changed).
+
 Exit codes: 0 when no error remains after the repair, 1 when some remain
 (they are listed), 3 when lines were too long to analyse, 4 when the write was
 refused (file changed or open for writing, another repair running, symlink,
@@ -79,19 +95,33 @@ repair cannot use (gzip/bzip2/xz, or nothing in it is a rollout record).`,
   rollout repair --diff=full rollout.jsonl > fix.diff  # a unified diff for patch
   rollout repair --write rollout.jsonl              # apply it, keep rollout.jsonl.bak
   rollout repair --write -o fixed.jsonl rollout.jsonl
-  rollout repair --fix default,tool/orphan-call --write --report fixes.json rollout.jsonl`,
-		Args: argsAtMost(1, "one FILE (or --thread ID)"),
+  rollout repair --fix default,tool/orphan-call --write --report fixes.json rollout.jsonl
+  rollout repair --undo rollout.jsonl               # back to rollout.jsonl.bak
+  rollout repair --write ~/.codex/sessions/2026/03  # every rollout there, one by one`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			path, err := fileOrThread(cmd, args, opts.thread)
-			if err != nil {
-				return err
+			opts.paths = args
+			if opts.thread != "" {
+				p, err := resolveThread(opts.thread)
+				if err != nil {
+					return err
+				}
+				opts.paths = append([]string{p}, args...)
 			}
-			opts.path = path
+			if len(opts.paths) == 0 {
+				return argCountError(cmd, args, "FILE|DIR... (or --thread ID)")
+			}
+			opts.path = opts.paths[0]
 			if err := opts.validate(); err != nil {
 				return err
 			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
+			}
+			switch {
+			case opts.undo:
+				return runUndo(a, opts)
+			case opts.several():
+				return runRepairMany(cmd.Context(), a, opts)
 			}
 			return runRepair(cmd.Context(), a, opts)
 		},
@@ -111,12 +141,19 @@ repair cannot use (gzip/bzip2/xz, or nothing in it is a rollout record).`,
 	f.Var(&opts.now, "now", "judge liveness at this RFC 3339 time instead of the clock (calls of a file written less than an hour before are left open)")
 	f.BoolVar(&opts.force, "force", false, "repair a file whose first line is not a JSON object (a damaged first line); with --write, replace FILE even while another process holds it open for writing (what it writes next is lost)")
 	f.StringVar(&opts.thread, "thread", "", "repair the rollout of thread ID, found under $CODEX_HOME (see `rollout find`)")
+	f.BoolVar(&opts.undo, "undo", false, "undo the last in-place repair --write of FILE: restore FILE.bak and the quarantine")
 	return cmd
 }
 
 func (o *repairOptions) validate() error {
-	if o.path == rollout.StdinPath {
+	if slices.Contains(o.paths, rollout.StdinPath) {
 		return usageError("save it to a file first", "repair needs a file: standard input cannot be read twice or replaced")
+	}
+	if o.undo && (o.write || o.output != "" || o.diff != "" || o.report != "" || len(o.fix) > 0) {
+		return usageError("run repair --undo FILE alone", "--undo takes no other repair flag")
+	}
+	if o.several() && (o.output != "" || o.report != "") {
+		return usageError("repair the files one at a time to use -o or --report", "-o and --report take one input file; %d paths given", len(o.paths))
 	}
 	if o.output != "" && !o.write {
 		return usageError("add --write: nothing is written without it", "-o %s given without --write", o.output)
@@ -138,6 +175,104 @@ func (o *repairOptions) validate() error {
 	}
 	if _, err := checks.SelectFixes(o.fix); err != nil {
 		return ruleError(err)
+	}
+	return nil
+}
+
+// several: more than one file to repair (several paths, or a directory).
+func (o *repairOptions) several() bool {
+	if len(o.paths) > 1 {
+		return true
+	}
+	fi, err := os.Stat(o.paths[0])
+	return err == nil && fi.IsDir()
+}
+
+// runRepairMany repairs each rollout of the paths in its own transaction,
+// reports each as a single repair does, then sums up; the exit code is the
+// worst outcome's.
+func runRepairMany(ctx context.Context, a *app, o *repairOptions) error {
+	found, err := rollout.Discover(o.paths)
+	if err != nil {
+		return &exitError{code: exitUsage, err: err}
+	}
+	files := found.Paths
+	outcomes := map[string]int{}
+	code := exitOK
+	for _, u := range found.Unusable {
+		fmt.Fprintf(a.io.Err, "rollout: error: %s\n", termsafe.String(u.Error()))
+		outcomes["not read"]++
+		code = worse(code, exitIncomplete)
+	}
+	for i, p := range files {
+		if i > 0 {
+			fmt.Fprintln(a.io.Out)
+		}
+		one := *o
+		one.path, one.paths = p, []string{p}
+		c := exitOK
+		if err := runRepair(ctx, a, &one); err != nil {
+			c = reportError(a.io, err)
+		}
+		outcomes[repairOutcomeName(c)]++
+		code = worse(code, c)
+	}
+	var parts []string
+	for _, k := range []string{"clean", "errors remain", "incomplete", "refused", "unusable", "internal error", "not read"} {
+		if n := outcomes[k]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n, k))
+		}
+	}
+	fmt.Fprintf(a.io.Out, "\nrepair: %s: %s\n", count(len(files), "file"), strings.Join(parts, ", "))
+	if code != exitOK {
+		return silentExit(code)
+	}
+	return nil
+}
+
+func repairOutcomeName(code int) string {
+	return map[int]string{exitOK: "clean", exitFindings: "errors remain", exitIncomplete: "incomplete",
+		exitUnsafe: "refused", exitUsage: "unusable", exitInternal: "internal error"}[code]
+}
+
+func worse(a, b int) int {
+	if exitPriority(b) > exitPriority(a) {
+		return b
+	}
+	return a
+}
+
+// runUndo undoes the last in-place repair of each file.
+func runUndo(a *app, o *repairOptions) error {
+	code := exitOK
+	for _, p := range o.paths {
+		out, err := repair.Undo(p)
+		if err != nil {
+			var ref *repair.Refusal
+			switch {
+			case errors.As(err, &ref) && ref.Kind == repair.Changed:
+				err = &exitError{code: exitUnsafe, err: ref, hint: "nothing was touched; compare the files by hand (rollout diff " + p + ".bak " + p + ")"}
+			case errors.As(err, &ref):
+				err = refusalError(ref)
+			case errors.Is(err, repair.ErrNothingToUndo):
+				err = &exitError{code: exitUsage, err: err}
+			}
+			if out == nil {
+				code = worse(code, reportError(a.io, err))
+				continue
+			}
+			code = worse(code, reportError(a.io, err))
+		}
+		fmt.Fprintf(a.io.Out, "%s: restored from %s\n", termsafe.String(p), termsafe.String(out.Backup))
+		switch {
+		case out.Quarantine != "" && out.Deleted:
+			fmt.Fprintf(a.io.Out, "removed %s (the repair created it, %s)\n", termsafe.String(out.Quarantine), count(out.Removed, "line"))
+		case out.Quarantine != "":
+			fmt.Fprintf(a.io.Out, "removed %s the repair added from %s\n", count(out.Removed, "line"), termsafe.String(out.Quarantine))
+		}
+	}
+	if code != exitOK {
+		return silentExit(code)
 	}
 	return nil
 }
