@@ -20,7 +20,7 @@ import (
 // knows bytes, not rules.
 
 // FixFacts gathers, while a file is analysed, what planning needs beyond
-// the findings. Pass its Observe as Options.Flow.
+// the findings. Pass its Observe to Run or RunReader as an observer.
 type FixFacts struct {
 	compacted []int          // lines of compacted records, in file order
 	frameDrop []frames.Range // superseded delta lines of frame logs (frames_fix.go)

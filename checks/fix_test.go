@@ -90,7 +90,7 @@ const item = `{"timestamp":"2026-03-10T09:35:30.111Z","type":"response_item","pa
 func plan(t *testing.T, in string, fix ...string) *FixPlan {
 	t.Helper()
 	var facts FixFacts
-	res, err := RunReader("r.jsonl", strings.NewReader(in), Options{Flow: facts.Observe})
+	res, err := RunReader("r.jsonl", strings.NewReader(in), Options{}, facts.Observe)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -212,7 +212,7 @@ func TestOrphanCallLiveness(t *testing.T) {
 		{last.Add(3 * time.Hour), true},    // stopped 3 h ago
 	} {
 		var facts FixFacts
-		res, err := RunReader("r.jsonl", strings.NewReader(in), Options{Flow: facts.Observe, Now: tc.now})
+		res, err := RunReader("r.jsonl", strings.NewReader(in), Options{Now: tc.now}, facts.Observe)
 		if err != nil {
 			t.Fatal(err)
 		}

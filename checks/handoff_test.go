@@ -185,7 +185,7 @@ func TestHandoffSimulateBudget(t *testing.T) {
 	}
 	for _, c := range fx.cases { // deferred or not, the handoff is the same
 		col := budget.NewCollector()
-		res, err := checks.RunReader("x.jsonl", bytes.NewReader(c.data), checks.Options{Flow: col.Observe})
+		res, err := checks.RunReader("x.jsonl", bytes.NewReader(c.data), checks.Options{}, col.Observe)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,10 +1,8 @@
 package checks
 
 import (
-	"errors"
 	"fmt"
 	"io"
-	"runtime/debug"
 	"sort"
 	"strings"
 	"time"
@@ -16,17 +14,10 @@ import (
 // DefaultMaxFindingsPerRule is verify's --max-findings-per-rule.
 const DefaultMaxFindingsPerRule = 1000
 
-// Options configure the analysis of one file.
+// Options configure the analysis of one file: the replay it rides on and
+// the rule layer.
 type Options struct {
-	MaxLineBytes  int64
-	StopAfterLine int
-	// Flow, when set, also receives every observation (simulate-budget and
-	// repair follow the flow facts).
-	Flow reconstruct.Observer
-	// Record, when set, sees every record before the engine replays it
-	// (rollout view builds its page from records and observations). The
-	// record is only valid during the call.
-	Record func(*rollout.Record)
+	MaxLineBytes int64
 	// MaxFindingsPerRule keeps, per rule, the first findings in full and
 	// counts the rest in one summary finding (0: keep all). Memory then
 	// follows the state, not the number of bad lines.
@@ -45,6 +36,15 @@ type Options struct {
 	OnRead func(n int)
 }
 
+// Replay is the replay these options describe.
+func (o Options) Replay() reconstruct.ReplayOptions {
+	return reconstruct.ReplayOptions{
+		Options:      reconstruct.Options{HandoffCap: o.HandoffCap, Now: o.Now, MigrationLimit: o.MigrationLimit},
+		Open:         rollout.OpenOptions{Force: o.Force, OnRead: o.OnRead},
+		MaxLineBytes: o.MaxLineBytes,
+	}
+}
+
 // Result is what the analysis of one file found.
 type Result struct {
 	Path     string
@@ -53,88 +53,49 @@ type Result struct {
 	Findings []Finding
 }
 
-// InternalError is a bug caught while analysing a file: it carries the file
-// and line being read so the report can say where.
-type InternalError struct {
-	Path  string
-	Line  int
-	Value any
-	Stack []byte
-}
-
-func (e *InternalError) Error() string {
-	return fmt.Sprintf("internal error at %s:%d: %v", e.Path, e.Line, e.Value)
-}
-
-// ReadError is a failure while reading a file that opened fine (a corrupt
-// zstd stream, an I/O error): the lines from Line on were not analysed.
-type ReadError struct {
-	Path string
-	Line int
-	Err  error
-}
-
-func (e *ReadError) Error() string {
-	return fmt.Sprintf("%s: %v (the rest of the file was not analysed)", e.Path, e.Err)
-}
-func (e *ReadError) Unwrap() error { return e.Err }
-
-// Run streams one rollout through the engine and the rule catalog.
-func Run(path string, stdin io.Reader, opts Options) (res *Result, err error) {
-	f, err := rollout.OpenWith(path, stdin, rollout.OpenOptions{Force: opts.Force, OnRead: opts.OnRead})
+// Run replays one rollout ("-": stdin) with the rule layer as one observer,
+// next to any others (the budget evidence, the fix facts, ...).
+func Run(path string, stdin io.Reader, opts Options, observers ...reconstruct.Observer) (*Result, error) {
+	c := NewChecker(path, opts.MaxFindingsPerRule)
+	st, err := reconstruct.ReplayFile(path, stdin, opts.Replay(), append(observers, c.Observe)...)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	return RunReader(path, f, opts)
+	return c.Result(st), nil
 }
 
-// RunReader is Run over an open stream.
-func RunReader(path string, r io.Reader, opts Options) (res *Result, err error) {
-	rd := rollout.NewReader(r, opts.MaxLineBytes)
-	defer rd.Release() // records are dead once the file is done
-	line := 0
-	defer func() {
-		if v := recover(); v != nil {
-			res, err = nil, &InternalError{Path: path, Line: line, Value: v, Stack: debug.Stack()}
-		}
-	}()
-	c := &checker{path: path, max: opts.MaxFindingsPerRule}
-	obs := c.observe
-	if opts.Flow != nil {
-		obs = func(o reconstruct.Observation) { c.observe(o); opts.Flow(o) }
+// RunReader is Run over an open stream named path.
+func RunReader(path string, r io.Reader, opts Options, observers ...reconstruct.Observer) (*Result, error) {
+	c := NewChecker(path, opts.MaxFindingsPerRule)
+	ro := opts.Replay()
+	ro.Path = path
+	st, err := reconstruct.Replay(r, ro, append(observers, c.Observe)...)
+	if err != nil {
+		return nil, err
 	}
-	eng := reconstruct.New(reconstruct.Options{Path: path, HandoffCap: opts.HandoffCap, Now: opts.Now, MigrationLimit: opts.MigrationLimit}, obs)
-	for {
-		line = rd.Line() + 1 // a panic while reading names the line being read
-		rec, rerr := rd.Next()
-		if errors.Is(rerr, io.EOF) {
-			break
-		}
-		if rerr != nil {
-			return nil, &ReadError{Path: path, Line: rd.Line() + 1, Err: rerr}
-		}
-		line = rec.Line
-		if opts.StopAfterLine > 0 && rec.Line > opts.StopAfterLine {
-			break
-		}
-		if opts.Record != nil {
-			opts.Record(rec)
-		}
-		eng.Feed(rec)
-	}
-	st := eng.Finish()
-	return &Result{Path: path, Records: st.Records, State: st, Findings: c.findings(st)}, nil
+	return c.Result(st), nil
 }
 
-// checker is the rule layer's observer: it keeps the observations some
-// rule consumes, and judges them once the file is read.
-type checker struct {
+// Checker is the rule layer as an observer of a replay: it keeps the
+// observations some rule consumes and judges them once the file is read
+// (severities can depend on the whole file: its era, its history mode).
+type Checker struct {
 	path string
 	obs  []reconstruct.Observation
 	max  int                  // per rule; 0: no limit
 	kept map[string]int       // observations kept per rule
 	over map[string]*overflow // per rule, what was only counted
+}
+
+// NewChecker returns the checker of the file at path; maxPerRule as
+// Options.MaxFindingsPerRule.
+func NewChecker(path string, maxPerRule int) *Checker {
+	return &Checker{path: path, max: maxPerRule}
+}
+
+// Result is the analysis once the replay has finished with state st.
+func (c *Checker) Result(st *reconstruct.State) *Result {
+	return &Result{Path: c.path, Records: st.Records, State: st, Findings: c.Findings(st)}
 }
 
 // overflow is what is left of the findings of a rule past the limit: how
@@ -144,7 +105,8 @@ type overflow struct {
 	last reconstruct.Observation
 }
 
-func (c *checker) observe(o reconstruct.Observation) {
+// Observe takes one observation of the replay.
+func (c *Checker) Observe(o reconstruct.Observation) {
 	r := ruleOfKind[o.Kind()]
 	if r == nil {
 		return
@@ -168,9 +130,9 @@ func (c *checker) observe(o reconstruct.Observation) {
 	c.obs = append(c.obs, o)
 }
 
-// findings turns the observations into findings once the whole file, and so
-// its era and history mode, are known.
-func (c *checker) findings(st *reconstruct.State) []Finding {
+// Findings turns the observations into findings, sorted, once the whole
+// file, and so its era and history mode, are known.
+func (c *Checker) Findings(st *reconstruct.State) []Finding {
 	out := make([]Finding, 0, len(c.obs))
 	for _, o := range c.obs {
 		r := ruleOfKind[o.Kind()]

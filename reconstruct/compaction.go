@@ -7,7 +7,7 @@ import (
 	"github.com/tidwall/gjson"
 )
 
-func (e *Engine) compacted(rec *rollout.Record, pos Pos, p gjson.Result) {
+func (e *engine) compacted(rec *rollout.Record, pos Pos, p gjson.Result) {
 	e.emptyCompaction = nil // superseded by this one
 	e.sinceWS = true
 	e.lineage(pos, p)
@@ -82,7 +82,7 @@ func (e *Engine) compacted(rec *rollout.Record, pos Pos, p gjson.Result) {
 // supersedes is never read (reclaim's superseded-checkpoints policy empties
 // those on purpose); it is judged when the next compaction or the end of
 // the file comes.
-func (e *Engine) judgeCompactedHistory(pos Pos, p gjson.Result, before, n int, prompt string, kept bool) {
+func (e *engine) judgeCompactedHistory(pos Pos, p gjson.Result, before, n int, prompt string, kept bool) {
 	if n == 0 {
 		if before > 0 {
 			e.emptyCompaction = &Observation{Pos: pos, Evidence: CompactionEmptyHistoryEvidence{ItemsBefore: before}}
@@ -107,7 +107,7 @@ func count(arr gjson.Result) int {
 }
 
 // lineage checks and advances the context-window chain.
-func (e *Engine) lineage(pos Pos, p gjson.Result) {
+func (e *engine) lineage(pos Pos, p gjson.Result) {
 	l := &e.st.Lineage
 	numeric := false
 	for _, field := range []string{"first_window_id", "previous_window_id", "window_id"} {

@@ -13,8 +13,6 @@ import (
 type Options struct {
 	// Path is the file's path, used to compare the thread id in its name.
 	Path string
-	// StopAfterLine ends the replay after this line (0: no limit).
-	StopAfterLine int
 	// HandoffCap is the cap of the handoff budget (0: DefaultHandoffCap).
 	HandoffCap int64
 	// MigrationLimit is the largest record Codex's legacy-to-paginated
@@ -25,9 +23,9 @@ type Options struct {
 	Now time.Time
 }
 
-// Engine replays one rollout. Feed it every record in order, then call
-// Finish once.
-type Engine struct {
+// engine replays one rollout; Replay drives it: every record in order,
+// then Finish once.
+type engine struct {
 	opts Options
 	obs  Observer
 	st   State
@@ -67,29 +65,24 @@ type Engine struct {
 	frames           *frames.Replay // frame logs (frames.md)
 }
 
-// New starts an engine that reports to obs (which may be nil).
-func New(opts Options, obs Observer) *Engine {
+// newEngine starts an engine that reports to obs (which may be nil).
+func newEngine(opts Options, obs Observer) *engine {
 	if obs == nil {
 		obs = func(Observation) {}
 	}
-	e := &Engine{opts: opts, obs: obs, epoch: &histEpoch{}, calls: map[string]int{}, ids: map[string]int{}}
+	e := &engine{opts: opts, obs: obs, epoch: &histEpoch{}, calls: map[string]int{}, ids: map[string]int{}}
 	e.st.Era = rollout.EraUnknown
 	e.st.Handoffs = map[string]*Handoff{}
 	e.frames = frames.NewReplay(frames.Options{Lines: true}, e.frameEvent)
 	return e
 }
 
-func (e *Engine) emit(p Pos, ev Evidence) {
+func (e *engine) emit(p Pos, ev Evidence) {
 	e.obs(Observation{Pos: p, Evidence: ev})
 }
 
-// Done reports whether StopAfterLine has been reached.
-func (e *Engine) Done(line int) bool {
-	return e.opts.StopAfterLine > 0 && line > e.opts.StopAfterLine
-}
-
 // Feed replays one record.
-func (e *Engine) Feed(rec *rollout.Record) {
+func (e *engine) Feed(rec *rollout.Record) {
 	e.records++
 	e.st.Records++
 	e.frames.Line(rec) // bookkeeping only, until the log proves to be a frame log
@@ -110,6 +103,7 @@ func (e *Engine) Feed(rec *rollout.Record) {
 	case rollout.ShapeOversized:
 		// The unread line may be the session_meta: do not claim it is missing.
 		e.unreadBeforeMeta = e.unreadBeforeMeta || !e.metaSeen
+		e.st.Unread++
 		e.emit(pos, LineOversizedEvidence{Bytes: rec.Size})
 		e.prompts.unread = true
 		e.noteSize(rec, pos, "")
@@ -139,7 +133,7 @@ func (e *Engine) Feed(rec *rollout.Record) {
 	e.feedObject(rec, pos)
 }
 
-func (e *Engine) feedObject(rec *rollout.Record, pos Pos) {
+func (e *engine) feedObject(rec *rollout.Record, pos Pos) {
 	if e.firstLine == 0 {
 		e.firstLine, e.firstOffset = rec.Line, rec.Offset
 		e.st.Era = rollout.DetectEra(rec)
@@ -235,7 +229,7 @@ func (e *Engine) feedObject(rec *rollout.Record, pos Pos) {
 }
 
 // noteLine tracks the last line for the ordinal-on-last-line rule.
-func (e *Engine) noteLine(pos Pos, hasOrdinal bool) {
+func (e *engine) noteLine(pos Pos, hasOrdinal bool) {
 	if e.pendingNoOrd != nil {
 		e.emit(*e.pendingNoOrd, OrdinalMissingEvidence{})
 		e.pendingNoOrd = nil
@@ -246,7 +240,7 @@ func (e *Engine) noteLine(pos Pos, hasOrdinal bool) {
 	}
 }
 
-func (e *Engine) checkOrdinal(pos Pos, has bool) {
+func (e *engine) checkOrdinal(pos Pos, has bool) {
 	e.noteLine(pos, has)
 	if !has {
 		return
@@ -281,7 +275,7 @@ func (e *Engine) checkOrdinal(pos Pos, has bool) {
 var SkippedWhenFailClosed = []string{"ordinal", "item", "tool", "turn", "rollback", "worldstate", "compaction", "agentcomm", "tokens", "handoff", "line/over-migration-limit"}
 
 // noteTime remembers the write time of the latest record.
-func (e *Engine) noteTime(raw []byte) {
+func (e *engine) noteTime(raw []byte) {
 	s, _ := rollout.StringValue(raw)
 	t, err := time.Parse(time.RFC3339Nano, string(s))
 	if err != nil {
@@ -299,7 +293,7 @@ func (e *Engine) noteTime(raw []byte) {
 // timeAnchor reports a line whose timestamp does not parse, with the time
 // of the record before it, so that what repair derives from the line's time
 // (UUIDv7 ids) uses the nearest real time instead of zero.
-func (e *Engine) timeAnchor(pos Pos, raw []byte) {
+func (e *engine) timeAnchor(pos Pos, raw []byte) {
 	if s, _ := rollout.StringValue(raw); len(s) > 0 {
 		if _, err := time.Parse(time.RFC3339Nano, string(s)); err == nil {
 			return // not Codex's form, but a time all the same
@@ -315,7 +309,7 @@ func (e *Engine) timeAnchor(pos Pos, raw []byte) {
 
 // idleSeconds is how long before Now the last record was written; -1 when
 // either is unknown.
-func (e *Engine) idleSeconds() int64 {
+func (e *engine) idleSeconds() int64 {
 	if e.opts.Now.IsZero() || e.lastTime.IsZero() {
 		return -1
 	}
@@ -332,7 +326,7 @@ func validTimestamp(raw []byte) bool {
 	return err == nil
 }
 
-func (e *Engine) sessionMeta(rec *rollout.Record, pos Pos, p gjson.Result) {
+func (e *engine) sessionMeta(rec *rollout.Record, pos Pos, p gjson.Result) {
 	if e.metaSeen {
 		if !e.forkAllowed {
 			e.emit(pos, MetaUnexpectedExtraEvidence{ID: p.Get("id").String()})
@@ -386,7 +380,7 @@ func (e *Engine) sessionMeta(rec *rollout.Record, pos Pos, p gjson.Result) {
 
 func (p Pos) hasOrdinal() bool { return p.Ordinal != nil }
 
-func (e *Engine) feedBare(rec *rollout.Record, pos Pos) {
+func (e *engine) feedBare(rec *rollout.Record, pos Pos) {
 	if rec.Get("record_type").Exists() {
 		return
 	}
@@ -405,8 +399,8 @@ func (e *Engine) feedBare(rec *rollout.Record, pos Pos) {
 }
 
 // Finish ends the replay: it reports what is only known at the end of the
-// file and returns the reconstructed state.
-func (e *Engine) Finish() *State {
+// file and returns the reconstructed state. Call it once.
+func (e *engine) Finish() *State {
 	if e.emptyCompaction != nil {
 		e.obs(*e.emptyCompaction)
 		e.emptyCompaction = nil
@@ -427,8 +421,7 @@ func (e *Engine) Finish() *State {
 		e.emit(p, MetaMissingEvidence{})
 	}
 	if e.failClosed {
-		e.st.finish(e)
-		return &e.st
+		return e.detach()
 	}
 	if e.turn != nil && !e.turn.derived {
 		e.emit(e.turn.Pos, TurnUnclosedEvidence{TurnID: e.turn.ID, AtEOF: true})
@@ -453,8 +446,19 @@ func (e *Engine) Finish() *State {
 			e.obs(o)
 		}
 	}
+	return e.detach()
+}
+
+// detach hands the state over. The State returned shares nothing with the
+// engine, so the engine's working set (id and call maps, turn checkpoints,
+// the handoff tracker, the frame replay) is freed with it: what a caller
+// keeps is the reconstructed thread, not the replay.
+func (e *engine) detach() *State {
 	e.st.finish(e)
-	return &e.st
+	st := new(State)
+	*st = e.st
+	e.st = State{}
+	return st
 }
 
 // isUserMessage reports whether an item is a user message (a user turn boundary).
@@ -463,7 +467,7 @@ func isUserMessage(itemType, role string) bool {
 }
 
 // frameEvent turns an event of the frame-log replay into an observation.
-func (e *Engine) frameEvent(ev frames.Event) {
+func (e *engine) frameEvent(ev frames.Event) {
 	var x Evidence
 	switch f := ev.Facts.(type) {
 	case frames.MismatchFacts:

@@ -6,11 +6,12 @@ import (
 	"testing"
 
 	"github.com/rollout-dev/rollout/checks"
+	"github.com/rollout-dev/rollout/reconstruct"
 )
 
 // FuzzEngine feeds arbitrary bytes through the reader, the replay engine and
 // the rule catalog: bad input must become findings, never a panic (which
-// RunReader turns into *checks.InternalError) or any other error.
+// the driver turns into *reconstruct.InternalError) or any other error.
 //
 // The committed corpus in testdata/fuzz/FuzzEngine holds the three sample
 // eras and mutations of them (torn, truncated, reordered, duplicated,
@@ -21,7 +22,7 @@ func FuzzEngine(f *testing.F) {
 	f.Add([]byte(`{"timestamp":"2026-01-01T00:00:00.000Z","type":"session_meta","payload":{"id":"019cae52-3c1a-7b40-9d2e-5f1a2b3c4d5e"}}` + "\n" +
 		`{"timestamp":"2026-01-01T00:00:00.001Z","type":"event_msg","payload":{"type":"thread_rolled_back","num_turns":1}}` + "\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		var opts checks.Options
+		opts := reconstruct.ReplayOptions{Options: reconstruct.Options{Path: "rollout-fuzz.jsonl"}}
 		if len(data) > 0 {
 			switch data[0] {
 			case 0xff:
@@ -30,9 +31,14 @@ func FuzzEngine(f *testing.F) {
 				opts.StopAfterLine = 3
 			}
 		}
-		res, err := checks.RunReader("rollout-fuzz.jsonl", bytes.NewReader(data), opts)
+		c := checks.NewChecker(opts.Path, 0)
+		st, err := reconstruct.Replay(bytes.NewReader(data), opts, c.Observe)
+		var res *checks.Result
+		if err == nil {
+			res = c.Result(st)
+		}
 		if err != nil {
-			if ie, ok := err.(*checks.InternalError); ok {
+			if ie, ok := err.(*reconstruct.InternalError); ok {
 				t.Fatalf("panic at line %d: %v\n%s", ie.Line, ie.Value, ie.Stack)
 			}
 			t.Fatalf("error on in-memory input: %v", err)

@@ -146,13 +146,13 @@ func (s *State) HandoffIDs() []string {
 
 // handoffTracker is the engine's handoff state besides State.Handoffs.
 type handoffTracker struct {
-	seen map[uint64]struct{} // hashes of the item ids no longer live (the live ones are in Engine.ids)
+	seen map[uint64]struct{} // hashes of the item ids no longer live (the live ones are in engine.ids)
 	n    int                 // handoffs seen
 }
 
 // noteItem remembers an item id for rule 6: ids dropped by a compaction or
 // a rollback still name items of the rollout. Hashes keep this a few bytes
-// per item, and only dropped items are noted: live ones are in Engine.ids.
+// per item, and only dropped items are noted: live ones are in engine.ids.
 func (t *handoffTracker) noteItem(id string) {
 	if id == "" {
 		return
@@ -164,7 +164,7 @@ func (t *handoffTracker) noteItem(id string) {
 }
 
 // knownID reports whether an item id was seen anywhere so far.
-func (e *Engine) knownID(id string) bool {
+func (e *engine) knownID(id string) bool {
 	_, live := e.ids[id]
 	return live || e.hof.known(id)
 }
@@ -183,7 +183,7 @@ func (t *handoffTracker) known(id string) bool {
 
 // handoff reads one context_handoff record. A record without a string id
 // cannot be attached to a handoff and is ignored.
-func (e *Engine) handoff(rec *rollout.Record, pos Pos, p gjson.Result) {
+func (e *engine) handoff(rec *rollout.Record, pos Pos, p gjson.Result) {
 	id := p.Get("id")
 	if id.Type != gjson.String || id.Str == "" {
 		return
@@ -259,7 +259,7 @@ func strs(v gjson.Result) []string {
 }
 
 // handoffCap is the configured cap of the budget.
-func (e *Engine) handoffCap() int64 {
+func (e *engine) handoffCap() int64 {
 	if e.opts.HandoffCap > 0 {
 		return e.opts.HandoffCap
 	}
@@ -268,7 +268,7 @@ func (e *Engine) handoffCap() int64 {
 
 // turnsByID maps each turn id to its turn: the first that was not rolled
 // back, else the first.
-func (e *Engine) turnsByID() map[string]*turnState {
+func (e *engine) turnsByID() map[string]*turnState {
 	m := make(map[string]*turnState, len(e.turns))
 	for _, t := range e.turns {
 		if t.ID == "" {
@@ -284,7 +284,7 @@ func (e *Engine) turnsByID() map[string]*turnState {
 // budgetAt computes the budget at a turn start from the latest token_count
 // before it (restored across rollbacks, as resume does), or at the end of
 // the file with a prompt of 0 when t is nil.
-func (e *Engine) budgetAt(t *turnState) HandoffBudgetAt {
+func (e *engine) budgetAt(t *turnState) HandoffBudgetAt {
 	b := HandoffBudgetAt{Cap: e.handoffCap()}
 	var tok *TokenInfo
 	var turnWindow int64
@@ -316,7 +316,7 @@ func (e *Engine) budgetAt(t *turnState) HandoffBudgetAt {
 // forThisThread: to_provider_thread_id absent, or equal to the thread id
 // of session_meta. Without a session_meta only handoffs without a target
 // provider thread are taken as this thread's.
-func (e *Engine) forThisThread(h *Handoff) bool {
+func (e *engine) forThisThread(h *Handoff) bool {
 	if h.ToProviderThreadID == "" {
 		return true
 	}
@@ -325,7 +325,7 @@ func (e *Engine) forThisThread(h *Handoff) bool {
 
 // judgeHandoffs applies the lifecycle rules of handoffs.md to the latest
 // record of each handoff.
-func (e *Engine) judgeHandoffs() {
+func (e *engine) judgeHandoffs() {
 	ids := e.st.HandoffIDs()
 	if len(ids) == 0 {
 		return
@@ -407,7 +407,7 @@ func sigStatus(sig string) string {
 	return s
 }
 
-func (e *Engine) providerThread(h *Handoff) string {
+func (e *engine) providerThread(h *Handoff) string {
 	if h.ToProviderThreadID != "" {
 		return h.ToProviderThreadID
 	}
@@ -415,14 +415,14 @@ func (e *Engine) providerThread(h *Handoff) string {
 }
 
 // turnAfter reports whether a turn starts after a line.
-func (e *Engine) turnAfter(line int) bool {
+func (e *engine) turnAfter(line int) bool {
 	return len(e.turns) > 0 && e.turns[len(e.turns)-1].Pos.Line > line
 }
 
 // maxListed caps the ids a finding lists; the counts give the rest.
 const maxListed = 5
 
-func (e *Engine) checkHandoffItems(h *Handoff, pos Pos) {
+func (e *engine) checkHandoffItems(h *Handoff, pos Pos) {
 	var overlap, unknown []string
 	nOverlap, nUnknown := 0, 0
 	if len(h.ItemIDs) > 0 && len(h.OmittedItemIDs) > 0 {
@@ -473,7 +473,7 @@ func nonNil(s []string) []string {
 // kept. Handoffs not yet deferred take part in the grouping but are not
 // reported here: it returns, for each of them that is not the oldest, the
 // id of the copy that is kept.
-func (e *Engine) duplicateHandoffs(waiting []*Handoff) map[string]string {
+func (e *engine) duplicateHandoffs(waiting []*Handoff) map[string]string {
 	older := map[string]string{}
 	if len(waiting) < 2 {
 		return older

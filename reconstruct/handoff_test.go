@@ -2,7 +2,6 @@ package reconstruct_test
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -107,23 +106,15 @@ func (b *rb) String() string { return strings.Join(b.lines, "\n") + "\n" }
 func replay(t *testing.T, src string, opts reconstruct.Options) ([]reconstruct.Observation, *reconstruct.State) {
 	t.Helper()
 	var obs []reconstruct.Observation
-	e := reconstruct.New(opts, func(o reconstruct.Observation) {
+	st, err := reconstruct.Replay(strings.NewReader(src), reconstruct.ReplayOptions{Options: opts}, func(o reconstruct.Observation) {
 		if k := o.Kind(); k >= reconstruct.HandoffOversized && k <= reconstruct.HandoffAbandoned {
 			obs = append(obs, o)
 		}
 	})
-	rd := rollout.NewReader(strings.NewReader(src), 0)
-	for {
-		rec, err := rd.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		e.Feed(rec)
+	if err != nil {
+		t.Fatal(err)
 	}
-	return obs, e.Finish()
+	return obs, st
 }
 
 // got reduces observations to "line kind-name" strings.

@@ -60,7 +60,7 @@ func readItem(item []byte) itemFields {
 
 // addLiveItem appends the item of a line (a response_item payload, or a
 // bare-era line) to the live history.
-func (e *Engine) addLiveItem(pos Pos, item []byte, index int) {
+func (e *engine) addLiveItem(pos Pos, item []byte, index int) {
 	f := readItem(item)
 	e.sinceWS = true
 	if isUserMessage(f.typ, f.role) && !contextualContent(f.content) {
@@ -80,7 +80,7 @@ func (e *Engine) addLiveItem(pos Pos, item []byte, index int) {
 
 // appendItem records an item in the live history, pairing tool calls and
 // spotting reused ids.
-func (e *Engine) appendItem(pos Pos, it Item) {
+func (e *engine) appendItem(pos Pos, it Item) {
 	if it.ID != "" {
 		if j, ok := e.ids[it.ID]; ok {
 			first := e.st.History[j]
@@ -116,7 +116,7 @@ func (e *Engine) appendItem(pos Pos, it Item) {
 }
 
 // checkID looks at an item's id: missing, prefix, UUIDv7 shape.
-func (e *Engine) checkID(pos Pos, f itemFields, index int) {
+func (e *engine) checkID(pos Pos, f itemFields, index int) {
 	prefix, typed := rollout.ItemPrefix(f.typ)
 	if f.id == "" {
 		if typed && index < 0 {
@@ -128,7 +128,7 @@ func (e *Engine) checkID(pos Pos, f itemFields, index int) {
 	e.checkPrefixedID(pos, f.id, f.typ, prefix, typed, index)
 }
 
-func (e *Engine) checkPrefixedID(pos Pos, id, typ, prefix string, typed bool, index int) {
+func (e *engine) checkPrefixedID(pos Pos, id, typ, prefix string, typed bool, index int) {
 	p, rest, ok := rollout.SplitID(id)
 	if !ok {
 		return // unprefixed legacy ids are legal on disk; Codex strips them
@@ -165,7 +165,7 @@ func looksLikeUUID(s string) bool {
 }
 
 // reindex rebuilds the id and call maps after the history was replaced.
-func (e *Engine) reindex() {
+func (e *engine) reindex() {
 	clear(e.ids)
 	clear(e.calls)
 	h := e.st.History
@@ -201,7 +201,7 @@ func (e *Engine) reindex() {
 // turn still open at the end of the file is reported too, with how long
 // ago the file was last written: a session that died mid-call looks exactly
 // like one whose tool is still running, and only the age tells them apart.
-func (e *Engine) orphanCalls() {
+func (e *engine) orphanCalls() {
 	openFrom := 0
 	if e.turn != nil {
 		openFrom = e.turn.Pos.Line
@@ -237,7 +237,7 @@ var normalizingSince = rollout.Version{Major: 0, Minor: 50}
 
 // normalizes says whether the Codex version of the file normalizes the
 // history on resume (nil: unknown), and the cli_version it read it from.
-func (e *Engine) normalizes() (*bool, string) {
+func (e *engine) normalizes() (*bool, string) {
 	if e.st.Era == rollout.EraBare {
 		no := false // mid 2025, before 0.4x
 		return &no, ""
@@ -314,7 +314,7 @@ func contentText(c []byte) string {
 	return b.String()
 }
 
-func (e *Engine) interAgent(rec *rollout.Record, pos Pos, p gjson.Result) {
+func (e *engine) interAgent(rec *rollout.Record, pos Pos, p gjson.Result) {
 	e.sinceWS = true
 	if e.turn != nil {
 		e.turn.User = true

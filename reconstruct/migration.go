@@ -13,7 +13,7 @@ const DefaultMigrationLimit = 16 << 20
 
 // noteSize remembers a record over the migration limit. Whether it matters
 // is only known at the end: the migration reads legacy-mode files.
-func (e *Engine) noteSize(rec *rollout.Record, pos Pos, typ string) {
+func (e *engine) noteSize(rec *rollout.Record, pos Pos, typ string) {
 	limit := e.opts.MigrationLimit
 	if limit <= 0 {
 		limit = DefaultMigrationLimit

@@ -1,13 +1,10 @@
 package reconstruct_test
 
 import (
-	"errors"
-	"io"
 	"strings"
 	"testing"
 
 	"github.com/rollout-dev/rollout/reconstruct"
-	"github.com/rollout-dev/rollout/rollout"
 )
 
 // TestMigrationLimitOnlyLegacy: the paginated migration reads legacy-mode
@@ -24,23 +21,15 @@ func TestMigrationLimitOnlyLegacy(t *testing.T) {
 	} {
 		meta := `{"timestamp":"2026-08-12T00:00:00.000Z","ordinal":0,"type":"session_meta","payload":{` + tc.mode + `"id":"019e2b7c-4d10-7a21-9c3e-5b6a7c8d9e05","cli_version":"0.153.4"}}`
 		n := 0
-		e := reconstruct.New(reconstruct.Options{MigrationLimit: 200}, func(o reconstruct.Observation) {
-			if o.Kind() == reconstruct.RecordOverMigrationLimit {
-				n++
-			}
-		})
-		rd := rollout.NewReader(strings.NewReader(meta+"\n"+big+"\n"), 0)
-		for {
-			rec, err := rd.Next()
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			e.Feed(rec)
+		_, err := reconstruct.Replay(strings.NewReader(meta+"\n"+big+"\n"), reconstruct.ReplayOptions{Options: reconstruct.Options{MigrationLimit: 200}},
+			func(o reconstruct.Observation) {
+				if o.Kind() == reconstruct.RecordOverMigrationLimit {
+					n++
+				}
+			})
+		if err != nil {
+			t.Fatal(err)
 		}
-		e.Finish()
 		if n != tc.want {
 			t.Errorf("meta %s: %d records over the limit reported, want %d", tc.mode, n, tc.want)
 		}

@@ -70,7 +70,7 @@ func matchPrompt(ev, it string) bool {
 
 // judge reports the events left without their item and starts over; it
 // runs where a turn ends and at the end of the file.
-func (e *Engine) judgePrompts() {
+func (e *engine) judgePrompts() {
 	for _, p := range e.prompts.events {
 		if e.prompts.unread {
 			break

@@ -12,6 +12,7 @@ type State struct {
 	HistoryMode string
 	CLIVersion  string
 	Records     int // physical lines read
+	Unread      int // lines over the maximum line size: not read, not replayed
 	MetaLine    int
 	// From the first session_meta: when the session started (its payload's
 	// timestamp, else the line's; raw RFC 3339, "" when unknown) and the
@@ -83,7 +84,7 @@ type TokenInfo struct {
 	ReemittedSeen int
 }
 
-func (s *State) finish(e *Engine) {
+func (s *State) finish(e *engine) {
 	s.Reemitted, s.OrdinalsInLegacy = e.reemitted, e.ordInLegacy
 	s.FailClosed = e.failClosed
 	s.Turns = s.Turns[:0]

@@ -31,7 +31,7 @@ func readUsage(u gjson.Result) usage {
 	return x
 }
 
-func (e *Engine) tokenCount(rec *rollout.Record, pos Pos, info gjson.Result) {
+func (e *engine) tokenCount(rec *rollout.Record, pos Pos, info gjson.Result) {
 	if !info.IsObject() {
 		return
 	}

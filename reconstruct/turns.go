@@ -39,7 +39,7 @@ type checkpoint struct {
 	tokens       *TokenInfo
 }
 
-func (e *Engine) checkpoint() checkpoint {
+func (e *engine) checkpoint() checkpoint {
 	var tok *TokenInfo
 	if e.st.Tokens != nil {
 		t := *e.st.Tokens
@@ -48,7 +48,7 @@ func (e *Engine) checkpoint() checkpoint {
 	return checkpoint{epoch: e.epoch, n: len(e.st.History), world: e.st.WorldState, lineage: e.st.Lineage, afterCompact: e.afterCompact, tokens: tok}
 }
 
-func (e *Engine) event(rec *rollout.Record, pos Pos) {
+func (e *engine) event(rec *rollout.Record, pos Pos) {
 	raw := rec.PayloadBytes()
 	var evType, message []byte
 	rollout.Members(raw, func(key []byte, start, end int) bool {
@@ -124,7 +124,7 @@ func (e *Engine) event(rec *rollout.Record, pos Pos) {
 // (ContextManager::drop_last_n_user_turns, core/src/context_manager/history.rs)
 // cuts the history at user messages, so a turn is the span from one user
 // message to the next and its checkpoint is the history before the message.
-func (e *Engine) userTurnBoundary(pos Pos) {
+func (e *engine) userTurnBoundary(pos Pos) {
 	if e.turnEvents {
 		return
 	}
@@ -139,7 +139,7 @@ func (e *Engine) userTurnBoundary(pos Pos) {
 
 // userInput marks the open turn as a user turn; its first prompt is
 // reported with its size in tokens.
-func (e *Engine) userInput(pos Pos, text string) {
+func (e *engine) userInput(pos Pos, text string) {
 	if e.turn == nil {
 		return
 	}
@@ -151,7 +151,7 @@ func (e *Engine) userInput(pos Pos, text string) {
 	}
 }
 
-func (e *Engine) rollback(pos Pos, n int) {
+func (e *engine) rollback(pos Pos, n int) {
 	if n <= 0 {
 		return
 	}

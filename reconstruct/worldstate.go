@@ -7,7 +7,7 @@ import (
 	"github.com/tidwall/gjson"
 )
 
-func (e *Engine) worldState(pos Pos, p gjson.Result) {
+func (e *engine) worldState(pos Pos, p gjson.Result) {
 	defer func() {
 		e.emit(pos, FlowWorldStateEvidence{State: e.st.WorldState, Full: p.Get("full").Bool()})
 	}()

@@ -199,7 +199,7 @@ type Txn struct {
 // result. Nothing is visible to others until Finish, which must be called
 // once whenever Begin returns no error. Errors are a *Refusal (nothing can
 // be planned), a *rollout.PathError (the input cannot be read), a
-// *checks.ReadError or a *checks.InternalError.
+// *reconstruct.ReadError or a *reconstruct.InternalError.
 func Begin(opts Options) (txn *Txn, err error) {
 	t := &Txn{opts: opts, seed: maphash.MakeSeed()}
 	t.Path = opts.Path

@@ -110,9 +110,7 @@ func (t *Txn) analyse(copyTo *outFile) error {
 		in = io.TeeReader(src, copyTo)
 	}
 	var facts checks.FixFacts
-	opts := t.checkOptions()
-	opts.Flow = facts.Observe
-	res, err := checks.RunReader(t.Path, in, opts)
+	res, err := checks.RunReader(t.Path, in, t.checkOptions(), facts.Observe)
 	if err != nil {
 		return err
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/rollout-dev/rollout/checks"
 	"github.com/rollout-dev/rollout/internal/termsafe"
+	"github.com/rollout-dev/rollout/reconstruct"
 	"github.com/rollout-dev/rollout/rollout"
 	"github.com/spf13/cobra"
 )
@@ -161,12 +162,14 @@ func runDiff(ctx context.Context, a *app, o *diffOptions) error {
 	var views [2]stateView
 	var sides [2]diffSide
 	for i := range 2 {
-		res, err := checks.Run(o.paths[i], nil, checks.Options{MaxLineBytes: o.maxLineBytes, StopAfterLine: o.atLines[i], Force: o.force})
+		ro := checks.Options{MaxLineBytes: o.maxLineBytes, Force: o.force}.Replay()
+		ro.StopAfterLine = o.atLines[i]
+		st, err := reconstruct.ReplayFile(o.paths[i], nil, ro)
 		if err != nil {
 			return err
 		}
-		views[i] = viewOf(buildStateJSON(o.paths[i], res.State))
-		sides[i] = diffSide{Path: o.paths[i], Records: res.State.Records}
+		views[i] = viewOf(buildStateJSON(o.paths[i], st))
+		sides[i] = diffSide{Path: o.paths[i], Records: st.Records}
 		if n := o.atLines[i]; n > 0 {
 			sides[i].AtLine = &n
 		}

@@ -8,7 +8,7 @@ import (
 	"os"
 	"runtime/debug"
 
-	"github.com/rollout-dev/rollout/checks"
+	"github.com/rollout-dev/rollout/reconstruct"
 	"github.com/rollout-dev/rollout/rollout"
 	"github.com/spf13/cobra"
 )
@@ -116,7 +116,7 @@ func run(args []string, io *IO) (code int) {
 func reportError(io *IO, err error) int {
 	code := exitUsage
 	var ee *exitError
-	var ie *checks.InternalError
+	var ie *reconstruct.InternalError
 	var pe *rollout.PathError
 	switch {
 	case errors.As(err, &ie):
@@ -126,7 +126,7 @@ func reportError(io *IO, err error) int {
 		return code
 	case errors.As(err, &ee):
 		code = ee.code
-	case errors.As(err, new(*checks.ReadError)):
+	case errors.As(err, new(*reconstruct.ReadError)):
 		code = exitIncomplete
 	case errors.As(err, &pe), errors.Is(err, fs.ErrNotExist):
 		code = exitUsage

@@ -14,6 +14,7 @@ import (
 	"github.com/rollout-dev/rollout/checks"
 	"github.com/rollout-dev/rollout/cmd/rollout/internal/chart"
 	"github.com/rollout-dev/rollout/internal/outfile"
+	"github.com/rollout-dev/rollout/reconstruct"
 	"github.com/rollout-dev/rollout/reconstruct/budget"
 )
 
@@ -31,27 +32,24 @@ func (o *simulateBudgetOptions) fleetMode() bool {
 // budget evidence; oversized counts the lines over --max-line-bytes.
 func (o *simulateBudgetOptions) evidence(a *app, path string) (ev *budget.Evidence, oversized int, err error) {
 	c := budget.NewCollector()
-	res, err := checks.Run(path, a.io.In, checks.Options{MaxLineBytes: o.maxLineBytes, MaxFindingsPerRule: checks.DefaultMaxFindingsPerRule, Flow: c.Observe, Force: o.force})
+	st, err := reconstruct.ReplayFile(path, a.io.In, checks.Options{MaxLineBytes: o.maxLineBytes, Force: o.force}.Replay(), c.Observe)
 	if err != nil {
 		return nil, 0, err
 	}
-	ev = c.Evidence(res.State)
+	ev = c.Evidence(st)
 	ev.Path = path
-	for _, f := range res.Findings {
-		if f.Incomplete {
-			oversized += f.Represents()
-		}
-	}
-	return ev, oversized, nil
+	return ev, st.Unread, nil
 }
 
 // sessionMeta reads only the first line: thread, parent and start.
 func (o *simulateBudgetOptions) sessionMeta(a *app, path string) (thread, parent, started string, err error) {
-	res, err := checks.Run(path, a.io.In, checks.Options{MaxLineBytes: o.maxLineBytes, StopAfterLine: 1, Force: o.force})
+	ro := checks.Options{MaxLineBytes: o.maxLineBytes, Force: o.force}.Replay()
+	ro.StopAfterLine = 1
+	st, err := reconstruct.ReplayFile(path, a.io.In, ro)
 	if err != nil {
 		return "", "", "", err
 	}
-	return res.State.ThreadID, res.State.ParentThreadID, res.State.StartedAt, nil
+	return st.ThreadID, st.ParentThreadID, st.StartedAt, nil
 }
 
 // fleetRun is the state of one fleet simulation.
@@ -92,7 +90,7 @@ func (r *fleetRun) raise(c int) {
 }
 
 func (r *fleetRun) fileError(path string, err error) {
-	var ie *checks.InternalError
+	var ie *reconstruct.InternalError
 	if errors.As(err, &ie) {
 		r.say(path, "rollout: internal error: %s:%d: %v\n", ie.Path, ie.Line, ie.Value)
 		r.raise(exitInternal)

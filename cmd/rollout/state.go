@@ -113,11 +113,13 @@ func runState(ctx context.Context, a *app, o *stateOptions) error {
 	if o.path == rollout.StdinPath {
 		a.io.stdinHint("a rollout")
 	}
-	res, err := checks.Run(o.path, a.io.In, checks.Options{MaxLineBytes: o.maxLineBytes, MaxFindingsPerRule: checks.DefaultMaxFindingsPerRule, StopAfterLine: o.atLine, Force: o.force})
+	ro := checks.Options{MaxLineBytes: o.maxLineBytes, Force: o.force}.Replay()
+	ro.StopAfterLine = o.atLine
+	st, err := reconstruct.ReplayFile(o.path, a.io.In, ro)
 	if err != nil {
 		return err
 	}
-	out := buildStateJSON(o.path, res.State)
+	out := buildStateJSON(o.path, st)
 	return writeJSON(a.io.Out, out)
 }
 

@@ -338,7 +338,7 @@ func runVerify(ctx context.Context, a *app, o *verifyOptions) error {
 	}
 	for i, out := range outcomes {
 		if out.err != nil {
-			var ie *checks.InternalError
+			var ie *reconstruct.InternalError
 			switch {
 			case errors.As(out.err, &ie):
 				fmt.Fprintf(a.io.Err, "rollout: internal error: %s:%d: %v\n", ie.Path, ie.Line, ie.Value)
@@ -389,12 +389,12 @@ func runVerify(ctx context.Context, a *app, o *verifyOptions) error {
 // fileError says why a file could not be analysed, with a stable code. The
 // message leaves out the path, which the report shows beside it.
 func fileError(path string, err error) *report.FileError {
-	var ie *checks.InternalError
+	var ie *reconstruct.InternalError
 	code := report.ErrUnreadable
 	switch {
 	case errors.As(err, &ie):
 		code = report.ErrInternal
-	case errors.As(err, new(*checks.ReadError)):
+	case errors.As(err, new(*reconstruct.ReadError)):
 		code = report.ErrReadFailed
 	case errors.Is(err, rollout.ErrUnknownFormat):
 		code = report.ErrNotRollout
@@ -412,7 +412,7 @@ func fileError(path string, err error) *report.FileError {
 // not a rollout) is unusable input; one that failed part-way, or an entry a
 // directory walk could not use, leaves the run incomplete.
 func fileErrorCode(err error) int {
-	var re *checks.ReadError
+	var re *reconstruct.ReadError
 	var we *rollout.WalkError
 	if errors.As(err, &re) || errors.As(err, &we) {
 		return exitIncomplete
@@ -472,7 +472,7 @@ func slim(res *checks.Result) *checks.Result {
 func analyseOne(path string, stdin io.Reader, opts checks.Options) (out fileOutcome) {
 	defer func() {
 		if v := recover(); v != nil {
-			out = fileOutcome{err: &checks.InternalError{Path: path, Value: v, Stack: debug.Stack()}}
+			out = fileOutcome{err: &reconstruct.InternalError{Path: path, Value: v, Stack: debug.Stack()}}
 		}
 	}()
 	res, err := checks.Run(path, stdin, opts)

@@ -260,10 +260,10 @@ func TestRunReaderPanicIsInternalError(t *testing.T) {
 				panic("boom: injected engine panic")
 			}
 		}
-		res, err := checks.RunReader("some/rollout.jsonl", bytes.NewReader(data), checks.Options{Flow: flow})
-		var ie *checks.InternalError
+		res, err := checks.RunReader("some/rollout.jsonl", bytes.NewReader(data), checks.Options{}, flow)
+		var ie *reconstruct.InternalError
 		if !errors.As(err, &ie) || res != nil {
-			t.Fatalf("RunReader = %v, %v; want a *checks.InternalError", res, err)
+			t.Fatalf("RunReader = %v, %v; want a *reconstruct.InternalError", res, err)
 		}
 		if ie.Path != "some/rollout.jsonl" || ie.Line != trigger || trigger < 5 || ie.Value != "boom: injected engine panic" || len(ie.Stack) == 0 {
 			t.Errorf("InternalError{Path %q, Line %d, Value %v, %d-byte stack}; want the path, line %d and the panic value",
@@ -278,9 +278,9 @@ func TestRunReaderPanicIsInternalError(t *testing.T) {
 		// Lines 1-7 and half of line 8 arrive, then the stream panics.
 		r := &panicReader{data: firstLines(t, data, 7)}
 		_, err := checks.RunReader("other.jsonl", r, checks.Options{})
-		var ie *checks.InternalError
+		var ie *reconstruct.InternalError
 		if !errors.As(err, &ie) {
-			t.Fatalf("error %v, want a *checks.InternalError", err)
+			t.Fatalf("error %v, want a *reconstruct.InternalError", err)
 		}
 		// The panic is in line 8; RunReader only knows the last line it
 		// finished (7). Either is near enough to find the spot.

@@ -105,14 +105,14 @@ func runView(ctx context.Context, a *app, o *viewOptions) error {
 	}
 	b := view.New(view.Options{Path: o.path, Bytes: size, MaxText: o.maxText})
 	evidence := budget.NewCollector()
-	flow := func(ob reconstruct.Observation) {
-		b.Observe(ob)
-		evidence.Observe(ob)
-	}
-	res, err := checks.Run(o.path, a.io.In, checks.Options{MaxLineBytes: o.maxLineBytes, MaxFindingsPerRule: checks.DefaultMaxFindingsPerRule, HandoffCap: o.handoffCap, Flow: flow, Record: b.Record})
+	checker := checks.NewChecker(o.path, checks.DefaultMaxFindingsPerRule)
+	ro := checks.Options{MaxLineBytes: o.maxLineBytes, HandoffCap: o.handoffCap}.Replay()
+	ro.OnRecord = b.Record
+	st, err := reconstruct.ReplayFile(o.path, a.io.In, ro, b.Observe, evidence.Observe, checker.Observe)
 	if err != nil {
 		return err
 	}
+	res := checker.Result(st)
 	findings, err := viewFindings(o, res)
 	if err != nil {
 		return err

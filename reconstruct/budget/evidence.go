@@ -135,7 +135,7 @@ func (ev *Evidence) CompactionRequests() []int {
 }
 
 // Collector gathers the evidence from the engine's flow observations. Use
-// its Observe method as the engine's observer (or checks.Options.Flow),
+// its Observe method as an observer of reconstruct.Replay (or checks.Run),
 // then call Evidence once the replay has finished.
 type Collector struct {
 	reqs     []Request

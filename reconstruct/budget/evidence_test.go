@@ -1,8 +1,6 @@
 package budget
 
 import (
-	"errors"
-	"io"
 	"os"
 	"testing"
 	"time"
@@ -10,7 +8,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/rollout-dev/rollout/reconstruct"
-	"github.com/rollout-dev/rollout/rollout"
 )
 
 const fixtures = "../../fixtures/budget/"
@@ -24,19 +21,11 @@ func extract(t testing.TB, path string) *Evidence {
 	}
 	defer f.Close()
 	c := NewCollector()
-	eng := reconstruct.New(reconstruct.Options{Path: path}, c.Observe)
-	rd := rollout.NewReader(f, rollout.DefaultMaxLineBytes)
-	for {
-		rec, err := rd.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		eng.Feed(rec)
+	st, err := reconstruct.Replay(f, reconstruct.ReplayOptions{Options: reconstruct.Options{Path: path}}, c.Observe)
+	if err != nil {
+		t.Fatal(err)
 	}
-	ev := c.Evidence(eng.Finish())
+	ev := c.Evidence(st)
 	ev.Path = path
 	return ev
 }

@@ -1,0 +1,114 @@
+package reconstruct
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"runtime/debug"
+
+	"github.com/rollout-dev/rollout/rollout"
+)
+
+// ReplayOptions configure a replay: how the source is read and the engine.
+type ReplayOptions struct {
+	Options // the engine's
+
+	// Open is how ReplayFile opens the file (content sniffing, Force).
+	Open rollout.OpenOptions
+	// MaxLineBytes is the longest line read and replayed; longer ones are
+	// reported (LineOversized), not read (0: rollout.DefaultMaxLineBytes).
+	MaxLineBytes int64
+	// StopAfterLine ends the replay after this line (0: the whole file):
+	// the state is then the thread as it was at that line.
+	StopAfterLine int
+	// OnRecord, when set, sees every record before the engine replays it
+	// (rollout view builds its page from records). The record is only
+	// valid during the call.
+	OnRecord func(*rollout.Record)
+}
+
+// InternalError is a bug caught while replaying a file: it carries the
+// file and line being read so the report can say where.
+type InternalError struct {
+	Path  string
+	Line  int
+	Value any
+	Stack []byte
+}
+
+func (e *InternalError) Error() string {
+	return fmt.Sprintf("internal error at %s:%d: %v", e.Path, e.Line, e.Value)
+}
+
+// ReadError is a failure while reading a file that opened fine (a corrupt
+// zstd stream, an I/O error): the lines from Line on were not replayed.
+type ReadError struct {
+	Path string
+	Line int
+	Err  error
+}
+
+func (e *ReadError) Error() string {
+	return fmt.Sprintf("%s: %v (the rest of the file was not analysed)", e.Path, e.Err)
+}
+func (e *ReadError) Unwrap() error { return e.Err }
+
+// ReplayFile opens path ("-": stdin) with rollout.OpenWith and replays it
+// (see Replay).
+func ReplayFile(path string, stdin io.Reader, opts ReplayOptions, observers ...Observer) (*State, error) {
+	f, err := rollout.OpenWith(path, stdin, opts.Open)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	opts.Path = path
+	return Replay(f, opts, observers...)
+}
+
+// Replay is the one read-and-replay loop: it reads src record by record
+// (opts.Path names it), feeds the engine and hands every observation to
+// each observer in turn, in the order the engine makes them. It returns
+// the final state, detached from the engine. A panic while replaying
+// becomes an *InternalError naming the line; a read failure a *ReadError.
+func Replay(src io.Reader, opts ReplayOptions, observers ...Observer) (st *State, err error) {
+	rd := rollout.NewReader(src, opts.MaxLineBytes)
+	defer rd.Release() // records are dead once the file is done
+	line := 0
+	defer func() {
+		if v := recover(); v != nil {
+			st, err = nil, &InternalError{Path: opts.Path, Line: line, Value: v, Stack: debug.Stack()}
+		}
+	}()
+	var fan Observer
+	switch len(observers) {
+	case 0:
+	case 1:
+		fan = observers[0]
+	default:
+		fan = func(o Observation) {
+			for _, obs := range observers {
+				obs(o)
+			}
+		}
+	}
+	eng := newEngine(opts.Options, fan)
+	for {
+		line = rd.Line() + 1 // a panic while reading names the line being read
+		rec, rerr := rd.Next()
+		if errors.Is(rerr, io.EOF) {
+			break
+		}
+		if rerr != nil {
+			return nil, &ReadError{Path: opts.Path, Line: rd.Line() + 1, Err: rerr}
+		}
+		line = rec.Line
+		if opts.StopAfterLine > 0 && rec.Line > opts.StopAfterLine {
+			break
+		}
+		if opts.OnRecord != nil {
+			opts.OnRecord(rec)
+		}
+		eng.Feed(rec)
+	}
+	return eng.Finish(), nil
+}
