@@ -55,9 +55,11 @@ func lines(ws []wantFinding) []string {
 
 const rulesDir = "../fixtures/rules"
 
-// fixtureDirs hold rule fixtures in one format: fixtures/rules, and
-// fixtures/handoffs whose fixtures also carry repair goldens.
-var fixtureDirs = []string{rulesDir, "../fixtures/handoffs"}
+// fixtureDirs hold rule fixtures in one format: fixtures/rules,
+// fixtures/handoffs whose fixtures also carry repair goldens, and
+// fixtures/real whose fixtures reproduce record shapes of real rollouts per
+// Codex version (fixtures/real/README.md says where each shape was seen).
+var fixtureDirs = []string{rulesDir, "../fixtures/handoffs", "../fixtures/real"}
 
 // loadRuleFixtures reads every fixture; a malformed fixture is an error, not
 // a skipped test.

@@ -30,7 +30,7 @@ func section(t *testing.T, path, name string) string {
 // has its user turns at its user messages, as drop_last_n_user_turns counts
 // them; Codex's own <environment_context> message is not one.
 func TestDerivedTurns(t *testing.T) {
-	const fx = "../fixtures/rules/rollback-too-many-turns.derived.txtar"
+	const fx = "../fixtures/real/rollback-too-many-turns.v058.txtar"
 	for _, tc := range []struct {
 		section string
 		want    []string // "line status rolled-back"
@@ -86,7 +86,7 @@ func TestTurnEventsEndDerivedTurns(t *testing.T) {
 // thread_settings_applied) leave the model history to the response items,
 // and an item_completed UserMessage marks its turn as a user turn.
 func TestCurrentEventTypes(t *testing.T) {
-	const fx = "../fixtures/rules/turn-prompt-not-in-history.paginated.txtar"
+	const fx = "../fixtures/real/turn-prompt-not-in-history.v153.txtar"
 	_, st := replay(t, section(t, fx, "clean.jsonl"), reconstruct.Options{})
 	var types []string
 	for _, it := range st.History {
