@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/rollout-dev/rollout/internal/termsafe"
 	"io"
 	"slices"
 	"strings"
@@ -328,10 +329,10 @@ func printReclaimText(w io.Writer, files []*reclaimFile, o *reclaimOptions) {
 			}
 		}
 		if f.StateDiff != "" {
-			fmt.Fprintf(w, "  state diff (-old +new):\n%s", indent(f.StateDiff, "    "))
+			fmt.Fprintf(w, "  state diff (-old +new):\n%s", indent(termsafe.Lines(f.StateDiff), "    "))
 		}
 		for _, nf := range f.NewFindings {
-			fmt.Fprintf(w, "  new finding: %s\n", nf)
+			fmt.Fprintf(w, "  new finding: %s\n", termsafe.String(fmt.Sprint(nf)))
 		}
 	}
 	mode := "dry run: nothing is written; add --write to apply"

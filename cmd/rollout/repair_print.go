@@ -400,15 +400,7 @@ func (p *repairPrinter) printDiff(t *repair.Txn) error {
 type termsafeWriter struct{ w io.Writer }
 
 func (t *termsafeWriter) Write(b []byte) (int, error) {
-	var out strings.Builder
-	for line := range strings.Lines(string(b)) {
-		body, nl := strings.CutSuffix(line, "\n")
-		out.WriteString(termsafe.String(body))
-		if nl {
-			out.WriteString("\n")
-		}
-	}
-	if _, err := io.WriteString(t.w, out.String()); err != nil {
+	if _, err := io.WriteString(t.w, termsafe.Lines(string(b))); err != nil {
 		return 0, err
 	}
 	return len(b), nil

@@ -5,6 +5,7 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
+	"github.com/rollout-dev/rollout/internal/termsafe"
 	"io"
 	"os"
 	"runtime"
@@ -298,26 +299,26 @@ func printSpaceText(w io.Writer, s *space.Summary) error {
 	}
 	fmt.Fprintf(ew, "\nBY RECORD TYPE\n")
 	for _, b := range s.ByType() {
-		fmt.Fprintf(ew, "  %s %10s %6s %8d  %s\n", bar(b.Bytes, s.Bytes), size(b.Bytes), share(b.Bytes, s.Bytes), b.Count, b.Name)
+		fmt.Fprintf(ew, "  %s %10s %6s %8d  %s\n", bar(b.Bytes, s.Bytes), size(b.Bytes), share(b.Bytes, s.Bytes), b.Count, termsafe.String(b.Name))
 	}
 	fmt.Fprintf(ew, "\nBY JSON PATH (top %d)\n", s.Top)
 	for _, b := range s.ByClass() {
-		fmt.Fprintf(ew, "  %10s %6s %8d  %s\n", size(b.Bytes), share(b.Bytes, s.Bytes), b.Count, b.Name)
+		fmt.Fprintf(ew, "  %10s %6s %8d  %s\n", size(b.Bytes), share(b.Bytes, s.Bytes), b.Count, termsafe.String(b.Name))
 	}
 	if reps := s.Repeats(); len(reps) > 0 {
 		fmt.Fprintf(ew, "\nREPEATED STRINGS (copies x size, bytes beyond the first copy, class and place of the first)\n")
 		for _, r := range reps {
-			fmt.Fprintf(ew, "  %16s %10s  %s  %s:%d\n", fmt.Sprintf("%d x %s", r.Count, size(r.Size)), size(r.Wasted()), r.Class, r.Path, r.FirstLine)
+			fmt.Fprintf(ew, "  %16s %10s  %s  %s:%d\n", fmt.Sprintf("%d x %s", r.Count, size(r.Size)), size(r.Wasted()), termsafe.String(r.Class), termsafe.String(r.Path), r.FirstLine)
 		}
 	}
 	fmt.Fprintf(ew, "\nLARGEST FILES (on disk, content, lines)\n")
 	for _, f := range s.Largest() {
-		fmt.Fprintf(ew, "  %10s %10s %8d  %s\n", size(f.DiskBytes), size(f.Bytes), f.Lines, f.Path)
+		fmt.Fprintf(ew, "  %10s %10s %8d  %s\n", size(f.DiskBytes), size(f.Bytes), f.Lines, termsafe.String(f.Path))
 	}
 	if trees := s.Trees(); len(trees) > 0 {
 		fmt.Fprintf(ew, "\nPARENT AND SUB-AGENT TREES (on disk, files, root)\n")
 		for _, t := range trees {
-			fmt.Fprintf(ew, "  %10s %8d  %s\n", size(t.DiskBytes), t.Files, t.Root.Path)
+			fmt.Fprintf(ew, "  %10s %8d  %s\n", size(t.DiskBytes), t.Files, termsafe.String(t.Root.Path))
 		}
 	}
 	fmt.Fprintf(ew, "\nRECLAIM POLICIES (rollout reclaim --policy P; what each frees and gives up)\n")

@@ -57,6 +57,20 @@ func String(s string) string {
 	return b.String()
 }
 
+// Lines is String for a text of several lines: each line is escaped, the
+// line feeds between them are kept.
+func Lines(s string) string {
+	var b strings.Builder
+	for line := range strings.Lines(s) {
+		body, nl := strings.CutSuffix(line, "\n")
+		b.WriteString(String(body))
+		if nl {
+			b.WriteByte('\n')
+		}
+	}
+	return b.String()
+}
+
 // Bytes is String for a byte slice.
 func Bytes(b []byte) string { return String(string(b)) }
 

@@ -54,3 +54,9 @@ func TestJSON(t *testing.T) {
 		}
 	}
 }
+
+func TestLines(t *testing.T) {
+	if got, want := Lines("a\x1b[2J\nb\r\n\x07"), "a\\x1b[2J\nb\\r\n\\x07"; got != want {
+		t.Errorf("Lines = %q, want %q", got, want)
+	}
+}
