@@ -177,7 +177,7 @@ func Undo(path string) (*UndoOutcome, error) {
 		return nil, &Refusal{Kind: WriteFailed, Path: path, Err: err}
 	}
 	os.Remove(recPath)
-	if err := syncDir(dir); err != nil {
+	if err := outfile.SyncDir(dir); err != nil {
 		return out, fmt.Errorf("%s was restored, but syncing its directory failed: %w", path, err)
 	}
 	return out, nil

@@ -9,7 +9,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"strconv"
 	"sync"
 
@@ -124,11 +123,13 @@ func (t *Txn) analyse(copyTo *outFile) error {
 	return err
 }
 
-// outFile is a temporary file next to the file it will replace. Writes
-// are queued to a goroutine that compresses (zstd) and writes them, and
-// starts the disk writeback as it goes: the rewrite and the verification
-// go on while the disk works, and the fsync before the rename is short.
+// outFile is an output being written, through outfile (a temporary file
+// next to the file it will replace, renamed over it by Commit). Writes are
+// queued to a goroutine that compresses (zstd) and writes them, and starts
+// the disk writeback as it goes: the rewrite and the verification go on
+// while the disk works, and the fsync before the rename is short.
 type outFile struct {
+	of   *outfile.File
 	path string // the temporary file
 	f    *os.File
 	ch   chan []byte
@@ -142,19 +143,19 @@ type outFile struct {
 // as they come). writeback: start writing to disk early (off for a copy
 // that may be thrown away).
 func createOut(target string, encode bool, c rollout.Compression, writeback bool) (*outFile, error) {
-	f, err := os.CreateTemp(filepath.Dir(target), "."+filepath.Base(target)+".repair-*.tmp")
+	of, err := outfile.Create(target, outfile.Options{Perm: 0o600})
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", errWriteFailed, err)
 	}
-	o := &outFile{path: f.Name(), f: f, ch: make(chan []byte, 32), done: make(chan error, 1)}
+	f := of.OS()
+	o := &outFile{of: of, path: of.TempName(), f: f, ch: make(chan []byte, 32), done: make(chan error, 1)}
 	wb := &writebackFile{f: f, on: writeback}
 	bw := bufio.NewWriterSize(wb, 1<<20)
 	var w io.Writer = bw
 	var zw *zstd.Encoder
 	if encode && c == rollout.Zstd {
 		if zw, err = zstd.NewWriter(bw, zstd.WithEncoderConcurrency(1)); err != nil {
-			f.Close()
-			os.Remove(f.Name())
+			of.Abort()
 			return nil, fmt.Errorf("%w: %v", errWriteFailed, err)
 		}
 		w = zw
@@ -203,18 +204,15 @@ func (o *outFile) wait() error {
 	return o.err
 }
 
-// finish completes the file: everything written, metadata set (mode,
-// and owner, group and xattrs where asked), fsynced.
+// finish completes the file short of the rename: everything written,
+// metadata set (mode, and owner, group and xattrs where asked), fsynced.
 func (o *outFile) finish(meta func(*os.File) error) error {
 	err := o.wait()
 	if err == nil {
 		err = meta(o.f)
 	}
 	if err == nil {
-		err = o.f.Sync()
-	}
-	if cerr := o.f.Close(); err == nil {
-		err = cerr
+		err = o.of.Prepare()
 	}
 	if err != nil && !errors.Is(err, errWriteFailed) {
 		err = fmt.Errorf("%w: %s: %v", errWriteFailed, o.path, err)
@@ -222,13 +220,25 @@ func (o *outFile) finish(meta func(*os.File) error) error {
 	return err
 }
 
+// commit renames the finished file over its target. notDurable: it is in
+// place, but syncing the directory failed.
+func (o *outFile) commit() (notDurable, err error) {
+	err = o.of.Commit()
+	if errors.Is(err, outfile.ErrNotDurable) {
+		return err, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", errWriteFailed, err)
+	}
+	return nil, nil
+}
+
 func (o *outFile) abort() {
 	if o == nil {
 		return
 	}
 	o.wait()
-	o.f.Close()
-	os.Remove(o.path)
+	o.of.Abort()
 }
 
 // writebackFile starts writing a file to disk every few megabytes.
@@ -515,20 +525,26 @@ func (t *Txn) commit() (ref *Refusal) {
 	if inPlace && t.Backup != "" && s.q.out != nil {
 		qBefore, _ = quarantineBefore(s.q.target)
 	}
+	var notDurable error
 	if s.q.out != nil {
-		if err := os.Rename(s.q.out.path, s.q.target); err != nil {
-			return failed(fmt.Errorf("%w: %v", errWriteFailed, err))
+		nd, err := s.q.out.commit()
+		if err != nil {
+			return failed(err)
 		}
-		s.q.out = nil
+		s.q.out, notDurable = nil, nd
 	}
 	t.at("quarantined")
-	if err := os.Rename(s.out.path, t.Target); err != nil {
-		return failed(fmt.Errorf("%w: %v", errWriteFailed, err))
+	nd, err := s.out.commit()
+	if err != nil {
+		return failed(err)
 	}
 	s.out = nil
 	t.Wrote = true
-	if err := syncDir(filepath.Dir(t.Target)); err != nil {
-		t.Warning = fmt.Sprintf("%s was replaced, but syncing its directory failed: %v", t.Target, err)
+	if nd != nil {
+		notDurable = nd
+	}
+	if notDurable != nil {
+		t.Warning = fmt.Sprintf("%s was replaced, but syncing its directory failed: %v", t.Target, notDurable)
 	}
 	t.at("renamed")
 	if inPlace && t.Backup != "" {
@@ -637,13 +653,4 @@ func copyNew(src, dst string) error {
 		os.Remove(dst)
 	}
 	return err
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
 }

@@ -229,7 +229,12 @@ type File struct {
 	tmp    string   // "" when writing through
 	opts   Options
 	done   bool
+	synced bool // Prepare ran: Commit only renames
 }
+
+// ErrNotDurable is returned by Commit when the output is in place but
+// syncing its directory failed: the rename may not survive a crash.
+var ErrNotDurable = errors.New("syncing the directory failed")
 
 // Create starts writing path. Nothing at path changes before Commit,
 // except for a device, FIFO or socket, which is written as it goes.
@@ -294,21 +299,40 @@ func (o *File) OS() *os.File { return o.f }
 
 func (o *File) Write(p []byte) (int, error) { return o.f.Write(p) }
 
-// Commit makes the output final: for a regular target the temporary file
-// takes the metadata asked for, is fsynced and renamed over the target,
-// and the directory is fsynced.
-func (o *File) Commit() error {
+// Prepare completes the file short of putting it in place: for a regular
+// target the temporary file takes the metadata asked for and is fsynced,
+// so that Commit only renames. A caller that checks something right before
+// the rename (repair: that its input did not change) keeps that window
+// short.
+func (o *File) Prepare() error {
 	if o.done {
 		return errors.New("outfile: already committed or aborted")
 	}
-	o.done = true
-	if o.tmp == "" {
-		return o.f.Close()
+	if o.tmp == "" || o.synced {
+		return nil
 	}
 	err := o.applyMeta()
 	if err == nil {
 		err = o.f.Sync()
 	}
+	o.synced = err == nil
+	return err
+}
+
+// Commit makes the output final: for a regular target the temporary file
+// takes the metadata asked for, is fsynced (unless Prepare did) and
+// renamed over the target, and the directory is fsynced (ErrNotDurable
+// when that fails: the output is in place all the same).
+func (o *File) Commit() error {
+	if o.done {
+		return errors.New("outfile: already committed or aborted")
+	}
+	if o.tmp == "" {
+		o.done = true
+		return o.f.Close()
+	}
+	err := o.Prepare()
+	o.done = true
 	if cerr := o.f.Close(); err == nil {
 		err = cerr
 	}
@@ -319,7 +343,10 @@ func (o *File) Commit() error {
 		os.Remove(o.tmp)
 		return err
 	}
-	return SyncDir(filepath.Dir(o.target))
+	if err := SyncDir(filepath.Dir(o.target)); err != nil {
+		return fmt.Errorf("%w: %v", ErrNotDurable, err)
+	}
+	return nil
 }
 
 func (o *File) applyMeta() error {

@@ -318,3 +318,38 @@ func assertNoTemp(t *testing.T, dir, base string) {
 		t.Errorf("temporary files left: %v", matches)
 	}
 }
+
+// TestPrepareThenCommit: Prepare fsyncs and sets the metadata but leaves
+// the target as it was; Commit then only renames.
+func TestPrepareThenCommit(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "out.jsonl")
+	writeString(t, path, Options{}, "old\n")
+	if err := os.Chmod(path, 0o640); err != nil {
+		t.Fatal(err)
+	}
+	f, err := Create(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Abort()
+	io.WriteString(f, "new\n")
+	if err := f.Prepare(); err != nil {
+		t.Fatal(err)
+	}
+	if got := readString(t, path); got != "old\n" {
+		t.Fatalf("after Prepare the target is %q, want it untouched", got)
+	}
+	if fi, err := os.Stat(f.TempName()); err != nil || fi.Mode().Perm() != 0o640 {
+		t.Errorf("prepared file: %v, %v; want the target's mode 0640", fi, err)
+	}
+	if err := f.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if got := readString(t, path); got != "new\n" {
+		t.Errorf("after Commit the target is %q", got)
+	}
+	if _, err := os.Stat(f.TempName()); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the temporary file survived: %v", err)
+	}
+}
