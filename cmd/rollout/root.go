@@ -27,9 +27,12 @@ const exitCodesHelp = `Exit codes (stable; they never depend on the output forma
 
   0  clean, or only findings below --fail-on
   1  findings at or above --fail-on (default error)
-  2  usage error or unusable input (bad flag, path not found, unreadable file)
-  3  incomplete: some records or files could not be analysed
-     (a line over --max-line-bytes, a read error, a file changed while read)
+  2  usage error or unusable input (bad flag, path not found, a named file
+     that cannot be read)
+  3  incomplete: some records or files could not be analysed (a line over
+     --max-line-bytes, a read error, a file changed while read, an entry of
+     a walked directory that cannot be read or is not a regular file);
+     every report lists them
   4  unsafe to modify: repair --write refused (file changed during repair,
      symlink, write failed); the original is untouched
   5  internal error: a bug, reported with the file and line being read
