@@ -108,22 +108,11 @@ func PlanFile(path string, o Options) (*Plan, *space.File, error) {
 	if err := outfile.CheckRegularOrAbsent(ArchivePath(path)); err != nil {
 		return nil, nil, err
 	}
-	f, err := rollout.Open(path, nil)
-	if err != nil {
-		return nil, nil, err
-	}
-	defer f.Close()
+	// The space account is a record observer of the one replay loop.
 	acct := space.New(space.Options{Plan: true})
-	rd := rollout.NewReader(f, o.MaxLineBytes)
-	for {
-		rec, err := rd.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, nil, fmt.Errorf("%s: %w", path, err)
-		}
-		acct.Feed(rec)
+	ro := reconstruct.ReplayOptions{MaxLineBytes: o.MaxLineBytes, OnRecord: acct.Feed}
+	if _, err := reconstruct.ReplayFile(path, nil, ro); err != nil {
+		return nil, nil, err
 	}
 	sf, _ := acct.Finish()
 	sf.Path, sf.DiskBytes = path, fi.Size()

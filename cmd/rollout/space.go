@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/rollout-dev/rollout/internal/outfile"
+	"github.com/rollout-dev/rollout/reconstruct"
 	"github.com/rollout-dev/rollout/reconstruct/space"
 	"github.com/rollout-dev/rollout/rollout"
 	"github.com/spf13/cobra"
@@ -216,7 +217,7 @@ func accountFile(path string, stdin io.Reader, o *spaceOptions, now time.Time) (
 			out = spaceOutcome{err: fmt.Errorf("internal error reading %s: %v\n%s", path, v, debug.Stack())}
 		}
 	}()
-	f, err := rollout.Open(path, stdin)
+	f, err := rollout.OpenWith(path, stdin, rollout.OpenOptions{})
 	if err != nil {
 		return spaceOutcome{err: err}
 	}
@@ -236,17 +237,12 @@ func accountFile(path string, stdin io.Reader, o *spaceOptions, now time.Time) (
 		cc = space.NewCompressCounter()
 		r = io.TeeReader(f, cc)
 	}
+	// The space account is a record observer of the one replay loop.
 	acct := space.New(space.Options{MinRepeat: o.minRepeat, Top: o.top})
-	rd := rollout.NewReader(r, o.maxLineBytes)
-	for {
-		rec, err := rd.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return spaceOutcome{err: fmt.Errorf("%s: %w", path, err)}
-		}
-		acct.Feed(rec)
+	ro := reconstruct.ReplayOptions{MaxLineBytes: o.maxLineBytes, OnRecord: acct.Feed}
+	ro.Path = path
+	if _, err := reconstruct.Replay(r, ro); err != nil {
+		return spaceOutcome{err: err}
 	}
 	file, classes := acct.Finish()
 	file.Path, file.Compressed, file.Cold = path, compressed, cold
