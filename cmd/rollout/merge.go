@@ -16,10 +16,11 @@ import (
 )
 
 type mergeOptions struct {
-	reports []string
-	formats []string
-	failOn  string
-	color   string
+	reports    []string
+	formats    []string
+	failOn     string
+	color      string
+	statistics bool
 }
 
 func newMergeCmd(a *app) *cobra.Command {
@@ -33,10 +34,11 @@ whole run in any format, byte for byte what a single run over the same
 inputs would have written. Reports of different commands, versions or
 settings do not merge. - reads a report from standard input.
 
-For verify reports: --format text|json|jsonl|sarif|junit|github|markdown (or
-FORMAT=FILE, repeatable), --fail-on and --color as verify has them; merge
-exits 1 on findings at or above --fail-on, 3 when a report lists a file that
-was not analysed. For simulate-budget reports: --format
+For verify reports: --format as verify has it (FORMAT or FORMAT=FILE,
+repeatable), --fail-on, --color and --statistics as verify has them; what
+selects findings (--select, --ignore, --baseline, --show-severity, --quiet)
+applies in the shards. merge exits 1 on findings at or above --fail-on, 3
+when a report lists a file that was not analysed. For simulate-budget reports: --format
 text|json|csv|svg|png (or FORMAT=FILE).`,
 		Example: `  for k in 1 2 3; do rollout verify --format json --shard $k/3 sessions/ > verify-$k.json; done
   rollout merge --format sarif=rollout.sarif --format text verify-*.json
@@ -51,6 +53,7 @@ text|json|csv|svg|png (or FORMAT=FILE).`,
 	f.StringArrayVar(&o.formats, "format", nil, "output format, or FORMAT=FILE (repeatable); default text")
 	f.StringVar(&o.failOn, "fail-on", "error", "verify reports: exit 1 on findings at or above this severity: error|warning|info|never")
 	f.StringVar(&o.color, "color", "auto", "verify reports: colour: auto|always|never (NO_COLOR disables auto)")
+	f.BoolVar(&o.statistics, "statistics", false, "verify reports: add counts by rule and severity (text and json)")
 	return cmd
 }
 
@@ -138,7 +141,7 @@ func mergeVerify(a *app, o *mergeOptions, inputs *outfile.Inputs, datas [][]byte
 	if err != nil {
 		return usageError("", "%v", err)
 	}
-	ropts := report.Options{FailOn: vo.failOnSeverity()}
+	ropts := report.Options{FailOn: vo.failOnSeverity(), Statistics: o.statistics}
 	if err := writeReports(a, vo, rep, ropts); err != nil {
 		return err
 	}

@@ -6,9 +6,12 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
+	"github.com/rogpeppe/go-internal/txtar"
 	"github.com/rollout-dev/rollout/cmd/rollout/internal/report"
+	"github.com/rollout-dev/rollout/fixtures/escape"
 )
 
 // runCLI runs the command in-process and returns its exit code and output.
@@ -44,29 +47,57 @@ func shardReports(t *testing.T, dir string, n int, cmd []string, inputs []string
 // the same exit code: verify over the rule, clean and demo fixtures (many
 // findings, several eras), simulate-budget over the fleet fixture.
 func TestMergeIsTheSingleRun(t *testing.T) {
+	// The rule fixtures (each txtar's rollout.jsonl: one or more findings
+	// of every rule), the clean, demo and handoff rollouts.
+	rules, err := filepath.Glob("../../fixtures/rules/*.txtar")
+	if err != nil || len(rules) < 20 {
+		t.Fatalf("rule fixtures: %d, %v", len(rules), err)
+	}
 	var rollouts []string
-	for _, pattern := range []string{"rules/*/*.jsonl", "rules/*.jsonl", "clean/*.jsonl", "demo/*.jsonl", "handoffs/*.jsonl"} {
+	src := t.TempDir()
+	for _, p := range rules {
+		ar, err := txtar.ParseFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range ar.Files {
+			if f.Name == "rollout.jsonl" {
+				out := filepath.Join(src, strings.TrimSuffix(filepath.Base(p), ".txtar")+".jsonl")
+				if err := os.WriteFile(out, escape.Decode(f.Data), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				rollouts = append(rollouts, out)
+			}
+		}
+	}
+	for _, pattern := range []string{"clean/*.jsonl", "demo/*.jsonl", "handoffs/*.jsonl"} {
 		m, err := filepath.Glob("../../fixtures/" + pattern)
 		if err != nil {
 			t.Fatal(err)
 		}
 		rollouts = append(rollouts, m...)
 	}
-	if len(rollouts) < 10 {
-		t.Fatalf("only %d fixtures", len(rollouts))
+	if _, out := runCLI(t, append([]string{"verify", "--fail-on", "never", "--format", "jsonl"}, rollouts...)...); bytes.Count(out, []byte("\n")) < 50 {
+		t.Fatalf("only %d findings in %d rollouts: too few to test merging", bytes.Count(out, []byte("\n")), len(rollouts))
 	}
 	budgetCmd := []string{"simulate-budget", "--window", "128k,258400", "--ledger", "100000", "--per-session"}
 	fleet := []string{budgetFixtures + "fleet"}
 	for _, n := range []int{1, 3, 7} {
 		t.Run(fmt.Sprint(n), func(t *testing.T) {
 			dir := t.TempDir()
-			verifyReports := shardReports(t, dir, n, []string{"verify", "--fail-on", "warning"}, rollouts)
-			for _, format := range report.Formats() {
-				wantCode, want := runCLI(t, append([]string{"verify", "--fail-on", "warning", "--format", format}, rollouts...)...)
-				gotCode, got := runCLI(t, append([]string{"merge", "--fail-on", "warning", "--format", format}, verifyReports...)...)
-				if !bytes.Equal(want, got) || wantCode != gotCode {
-					t.Errorf("verify --format %s: merge of %d shards differs from the single run (exit %d, want %d):\n%s\nwant:\n%s",
-						format, n, gotCode, wantCode, got, want)
+			// Filters apply in the shards, presentation in the merge.
+			for _, flags := range []struct{ shard, merge []string }{
+				{[]string{"--fail-on", "warning"}, []string{"--fail-on", "warning"}},
+				{[]string{"--fail-on", "error", "--show-severity", "warning", "--statistics"}, []string{"--fail-on", "error", "--statistics"}},
+			} {
+				verifyReports := shardReports(t, dir, n, append([]string{"verify"}, flags.shard...), rollouts)
+				for _, format := range report.Formats() {
+					wantCode, want := runCLI(t, append(append(append([]string{"verify"}, flags.shard...), "--format", format), rollouts...)...)
+					gotCode, got := runCLI(t, append(append(append([]string{"merge"}, flags.merge...), "--format", format), verifyReports...)...)
+					if !bytes.Equal(want, got) || wantCode != gotCode {
+						t.Errorf("verify %q --format %s: merge of %d shards differs from the single run (exit %d, want %d):\n%s\nwant:\n%s",
+							flags.shard, format, n, gotCode, wantCode, got, want)
+					}
 				}
 			}
 			budgetReports := shardReports(t, dir, n, budgetCmd, fleet)

@@ -54,13 +54,13 @@ func (o *simulateBudgetOptions) sessionMeta(a *app, path string) (thread, parent
 
 // fleetRun is the state of one fleet simulation.
 type fleetRun struct {
-	a      *app
-	o      *simulateBudgetOptions
-	s      budget.Settings
-	fleet  *budget.Fleet
-	series *csv.Writer
-	code   int
-	mu     sync.Mutex
+	a            *app
+	o            *simulateBudgetOptions
+	s            budget.Settings
+	fleet        *budget.Fleet
+	series       *csv.Writer
+	code         int
+	mu           sync.Mutex
 	since, until time.Time // --since, --until (zero: open)
 	// reported names the rollouts already reported on standard error:
 	// with --compact-at auto each is read twice, its problems said once.
