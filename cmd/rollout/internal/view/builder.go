@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -236,7 +237,7 @@ func (b *Builder) event(line int, off int64, p []byte) *Entry {
 		e.Blocks = []Block{b.block("", g("message").String(), false)}
 	default:
 		if m := g("message"); m.Type == gjson.String {
-			e.Meta = preview(m.Str)
+			e.Meta = preview(decodeString([]byte(m.Raw), 4*previewText).s)
 		}
 	}
 	return b.add(e)
@@ -305,30 +306,30 @@ func (b *Builder) describe(raw []byte, e *Entry) fields {
 		case "assistant":
 			e.Kind = "assistant"
 		}
-		bl := b.block("", contentText(f.content), false)
+		bl := b.blockOf("", contentText(f.content, b.decodeLimit()), false)
 		bl.Collapsed = e.Kind == "system"
 		e.Blocks = []Block{bl}
 	case f.typ == "reasoning":
 		e.Kind, e.Title = "reasoning", "reasoning"
-		text := contentText(f.summary)
-		if t := contentText(f.content); t != "" {
-			text = strings.TrimSpace(text + "\n\n" + t)
+		text := contentText(f.summary, b.decodeLimit())
+		if t := contentText(f.content, b.decodeLimit()); t.size > 0 {
+			text = sized{strings.TrimSpace(text.s + "\n\n" + t.s), text.size + 2 + t.size}
 		}
 		if f.encrypted > 0 {
 			e.Meta = strings.TrimSpace(e.Meta + " encrypted " + htmlpage.Bytes(int64(f.encrypted)))
 		}
-		e.Blocks = []Block{b.block("summary", text, false)}
+		e.Blocks = []Block{b.blockOf("summary", text, false)}
 	case rollout.IsToolCall(f.typ):
 		e.Kind, e.Title = "tool", f.name
 		if e.Title == "" {
 			e.Title = f.typ
 		}
 		e.Meta = strings.TrimSpace(f.callID + " " + f.id)
-		e.Blocks = []Block{b.codeBlock(argsText(f.args))}
+		e.Blocks = []Block{b.codeBlock(argsText(f.args, b.decodeLimit()))}
 	case rollout.IsToolOutput(f.typ):
 		e.Kind, e.Title = "output", "output"
 		e.Meta = strings.TrimSpace(f.callID + " " + f.id)
-		e.Blocks = []Block{b.codeBlock(outputText(f.output))}
+		e.Blocks = []Block{b.codeBlock(outputText(f.output, b.decodeLimit()))}
 	default:
 		e.Kind, e.Title = "item", f.typ
 		if f.typ == "" {
@@ -543,12 +544,19 @@ func (b *Builder) place(findings []*Finding) {
 
 // block clips a text for the page.
 func (b *Builder) block(label, text string, code bool) Block {
-	bl := Block{Label: label, Code: code, Size: int64(len(text))}
+	return b.blockOf(label, sized{text, int64(len(text))}, code)
+}
+
+// blockOf clips a text that may have been decoded only in part.
+func (b *Builder) blockOf(label string, t sized, code bool) Block {
+	text := t.s
+	bl := Block{Label: label, Code: code, Size: max(t.size, int64(len(text)))}
 	limit := b.opts.MaxText
 	if left := b.opts.MaxTotalText - b.kept; left < int64(limit) {
 		limit = int(max(left, 0))
 	}
 	bl.Text, bl.Clipped = clip(text, limit)
+	bl.Clipped = bl.Clipped || bl.Size > int64(len(bl.Text))
 	b.kept += int64(len(bl.Text))
 	if bl.Clipped {
 		b.page.Clipped++
@@ -556,10 +564,14 @@ func (b *Builder) block(label, text string, code bool) Block {
 	return bl
 }
 
+// decodeLimit is how much of a string is decoded: a little more than the
+// page keeps, so that clip decides where to cut.
+func (b *Builder) decodeLimit() int { return b.opts.MaxText + 8 }
+
 // codeBlock is a tool call's or output's text, collapsed when long.
-func (b *Builder) codeBlock(text string) Block {
-	bl := b.block("", text, true)
-	if len(text) > collapseAt || strings.Count(bl.Text, "\n") > 12 {
+func (b *Builder) codeBlock(t sized) Block {
+	bl := b.blockOf("", t, true)
+	if bl.Size > collapseAt || strings.Count(bl.Text, "\n") > 12 {
 		bl.Collapsed = true
 	}
 	return bl
@@ -605,29 +617,92 @@ func preview(s string) string {
 	return s
 }
 
+// sized is a text decoded from JSON, perhaps only in part, and the size
+// in bytes of all of it.
+type sized struct {
+	s    string
+	size int64
+}
+
+// decodeString decodes a raw JSON string, at most about limit bytes of it:
+// a tool output of megabytes is scanned for its size, never copied whole.
+func decodeString(v []byte, limit int) sized {
+	if len(v) < 2 || v[0] != '"' {
+		return sized{}
+	}
+	if len(v) <= limit+2 {
+		s := rollout.DecodeString(v)
+		return sized{s, int64(len(s))}
+	}
+	body := v[1 : len(v)-1]
+	var size int64
+	cut := -1
+	for i := 0; i < len(body); {
+		if cut < 0 && size >= int64(limit) && utf8.RuneStart(body[i]) {
+			cut = i // at a character or escape boundary
+		}
+		switch {
+		case body[i] != '\\' || i+1 >= len(body):
+			size++
+			i++
+		case body[i+1] == 'u' && i+6 <= len(body):
+			r, _ := strconv.ParseUint(string(body[i+2:i+6]), 16, 32)
+			switch {
+			case r >= 0xD800 && r < 0xDC00 && i+12 <= len(body) && body[i+6] == '\\' && body[i+7] == 'u':
+				size += 4 // a surrogate pair, kept whole
+				i += 12
+			case r >= 0xD800 && r < 0xE000:
+				size += 3 // a lone surrogate decodes as U+FFFD
+				i += 6
+			default:
+				size += int64(utf8.RuneLen(rune(r)))
+				i += 6
+			}
+		default:
+			size++
+			i += 2
+		}
+	}
+	if cut < 0 {
+		cut = len(body)
+	}
+	quoted := make([]byte, 0, cut+2)
+	quoted = append(append(append(quoted, '"'), body[:cut]...), '"')
+	return sized{rollout.DecodeString(quoted), size}
+}
+
 // contentText joins the texts of a content or summary array (or a plain
 // string); images and other parts show as their type and size.
-func contentText(raw []byte) string {
+func contentText(raw []byte, limit int) sized {
 	if len(raw) == 0 {
-		return ""
+		return sized{}
 	}
 	if raw[0] == '"' {
-		return rollout.DecodeString(raw)
+		return decodeString(raw, limit)
 	}
 	if raw[0] != '[' {
-		return ""
+		return sized{}
 	}
 	var parts []string
+	var size int64
+	add := func(t sized) {
+		if len(parts) > 0 {
+			size++ // the newline between parts
+		}
+		size += t.size
+		parts = append(parts, t.s)
+	}
 	rollout.Elements(raw, func(start, end int) bool {
 		el := raw[start:end]
-		var typ, text string
-		var image []byte
+		left := max(limit-int(size), 0)
+		var typ string
+		var text, image []byte
 		rollout.Members(el, func(key []byte, s, e int) bool {
 			switch string(key) {
 			case "type":
 				typ = rollout.DecodeString(el[s:e])
 			case "text":
-				text = rollout.DecodeString(el[s:e])
+				text = el[s:e]
 			case "image_url":
 				image = el[s:e]
 			}
@@ -635,53 +710,63 @@ func contentText(raw []byte) string {
 		})
 		switch {
 		case image != nil:
-			parts = append(parts, fmt.Sprintf("[image, %s]", htmlpage.Bytes(int64(len(image)))))
-		case text != "" || strings.HasSuffix(typ, "text"):
-			parts = append(parts, text)
+			t := fmt.Sprintf("[image, %s]", htmlpage.Bytes(int64(len(image))))
+			add(sized{t, int64(len(t))})
+		case text != nil || strings.HasSuffix(typ, "text"):
+			add(decodeString(text, left))
 		case el[0] == '"':
-			parts = append(parts, rollout.DecodeString(el))
+			add(decodeString(el, left))
 		default:
-			parts = append(parts, "["+typ+"]")
+			t := "[" + typ + "]"
+			add(sized{t, int64(len(t))})
 		}
 		return true
 	})
-	return strings.Join(parts, "\n")
+	return sized{strings.Join(parts, "\n"), size}
 }
 
 // argsText is a tool call's arguments: a JSON string holding JSON is
-// shown decoded, other values as they are.
-func argsText(raw []byte) string {
+// shown decoded and indented, other values as they are.
+func argsText(raw []byte, limit int) sized {
 	if len(raw) == 0 {
-		return ""
+		return sized{}
 	}
-	if raw[0] == '"' {
-		s := rollout.DecodeString(raw)
-		if len(s) <= 64<<10 && json.Valid([]byte(s)) {
-			var buf bytes.Buffer
-			if json.Indent(&buf, []byte(s), "", "  ") == nil {
-				return buf.String()
-			}
+	if raw[0] != '"' {
+		return sized{string(raw[:min(len(raw), limit)]), int64(len(raw))}
+	}
+	t := decodeString(raw, limit)
+	if t.size == int64(len(t.s)) && json.Valid([]byte(t.s)) {
+		var buf bytes.Buffer
+		if json.Indent(&buf, []byte(t.s), "", "  ") == nil {
+			return sized{buf.String(), int64(buf.Len())}
 		}
-		return s
 	}
-	return string(raw)
+	return t
 }
 
 // outputText is a tool output: a string, an object with content or
 // output, or an array of content items.
-func outputText(raw []byte) string {
+func outputText(raw []byte, limit int) sized {
 	if len(raw) == 0 {
-		return ""
+		return sized{}
 	}
 	switch raw[0] {
 	case '"', '[':
-		return contentText(raw)
+		return contentText(raw, limit)
 	case '{':
-		for _, k := range []string{"content", "output", "body"} {
-			if v := gjson.GetBytes(raw, k); v.Exists() {
-				return contentText([]byte(v.Raw))
+		var inner []byte
+		rollout.Members(raw, func(key []byte, s, e int) bool {
+			switch string(key) {
+			case "content", "output", "body":
+				if inner == nil {
+					inner = raw[s:e]
+				}
 			}
+			return true
+		})
+		if inner != nil {
+			return contentText(inner, limit)
 		}
 	}
-	return string(raw)
+	return sized{string(raw[:min(len(raw), limit)]), int64(len(raw))}
 }

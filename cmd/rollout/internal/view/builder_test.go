@@ -86,3 +86,32 @@ func TestBounds(t *testing.T) {
 		t.Errorf("kept %d bytes of text, over the budget of 150", kept)
 	}
 }
+
+// decodeString decodes only a prefix of long strings but knows the size
+// of the whole: checked against a full decode.
+func TestDecodeString(t *testing.T) {
+	t.Parallel()
+	pieces := []string{"a", "é", "€", "😀", `\"`, `\\`, `\n`, `\u00e9`, `\u20ac`, `\ud83d\ude00`, `\u0000`, "<b>", `\ud800x`}
+	for n := 0; n < 200; n++ {
+		var raw strings.Builder
+		raw.WriteByte('"')
+		for i := 0; i < n*7%53+n; i++ {
+			raw.WriteString(pieces[(i*31+n)%len(pieces)])
+		}
+		raw.WriteByte('"')
+		v := []byte(raw.String())
+		full := rollout.DecodeString(v)
+		for _, limit := range []int{0, 1, 5, 17, 64, 1000} {
+			got := decodeString(v, limit)
+			if got.size != int64(len(full)) {
+				t.Fatalf("%s limit %d: size %d, want %d", v, limit, got.size, len(full))
+			}
+			if !strings.HasPrefix(full, got.s) {
+				t.Fatalf("%s limit %d: %q is not a prefix of %q", v, limit, got.s, full)
+			}
+			if len(got.s) < min(limit, len(full)) {
+				t.Fatalf("%s limit %d: only %d bytes decoded", v, limit, len(got.s))
+			}
+		}
+	}
+}
