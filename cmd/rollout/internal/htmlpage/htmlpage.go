@@ -117,7 +117,7 @@ a { color: var(--user); }
 .sev { font-weight: 600; text-transform: uppercase; font-size: 11px; letter-spacing: .03em; }
 .sev-error { color: var(--err); } .sev-warning { color: var(--warn); } .sev-info { color: var(--info); }
 .summary span { margin-right: 16px; }
-.turn { border-left: 3px solid var(--line); margin: 16px 0; padding-left: 12px; }
+.turn { border-left: 3px solid var(--line); margin: 16px 0; padding-left: 12px; content-visibility: auto; contain-intrinsic-size: auto 800px; }
 .turn > h3 { font-size: 14px; margin: 0 0 6px; color: var(--muted); font-weight: 600; }
 .turn.rolled-back > h3::after { content: " (rolled back)"; color: var(--err); }
 .rec { border: 1px solid var(--line); border-radius: 6px; background: var(--card); margin: 6px 0; padding: 6px 10px; }
