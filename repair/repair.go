@@ -73,6 +73,11 @@ type Outcome struct {
 	Quarantined []Quarantined   // lines removed from the rollout
 	LinesOut    int             // lines of the result
 
+	// AlreadyQuarantined counts the removed lines whose entry the
+	// quarantine already held (an earlier repair of the same input): they
+	// are not added again.
+	AlreadyQuarantined int
+
 	// Links is the number of names (hard links) the input has; above 1,
 	// the other names keep the old content after an in-place repair.
 	Links uint64

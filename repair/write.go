@@ -270,6 +270,7 @@ type quarantineFile struct {
 	meta   func(*os.File) error // the metadata the file keeps or takes
 	owner  os.FileInfo          // whose a new quarantine file is
 	seen   map[uint64]bool      // hashes of the entries already there
+	dupes  int                  // entries not added: already there
 	seed   maphash.Seed
 	buf    []byte
 }
@@ -282,6 +283,7 @@ func (q *quarantineFile) add(e rollout.QuarantineEntry) error {
 	}
 	q.buf = e.AppendJSON(q.buf[:0])
 	if q.seen[maphash.Bytes(q.seed, q.buf)] {
+		q.dupes++
 		return nil
 	}
 	_, err := q.out.Write(q.buf)
@@ -450,7 +452,10 @@ func (t *Txn) onQuarantine(e rollout.QuarantineEntry) error {
 	if t.out == nil {
 		return nil
 	}
-	return t.out.q.add(e)
+	before := t.out.q.dupes
+	err := t.out.q.add(e)
+	t.AlreadyQuarantined += t.out.q.dupes - before
+	return err
 }
 
 // discard removes the temporary files of a write that will not happen.

@@ -188,7 +188,11 @@ func (p *repairPrinter) printOutcome(out *repair.Outcome, remaining []checks.Fin
 		if out.Wrote {
 			verb = "went"
 		}
-		fmt.Fprintf(w, "%d %s %s to %s\n", n, plural(n, "line", "lines"), verb, out.Quarantine)
+		if k := out.AlreadyQuarantined; k > 0 {
+			fmt.Fprintf(w, "%d %s %s to %s (%d already there, not added again)\n", n, plural(n, "line", "lines"), verb, out.Quarantine, k)
+		} else {
+			fmt.Fprintf(w, "%d %s %s to %s\n", n, plural(n, "line", "lines"), verb, out.Quarantine)
+		}
 	}
 	var nerr, nwarn, ninfo int
 	for _, f := range remaining {
