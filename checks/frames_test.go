@@ -7,7 +7,6 @@ import (
 
 	"github.com/rollout-dev/rollout/checks"
 	"github.com/rollout-dev/rollout/fixtures/framegen"
-	"github.com/rollout-dev/rollout/reconstruct/frames"
 	"github.com/rollout-dev/rollout/rollout"
 )
 
@@ -21,11 +20,11 @@ func countRule(fs []checks.Finding, rule string) int {
 	return n
 }
 
-// TestFramesVerifyAgreesWithPlan: on generated frame logs, complete and cut
-// off, verify reports the era as frames and exactly the bytes reclamation
-// frees; the reclaimed log has nothing left to reclaim, no mismatch, and
-// the same unterminated blocks.
-func TestFramesVerifyAgreesWithPlan(t *testing.T) {
+// TestFramesVerifyAgreesWithRepair: on generated frame logs, complete and
+// cut off, verify reports the era as frames and exactly the bytes repair's
+// reclamation (--fix frames/superseded-bytes) frees; the reclaimed log has
+// nothing left to reclaim, no mismatch, and the same unterminated blocks.
+func TestFramesVerifyAgreesWithRepair(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 5))
 	for i := range 60 {
 		o := framegen.Options{
@@ -40,15 +39,20 @@ func TestFramesVerifyAgreesWithPlan(t *testing.T) {
 		if i%2 == 1 {
 			log = log[:bytes.LastIndexByte(log[:rng.IntN(len(log))+1], '\n')+1]
 		}
-		res, err := checks.RunReader("frames.jsonl", bytes.NewReader(log), checks.Options{})
+		var facts checks.FixFacts
+		res, err := checks.RunReader("frames.jsonl", bytes.NewReader(log), checks.Options{}, facts.Observe)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if len(log) > 0 && res.State.Era != rollout.EraFrames {
 			t.Fatalf("case %d: era %q", i, res.State.Era)
 		}
-		p, err := frames.Plan(bytes.NewReader(log), 0, frames.Options{})
+		fp, err := checks.PlanFixes(res, &facts, checks.FixOptions{Fix: []string{"frames/superseded-bytes"}})
 		if err != nil {
+			t.Fatal(err)
+		}
+		var out bytes.Buffer
+		if _, err := rollout.Rewrite(&out, bytes.NewReader(log), &fp.Plan, rollout.RewriteOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		var reported int64
@@ -61,12 +65,8 @@ func TestFramesVerifyAgreesWithPlan(t *testing.T) {
 				t.Fatalf("case %d: unexpected finding %s at line %d: %s", i, f.Rule, f.Line, f.Message)
 			}
 		}
-		if freed := p.BytesBefore - p.BytesAfter; reported != freed {
-			t.Fatalf("case %d: verify reports %d superseded bytes, reclamation frees %d", i, reported, freed)
-		}
-		var out bytes.Buffer
-		if _, err := frames.Apply(bytes.NewReader(log), &out, p); err != nil {
-			t.Fatal(err)
+		if freed := int64(len(log) - out.Len()); reported != freed {
+			t.Fatalf("case %d: verify reports %d superseded bytes, repair frees %d", i, reported, freed)
 		}
 		after, err := checks.RunReader("frames.jsonl", bytes.NewReader(out.Bytes()), checks.Options{})
 		if err != nil {

@@ -1,5 +1,11 @@
 package frames
 
+// Test helpers for the external tests: a whole-log reclamation plan
+// (Plan), its proof (Check, Contents) and its application (Apply). The
+// commands reclaim through the engine (FlowFramesReclaim), checks' fix
+// planner and rollout.Rewrite; these check the replay's decisions in
+// isolation.
+
 import (
 	"bufio"
 	"errors"
