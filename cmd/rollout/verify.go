@@ -107,7 +107,7 @@ or from --config FILE; flags override it (docs/ci.md).`,
 	f.StringVar(&opts.writeBaseline, "write-baseline", "", "record every finding in FILE as accepted, then report as with --baseline FILE")
 	f.BoolVar(&opts.quiet, "quiet", false, "show only findings at or above --fail-on")
 	f.StringVar(&opts.showSeverity, "show-severity", "info", "show only findings at or above this severity: error|warning|info")
-	f.BoolVar(&opts.statistics, "statistics", false, "add counts by rule and severity (text and json)")
+	f.BoolVar(&opts.statistics, "statistics", false, "add counts of the findings shown, by rule and severity (text and json)")
 	return cmd
 }
 

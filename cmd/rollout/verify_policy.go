@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/spf13/pflag"
 
@@ -81,6 +82,11 @@ func (o *verifyOptions) applyConfig(flags *pflag.FlagSet) error {
 	if c.HandoffCap != nil {
 		set("handoff-cap", func() { o.handoffCap = *c.HandoffCap })
 	}
+	for _, spec := range c.Format {
+		if _, _, err := report.ParseFormatSpec(spec); err != nil {
+			return usageError("formats: "+strings.Join(report.Formats(), ", "), "%s: format: %v", c.Path, err)
+		}
+	}
 	if c.Format != nil {
 		set("format", func() {
 			o.formats = nil
@@ -137,7 +143,9 @@ func (o *verifyOptions) policy() (*verifyPolicy, error) {
 	if o.quiet {
 		p.show = max(p.show, p.failOn)
 	}
-	if o.baseline != "" {
+	// --write-baseline supersedes the old baseline, which may not exist yet
+	// (a config that names it, on the first run).
+	if o.baseline != "" && o.writeBaseline == "" {
 		f, err := os.Open(o.baseline)
 		if err != nil {
 			return nil, usageError("write one with --write-baseline FILE", "reading the baseline: %v", err)
