@@ -60,12 +60,15 @@ func (e *engine) event(rec *rollout.Record, pos Pos) {
 		}
 		return true
 	})
-	kind := rollout.DecodeString(evType)
+	kind := eventKind(evType)
 	if kind == "user_message" {
 		text := rollout.DecodeString(message)
 		e.userInput(pos, text)
 		e.prompts.event(pos, text)
 		return
+	}
+	if kind == "" {
+		return // an event the replay does not follow: its payload stays unparsed
 	}
 	p := rec.Payload()
 	switch kind {
@@ -117,6 +120,26 @@ func (e *engine) event(rec *rollout.Record, pos Pos) {
 	case "token_count":
 		e.tokenCount(rec, pos, p.Get("info"))
 	}
+}
+
+// followedEvents are the event types event acts on.
+var followedEvents = map[string]string{}
+
+func init() {
+	for _, k := range []string{"user_message", "task_started", "turn_started", "task_complete", "turn_complete",
+		"turn_aborted", "item_completed", "thread_rolled_back", "token_count"} {
+		followedEvents[k] = k
+	}
+}
+
+// eventKind returns the event type if event follows it, else "": most
+// events (reasoning, message deltas, command output) only need skipping,
+// and decoding their type or payload was a sixth of verify on short lines.
+func eventKind(v []byte) string {
+	if s, ok := rollout.StringValue(v); ok {
+		return followedEvents[string(s)]
+	}
+	return followedEvents[rollout.DecodeString(v)]
 }
 
 // userTurnBoundary starts a derived turn at a user message when the file
