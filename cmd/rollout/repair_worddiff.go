@@ -131,7 +131,14 @@ type span struct {
 // changes with wordDiffContext bytes of context each side.
 func (d *wordDiff) render(a, b string) string {
 	p := commonPrefixLen(a, b)
+	// A change inside a word (an id's prefix) shows the whole word.
+	for p > 0 && isWordByte(a[p-1]) && (p < len(a) && isWordByte(a[p]) || p < len(b) && isWordByte(b[p])) {
+		p--
+	}
 	s := commonSuffixLen(a[p:], b[p:])
+	for s > 0 && isWordByte(a[len(a)-s]) && (len(a)-s > p && isWordByte(a[len(a)-s-1]) || len(b)-s > p && isWordByte(b[len(b)-s-1])) {
+		s--
+	}
 	ma, mb := a[p:len(a)-s], b[p:len(b)-s]
 	// A pure insertion or deletion can sit anywhere among equal bytes:
 	// slide it left until it starts a JSON string ("id":"x", not id":"x",").
@@ -326,4 +333,10 @@ func tokenize(s string) []string {
 		out = append(out, s[start:])
 	}
 	return out
+}
+
+// isWordByte: a byte of a token tokenize keeps whole (ASCII part; bytes of
+// multi-byte runes count as word bytes too).
+func isWordByte(c byte) bool {
+	return c == '_' || c == '-' || c == '.' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= 0x80
 }
