@@ -75,6 +75,9 @@ type turnJSON struct {
 	Status     string `json:"status"`
 	User       bool   `json:"user_turn"`
 	RolledBack bool   `json:"rolled_back"`
+	// Derived: the file persists no turn events (Codex before about 0.104),
+	// so the turn starts at a user message, as Codex's rollback counts it.
+	Derived bool `json:"derived,omitempty"`
 }
 
 type itemJSON struct {
@@ -130,7 +133,7 @@ func buildStateJSON(path string, st *reconstruct.State) stateJSON {
 		WorldState: json.RawMessage("null"),
 		Lineage:    lineageJSON{st.Lineage.FirstWindowID, st.Lineage.WindowID, st.Lineage.WindowNumber}}
 	for _, t := range st.Turns {
-		out.Turns = append(out.Turns, turnJSON{t.ID, t.StartLine, t.Status, t.User, t.RolledBack})
+		out.Turns = append(out.Turns, turnJSON{t.ID, t.StartLine, t.Status, t.User, t.RolledBack, t.Derived})
 	}
 	for _, it := range st.History {
 		j := itemJSON{ID: it.ID, Type: it.Type, CallID: it.CallID, Line: it.Line}
