@@ -20,7 +20,7 @@ var toolRules = []*Rule{
 		plan: withEvidence(abortedOutput),
 		context: severityBy(func(e reconstruct.ToolOrphanCallEvidence, _ *reconstruct.State) Severity {
 			switch {
-			case e.InOpenTurn && !sessionStopped(e.IdleSeconds):
+			case e.InOpenTurn && !sessionStopped(e.SessionStopped):
 				return Info // the tool may still be running
 			case e.Normalized != nil && !*e.Normalized:
 				return Error
@@ -59,7 +59,7 @@ var toolRules = []*Rule{
 // an interrupted call ("aborted"), on a new line right after the call's
 // line, marked with the rule that added it.
 func abortedOutput(p *planner, f Finding, e reconstruct.ToolOrphanCallEvidence) string {
-	if e.InOpenTurn && !sessionStopped(e.IdleSeconds) {
+	if e.InOpenTurn && !sessionStopped(e.SessionStopped) {
 		return "the session may still be running (last written less than an hour before --now): the call may yet get its output"
 	}
 	callID, index := e.CallID, e.ItemIndex
@@ -119,46 +119,24 @@ func dropOutput(p *planner, f Finding, e reconstruct.ToolOrphanOutputEvidence) s
 	return ""
 }
 
-// idleDead is how long a file must have been left unwritten for an
-// unanswered call of its open last turn to count as abandoned rather than
-// running. Tool calls rarely run longer than this.
-const idleDead = 3600
-
 // sessionStopped reports whether the file was last written long enough
-// before --now for the session to be over (idle: seconds, -1 unknown).
-func sessionStopped(idle *int64) bool { return idle != nil && *idle >= idleDead }
+// before --now for the session to be over (nil: unknown).
+func sessionStopped(stopped *bool) bool { return stopped != nil && *stopped }
 
 func orphanCallMessage(e reconstruct.ToolOrphanCallEvidence) string {
 	what := fmt.Sprintf("%v %v has no output", e.ItemType, e.CallID)
 	if e.InOpenTurn {
-		var idle int64 = -1
-		if e.IdleSeconds != nil {
-			idle = *e.IdleSeconds
-		}
 		switch {
-		case idle < 0:
-			what += " in the last turn, which has not ended (in progress, or the session died: no --now to tell)"
-		case idle < idleDead:
-			return what + fmt.Sprintf(" in the last turn; the file was written %s ago: the tool may still be running", ago(idle))
+		case e.SessionStopped == nil:
+			what += " in the last turn, which has not ended (in progress, or the session died: no time to tell)"
+		case !*e.SessionStopped:
+			return what + fmt.Sprintf(" in the last turn; the file was last written at %s, less than an hour before --now: the tool may still be running", e.LastWritten)
 		default:
-			what += fmt.Sprintf(" and the session stopped %s ago", ago(idle))
+			what += fmt.Sprintf(" and the session stopped (the file was last written at %s)", e.LastWritten)
 		}
 	}
 	if e.Normalized != nil && !*e.Normalized {
 		return what + ": this Codex version sends it as is and the API rejects every request (\"No tool output found\")"
 	}
 	return what + ": Codex sends it with an \"aborted\" output on resume, so the model believes the call was aborted"
-}
-
-// ago says a number of seconds the way a person reads it.
-func ago(s int64) string {
-	switch {
-	case s < 120:
-		return fmt.Sprintf("%d s", s)
-	case s < 2*3600:
-		return fmt.Sprintf("%d min", s/60)
-	case s < 2*86400:
-		return fmt.Sprintf("%d h", s/3600)
-	}
-	return fmt.Sprintf("%d days", s/86400)
 }

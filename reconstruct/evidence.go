@@ -157,18 +157,21 @@ func (ItemBadUUIDv7Evidence) Kind() Kind      { return ItemBadUUIDv7 }
 // Tool calls.
 
 // ToolOrphanCallEvidence is reported at the end of the thread. A call of
-// the turn still open at the end of the file has InOpenTurn, and
-// IdleSeconds says how long before Options.Now the file was last written
-// (-1: unknown). Normalized says whether the file's Codex version inserts
-// an output for it on resume (nil: the version is unknown).
+// the turn still open at the end of the file has InOpenTurn, LastWritten
+// (the file's last valid timestamp) and SessionStopped: whether the file
+// was last written StoppedAfter or more before Options.Now (nil: unknown).
+// The verdict, not the age, is kept so that two runs over one file agree.
+// Normalized says whether the file's Codex version inserts an output for
+// it on resume (nil: the version is unknown).
 type ToolOrphanCallEvidence struct {
-	CallID      string `json:"call_id"`
-	ItemType    string `json:"item_type"`
-	ItemIndex   int    `json:"item_index"`
-	InOpenTurn  bool   `json:"in_open_turn,omitempty"`
-	IdleSeconds *int64 `json:"idle_seconds,omitempty"`
-	Normalized  *bool  `json:"normalized,omitempty"`
-	CLIVersion  string `json:"cli_version,omitempty"`
+	CallID         string `json:"call_id"`
+	ItemType       string `json:"item_type"`
+	ItemIndex      int    `json:"item_index"`
+	InOpenTurn     bool   `json:"in_open_turn,omitempty"`
+	LastWritten    string `json:"last_written,omitempty"`
+	SessionStopped *bool  `json:"session_stopped,omitempty"`
+	Normalized     *bool  `json:"normalized,omitempty"`
+	CLIVersion     string `json:"cli_version,omitempty"`
 }
 
 // ToolOrphanOutputEvidence is reported at the end of the thread, when the

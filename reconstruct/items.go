@@ -3,6 +3,7 @@ package reconstruct
 import (
 	"hash/maphash"
 	"strings"
+	"time"
 
 	"github.com/rollout-dev/rollout/rollout"
 	"github.com/tidwall/gjson"
@@ -220,11 +221,23 @@ func (e *engine) orphanCalls() {
 		ev := ToolOrphanCallEvidence{CallID: it.CallID, ItemType: it.Type, ItemIndex: it.Index,
 			Normalized: normalized, CLIVersion: version}
 		if openFrom > 0 && it.Line >= openFrom {
-			ev.InOpenTurn, ev.IdleSeconds = true, &idle
+			ev.InOpenTurn = true
+			if !e.lastTime.IsZero() {
+				ev.LastWritten = e.lastTime.UTC().Format(time.RFC3339Nano)
+			}
+			if idle >= 0 {
+				stopped := idle >= StoppedAfter
+				ev.SessionStopped = &stopped
+			}
 		}
 		e.emit(Pos{Line: it.Line, Offset: it.Offset}, ev)
 	}
 }
+
+// StoppedAfter is how long (in seconds) a file must have been left
+// unwritten for an unanswered call of its open last turn to count as
+// abandoned rather than running: tool calls rarely run longer.
+const StoppedAfter = 3600
 
 // normalizingSince is the first Codex release taken to normalize the history
 // before every request: ContextManager's normalize step
