@@ -13,6 +13,7 @@ import (
 type progress struct {
 	mu      sync.Mutex
 	io      *IO
+	verb    string // "verifying", "reading"
 	files   int
 	done    int
 	total   int64 // bytes of all files (0: unknown, standard input)
@@ -26,8 +27,8 @@ type progress struct {
 // progress line would be worth reading.
 const progressMinBytes = 32 << 20
 
-func newProgress(io *IO, paths []string, enabled bool) *progress {
-	p := &progress{io: io, files: len(paths), now: time.Now}
+func newProgress(io *IO, verb string, paths []string, enabled bool) *progress {
+	p := &progress{io: io, verb: verb, files: len(paths), now: time.Now}
 	for _, path := range paths {
 		if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() {
 			p.total += fi.Size()
@@ -62,7 +63,7 @@ func (p *progress) step() {
 }
 
 func (p *progress) draw() {
-	line := fmt.Sprintf("verifying %d/%d files", p.done, p.files)
+	line := fmt.Sprintf("%s %d/%d files", p.verb, p.done, p.files)
 	if p.total > 0 {
 		read := min(p.read, p.total)
 		line += fmt.Sprintf(", %.1f of %.1f MB (%d%%)", float64(read)/1e6, float64(p.total)/1e6, read*100/p.total)

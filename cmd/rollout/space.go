@@ -32,6 +32,7 @@ type spaceOptions struct {
 	coldAfter    time.Duration
 	jobs         int
 	maxLineBytes int64
+	force        bool
 }
 
 var spaceFormats = []string{"text", "json", "csv"}
@@ -90,6 +91,7 @@ $CODEX_HOME/archived_sessions. Nothing is modified.`,
 	f.IntVar(&opts.jobs, "jobs", runtime.NumCPU(), "files read in parallel (output is identical for any value)")
 	f.StringVar(&opts.filesFrom, "files-from", "", "read one path per line from FILE (- for standard input)")
 	f.Int64Var(&opts.maxLineBytes, "max-line-bytes", rollout.DefaultMaxLineBytes, "longest line to walk; longer lines are counted unread")
+	f.BoolVar(&opts.force, "force", false, "read files whose first line is not a JSON object (a damaged first line)")
 	return cmd
 }
 
@@ -149,7 +151,7 @@ func runSpace(ctx context.Context, a *app, o *spaceOptions) error {
 	if err := inputs.Check(o.output); err != nil {
 		return outputConflict(err)
 	}
-	progress := newProgress(a.io, paths, a.io.ErrIsTTY && o.format == "text" && o.output == "")
+	progress := newProgress(a.io, "reading", paths, a.io.ErrIsTTY && o.format == "text" && o.output == "")
 	now := time.Now()
 	outcomes := make([]spaceOutcome, len(paths))
 	next := make(chan int)
@@ -159,7 +161,7 @@ func runSpace(ctx context.Context, a *app, o *spaceOptions) error {
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				outcomes[i] = accountFile(paths[i], a.io.In, o, now)
+				outcomes[i] = accountFile(paths[i], a.io.In, o, now, progress.add)
 				progress.step()
 			}
 		}()
@@ -211,13 +213,13 @@ type spaceFailure struct {
 }
 
 // accountFile reads one rollout into its space account.
-func accountFile(path string, stdin io.Reader, o *spaceOptions, now time.Time) (out spaceOutcome) {
+func accountFile(path string, stdin io.Reader, o *spaceOptions, now time.Time, onRead func(int)) (out spaceOutcome) {
 	defer func() {
 		if v := recover(); v != nil {
 			out = spaceOutcome{err: fmt.Errorf("internal error reading %s: %v\n%s", path, v, debug.Stack())}
 		}
 	}()
-	f, err := rollout.OpenWith(path, stdin, rollout.OpenOptions{})
+	f, err := rollout.OpenWith(path, stdin, rollout.OpenOptions{Force: o.force, OnRead: onRead})
 	if err != nil {
 		return spaceOutcome{err: err}
 	}

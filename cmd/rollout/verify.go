@@ -320,7 +320,7 @@ func runVerify(ctx context.Context, a *app, o *verifyOptions) error {
 	if err != nil {
 		return err
 	}
-	progress := newProgress(a.io, paths, a.io.ErrIsTTY && humanOnly(o.formats))
+	progress := newProgress(a.io, "verifying", paths, a.io.ErrIsTTY && humanOnly(o.formats))
 	outcomes := analyse(paths, o.jobs, a.io.In, checks.Options{MaxLineBytes: o.maxLineBytes, MaxFindingsPerRule: o.maxFindings, HandoffCap: o.handoffCap, Now: o.now.time(), Force: o.force, OnRead: progress.add}, pol.fingerprints(), progress.step)
 	progress.finish()
 	// Entries a walk could not use are inputs that could not be analysed.

@@ -399,10 +399,10 @@ func TestProgressBytes(t *testing.T) {
 		f.Close()
 	}
 	io, _, stderr := testIO("")
-	if p := newProgress(io, []string{small}, true); p.enabled {
+	if p := newProgress(io, "verifying", []string{small}, true); p.enabled {
 		t.Errorf("progress enabled for one small file")
 	}
-	p := newProgress(io, []string{big}, true)
+	p := newProgress(io, "verifying", []string{big}, true)
 	if !p.enabled {
 		t.Fatalf("progress disabled for one %d-byte file", p.total)
 	}
