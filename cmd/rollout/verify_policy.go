@@ -82,6 +82,9 @@ func (o *verifyOptions) applyConfig(flags *pflag.FlagSet) error {
 	if c.HandoffCap != nil {
 		set("handoff-cap", func() { o.handoffCap = *c.HandoffCap })
 	}
+	if c.MaxFindingsPerRule != nil {
+		set("max-findings-per-rule", func() { o.maxFindings = *c.MaxFindingsPerRule })
+	}
 	for _, spec := range c.Format {
 		if _, _, err := report.ParseFormatSpec(spec); err != nil {
 			return usageError("formats: "+strings.Join(report.Formats(), ", "), "%s: format: %v", c.Path, err)

@@ -36,6 +36,8 @@ type Config struct {
 	ShowSeverity   string              `yaml:"show-severity"`
 	MaxLineBytes   *int64              `yaml:"max-line-bytes"`
 	HandoffCap     *int64              `yaml:"handoff-cap"`
+	// MaxFindingsPerRule is --max-findings-per-rule.
+	MaxFindingsPerRule *int `yaml:"max-findings-per-rule"`
 	// Format is the list of --format values; a FILE is relative to the
 	// config file's directory.
 	Format []string `yaml:"format"`

@@ -21,17 +21,18 @@ fail-on: warning
 show-severity: warning
 max-line-bytes: 1024
 handoff-cap: 8000
+max-findings-per-rule: 50
 format: [text, sarif=out/r.sarif]
 baseline: .rollout-baseline.json
 `))
 	if err != nil {
 		t.Fatal(err)
 	}
-	n, h := int64(1024), int64(8000)
+	n, h, m := int64(1024), int64(8000), 50
 	want := &Config{
 		Select: []string{"ordinal/", "item/missing-id"}, Ignore: []string{"line/blank"},
 		PerPathIgnores: map[string][]string{"archived_sessions/**": {"tokens/"}},
-		FailOn:         "warning", ShowSeverity: "warning", MaxLineBytes: &n, HandoffCap: &h,
+		FailOn:         "warning", ShowSeverity: "warning", MaxLineBytes: &n, HandoffCap: &h, MaxFindingsPerRule: &m,
 		Format: []string{"text", "sarif=out/r.sarif"}, Baseline: ".rollout-baseline.json",
 	}
 	if diff := cmp.Diff(want, c); diff != "" {
