@@ -85,10 +85,13 @@ func TestMergeIsTheSingleRun(t *testing.T) {
 	for _, n := range []int{1, 3, 7} {
 		t.Run(fmt.Sprint(n), func(t *testing.T) {
 			dir := t.TempDir()
-			// Filters apply in the shards, presentation in the merge.
+			// Filters apply in the shards, presentation in the merge. Every
+			// run judges liveness at one --now: the shards and the single run
+			// happen at different seconds, and idle_seconds would differ.
+			now := []string{"--now", "2026-11-30T00:00:00Z"}
 			for _, flags := range []struct{ shard, merge []string }{
-				{[]string{"--fail-on", "warning"}, []string{"--fail-on", "warning"}},
-				{[]string{"--fail-on", "error", "--show-severity", "warning", "--statistics"}, []string{"--fail-on", "error", "--statistics"}},
+				{append([]string{"--fail-on", "warning"}, now...), []string{"--fail-on", "warning"}},
+				{append([]string{"--fail-on", "error", "--show-severity", "warning", "--statistics"}, now...), []string{"--fail-on", "error", "--statistics"}},
 			} {
 				verifyReports := shardReports(t, dir, n, append([]string{"verify"}, flags.shard...), rollouts)
 				for _, format := range report.Formats() {
