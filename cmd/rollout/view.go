@@ -28,12 +28,14 @@ type viewOptions struct {
 	maxLineBytes int64
 	handoffCap   int64
 	maxText      int
+	thread       string
+	force        bool
 }
 
 func newViewCmd(a *app, runF func(context.Context, *viewOptions) error) *cobra.Command {
 	opts := &viewOptions{}
 	cmd := &cobra.Command{
-		Use:   "view FILE",
+		Use:   "view [FILE]",
 		Short: "Write a self-contained HTML page of the thread as resume rebuilds it, with its findings",
 		Long: `view replays a rollout as resume does and writes one HTML file: a header
 (thread, Codex version, era, history mode, window lineage, verify summary), the
@@ -45,10 +47,14 @@ script but its own, so it opens safely from file:// or as a CI artifact.
 The page goes beside FILE as NAME.view.html unless -o names another file
 (- for standard output).`,
 		Example: `  rollout view fixtures/demo/rollout-2026-03-10T09-35-30-019cd719-fabd-7808-8020-00009e3779b2.jsonl
-  rollout view -o thread.html ~/.codex/sessions/2026/03/10/rollout-….jsonl`,
-		Args: cobra.ExactArgs(1),
+  rollout view -o thread.html --thread 019cd719-fabd-7808-8020-00009e3779b2`,
+		Args: argsAtMost(1, "one FILE (or --thread ID)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.path = args[0]
+			path, err := fileOrThread(cmd, args, opts.thread)
+			if err != nil {
+				return err
+			}
+			opts.path = path
 			if opts.output == "" {
 				if opts.path == "-" {
 					opts.output = "-"
@@ -76,6 +82,8 @@ The page goes beside FILE as NAME.view.html unless -o names another file
 	f.IntVar(&opts.maxText, "max-text", view.DefaultMaxText, "longest string shown in the page, in bytes; longer ones are cut and show their size")
 	f.Int64Var(&opts.maxLineBytes, "max-line-bytes", rollout.DefaultMaxLineBytes, "longest line to analyse")
 	f.Int64Var(&opts.handoffCap, "handoff-cap", reconstruct.DefaultHandoffCap, "cap of a context handoff's budget (handoff/* rules)")
+	f.StringVar(&opts.thread, "thread", "", "view the rollout of thread ID, found under $CODEX_HOME (see `rollout find`)")
+	f.BoolVar(&opts.force, "force", false, "read a file whose first line is not a JSON object (a damaged first line)")
 	return cmd
 }
 
@@ -106,17 +114,14 @@ func runView(ctx context.Context, a *app, o *viewOptions) error {
 	b := view.New(view.Options{Path: o.path, Bytes: size, MaxText: o.maxText})
 	evidence := budget.NewCollector()
 	checker := checks.NewChecker(o.path, checks.DefaultMaxFindingsPerRule)
-	ro := checks.Options{MaxLineBytes: o.maxLineBytes, HandoffCap: o.handoffCap}.Replay()
+	ro := checks.Options{MaxLineBytes: o.maxLineBytes, HandoffCap: o.handoffCap, Force: o.force}.Replay()
 	ro.OnRecord = b.Record
 	st, err := reconstruct.ReplayFile(o.path, a.io.In, ro, b.Observe, evidence.Observe, checker.Observe)
 	if err != nil {
 		return err
 	}
 	res := checker.Result(st)
-	findings, err := viewFindings(o, res)
-	if err != nil {
-		return err
-	}
+	findings := viewFindings(o, res)
 	pg := b.Finish(res.State, findings)
 	pg.ChartSVG, pg.ChartNote = fillChart(o.path, evidence.Evidence(res.State))
 
@@ -137,7 +142,7 @@ func runView(ctx context.Context, a *app, o *viewOptions) error {
 // it runs only when some finding is fixable, and not on standard input,
 // which cannot be read twice (there, and on files with more findings than
 // the page lists, the page names the fix in words).
-func viewFindings(o *viewOptions, res *checks.Result) ([]*view.Finding, error) {
+func viewFindings(o *viewOptions, res *checks.Result) []*view.Finding {
 	type key struct {
 		rule string
 		line int
@@ -154,18 +159,18 @@ func viewFindings(o *viewOptions, res *checks.Result) ([]*view.Finding, error) {
 		capped = capped || f.Represents() > 1
 	}
 	if fixable && !capped && o.path != "-" {
-		txn, err := repair.Begin(repair.Options{Path: o.path, MaxLineBytes: o.maxLineBytes, HandoffCap: o.handoffCap})
-		if err != nil {
-			return nil, fmt.Errorf("planning the repair of %s: %w", o.path, err)
+		// Where repair refuses the file (one --force reads), the page
+		// names the fixes in words.
+		if txn, err := repair.Begin(repair.Options{Path: o.path, MaxLineBytes: o.maxLineBytes, HandoffCap: o.handoffCap}); err == nil {
+			out := txn.Finish()
+			for _, f := range out.Fixes.Planned {
+				planned[key{f.Rule, f.Line}] = true
+			}
+			for _, u := range out.Fixes.Left {
+				left[key{u.Finding.Rule, u.Finding.Line}] = u.Reason
+			}
+			lines = planLines(out.Changes)
 		}
-		out := txn.Finish()
-		for _, f := range out.Fixes.Planned {
-			planned[key{f.Rule, f.Line}] = true
-		}
-		for _, u := range out.Fixes.Left {
-			left[key{u.Finding.Rule, u.Finding.Line}] = u.Reason
-		}
-		lines = planLines(out.Changes)
 	}
 	out := make([]*view.Finding, 0, len(res.Findings))
 	for _, f := range res.Findings {
@@ -184,7 +189,7 @@ func viewFindings(o *viewOptions, res *checks.Result) ([]*view.Finding, error) {
 		}
 		out = append(out, vf)
 	}
-	return out, nil
+	return out
 }
 
 // coversLine reports whether a plan line's "line N" or "lines A-B" holds n.
