@@ -58,10 +58,16 @@ type Result struct {
 func Run(path string, stdin io.Reader, opts Options, observers ...reconstruct.Observer) (*Result, error) {
 	c := NewChecker(path, opts.MaxFindingsPerRule)
 	st, err := reconstruct.ReplayFile(path, stdin, opts.Replay(), append(observers, c.Observe)...)
-	if err != nil {
+	return result(c, st, err)
+}
+
+// result is the Result of a replay; one that failed part-way (a
+// *reconstruct.ReadError) still has the findings of what was read.
+func result(c *Checker, st *reconstruct.State, err error) (*Result, error) {
+	if st == nil {
 		return nil, err
 	}
-	return c.Result(st), nil
+	return c.Result(st), err
 }
 
 // RunReader is Run over an open stream named path.
@@ -70,10 +76,7 @@ func RunReader(path string, r io.Reader, opts Options, observers ...reconstruct.
 	ro := opts.Replay()
 	ro.Path = path
 	st, err := reconstruct.Replay(r, ro, append(observers, c.Observe)...)
-	if err != nil {
-		return nil, err
-	}
-	return c.Result(st), nil
+	return result(c, st, err)
 }
 
 // Checker is the rule layer as an observer of a replay: it keeps the

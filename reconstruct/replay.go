@@ -49,6 +49,9 @@ type ReadError struct {
 }
 
 func (e *ReadError) Error() string {
+	if errors.Is(e.Err, io.ErrUnexpectedEOF) {
+		return fmt.Sprintf("%s: the stream ends early (truncated?) in line %d: the lines from %d on were not analysed", e.Path, e.Line, e.Line)
+	}
 	return fmt.Sprintf("%s: %v (the rest of the file was not analysed)", e.Path, e.Err)
 }
 func (e *ReadError) Unwrap() error { return e.Err }
@@ -69,11 +72,14 @@ func ReplayFile(path string, stdin io.Reader, opts ReplayOptions, observers ...O
 // (opts.Path names it), feeds the engine and hands every observation to
 // each observer in turn, in the order the engine makes them. It returns
 // the final state, detached from the engine. A panic while replaying
-// becomes an *InternalError naming the line; a read failure a *ReadError.
+// becomes an *InternalError naming the line. A read failure (a truncated
+// or corrupt zstd stream) returns both the state of what was read, so its
+// findings are not lost, and a *ReadError.
 func Replay(src io.Reader, opts ReplayOptions, observers ...Observer) (st *State, err error) {
 	rd := rollout.NewReader(src, opts.MaxLineBytes)
 	defer rd.Release() // records are dead once the file is done
 	line := 0
+	var readErr *ReadError
 	defer func() {
 		if v := recover(); v != nil {
 			st, err = nil, &InternalError{Path: opts.Path, Line: line, Value: v, Stack: debug.Stack()}
@@ -99,7 +105,8 @@ func Replay(src io.Reader, opts ReplayOptions, observers ...Observer) (st *State
 			break
 		}
 		if rerr != nil {
-			return nil, &ReadError{Path: opts.Path, Line: rd.Line() + 1, Err: rerr}
+			readErr = &ReadError{Path: opts.Path, Line: rd.Line() + 1, Err: rerr}
+			break
 		}
 		line = rec.Line
 		if opts.StopAfterLine > 0 && rec.Line > opts.StopAfterLine {
@@ -109,6 +116,9 @@ func Replay(src io.Reader, opts ReplayOptions, observers ...Observer) (st *State
 			opts.OnRecord(rec)
 		}
 		eng.Feed(rec)
+	}
+	if readErr != nil {
+		return eng.Finish(), readErr
 	}
 	return eng.Finish(), nil
 }

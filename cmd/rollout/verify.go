@@ -354,8 +354,12 @@ func runVerify(ctx context.Context, a *app, o *verifyOptions) error {
 				fmt.Fprintf(a.io.Err, "rollout: error: %v\n", out.err)
 				raise(exitIncomplete)
 			}
-			rep.Files = append(rep.Files, report.FileResult{Path: paths[i], Error: fileError(paths[i], out.err)})
-			continue
+			if out.res == nil {
+				rep.Files = append(rep.Files, report.FileResult{Path: paths[i], Error: fileError(paths[i], out.err)})
+				continue
+			}
+			// Read part-way (a truncated .zst): the findings of what was
+			// read, and why the rest was not.
 		}
 		for _, f := range out.res.Findings {
 			if f.Incomplete {
@@ -363,6 +367,9 @@ func runVerify(ctx context.Context, a *app, o *verifyOptions) error {
 			}
 		}
 		fr := pol.fileResult(out)
+		if out.err != nil {
+			fr.Error = fileError(paths[i], out.err)
+		}
 		for _, fd := range fr.Findings {
 			if fd.Severity >= pol.failOn {
 				raise(exitFindings)
