@@ -39,6 +39,7 @@ func (e *engine) compacted(rec *rollout.Record, pos Pos, p gjson.Result) {
 		e.epoch = &histEpoch{}
 		clear(e.ids)
 		clear(e.calls)
+		clear(e.pending)
 		raw := []byte(rh.Raw)
 		i := 0
 		rollout.Elements(raw, func(start, end int) bool {

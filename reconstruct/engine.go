@@ -60,9 +60,14 @@ type engine struct {
 	turns            []*turnState
 	epoch            *histEpoch     // the history since the last compaction
 	calls            map[string]int // live call_id -> index into st.History
-	ids              map[string]int // live item id -> index into st.History
-	hof              handoffTracker // handoff.go
-	frames           *frames.Replay // frame logs (frames.md)
+	// pending are the unanswered calls of each call_id, in order: an
+	// output answers the latest, so an output inserted right after a call
+	// (repair's aborted output) answers that call even when the id is
+	// reused.
+	pending map[string][]int
+	ids     map[string]int // live item id -> index into st.History
+	hof     handoffTracker // handoff.go
+	frames  *frames.Replay // frame logs (frames.md)
 }
 
 // newEngine starts an engine that reports to obs (which may be nil).
@@ -70,7 +75,7 @@ func newEngine(opts Options, obs Observer) *engine {
 	if obs == nil {
 		obs = func(Observation) {}
 	}
-	e := &engine{opts: opts, obs: obs, epoch: &histEpoch{}, calls: map[string]int{}, ids: map[string]int{}}
+	e := &engine{opts: opts, obs: obs, epoch: &histEpoch{}, calls: map[string]int{}, pending: map[string][]int{}, ids: map[string]int{}}
 	e.st.Era = rollout.EraUnknown
 	e.st.Handoffs = map[string]*Handoff{}
 	e.frames = frames.NewReplay(frames.Options{Lines: true}, e.frameEvent)
@@ -87,7 +92,7 @@ func (e *engine) Feed(rec *rollout.Record) {
 	e.st.Records++
 	e.frames.Line(rec) // bookkeeping only, until the log proves to be a frame log
 	pos := Pos{Line: rec.Line, Offset: rec.Offset}
-	if rec.EOL == "\r\n" {
+	if rollout.IsCRLF(rec.EOL) {
 		e.emit(pos, LineCRLFEvidence{})
 	}
 	if rec.InvalidUTF8 {

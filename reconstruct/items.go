@@ -103,10 +103,10 @@ func (e *engine) appendItem(pos Pos, it Item) {
 		} else {
 			e.calls[it.CallID] = len(e.st.History)
 		}
+		e.pending[it.CallID] = append(e.pending[it.CallID], len(e.st.History))
 	case rollout.IsToolOutput(it.Type):
-		if j, ok := e.calls[it.CallID]; ok {
-			e.st.History[j].answered = true
-		} else {
+		// Another output for an answered call is not an orphan.
+		if _, known := e.calls[it.CallID]; !e.answer(e.st.History, it.CallID) && !known {
 			// Reported at the end, when the file's Codex version is known.
 			e.orphanOutputs = append(e.orphanOutputs, Observation{Pos: pos,
 				Evidence: ToolOrphanOutputEvidence{CallID: it.CallID, ItemType: it.Type, ItemIndex: it.Index}})
@@ -169,6 +169,7 @@ func looksLikeUUID(s string) bool {
 func (e *engine) reindex() {
 	clear(e.ids)
 	clear(e.calls)
+	clear(e.pending)
 	h := e.st.History
 	for i := range h {
 		it := &h[i]
@@ -190,12 +191,27 @@ func (e *engine) reindex() {
 			if j, ok := e.calls[it.CallID]; !ok || h[j].answered {
 				e.calls[it.CallID] = i
 			}
+			e.pending[it.CallID] = append(e.pending[it.CallID], i)
 		case rollout.IsToolOutput(it.Type):
-			if j, ok := e.calls[it.CallID]; ok {
-				h[j].answered = true
-			}
+			e.answer(h, it.CallID)
 		}
 	}
+}
+
+// answer marks the latest unanswered call of id answered; false when
+// there is none.
+func (e *engine) answer(h []Item, id string) bool {
+	p := e.pending[id]
+	if len(p) == 0 {
+		return false
+	}
+	h[p[len(p)-1]].answered = true
+	if len(p) == 1 {
+		delete(e.pending, id)
+	} else {
+		e.pending[id] = p[:len(p)-1]
+	}
+	return true
 }
 
 // orphanCalls reports live calls that never got an output. A call of the

@@ -115,13 +115,8 @@ func (rd *Reader) Next() (*Record, error) {
 	rd.offset += size
 
 	if !oversized {
-		raw := line
-		switch {
-		case bytes.HasSuffix(raw, []byte("\r\n")):
-			rec.EOL, raw = "\r\n", raw[:len(raw)-2]
-		case bytes.HasSuffix(raw, []byte("\n")):
-			rec.EOL, raw = "\n", raw[:len(raw)-1]
-		}
+		raw, eol := SplitEOL(line)
+		rec.EOL = eol
 		rec.Raw, rec.Size = raw, int64(len(raw))
 		oversized = rec.Size > rd.max
 	}
@@ -139,6 +134,24 @@ func (rd *Reader) Next() (*Record, error) {
 	classify(rec)
 	return rec, nil
 }
+
+// SplitEOL splits a line into its body and terminator: "\n", or "\r\n"
+// with every carriage return before the "\n" ("\r\r\n": one line/crlf
+// fix removes them all), or "" for a last line without one.
+func SplitEOL(line []byte) (body []byte, eol string) {
+	if !bytes.HasSuffix(line, []byte("\n")) {
+		return line, ""
+	}
+	i := len(line) - 1
+	for i > 0 && line[i-1] == '\r' {
+		i--
+	}
+	return line[:i], string(line[i:])
+}
+
+// IsCRLF reports whether a terminator has carriage returns ("\r\n",
+// "\r\r\n", ...).
+func IsCRLF(eol string) bool { return len(eol) > 1 }
 
 // Line is the number of lines read so far.
 func (rd *Reader) Line() int { return rd.line }

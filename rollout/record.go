@@ -34,7 +34,7 @@ type Record struct {
 	Line   int    // 1-based physical line number
 	Offset int64  // byte offset of the first byte of the line
 	Raw    []byte // the line without its terminator; nil when oversized
-	EOL    string // "\n", "\r\n", or "" for a last line without terminator
+	EOL    string // "\n", "\r\n" ("\r\r\n": all the CRs before the LF), or "" for a last line without terminator
 	Size   int64  // length of the line without terminator (also when oversized)
 	Shape  Shape
 

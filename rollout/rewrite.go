@@ -428,13 +428,7 @@ func (w *rewriter) readLine(br *bufio.Reader) (raw []byte, eol string, size int6
 				}
 				return nil, eol, size, true, nil
 			}
-			raw = w.buf
-			switch {
-			case bytes.HasSuffix(raw, []byte("\r\n")):
-				eol, raw = "\r\n", raw[:len(raw)-2]
-			case bytes.HasSuffix(raw, []byte("\n")):
-				eol, raw = "\n", raw[:len(raw)-1]
-			}
+			raw, eol = SplitEOL(w.buf)
 			if int64(len(raw)) > w.opts.MaxLineBytes {
 				if err := w.beginLine(); err != nil {
 					return nil, "", 0, false, err
@@ -570,12 +564,12 @@ func (w *rewriter) process(l *line) error {
 	}
 	eol := rec.EOL
 	lf, normalise := has(l.edits, EditLF)
-	if normalise = normalise && eol == "\r\n"; normalise {
+	if normalise = normalise && IsCRLF(eol); normalise {
 		eol = "\n"
 	}
 	lfChange := func() {
 		if normalise {
-			w.change(Change{Label: lf.Label, Line: n, Offset: rec.Offset, Action: ActionLF, Before: []byte("\r\n"), After: []byte("\n"), OutLine: w.outLine})
+			w.change(Change{Label: lf.Label, Line: n, Offset: rec.Offset, Action: ActionLF, Before: []byte(rec.EOL), After: []byte("\n"), OutLine: w.outLine})
 		}
 	}
 	if len(l.spans) == 0 {
@@ -812,9 +806,9 @@ func (w *rewriter) prefetch() error {
 func (w *rewriter) writeMoved(l *line, k int, move Edit) error {
 	rec := &l.rec
 	eol := rec.EOL
-	if e, ok := has(l.edits, EditLF); ok && eol == "\r\n" {
+	if e, ok := has(l.edits, EditLF); ok && IsCRLF(eol) {
 		eol = "\n"
-		w.change(Change{Label: e.Label, Line: rec.Line, Offset: rec.Offset, Part: k, Action: ActionLF, Before: []byte("\r\n"), After: []byte("\n"), OutLine: 1})
+		w.change(Change{Label: e.Label, Line: rec.Line, Offset: rec.Offset, Part: k, Action: ActionLF, Before: []byte(rec.EOL), After: []byte("\n"), OutLine: 1})
 	}
 	if eol == "" {
 		eol = "\n" // it was the last line; now it is the first

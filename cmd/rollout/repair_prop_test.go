@@ -17,6 +17,7 @@ import (
 
 	"github.com/rollout-dev/rollout/checks"
 	"github.com/rollout-dev/rollout/fixtures/gen"
+	"github.com/rollout-dev/rollout/rollout"
 )
 
 // Property tests: generated rollouts with injected faults, repaired with
@@ -34,8 +35,10 @@ type fault struct {
 }
 
 var (
-	payloadIDRE = regexp.MustCompile(`"payload":\{"type":"([a-z_]+)","id":"([^"]*)",`)
-	ordinalRE   = regexp.MustCompile(`"ordinal":[0-9]+,`)
+	payloadIDRE   = regexp.MustCompile(`"payload":\{"type":"([a-z_]+)","id":"([^"]*)",`)
+	ordinalRE     = regexp.MustCompile(`"ordinal":[0-9]+,`)
+	callIDRE      = regexp.MustCompile(`"call_id":"([^"]*)"`)
+	payloadTypeRE = regexp.MustCompile(`"payload":\{"type":"([a-z_]+)",`)
 )
 
 // pick returns the indexes of lines matching re, excluding line 0.
@@ -121,8 +124,67 @@ var faults = []fault{
 		i := c[r.IntN(len(c))]
 		return append(lines[:i], lines[i+1:]...)
 	}},
+	// The faults issue 11 found a second repair still changed.
+	{"duplicate-call-id", func(r *rand.Rand, lines []string, _ bool) []string {
+		c := pick(lines, callIDRE)
+		if len(c) < 2 {
+			return lines
+		}
+		i, j := c[r.IntN(len(c))], c[r.IntN(len(c))]
+		if m := callIDRE.FindStringSubmatch(lines[i]); m != nil && i != j {
+			lines[j] = callIDRE.ReplaceAllString(lines[j], `"call_id":"`+m[1]+`"`)
+		}
+		return lines
+	}},
+	{"duplicate-type-key", func(r *rand.Rand, lines []string, _ bool) []string {
+		c := pick(lines, payloadTypeRE)
+		if len(c) > 0 {
+			i := c[r.IntN(len(c))]
+			lines[i] = payloadTypeRE.ReplaceAllString(lines[i], `"payload":{"type":"$1","type":"$1",`)
+		}
+		return lines
+	}},
+	{"cr-cr-lf", func(r *rand.Rand, lines []string, _ bool) []string {
+		i := 1 + r.IntN(len(lines)-2)
+		lines[i] += "\r\r"
+		return lines
+	}},
+	{"fix-inside-concatenated", func(r *rand.Rand, lines []string, _ bool) []string {
+		c := pick(lines, payloadIDRE)
+		if len(c) == 0 || c[len(c)-1] >= len(lines)-1 {
+			return lines
+		}
+		i := c[r.IntN(len(c))]
+		if i+1 >= len(lines) {
+			return lines
+		}
+		lines[i] = payloadIDRE.ReplaceAllString(lines[i], `"payload":{"type":"$1",`)
+		lines[i+1] = payloadIDRE.ReplaceAllString(lines[i+1], `"payload":{"type":"$1",`)
+		lines[i] += lines[i+1]
+		return append(lines[:i+1], lines[i+2:]...)
+	}},
+	{"orphan-output-without-id", func(r *rand.Rand, lines []string, _ bool) []string {
+		c := pick(lines, regexp.MustCompile(`"payload":\{"type":"function_call",`))
+		if len(c) == 0 {
+			return lines
+		}
+		i := c[r.IntN(len(c))]
+		m := callIDRE.FindStringSubmatch(lines[i])
+		if m == nil {
+			return lines
+		}
+		for j := i + 1; j < len(lines); j++ {
+			if strings.Contains(lines[j], `"call_id":"`+m[1]+`"`) {
+				lines[j] = payloadIDRE.ReplaceAllString(lines[j], `"payload":{"type":"$1",`)
+			}
+		}
+		return append(lines[:i], lines[i+1:]...)
+	}},
 	{"move-meta", func(r *rand.Rand, lines []string, _ bool) []string {
 		k := 1 + r.IntN(min(5, len(lines)-1))
+		if !strings.HasPrefix(lines[1], `{"`) {
+			return lines // a garbage first line is no rollout (exit 2)
+		}
 		meta := lines[0]
 		copy(lines, lines[1:k+1])
 		lines[k] = meta
@@ -233,6 +295,11 @@ func checkRepairProperties(t *testing.T, input []byte, fix []string) {
 		return runRollout(append(append([]string{"repair"}, fixArgs...), args...)...)
 	}
 	code, stdout, stderr := repair("--write", "-o", out, "--report", rep, in)
+	if code == exitUsage && strings.Contains(stderr, "first line is not a JSON object") {
+		// A fault moved a broken line first: --force repairs such a file.
+		fixArgs = append(fixArgs, "--force")
+		code, stdout, stderr = repair("--write", "-o", out, "--report", rep, in)
+	}
 	if code != exitOK && code != exitFindings {
 		t.Fatalf("repair: exit %d\n%s%s", code, stdout, stderr)
 	}
@@ -317,11 +384,8 @@ func physLines(b []byte) []physLine {
 			out = append(out, physLine{raw: b})
 			break
 		}
-		l := physLine{raw: b[:i], eol: "\n"}
-		if bytes.HasSuffix(l.raw, []byte("\r")) {
-			l.raw, l.eol = l.raw[:len(l.raw)-1], "\r\n"
-		}
-		out = append(out, l)
+		raw, eol := rollout.SplitEOL(b[:i+1])
+		out = append(out, physLine{raw: raw, eol: eol})
 		b = b[i+1:]
 	}
 	return out
@@ -383,6 +447,10 @@ func rebuildInput(t *testing.T, input, output []byte, quarantine []qEntry, chang
 			out[c.OutputLine-1].raw = undoSet(t, out[c.OutputLine-1].raw, c.Path, c.Before, c.After)
 		case "lf":
 			out[c.OutputLine-1].eol = "\r\n"
+			var before string
+			if json.Unmarshal(c.Before, &before) == nil && before != "" {
+				out[c.OutputLine-1].eol = before // "\r\r\n" too
+			}
 		case "split":
 			var s string
 			json.Unmarshal(c.After, &s)
@@ -477,4 +545,34 @@ func rebuildInput(t *testing.T, input, output []byte, quarantine []qEntry, chang
 		t.Fatalf("%d output lines are not accounted for", len(out)-cur)
 	}
 	return b.Bytes()
+}
+
+// TestRepairIdempotentOnHostileFaults applies each fault issue 11 found a
+// second repair still changed, alone, with every fix: the repair must
+// account for every byte and a second repair must change nothing.
+func TestRepairIdempotentOnHostileFaults(t *testing.T) {
+	names := []string{"duplicate-call-id", "duplicate-type-key", "cr-cr-lf", "fix-inside-concatenated", "orphan-output-without-id"}
+	for _, name := range names {
+		var f fault
+		for _, c := range faults {
+			if c.name == name {
+				f = c
+			}
+		}
+		for seed := 1; seed <= 6; seed++ {
+			t.Run(fmt.Sprintf("%s/seed%d", name, seed), func(t *testing.T) {
+				t.Parallel()
+				var buf bytes.Buffer
+				if _, err := gen.Write(&buf, gen.Options{Seed: uint64(seed), TargetBytes: 60_000, Paginated: seed%2 == 0}); err != nil {
+					t.Fatal(err)
+				}
+				r := rand.New(rand.NewPCG(uint64(seed), 7))
+				lines := strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n")
+				for range 3 {
+					lines = f.apply(r, lines, seed%2 == 0)
+				}
+				checkRepairProperties(t, build(r, lines, false, false), []string{"all"})
+			})
+		}
+	}
 }
