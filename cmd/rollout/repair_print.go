@@ -323,7 +323,8 @@ func jsonValue(b []byte, n int, had bool) json.RawMessage {
 	if !had && len(b) == 0 {
 		return nil
 	}
-	if n == len(b) && len(b) > 0 && b[0] != '{' && b[0] != '[' && json.Valid(b) {
+	// json.Valid accepts invalid UTF-8 inside strings: the report must not.
+	if n == len(b) && len(b) > 0 && b[0] != '{' && b[0] != '[' && json.Valid(b) && utf8.Valid(b) {
 		return json.RawMessage(b)
 	}
 	s, _ := json.Marshal(strings.ToValidUTF8(string(b), "\uFFFD"))
