@@ -32,6 +32,7 @@ import (
 	"github.com/rollout-dev/rollout/mergepatch"
 	"github.com/rollout-dev/rollout/reconstruct"
 	"github.com/rollout-dev/rollout/reconstruct/space"
+	"github.com/rollout-dev/rollout/repair"
 	"github.com/rollout-dev/rollout/rollout"
 )
 
@@ -48,6 +49,8 @@ type Options struct {
 	Now          time.Time
 	MaxLineBytes int64
 	HandoffCap   int64
+	// Force writes a file another process holds open for writing.
+	Force bool
 }
 
 func (o Options) has(p string) bool {
@@ -202,6 +205,8 @@ type Pending struct {
 	dir    string // a private temporary directory of a dry run, removed by Discard
 	out    *outfile.File
 	arch   *outfile.File
+	guard  *repair.Guard // the lock repair also takes, held until Discard
+	force  bool
 }
 
 // Prepare builds the new file and its archive, and replays old and new. With
@@ -209,19 +214,29 @@ type Pending struct {
 // otherwise they go to a private temporary directory (a dry run).
 func Prepare(p *Plan, o Options, inPlace bool) (pend *Pending, err error) {
 	res := &Result{Plan: p, OutPath: p.OutPath(), ArchivePath: ArchivePath(p.Path)}
-	pend = &Pending{Result: res}
+	pd := &Pending{Result: res, force: o.Force}
 	if p.Empty() {
 		res.Identical, res.BytesAfter = true, p.DiskBytes
-		return pend, nil
+		return pd, nil
 	}
+	pend = pd // filled in below; what it holds is dropped on error
 	defer func() {
 		if err != nil {
-			pend.Discard()
-			pend = nil
+			pd.Discard()
 		}
 	}()
 	outPath, archPath := res.OutPath, res.ArchivePath
-	if !inPlace {
+	if inPlace {
+		// The same lock as repair's: two rewrites of one file never interleave.
+		if pend.guard, err = repair.Lock(p.Path); err != nil {
+			return nil, err
+		}
+		if !o.Force {
+			if r := pend.guard.CheckWriters(); r != nil {
+				return nil, r
+			}
+		}
+	} else {
 		if pend.dir, err = os.MkdirTemp("", "rollout-reclaim-"); err != nil {
 			return nil, err
 		}
@@ -320,6 +335,12 @@ func (pd *Pending) Commit() error {
 		return errors.New("reclaim: only a proven, in-place preparation can be committed")
 	}
 	p := res.Plan
+	if !pd.force {
+		// Again right before the renames: an agent may have opened it since.
+		if r := pd.guard.CheckWriters(); r != nil {
+			return r
+		}
+	}
 	if err := pd.arch.Commit(); err != nil {
 		return err
 	}
@@ -341,6 +362,7 @@ func (pd *Pending) Commit() error {
 func (pd *Pending) Discard() {
 	pd.out.Abort()
 	pd.arch.Abort()
+	pd.guard.Release()
 	if pd.dir != "" {
 		os.RemoveAll(pd.dir)
 	}

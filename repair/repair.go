@@ -344,30 +344,14 @@ func (t *Txn) checkPaths() error {
 }
 
 // lockInput takes the exclusive advisory lock that keeps two repairs of
-// one file apart for the whole transaction. The lock is on the inode: one
-// replaced since it was opened is opened again.
+// one file apart for the whole transaction.
 func (t *Txn) lockInput() error {
-	for range 3 {
-		f, err := os.Open(t.Path)
-		if err != nil {
-			return &rollout.PathError{Path: t.Path, Err: errors.Unwrap(err)}
-		}
-		if err := lock(f); err != nil {
-			f.Close()
-			if errors.Is(err, errLocked) {
-				return refuse(Busy, t.Path, "another repair of %s is running", t.Path)
-			}
-			return &Refusal{Kind: WriteFailed, Path: t.Path, Err: fmt.Errorf("locking %s: %w", t.Path, err)}
-		}
-		locked, err1 := f.Stat()
-		now, err2 := os.Stat(t.Path)
-		if err1 == nil && err2 == nil && os.SameFile(locked, now) {
-			t.locked = f
-			return nil
-		}
-		f.Close() // replaced (by another repair) before it was locked
+	g, err := Lock(t.Path)
+	if err != nil {
+		return err
 	}
-	return refuse(Changed, t.Path, "%w: %s keeps being replaced", errFileChanged, t.Path)
+	t.locked = g.f
+	return nil
 }
 
 func (t *Txn) unlock() {
@@ -385,21 +369,7 @@ func (t *Txn) checkWriters() *Refusal {
 	if t.opts.Force || t.opts.Output != "" || t.locked == nil {
 		return nil
 	}
-	fi, err := t.locked.Stat()
-	if err != nil {
-		return nil
-	}
-	hs := writersOf(fi)
-	if len(hs) == 0 {
-		return nil
-	}
-	names := make([]string, len(hs))
-	for i, h := range hs {
-		names[i] = h.String()
-	}
-	r := refuse(InUse, t.Path, "%s is open for writing by %s: replacing it would lose what it writes next", t.Path, strings.Join(names, ", "))
-	r.Holders = hs
-	return r
+	return (&Guard{path: t.Path, f: t.locked}).CheckWriters()
 }
 
 // sniff reads the first bytes of path to tell how it is stored. A format

@@ -81,6 +81,7 @@ $CODEX_HOME/archived_sessions.`,
 	f.StringVar(&coldAfter, "cold-after", "7d", "compress: a file idle this long (mtime) is cold: 7d, 36h, 0s")
 	f.StringVar(&o.format, "format", "text", "output format: text|json")
 	f.Int64Var(&o.opts.MaxLineBytes, "max-line-bytes", rollout.DefaultMaxLineBytes, "longest line to analyse")
+	f.BoolVar(&o.opts.Force, "force", false, "write a file another process holds open for writing (an agent idle between turns would then write to the replaced file)")
 	f.Int64Var(&o.opts.HandoffCap, "handoff-cap", reconstruct.DefaultHandoffCap, "cap of a context handoff's budget, for the proof's rule run")
 	return cmd
 }

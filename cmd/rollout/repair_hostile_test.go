@@ -97,7 +97,7 @@ func TestRepairsNeverInterleave(t *testing.T) {
 	code, stderr := runRepairWith(path, nil, "--write", "--fix", "all")
 	close(resume)
 	wg.Wait()
-	if code != exitUnsafe || !strings.Contains(stderr, "another repair of") {
+	if code != exitUnsafe || !strings.Contains(stderr, "another repair or reclaim of") {
 		t.Errorf("second repair: exit %d, want %d (another repair is running)\n%s", code, exitUnsafe, stderr)
 	}
 	if firstCode != exitOK {
