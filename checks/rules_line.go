@@ -38,6 +38,12 @@ var lineRules = []*Rule{
 	}, func(reconstruct.LineInvalidUTF8Evidence) string {
 		return "line holds bytes that are not UTF-8"
 	}),
+	on(Rule{ID: "line/lone-surrogate", Severity: Warning, Since: "0.1.0",
+		Title: "a string escapes half of a UTF-16 surrogate pair (\\ud800 alone)",
+		Doc:   "A \\uD800-\\uDFFF escape must be a high surrogate followed by a low one. Alone it is not a Unicode character: strict readers (serde_json reading a String) reject the line, lenient ones (encoding/json, JavaScript) turn it into U+FFFD or keep an unpaired surrogate, so readers disagree on the text. Usually a string cut in the middle of an emoji.",
+	}, func(reconstruct.LineLoneSurrogateEvidence) string {
+		return "line holds a lone surrogate escape (half of a UTF-16 pair): not Unicode text"
+	}),
 	on(Rule{ID: "line/control-char", Severity: Warning, Since: "0.1.0",
 		Title: "NUL or raw control characters inside a record",
 		Doc:   "A raw control byte makes the line invalid JSON; an escaped NUL (\\u0000) is valid JSON but breaks databases and terminals that index or display the rollout (for example a NUL in a tool name).",

@@ -98,6 +98,9 @@ func (e *engine) Feed(rec *rollout.Record) {
 	if rec.InvalidUTF8 {
 		e.emit(pos, LineInvalidUTF8Evidence{})
 	}
+	if rec.LoneSurrogate {
+		e.emit(pos, LineLoneSurrogateEvidence{})
+	}
 	if rec.ControlChar {
 		e.emit(pos, LineControlCharEvidence{})
 	}

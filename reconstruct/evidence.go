@@ -23,6 +23,7 @@ type LineConcatenatedEvidence struct {
 	Objects int `json:"objects"`
 }
 type LineInvalidUTF8Evidence struct{}
+type LineLoneSurrogateEvidence struct{}
 type LineControlCharEvidence struct{}
 type LineOversizedEvidence struct {
 	Bytes int64 `json:"bytes"`
@@ -42,14 +43,15 @@ type RecordOverMigrationLimitEvidence struct {
 
 func (RecordOverMigrationLimitEvidence) Kind() Kind { return RecordOverMigrationLimit }
 
-func (LineInvalidJSONEvidence) Kind() Kind  { return LineInvalidJSON }
-func (LineTornTailEvidence) Kind() Kind     { return LineTornTail }
-func (LineConcatenatedEvidence) Kind() Kind { return LineConcatenated }
-func (LineInvalidUTF8Evidence) Kind() Kind  { return LineInvalidUTF8 }
-func (LineControlCharEvidence) Kind() Kind  { return LineControlChar }
-func (LineOversizedEvidence) Kind() Kind    { return LineOversized }
-func (LineCRLFEvidence) Kind() Kind         { return LineCRLF }
-func (LineBlankEvidence) Kind() Kind        { return LineBlank }
+func (LineInvalidJSONEvidence) Kind() Kind   { return LineInvalidJSON }
+func (LineTornTailEvidence) Kind() Kind      { return LineTornTail }
+func (LineConcatenatedEvidence) Kind() Kind  { return LineConcatenated }
+func (LineInvalidUTF8Evidence) Kind() Kind   { return LineInvalidUTF8 }
+func (LineLoneSurrogateEvidence) Kind() Kind { return LineLoneSurrogate }
+func (LineControlCharEvidence) Kind() Kind   { return LineControlChar }
+func (LineOversizedEvidence) Kind() Kind     { return LineOversized }
+func (LineCRLFEvidence) Kind() Kind          { return LineCRLF }
+func (LineBlankEvidence) Kind() Kind         { return LineBlank }
 
 // Envelope.
 

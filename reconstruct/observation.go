@@ -27,6 +27,7 @@ const (
 	LineTornTail
 	LineConcatenated
 	LineInvalidUTF8
+	LineLoneSurrogate
 	LineControlChar
 	LineOversized
 	LineCRLF

@@ -174,6 +174,7 @@ func classify(rec *Record) {
 		// that still breaks downstream tools (databases, terminals).
 		rec.ControlChar = c.escNUL
 		rec.InvalidUTF8 = c.badUTF8
+		rec.LoneSurrogate = c.lone
 		return
 	}
 	rec.typ, rec.pay, rec.ts, rec.ord = [2]int{}, [2]int{}, [2]int{}, [2]int{} // noted before validation failed

@@ -44,6 +44,9 @@ type Record struct {
 
 	InvalidUTF8 bool // Raw holds bytes that are not UTF-8
 	ControlChar bool // raw control bytes, or an escaped NUL inside a string
+	// LoneSurrogate: a string escapes half of a UTF-16 surrogate pair
+	// (\ud800 alone): not Unicode text.
+	LoneSurrogate bool
 
 	parsed            bool
 	typ, pay, ts, ord [2]int // value ranges in Raw of top-level members; {0,0} = absent

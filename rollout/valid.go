@@ -15,6 +15,7 @@ type lineCheck struct {
 	object  bool // exactly one JSON object, surrounded by optional white space
 	badUTF8 bool // a string holds bytes that are not UTF-8
 	escNUL  bool // a string holds the escape \u0000
+	lone    bool // a string holds a lone surrogate escape (\ud800 unpaired)
 }
 
 // checkLine validates a line as one JSON object and, in the same pass,
@@ -34,9 +35,9 @@ func checkRecordLine(raw []byte, rec *Record) lineCheck {
 	}
 	end, ok := v.value(i, 0)
 	if !ok || skipSpace(raw, end) != len(raw) {
-		return lineCheck{badUTF8: v.badUTF8, escNUL: v.escNUL}
+		return lineCheck{badUTF8: v.badUTF8, escNUL: v.escNUL, lone: v.lone}
 	}
-	return lineCheck{object: true, badUTF8: v.badUTF8, escNUL: v.escNUL}
+	return lineCheck{object: true, badUTF8: v.badUTF8, escNUL: v.escNUL, lone: v.lone}
 }
 
 // validObject reports whether b is exactly one JSON object.
@@ -47,6 +48,7 @@ type validator struct {
 	rec     *Record // receives the top-level members; may be nil
 	badUTF8 bool
 	escNUL  bool
+	lone    bool
 }
 
 func (v *validator) value(i, depth int) (int, bool) {
@@ -217,6 +219,19 @@ func (v *validator) str(i int) (int, bool) {
 				if b[i+2] == '0' && b[i+3] == '0' && b[i+4] == '0' && b[i+5] == '0' {
 					v.escNUL = true
 				}
+				switch u := hexVal(b[i+2 : i+6]); {
+				case u >= 0xd800 && u < 0xdc00:
+					// A high surrogate must be followed by a low one.
+					if i+12 <= len(b) && b[i+6] == '\\' && b[i+7] == 'u' && hex4(b[i+8:i+12]) {
+						if l := hexVal(b[i+8 : i+12]); l >= 0xdc00 && l < 0xe000 {
+							i += 6
+							break
+						}
+					}
+					v.lone = true
+				case u >= 0xdc00 && u < 0xe000:
+					v.lone = true
+				}
 				i += 6
 			default:
 				return i, false
@@ -239,6 +254,23 @@ func (v *validator) utf8Run(b []byte, i int) int {
 		i += size
 	}
 	return i
+}
+
+// hexVal is the value of four hex digits (checked by hex4).
+func hexVal(h []byte) rune {
+	var r rune
+	for _, c := range h {
+		r <<= 4
+		switch {
+		case c <= '9':
+			r |= rune(c - '0')
+		case c >= 'a':
+			r |= rune(c - 'a' + 10)
+		default:
+			r |= rune(c - 'A' + 10)
+		}
+	}
+	return r
 }
 
 func hex4(h []byte) bool {

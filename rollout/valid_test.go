@@ -39,9 +39,31 @@ func TestCheckLine(t *testing.T) {
 	}
 	for _, tt := range tests {
 		got := checkLine([]byte(tt.in))
-		want := lineCheck{tt.object, tt.badUTF8, tt.escN}
+		got.lone = false // TestLoneSurrogate
+		want := lineCheck{object: tt.object, badUTF8: tt.badUTF8, escNUL: tt.escN}
 		if got.object != want.object || (want.object && got != want) {
 			t.Errorf("checkLine(%.60q) = %+v, want %+v", tt.in, got, want)
+		}
+	}
+}
+
+// TestLoneSurrogate: half of a UTF-16 surrogate pair is noted (issue 11);
+// a whole pair, in either case, is not.
+func TestLoneSurrogate(t *testing.T) {
+	for in, lone := range map[string]bool{
+		`{"a":"\ud800"}`:             true,
+		`{"a":"x\uDBFFy"}`:           true,
+		`{"a":"\udc00"}`:             true,
+		`{"a":"\ud800\u0041"}`:       true,
+		`{"a":"\ud83d\ude00"}`:       false,
+		`{"a":"\uD83D\uDE00 ok"}`:    false,
+		`{"a":"\\ud800"}`:            false, // an escaped backslash, then text
+		`{"a":"\u00e9\u4e2d"}`:       false,
+		`{"a":"\ud83d\ude00\udc00"}`: true,
+	} {
+		got := checkLine([]byte(in))
+		if !got.object || got.lone != lone {
+			t.Errorf("checkLine(%s) = %+v, want lone %v", in, got, lone)
 		}
 	}
 }
