@@ -44,6 +44,12 @@ var lineRules = []*Rule{
 	}, func(reconstruct.LineLoneSurrogateEvidence) string {
 		return "line holds a lone surrogate escape (half of a UTF-16 pair): not Unicode text"
 	}),
+	on(Rule{ID: "line/duplicate-key", Severity: Warning, Since: "0.1.0",
+		Title: "an object of a record repeats a key",
+		Doc:   "JSON readers disagree on repeated keys: gjson (and rollout's engine) keep the first value, encoding/json and serde_json maps the last, and serde's derived structs reject the line (\"duplicate field\"). A repeated \"type\" or \"id\" can make Codex and rollout read different records. world_state records are covered by worldstate/duplicate-key.",
+	}, func(e reconstruct.LineDuplicateKeyEvidence) string {
+		return fmt.Sprintf("an object repeats keys %q (%d in all): readers disagree on which value wins", e.Keys, e.Count)
+	}),
 	on(Rule{ID: "line/control-char", Severity: Warning, Since: "0.1.0",
 		Title: "NUL or raw control characters inside a record",
 		Doc:   "A raw control byte makes the line invalid JSON; an escaped NUL (\\u0000) is valid JSON but breaks databases and terminals that index or display the rollout (for example a NUL in a tool name).",

@@ -98,6 +98,9 @@ func (e *engine) Feed(rec *rollout.Record) {
 	if rec.InvalidUTF8 {
 		e.emit(pos, LineInvalidUTF8Evidence{})
 	}
+	if rec.DuplicateKeyCount > 0 && rec.Type() != rollout.TypeWorldState {
+		e.emit(pos, LineDuplicateKeyEvidence{Keys: rec.DuplicateKeys, Count: rec.DuplicateKeyCount})
+	}
 	if rec.LoneSurrogate {
 		e.emit(pos, LineLoneSurrogateEvidence{})
 	}

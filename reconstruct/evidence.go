@@ -24,6 +24,13 @@ type LineConcatenatedEvidence struct {
 }
 type LineInvalidUTF8Evidence struct{}
 type LineLoneSurrogateEvidence struct{}
+
+// LineDuplicateKeyEvidence: an object of the line repeats a key (outside a
+// world_state record, which worldstate/duplicate-key covers).
+type LineDuplicateKeyEvidence struct {
+	Keys  []string `json:"keys"`  // the repeated keys (at most 5)
+	Count int      `json:"count"` // all repeats in the line
+}
 type LineControlCharEvidence struct{}
 type LineOversizedEvidence struct {
 	Bytes int64 `json:"bytes"`
@@ -48,6 +55,7 @@ func (LineTornTailEvidence) Kind() Kind      { return LineTornTail }
 func (LineConcatenatedEvidence) Kind() Kind  { return LineConcatenated }
 func (LineInvalidUTF8Evidence) Kind() Kind   { return LineInvalidUTF8 }
 func (LineLoneSurrogateEvidence) Kind() Kind { return LineLoneSurrogate }
+func (LineDuplicateKeyEvidence) Kind() Kind  { return LineDuplicateKey }
 func (LineControlCharEvidence) Kind() Kind   { return LineControlChar }
 func (LineOversizedEvidence) Kind() Kind     { return LineOversized }
 func (LineCRLFEvidence) Kind() Kind          { return LineCRLF }

@@ -28,6 +28,7 @@ const (
 	LineConcatenated
 	LineInvalidUTF8
 	LineLoneSurrogate
+	LineDuplicateKey
 	LineControlChar
 	LineOversized
 	LineCRLF

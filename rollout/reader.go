@@ -175,6 +175,7 @@ func classify(rec *Record) {
 		rec.ControlChar = c.escNUL
 		rec.InvalidUTF8 = c.badUTF8
 		rec.LoneSurrogate = c.lone
+		rec.DuplicateKeys, rec.DuplicateKeyCount = c.dups, c.ndups
 		return
 	}
 	rec.typ, rec.pay, rec.ts, rec.ord = [2]int{}, [2]int{}, [2]int{}, [2]int{} // noted before validation failed

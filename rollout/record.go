@@ -47,6 +47,10 @@ type Record struct {
 	// LoneSurrogate: a string escapes half of a UTF-16 surrogate pair
 	// (\ud800 alone): not Unicode text.
 	LoneSurrogate bool
+	// DuplicateKeys are keys repeated within one object of the line (the
+	// first few), DuplicateKeyCount how many repeats in all.
+	DuplicateKeys     []string
+	DuplicateKeyCount int
 
 	parsed            bool
 	typ, pay, ts, ord [2]int // value ranges in Raw of top-level members; {0,0} = absent

@@ -12,11 +12,16 @@ const maxDepth = 10000
 
 // lineCheck is the result of validating one line in a single pass.
 type lineCheck struct {
-	object  bool // exactly one JSON object, surrounded by optional white space
-	badUTF8 bool // a string holds bytes that are not UTF-8
-	escNUL  bool // a string holds the escape \u0000
-	lone    bool // a string holds a lone surrogate escape (\ud800 unpaired)
+	object  bool     // exactly one JSON object, surrounded by optional white space
+	badUTF8 bool     // a string holds bytes that are not UTF-8
+	escNUL  bool     // a string holds the escape \u0000
+	lone    bool     // a string holds a lone surrogate escape (\ud800 unpaired)
+	dups    []string // keys repeated in one object (at most maxDupKeys)
+	ndups   int      // all repeated keys
 }
+
+// maxDupKeys bounds the repeated keys a line reports by name.
+const maxDupKeys = 5
 
 // checkLine validates a line as one JSON object and, in the same pass,
 // notes invalid UTF-8 and escaped NULs inside strings. One pass instead of
@@ -37,7 +42,7 @@ func checkRecordLine(raw []byte, rec *Record) lineCheck {
 	if !ok || skipSpace(raw, end) != len(raw) {
 		return lineCheck{badUTF8: v.badUTF8, escNUL: v.escNUL, lone: v.lone}
 	}
-	return lineCheck{object: true, badUTF8: v.badUTF8, escNUL: v.escNUL, lone: v.lone}
+	return lineCheck{object: true, badUTF8: v.badUTF8, escNUL: v.escNUL, lone: v.lone, dups: v.dups, ndups: v.ndups}
 }
 
 // validObject reports whether b is exactly one JSON object.
@@ -49,6 +54,44 @@ type validator struct {
 	badUTF8 bool
 	escNUL  bool
 	lone    bool
+	// keys holds the keys of the objects being walked, innermost last
+	// (one slice for the whole line: no allocation per object).
+	keys  [][]byte
+	dups  []string
+	ndups int
+}
+
+// seenKey notes key in the object whose keys start at keys[base] and
+// reports whether it was already there. Objects with many keys switch to a
+// map, so a hostile object of a million keys stays linear.
+func (v *validator) seenKey(base int, key []byte, big *map[string]bool) bool {
+	if *big != nil {
+		if (*big)[string(key)] {
+			return true
+		}
+		(*big)[string(key)] = true
+		return false
+	}
+	for _, k := range v.keys[base:] {
+		if string(k) == string(key) {
+			return true
+		}
+	}
+	v.keys = append(v.keys, key)
+	if len(v.keys)-base > 32 {
+		*big = make(map[string]bool, 64)
+		for _, k := range v.keys[base:] {
+			(*big)[string(k)] = true
+		}
+	}
+	return false
+}
+
+func (v *validator) duplicate(key []byte) {
+	v.ndups++
+	if len(v.dups) < maxDupKeys {
+		v.dups = append(v.dups, string(key))
+	}
 }
 
 func (v *validator) value(i, depth int) (int, bool) {
@@ -84,6 +127,9 @@ func (v *validator) object(i, depth int) (int, bool) {
 	if i < len(b) && b[i] == '}' {
 		return i + 1, true
 	}
+	base := len(v.keys)
+	defer func() { v.keys = v.keys[:base] }()
+	var big map[string]bool
 	for {
 		if i >= len(b) || b[i] != '"' {
 			return i, false
@@ -94,6 +140,9 @@ func (v *validator) object(i, depth int) (int, bool) {
 			return i, false
 		}
 		key := b[keyStart+1 : i-1]
+		if v.seenKey(base, key, &big) {
+			v.duplicate(key)
+		}
 		i = skipSpace(b, i)
 		if i >= len(b) || b[i] != ':' {
 			return i, false

@@ -2,6 +2,8 @@ package rollout
 
 import (
 	"encoding/json"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -39,9 +41,9 @@ func TestCheckLine(t *testing.T) {
 	}
 	for _, tt := range tests {
 		got := checkLine([]byte(tt.in))
-		got.lone = false // TestLoneSurrogate
+		got.lone, got.dups, got.ndups = false, nil, 0 // TestLoneSurrogate, TestDuplicateKeys
 		want := lineCheck{object: tt.object, badUTF8: tt.badUTF8, escNUL: tt.escN}
-		if got.object != want.object || (want.object && got != want) {
+		if got.object != want.object || (want.object && (got.badUTF8 != want.badUTF8 || got.escNUL != want.escNUL)) {
 			t.Errorf("checkLine(%.60q) = %+v, want %+v", tt.in, got, want)
 		}
 	}
@@ -64,6 +66,29 @@ func TestLoneSurrogate(t *testing.T) {
 		got := checkLine([]byte(in))
 		if !got.object || got.lone != lone {
 			t.Errorf("checkLine(%s) = %+v, want lone %v", in, got, lone)
+		}
+	}
+}
+
+// TestDuplicateKeys: a key repeated within one object is noted, at any
+// depth (issue 11); the same key in different objects is not.
+func TestDuplicateKeys(t *testing.T) {
+	many := `{"a":{` + strings.Repeat(`"k":1,`, 0)
+	for i := range 100 {
+		many += fmt.Sprintf(`"k%d":1,`, i)
+	}
+	many += `"k7":2}}`
+	for in, want := range map[string][]string{
+		`{"type":"a","type":"b"}`:                         {"type"},
+		`{"payload":{"type":"x","id":"1","type":"x"}}`:    {"type"},
+		`{"a":{"x":1},"b":{"x":1},"x":[{"y":1},{"y":2}]}`: nil,
+		`{"a":1,"b":{"a":2}}`:                             nil,
+		many:                                              {"k7"},
+		`{"a":{"b":1,"b":2},"c":3,"c":4}`:                 {"b", "c"},
+	} {
+		got := checkLine([]byte(in))
+		if !got.object || !slices.Equal(got.dups, want) || got.ndups != len(want) {
+			t.Errorf("checkLine(%.60s): dups %v (%d), want %v", in, got.dups, got.ndups, want)
 		}
 	}
 }
