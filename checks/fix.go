@@ -63,9 +63,8 @@ func (f *FixFacts) anchor(pos reconstruct.Pos, ev reconstruct.FlowTimeAnchorEvid
 
 // FixOptions choose the fixes and how ids are made.
 type FixOptions struct {
-	// Fix selects fixes: rule ids, areas ("ordinal/"), "default" (the fixes
-	// not marked opt-in) or "all". Empty: the default set.
-	Fix []string
+	// Fix is the fixes to plan, from SelectFixes; nil: the default set.
+	Fix FixSet
 	// RandomIDs makes new ids from random bits instead of deriving them
 	// from (thread id, line, item index).
 	RandomIDs bool
@@ -88,9 +87,14 @@ type Unfixed struct {
 // MarkerKey is the member repair adds to a line it creates, naming the rule.
 const MarkerKey = "rollout_repair"
 
-// SelectFixes resolves --fix selectors into the set of rule ids to fix.
-func SelectFixes(sel []string) (map[string]bool, error) {
-	out := map[string]bool{}
+// FixSet is the rule ids whose fixes a repair applies.
+type FixSet map[string]bool
+
+// SelectFixes resolves --fix selectors (rule ids, areas such as "ordinal/",
+// "default": the fixes not marked opt-in, or "all"; none: "default") into
+// the set of rule ids to fix. It is --fix's one parser.
+func SelectFixes(sel []string) (FixSet, error) {
+	out := FixSet{}
 	if len(sel) == 0 {
 		sel = []string{"default"}
 	}
@@ -129,9 +133,9 @@ func SelectFixes(sel []string) (map[string]bool, error) {
 // PlanFixes plans the fixes of the selected rules for the findings of one
 // analysis. facts may be nil when the file has no compactions to follow.
 func PlanFixes(res *Result, facts *FixFacts, opts FixOptions) (*FixPlan, error) {
-	sel, err := SelectFixes(opts.Fix)
-	if err != nil {
-		return nil, err
+	sel := opts.Fix
+	if sel == nil {
+		sel, _ = SelectFixes(nil)
 	}
 	if facts == nil {
 		facts = &FixFacts{}

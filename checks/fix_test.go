@@ -94,7 +94,7 @@ func plan(t *testing.T, in string, fix ...string) *FixPlan {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fp, err := PlanFixes(res, &facts, FixOptions{Fix: fix})
+	fp, err := PlanFixes(res, &facts, FixOptions{Fix: mustSelect(t, fix...)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -216,7 +216,7 @@ func TestOrphanCallLiveness(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		fp, err := PlanFixes(res, &facts, FixOptions{Fix: []string{"tool/orphan-call"}})
+		fp, err := PlanFixes(res, &facts, FixOptions{Fix: mustSelect(t, "tool/orphan-call")})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -309,4 +309,13 @@ func TestRenumberFrom(t *testing.T) {
 			}
 		})
 	}
+}
+
+func mustSelect(t *testing.T, sel ...string) FixSet {
+	t.Helper()
+	fs, err := SelectFixes(sel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fs
 }

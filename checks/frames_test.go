@@ -47,7 +47,7 @@ func TestFramesVerifyAgreesWithRepair(t *testing.T) {
 		if len(log) > 0 && res.State.Era != rollout.EraFrames {
 			t.Fatalf("case %d: era %q", i, res.State.Era)
 		}
-		fp, err := checks.PlanFixes(res, &facts, checks.FixOptions{Fix: []string{"frames/superseded-bytes"}})
+		fp, err := checks.PlanFixes(res, &facts, checks.FixOptions{Fix: checks.FixSet{"frames/superseded-bytes": true}})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -117,7 +117,7 @@ func TestHandoffFixGoldens(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			fp, err := checks.PlanFixes(res, nil, checks.FixOptions{Fix: []string{"handoff/"}})
+			fp, err := checks.PlanFixes(res, nil, checks.FixOptions{Fix: selectFixes(t, "handoff/")})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -222,4 +222,13 @@ func TestHandoffSimulateBudget(t *testing.T) {
 			t.Errorf("%s: 1M, 2M, 2M with cap 64000 (-want +got):\n%s", c.section, diff)
 		}
 	}
+}
+
+func selectFixes(t *testing.T, sel ...string) checks.FixSet {
+	t.Helper()
+	fs, err := checks.SelectFixes(sel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fs
 }

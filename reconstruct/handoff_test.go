@@ -513,7 +513,7 @@ func FuzzHandoffs(f *testing.F) {
 		if err != nil {
 			t.Fatalf("RunReader: %v", err)
 		}
-		fp, err := checks.PlanFixes(res, nil, checks.FixOptions{Fix: []string{"handoff/"}})
+		fp, err := checks.PlanFixes(res, nil, checks.FixOptions{Fix: handoffFixes(t)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -522,4 +522,13 @@ func FuzzHandoffs(f *testing.F) {
 			t.Fatalf("Rewrite: %v", err)
 		}
 	})
+}
+
+func handoffFixes(t *testing.T) checks.FixSet {
+	t.Helper()
+	fs, err := checks.SelectFixes([]string{"handoff/"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fs
 }

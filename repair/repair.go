@@ -32,7 +32,7 @@ type Options struct {
 	Write    bool
 	NoBackup bool // in place: do not keep Path.bak
 
-	Fix       []string // the fixes to apply (checks.FixOptions.Fix)
+	Fix       checks.FixSet // the fixes to apply (checks.SelectFixes); nil: the default set
 	RandomIDs bool     // new ids from random bits (checks.FixOptions.RandomIDs)
 
 	// The analysis settings, shared by the input's analysis and the

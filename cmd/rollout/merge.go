@@ -58,10 +58,9 @@ text|json|csv|svg|png (or FORMAT=FILE).`,
 }
 
 func runMerge(ctx context.Context, a *app, o *mergeOptions) error {
-	if o.failOn != "never" {
-		if _, err := checks.ParseSeverity(o.failOn); err != nil {
-			return usageError("use --fail-on error|warning|info|never", "invalid --fail-on %q", o.failOn)
-		}
+	failOn, err := parseFailOn(o.failOn)
+	if err != nil {
+		return err
 	}
 	if o.color != "auto" && o.color != "always" && o.color != "never" {
 		return usageError("use --color auto|always|never", "invalid --color %q", o.color)
@@ -104,31 +103,24 @@ func runMerge(ctx context.Context, a *app, o *mergeOptions) error {
 		command = kind
 	}
 	if command == "verify" {
-		return mergeVerify(a, o, &inputs, datas)
+		return mergeVerify(a, o, failOn, &inputs, datas)
 	}
 	return mergeBudget(a, o, &inputs, datas)
 }
 
-func mergeVerify(a *app, o *mergeOptions, inputs *outfile.Inputs, datas [][]byte) error {
-	vo := &verifyOptions{formats: o.formats, failOn: o.failOn, color: o.color}
-	if len(vo.formats) == 0 {
-		vo.formats = []string{"text"}
+func mergeVerify(a *app, o *mergeOptions, failOn checks.Severity, inputs *outfile.Inputs, datas [][]byte) error {
+	outputs, err := parseOutputs(o.formats)
+	if err != nil {
+		return err
 	}
-	stdout := 0
-	for _, spec := range vo.formats {
-		_, file, err := report.ParseFormatSpec(spec)
-		if err != nil {
-			return usageError("formats: "+strings.Join(report.Formats(), ", "), "%v", err)
-		}
-		if file == "" {
-			stdout++
-		} else if err := inputs.Check(file); err != nil {
-			return outputConflict(err)
+	for _, out := range outputs {
+		if out.file != "" {
+			if err := inputs.Check(out.file); err != nil {
+				return outputConflict(err)
+			}
 		}
 	}
-	if stdout > 1 {
-		return usageError("write the others to files with --format FORMAT=FILE", "only one --format can write to standard output")
-	}
+	vo := &verifyOptions{outputs: outputs, failOnSev: failOn, color: o.color}
 	reps := make([]*report.Report, len(datas))
 	for i, d := range datas {
 		r, err := report.ReadJSON(d)
@@ -141,7 +133,7 @@ func mergeVerify(a *app, o *mergeOptions, inputs *outfile.Inputs, datas [][]byte
 	if err != nil {
 		return usageError("", "%v", err)
 	}
-	ropts := report.Options{FailOn: vo.failOnSeverity(), Statistics: o.statistics}
+	ropts := report.Options{FailOn: failOn, Statistics: o.statistics}
 	if err := writeReports(a, vo, rep, ropts); err != nil {
 		return err
 	}

@@ -28,6 +28,7 @@ type repairOptions struct {
 	diff         string // "": none; "short": the readable diff; "full": the unified diff
 	color        string
 	fix          []string
+	fixes        checks.FixSet // --fix, parsed by validate
 	report       string
 	randomIDs    bool
 	maxLineBytes int64
@@ -173,7 +174,8 @@ func (o *repairOptions) validate() error {
 	if o.maxLineBytes < 1 {
 		return usageError("", "invalid --max-line-bytes %d", o.maxLineBytes)
 	}
-	if _, err := checks.SelectFixes(o.fix); err != nil {
+	var err error
+	if o.fixes, err = checks.SelectFixes(o.fix); err != nil {
 		return ruleError(err)
 	}
 	return nil
@@ -283,7 +285,7 @@ func runRepair(ctx context.Context, a *app, o *repairOptions) error {
 	}
 	t, err := repair.Begin(repair.Options{
 		Path: o.path, Output: o.output, Write: o.write, NoBackup: o.noBackup,
-		Fix: o.fix, RandomIDs: o.randomIDs, MaxLineBytes: o.maxLineBytes, HandoffCap: o.handoffCap,
+		Fix: o.fixes, RandomIDs: o.randomIDs, MaxLineBytes: o.maxLineBytes, HandoffCap: o.handoffCap,
 		Now: o.now.time(), Force: o.force, Stage: o.stage,
 	})
 	if err != nil {

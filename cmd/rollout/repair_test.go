@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 )
 
 // TestRepairOptions: arguments -> options, through the runF hook.
@@ -62,7 +63,7 @@ func TestRepairOptions(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff(tt.want, *got, cmp.AllowUnexported(repairOptions{}, nowFlag{}), cmp.Comparer(func(a, b func(string)) bool { return a == nil && b == nil })); diff != "" {
+			if diff := cmp.Diff(tt.want, *got, cmp.AllowUnexported(repairOptions{}, nowFlag{}), cmpopts.IgnoreFields(repairOptions{}, "fixes"), cmp.Comparer(func(a, b func(string)) bool { return a == nil && b == nil })); diff != "" {
 				t.Errorf("options (-want +got):\n%s", diff)
 			}
 		})

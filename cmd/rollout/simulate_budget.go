@@ -21,6 +21,7 @@ type simulateBudgetOptions struct {
 	paths        []string
 	filesFrom    string
 	shard        string
+	shardPart    shardSpec // --shard, parsed by validate
 	since, until string
 	jobs         int
 	perSession   bool
@@ -137,10 +138,9 @@ func (o *simulateBudgetOptions) validate(a *app) error {
 	if o.jobs < 1 {
 		return usageError("use --jobs 1 or more", "invalid --jobs %d", o.jobs)
 	}
-	if o.shard != "" {
-		if _, _, err := parseShard(o.shard); err != nil {
-			return usageError("use --shard K/N with 1 <= K <= N, e.g. --shard 2/4", "%v", err)
-		}
+	var err error
+	if o.shardPart, err = parseShardFlag(o.shard); err != nil {
+		return err
 	}
 	if _, _, err := o.timeRange(); err != nil {
 		return err

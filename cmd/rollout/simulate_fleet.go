@@ -213,9 +213,9 @@ func runSimulateFleet(ctx context.Context, a *app, o *simulateBudgetOptions) err
 	// (by their root's id), which are only known once every rollout's
 	// session_meta is read.
 	byGroup := o.shard != "" && o.settings.Ledger > 0
-	vo := &verifyOptions{paths: o.paths, filesFrom: o.filesFrom, shard: o.shard}
+	vo := &verifyOptions{paths: o.paths, filesFrom: o.filesFrom, shardPart: o.shardPart}
 	if byGroup {
-		vo.shard = ""
+		vo.shardPart = shardSpec{}
 	}
 	in, err := vo.inputs(a)
 	if err != nil {
@@ -290,7 +290,7 @@ func runSimulateFleet(ctx context.Context, a *app, o *simulateBudgetOptions) err
 		}
 	}
 	if byGroup {
-		k, n, _ := parseShard(o.shard)
+		k, n := o.shardPart.k, o.shardPart.n
 		key := slices.Clone(paths)
 		for root, idx := range groups {
 			for _, i := range idx {

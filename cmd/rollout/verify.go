@@ -14,7 +14,6 @@ import (
 	"runtime"
 	"runtime/debug"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 
@@ -50,7 +49,14 @@ type verifyOptions struct {
 	quiet         bool
 	showSeverity  string
 	statistics    bool
-	cfg           *config.Config // nil when no config file applies
+
+	// Parsed once by validate from the flags above.
+	outputs   []reportOutput
+	failOnSev checks.Severity
+	showSev   checks.Severity
+	filter    checks.Filter
+	shardPart shardSpec
+	cfg       *config.Config // nil when no config file applies
 }
 
 func newVerifyCmd(a *app, runF func(context.Context, *verifyOptions) error) *cobra.Command {
@@ -111,27 +117,18 @@ or from --config FILE; flags override it (docs/ci.md).`,
 	return cmd
 }
 
+// validate checks the options and parses each flag once, into the fields
+// the run reads (outputs, failOnSev, showSev, filter, shardPart).
 func (o *verifyOptions) validate() error {
-	if o.failOn != "never" {
-		if _, err := checks.ParseSeverity(o.failOn); err != nil {
-			return usageError("use --fail-on error|warning|info|never", "invalid --fail-on %q", o.failOn)
-		}
+	var err error
+	if o.failOnSev, err = parseFailOn(o.failOn); err != nil {
+		return err
 	}
 	if len(o.formats) == 0 {
 		o.formats = []string{"text"}
 	}
-	stdoutUsers := 0
-	for _, spec := range o.formats {
-		_, file, err := report.ParseFormatSpec(spec)
-		if err != nil {
-			return usageError("formats: "+strings.Join(report.Formats(), ", "), "%v", err)
-		}
-		if file == "" {
-			stdoutUsers++
-		}
-	}
-	if stdoutUsers > 1 {
-		return usageError("write the others to files with --format FORMAT=FILE", "only one --format can write to standard output")
+	if o.outputs, err = parseOutputs(o.formats); err != nil {
+		return err
 	}
 	if o.jobs < 1 {
 		return usageError("use --jobs 1 or more", "invalid --jobs %d", o.jobs)
@@ -145,35 +142,19 @@ func (o *verifyOptions) validate() error {
 	if o.maxFindings < 0 {
 		return usageError("use 0 for no limit", "invalid --max-findings-per-rule %d", o.maxFindings)
 	}
-	if o.shard != "" {
-		if _, _, err := parseShard(o.shard); err != nil {
-			return usageError("use --shard K/N with 1 <= K <= N, e.g. --shard 2/4", "%v", err)
-		}
+	if o.shardPart, err = parseShardFlag(o.shard); err != nil {
+		return err
 	}
 	if o.color != "auto" && o.color != "always" && o.color != "never" {
 		return usageError("use --color auto|always|never", "invalid --color %q", o.color)
 	}
-	if _, err := checks.ParseSeverity(o.showSeverity); err != nil {
+	if o.showSev, err = checks.ParseSeverity(o.showSeverity); err != nil {
 		return usageError("use --show-severity error|warning|info", "invalid --show-severity %q", o.showSeverity)
 	}
-	if _, err := checks.NewFilter(o.selectRules, o.ignoreRules); err != nil {
+	if o.filter, err = checks.NewFilter(o.selectRules, o.ignoreRules); err != nil {
 		return ruleError(err)
 	}
 	return nil
-}
-
-func parseShard(s string) (k, n int, err error) {
-	ks, ns, ok := strings.Cut(s, "/")
-	if ok {
-		k, err = strconv.Atoi(ks)
-		if err == nil {
-			n, err = strconv.Atoi(ns)
-		}
-	}
-	if !ok || err != nil || n < 1 || k < 1 || k > n {
-		return 0, 0, fmt.Errorf("invalid --shard %q", s)
-	}
-	return k, n, nil
 }
 
 // inShard reports whether a path belongs to shard k of n (FNV-1a of the path).
@@ -265,8 +246,7 @@ func (o *verifyOptions) inputs(a *app) (*verifyInputs, error) {
 	if slices.Contains(found.Paths, rollout.StdinPath) {
 		a.io.stdinHint("a rollout")
 	}
-	if o.shard != "" {
-		k, n, _ := parseShard(o.shard)
+	if k, n := o.shardPart.k, o.shardPart.n; n > 0 {
 		found.Paths = slices.DeleteFunc(found.Paths, func(p string) bool { return !inShard(p, k, n) })
 		found.Unusable = slices.DeleteFunc(found.Unusable, func(e *rollout.WalkError) bool { return !inShard(e.Path, k, n) })
 		found.Ignored = slices.DeleteFunc(found.Ignored, func(p string) bool { return !inShard(p, k, n) })
@@ -320,7 +300,7 @@ func runVerify(ctx context.Context, a *app, o *verifyOptions) error {
 	if err != nil {
 		return err
 	}
-	progress := newProgress(a.io, "verifying", paths, a.io.ErrIsTTY && humanOnly(o.formats))
+	progress := newProgress(a.io, "verifying", paths, a.io.ErrIsTTY && humanOnly(o.outputs))
 	outcomes := analyse(paths, o.jobs, a.io.In, checks.Options{MaxLineBytes: o.maxLineBytes, MaxFindingsPerRule: o.maxFindings, HandoffCap: o.handoffCap, Now: o.now.time(), Force: o.force, OnRead: progress.add}, pol.fingerprints(), progress.step)
 	progress.finish()
 	// Entries a walk could not use are inputs that could not be analysed.
@@ -486,9 +466,9 @@ func analyseOne(path string, stdin io.Reader, opts checks.Options) (out fileOutc
 	return fileOutcome{res: res, err: err}
 }
 
-func humanOnly(formats []string) bool {
-	for _, f := range formats {
-		if name, file, _ := report.ParseFormatSpec(f); name == "text" && file == "" {
+func humanOnly(outputs []reportOutput) bool {
+	for _, out := range outputs {
+		if out.name == "text" && out.file == "" {
 			return true
 		}
 	}
@@ -503,9 +483,9 @@ func (o *verifyOptions) checkOutputs(paths []string) error {
 	if o.filesFrom != "" {
 		inputs.Add(o.filesFrom)
 	}
-	for _, spec := range o.formats {
-		if _, file, _ := report.ParseFormatSpec(spec); file != "" {
-			if err := inputs.Check(file); err != nil {
+	for _, out := range o.outputs {
+		if out.file != "" {
+			if err := inputs.Check(out.file); err != nil {
 				return outputConflict(err)
 			}
 		}
@@ -523,8 +503,8 @@ func (o *verifyOptions) checkOutputs(paths []string) error {
 // Actions, the markdown report is also appended to $GITHUB_STEP_SUMMARY.
 func writeReports(a *app, o *verifyOptions, rep *report.Report, ropts report.Options) error {
 	github := false
-	for _, spec := range o.formats {
-		name, file, _ := report.ParseFormatSpec(spec)
+	for _, out := range o.outputs {
+		name, file := out.name, out.file
 		printer, _ := report.Lookup(name)
 		github = github || name == "github"
 		ro := ropts

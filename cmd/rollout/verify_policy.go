@@ -115,15 +115,6 @@ func values(m map[string][]string) [][]string {
 	return out
 }
 
-// failOnSeverity is --fail-on as a severity; report.NeverFail for never.
-func (o *verifyOptions) failOnSeverity() checks.Severity {
-	if o.failOn == "never" {
-		return report.NeverFail
-	}
-	s, _ := checks.ParseSeverity(o.failOn)
-	return s
-}
-
 // verifyPolicy applies the options to each file's findings, in input order.
 type verifyPolicy struct {
 	filter checks.Filter
@@ -140,9 +131,7 @@ type verifyPolicy struct {
 // policy builds the policy of a run, reading the baseline first so that a
 // malformed one fails before any analysis.
 func (o *verifyOptions) policy() (*verifyPolicy, error) {
-	p := &verifyPolicy{cfg: o.cfg, failOn: o.failOnSeverity()}
-	p.filter, _ = checks.NewFilter(o.selectRules, o.ignoreRules)
-	p.show, _ = checks.ParseSeverity(o.showSeverity)
+	p := &verifyPolicy{cfg: o.cfg, failOn: o.failOnSev, filter: o.filter, show: o.showSev}
 	if o.quiet {
 		p.show = max(p.show, p.failOn)
 	}
