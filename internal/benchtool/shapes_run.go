@@ -39,6 +39,7 @@ func shapeRows() []shapeRow {
 	}
 	return []shapeRow{
 		gjson(shapeFleet), jq(shapeFleet), verify(shapeFleet, "--jobs", "1"), verify(shapeFleet, "--jobs", "2"),
+		{key: shapeFleet + "/space", input: shapeFleet, name: "rollout space --jobs 2", argv: []string{"{rollout}", "space", "--jobs", "2", "{in}"}},
 		gjson(shapeSmall), jq(shapeSmall), verify(shapeSmall),
 		gjson(shapeWorld), verify(shapeWorld), verify(shapeWorldEvents),
 		gjson(shapeIDs), verify(shapeIDs),
