@@ -65,8 +65,9 @@ type rowResult struct {
 	stderr string // of the failed run
 	runs   int
 	best   time.Duration
-	rssKiB int64 // peak over all runs
-	bytes  int64 // input size
+	cpu    time.Duration // least user+sys CPU time over the runs
+	rssKiB int64         // peak over all runs
+	bytes  int64         // input size
 }
 
 func (r *rowResult) mbps() float64 {
@@ -372,6 +373,7 @@ func targets(c runConfig, by map[string]*rowResult) ([]string, int) {
 
 type measurement struct {
 	wall   time.Duration
+	cpu    time.Duration // user+sys, the process and the children it waited for
 	rssKiB int64
 	exit   int
 	stderr string
@@ -405,6 +407,7 @@ func measure(argv []string, timeout time.Duration) measurement {
 	m.exit = cmd.ProcessState.ExitCode()
 	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
 		m.rssKiB = ru.Maxrss
+		m.cpu = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 	}
 	return m
 }
