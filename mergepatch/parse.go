@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -79,7 +80,9 @@ func Parse(data []byte) (*Value, error) { return parse(string(data)) }
 func ParseString(s string) (*Value, error) { return parse(strings.Clone(s)) }
 
 func parse(s string) (*Value, error) {
-	p := parser{s: s}
+	sc := scratches.Get().(*scratch)
+	p := parser{s: s, path: sc.path, keys: sc.keys, ms: sc.ms, ks: sc.ks}
+	defer sc.recycle(&p)
 	p.skipWS()
 	v, err := p.value(0)
 	if err != nil {
@@ -93,6 +96,39 @@ func parse(s string) (*Value, error) {
 		v.dups = &d // v is an object or array, so not a shared scalar
 	}
 	return v, nil
+}
+
+// scratch is a parser's working memory (the path, the members of the
+// objects being built), recycled across parses: a replay parses one small
+// patch per world_state line, and growing these from nothing each time
+// was a fifth of the parse.
+type scratch struct {
+	path []segment
+	keys []string
+	ms   []Member
+	ks   []string
+}
+
+var scratches = sync.Pool{New: func() any { return new(scratch) }}
+
+// scratchKeep bounds what a scratch keeps between parses: clearing it
+// costs in proportion, and a huge document is rare.
+const scratchKeep = 256
+
+func (sc *scratch) recycle(p *parser) {
+	if cap(p.path) > scratchKeep || cap(p.keys) > scratchKeep || cap(p.ms) > scratchKeep || cap(p.ks) > scratchKeep {
+		return
+	}
+	// Clear what the parse used, so the pool keeps no document alive.
+	sc.path, sc.keys = clearAll(p.path), clearAll(p.keys)
+	sc.ms, sc.ks = clearAll(p.ms), clearAll(p.ks)
+	scratches.Put(sc)
+}
+
+func clearAll[T any](s []T) []T {
+	s = s[:cap(s)]
+	clear(s)
+	return s[:0]
 }
 
 type parser struct {
@@ -228,9 +264,11 @@ func (p *parser) object(depth int) (*Value, error) {
 		}
 		return nil
 	})
-	o := &object{}
+	var o *object
 	if err == nil {
 		o = newObject(p.ms[base:], p.ks[base:])
+	} else {
+		o = &object{}
 	}
 	p.ms, p.ks = p.ms[:base], p.ks[:base]
 	v := p.alloc()
