@@ -321,6 +321,10 @@ func (t *Txn) checkPaths() error {
 				return refuse(Symlink, o.Output, "%s is a symbolic link: refusing to replace it", o.Output)
 			case ofi.IsDir():
 				return refuse(BadOutput, o.Output, "-o %s is a directory", o.Output)
+			case !ofi.Mode().IsRegular():
+				// A device or FIFO is never renamed over (as root, -o
+				// /dev/null would have replaced the device).
+				return &Refusal{Kind: NotRegular, Path: o.Output, Err: outfile.CheckRegularOrAbsent(o.Output)}
 			}
 			if ifi, err := os.Stat(o.Path); err == nil && os.SameFile(ifi, ofi) {
 				return refuse(BadOutput, o.Output, "-o names the input file")

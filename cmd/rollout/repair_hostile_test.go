@@ -270,3 +270,35 @@ func TestRepairKilledBetweenRenamesNoDuplicates(t *testing.T) {
 		t.Errorf("the re-run added entries again:\nafter the kill:\n%s\nafter the re-run:\n%s", first, got)
 	}
 }
+
+// TestRepairOutputNeverReplacesAFIFO: -o naming a device or FIFO was
+// renamed over (as root, -o /dev/null replaced the device); it is refused
+// and stays what it is.
+func TestRepairOutputNeverReplacesAFIFO(t *testing.T) {
+	dir, path, _ := hostileSetup(t)
+	fifo := filepath.Join(dir, "out.jsonl")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	var code int
+	var stderr string
+	go func() {
+		code, stderr = runRepairWith(path, nil, "--write", "-o", fifo)
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		if f, err := os.OpenFile(fifo, os.O_RDONLY|syscall.O_NONBLOCK, 0); err == nil {
+			f.Close()
+		}
+		t.Fatal("repair -o FIFO hangs")
+	}
+	if code != exitUnsafe || !strings.Contains(stderr, "not a regular file") {
+		t.Errorf("exit %d, want %d (not a regular file)\n%s", code, exitUnsafe, stderr)
+	}
+	if fi, err := os.Lstat(fifo); err != nil || fi.Mode()&os.ModeNamedPipe == 0 {
+		t.Errorf("the FIFO was replaced (%v)", err)
+	}
+}
