@@ -37,7 +37,7 @@ import (
 )
 
 // Policies that reclaim applies.
-var Policies = []string{space.PolicyCompress, space.PolicySupersededCheckpoints, space.PolicyDuplicateExecOutput}
+var Policies = []string{space.PolicyCompress, space.PolicySupersededCheckpoints, space.PolicyDuplicateExecOutput, space.PolicyBeforeTurn}
 
 // ArchiveSuffix names the archive of removed bytes beside the plain path.
 const ArchiveSuffix = ".reclaimed.jsonl.zst"
@@ -51,6 +51,9 @@ type Options struct {
 	HandoffCap   int64
 	// Force writes a file another process holds open for writing.
 	Force bool
+	// BeforeTurn is the N of before-turn: rollbacks are limited to the
+	// last N user turns.
+	BeforeTurn int
 }
 
 func (o Options) has(p string) bool {
@@ -114,7 +117,8 @@ func PlanFile(path string, o Options) (*Plan, *space.File, error) {
 	// The space account is a record observer of the one replay loop.
 	acct := space.New(space.Options{Plan: true})
 	ro := reconstruct.ReplayOptions{MaxLineBytes: o.MaxLineBytes, OnRecord: acct.Feed}
-	if _, err := reconstruct.ReplayFile(path, nil, ro); err != nil {
+	st, err := reconstruct.ReplayFile(path, nil, ro)
+	if err != nil {
 		return nil, nil, err
 	}
 	sf, _ := acct.Finish()
@@ -125,7 +129,16 @@ func PlanFile(path string, o Options) (*Plan, *space.File, error) {
 	}
 	p := &Plan{Path: path, ThreadID: sf.ThreadID, Parent: sf.ParentThreadID, DiskBytes: fi.Size(),
 		Compressed: compressed, Frees: map[string]int64{}, Skipped: map[string]string{}}
-	for _, c := range sf.Cuts {
+	cuts := sf.Cuts
+	if o.has(space.PolicyBeforeTurn) {
+		line, more := sf.BeforeTurn(o.BeforeTurn, st.UserTurnStarts())
+		if line == 0 {
+			p.Skipped[space.PolicyBeforeTurn] = fmt.Sprintf("no compaction before the last %d user turns that no later rollback could undo", o.BeforeTurn)
+		}
+		cuts = append(append([]space.Cut(nil), cuts...), more...)
+	}
+	var kept []space.Cut
+	for _, c := range cuts {
 		if !o.has(c.Policy) {
 			continue
 		}
@@ -133,7 +146,13 @@ func PlanFile(path string, o Options) (*Plan, *space.File, error) {
 			p.Skipped[c.Policy] = ErrCompressedInput.Error()
 			continue
 		}
-		p.Cuts = append(p.Cuts, c)
+		kept = append(kept, c)
+	}
+	// Policies may name the same bytes (an exec output member and its
+	// string, a checkpoint both superseded and before the turn): each
+	// range is cut once.
+	p.Cuts = space.SortCuts(kept)
+	for _, c := range p.Cuts {
 		p.Frees[c.Policy] += int64(c.End-c.Start) - int64(len(c.Repl))
 	}
 	if sf.RollbackAfterCheckpoint && o.has(space.PolicySupersededCheckpoints) {

@@ -48,8 +48,9 @@ func names(m map[string][32]byte) string {
 	return strings.Join(n, "\n")
 }
 
+// opts selects policies; before-turn keeps the last 3 user turns.
 func opts(policies ...string) reclaim.Options {
-	return reclaim.Options{Policies: policies, Now: time.Now().Add(time.Hour)}
+	return reclaim.Options{Policies: policies, Now: time.Now().Add(time.Hour), BeforeTurn: 3}
 }
 
 // reclaimAll plans, prepares in place and commits every path.
@@ -90,7 +91,8 @@ func TestReclaimProperties(t *testing.T) {
 		{space.PolicySupersededCheckpoints},
 		{space.PolicyDuplicateExecOutput},
 		{space.PolicyCompress},
-		{space.PolicySupersededCheckpoints, space.PolicyDuplicateExecOutput, space.PolicyCompress},
+		{space.PolicyBeforeTurn},
+		{space.PolicySupersededCheckpoints, space.PolicyDuplicateExecOutput, space.PolicyCompress, space.PolicyBeforeTurn},
 	}
 	for si, shape := range shapes {
 		for _, ps := range policySets {
@@ -111,7 +113,7 @@ func TestReclaimProperties(t *testing.T) {
 						t.Errorf("%s: state differs", r.Plan.Path)
 					}
 				}
-				applies := len(ps) > 1 || ps[0] != space.PolicySupersededCheckpoints || !shape.NoCompaction
+				applies := len(ps) > 1 || (ps[0] != space.PolicySupersededCheckpoints && ps[0] != space.PolicyBeforeTurn) || !shape.NoCompaction
 				if applies && after >= before {
 					t.Errorf("%v freed nothing: %d -> %d bytes", ps, before, after)
 				}

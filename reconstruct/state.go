@@ -36,6 +36,18 @@ type State struct {
 	FailClosed bool
 }
 
+// UserTurnStarts are the start lines of the user turns that survive, in
+// order: what a rollback of N turns counts back over.
+func (s *State) UserTurnStarts() []int {
+	var out []int
+	for _, t := range s.Turns {
+		if t.User && !t.RolledBack {
+			out = append(out, t.StartLine)
+		}
+	}
+	return out
+}
+
 // Turn is one turn segment.
 type Turn struct {
 	ID         string

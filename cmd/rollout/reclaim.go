@@ -7,6 +7,7 @@ import (
 	"github.com/rollout-dev/rollout/internal/termsafe"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -44,6 +45,13 @@ it gives up (docs/reclaim.md):
                           it repeats the same call's tool output exactly; gives up
                           the output a client shows when it re-opens the thread
                           (the model's history keeps the tool output)
+  before-turn=N           empties, before the compaction a rollback of N user
+                          turns falls back to, the large tool outputs, arguments,
+                          images and blobs of tool items and events (strings of
+                          1 KiB or more) and older checkpoints' replacement_history;
+                          every line stays, with its ids and ordinal. Gives up
+                          rolling back more than N turns, forking before that
+                          compaction, and that content in a client's transcript
 
 It is a dry run unless --write is given. Before anything is written, the old
 and the new file are replayed and what resume rebuilds (history items, turns,
@@ -102,12 +110,22 @@ func (o *reclaimOptions) validate() error {
 	if len(o.policies) == 0 {
 		return usageError("choose from "+strings.Join(reclaim.Policies, ", ")+" (see rollout space for what each frees)", "reclaim needs --policy")
 	}
+	o.opts.Policies = nil
 	for _, p := range o.policies {
+		if n, ok := strings.CutPrefix(p, space.PolicyBeforeTurn+"="); ok {
+			turns, err := strconv.Atoi(n)
+			if err != nil || turns < 1 {
+				return usageError("use --policy before-turn=N with N >= 1, the user turns a rollback may still undo", "invalid policy %q", p)
+			}
+			o.opts.BeforeTurn, p = turns, space.PolicyBeforeTurn
+		} else if p == space.PolicyBeforeTurn {
+			return usageError("use --policy before-turn=N, e.g. before-turn=20", "before-turn needs N: the user turns a rollback may still undo")
+		}
 		if !slices.Contains(reclaim.Policies, p) {
 			return usageError("choose from "+strings.Join(reclaim.Policies, ", "), "unknown policy %q", p)
 		}
+		o.opts.Policies = append(o.opts.Policies, p)
 	}
-	o.opts.Policies = o.policies
 	return nil
 }
 

@@ -33,6 +33,7 @@ type spaceOptions struct {
 	jobs         int
 	maxLineBytes int64
 	force        bool
+	keepTurns    int
 }
 
 var spaceFormats = []string{"text", "json", "csv"}
@@ -91,6 +92,7 @@ $CODEX_HOME/archived_sessions. Nothing is modified.`,
 	f.IntVar(&opts.jobs, "jobs", runtime.NumCPU(), "files read in parallel (output is identical for any value)")
 	f.StringVar(&opts.filesFrom, "files-from", "", "read one path per line from FILE (- for standard input)")
 	f.Int64Var(&opts.maxLineBytes, "max-line-bytes", rollout.DefaultMaxLineBytes, "longest line to walk; longer lines are counted unread")
+	f.IntVar(&opts.keepTurns, "keep-turns", 20, "before-turn: the N of the estimate (rollbacks limited to the last N user turns)")
 	f.BoolVar(&opts.force, "force", false, "read files whose first line is not a JSON object (a damaged first line)")
 	return cmd
 }
@@ -118,6 +120,9 @@ func (o *spaceOptions) validate() error {
 	}
 	if !ok {
 		return usageError("use --format "+strings.Join(spaceFormats, "|"), "invalid --format %q", o.format)
+	}
+	if o.keepTurns < 1 {
+		return usageError("use --keep-turns 1 or more", "invalid --keep-turns %d", o.keepTurns)
 	}
 	if o.top < 1 {
 		return usageError("use --top 1 or more", "invalid --top %d", o.top)
@@ -240,13 +245,16 @@ func accountFile(path string, stdin io.Reader, o *spaceOptions, now time.Time, o
 		r = io.TeeReader(f, cc)
 	}
 	// The space account is a record observer of the one replay loop.
-	acct := space.New(space.Options{MinRepeat: o.minRepeat, Top: o.top})
+	acct := space.New(space.Options{MinRepeat: o.minRepeat, Top: o.top, Plan: true})
 	ro := reconstruct.ReplayOptions{MaxLineBytes: o.maxLineBytes, OnRecord: acct.Feed}
 	ro.Path = path
-	if _, err := reconstruct.Replay(r, ro); err != nil {
+	st, err := reconstruct.Replay(r, ro)
+	if err != nil {
 		return spaceOutcome{err: err}
 	}
 	file, classes := acct.Finish()
+	file.EstimateBeforeTurn(o.keepTurns, st.UserTurnStarts())
+	file.Cuts, file.Bulk, file.Checkpoints = nil, nil, nil // planned for the estimates only
 	file.Path, file.Compressed, file.Cold = path, compressed, cold
 	file.DiskBytes = disk
 	if path == rollout.StdinPath {

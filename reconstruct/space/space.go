@@ -21,6 +21,7 @@ const (
 	PolicyCompress              = "compress"
 	PolicySupersededCheckpoints = "superseded-checkpoints"
 	PolicyDuplicateExecOutput   = "duplicate-exec-output"
+	PolicyBeforeTurn            = "before-turn"
 )
 
 // Options tune the accounting.
@@ -116,6 +117,31 @@ type File struct {
 
 	// Cuts are the ranges of the splice policies, in file order (Plan only).
 	Cuts []Cut
+
+	// Checkpoints are the compactions with a replacement_history, and Bulk
+	// the large payload strings of response items and events, in file
+	// order: what before-turn N empties before the checkpoint a rollback of
+	// N turns falls back to (see BeforeTurn).
+	Checkpoints []Checkpoint
+	Bulk        []Cut
+	Rollbacks   []int // lines of thread_rolled_back events
+	// BeforeTurnFree is what before-turn N frees (see EstimateBeforeTurn).
+	BeforeTurnFree int64
+}
+
+// EstimateBeforeTurn sets BeforeTurnFree for before-turn n (Plan only).
+func (f *File) EstimateBeforeTurn(n int, userTurnStarts []int) {
+	_, cuts := f.BeforeTurn(n, userTurnStarts)
+	f.BeforeTurnFree = 0
+	for _, c := range cuts {
+		f.BeforeTurnFree += int64(c.End-c.Start) - int64(len(c.Repl))
+	}
+}
+
+// Checkpoint is a compaction with a replacement_history.
+type Checkpoint struct {
+	Line int
+	Cuts []Cut // emptying its replacement_history (and metadata)
 }
 
 // Account accumulates the space of one file; feed it every record in order.
@@ -138,6 +164,7 @@ type Account struct {
 
 	// set while walking one record
 	rec       *rollout.Record // the line, when its ranges can be planned
+	bulkOK    bool            // a response item or event: before-turn may empty its strings
 	inOutput  string          // call_id of the tool output being walked
 	execID    string          // id of the item_completed CommandExecution being walked
 	execField bool
@@ -145,6 +172,7 @@ type Account struct {
 }
 
 type compaction struct {
+	line int
 	rh   int64 // replacement_history bytes
 	cuts []Cut
 }
@@ -228,6 +256,11 @@ func (a *Account) object(rec *rollout.Record, size int64) {
 	if a.opts.Plan && rec.Shape == rollout.ShapeObject && rec.Raw != nil && len(rec.Parts) == 0 {
 		a.rec = rec
 	}
+	// Messages are kept whole: compactions copy them (ids and all) into
+	// the history resume reads, and a changed early copy would read as a
+	// duplicate id.
+	a.bulkOK = typ == rollout.TypeEventMsg ||
+		(typ == rollout.TypeResponseItem && payload != nil && payloadType(payload) != "message" && payloadType(payload) != "agent_message")
 	if payload == nil {
 		a.path = append(a.path[:0], root...)
 		a.value(rec.Raw, 0, len(rec.Raw), 0)
@@ -248,7 +281,7 @@ func (a *Account) object(rec *rollout.Record, size int64) {
 
 	switch typ {
 	case rollout.TypeCompacted:
-		var c compaction
+		c := compaction{line: rec.Line}
 		rollout.Members(payload, func(key []byte, start, end int) bool {
 			k := string(key)
 			if (k == "replacement_history" || k == "replacement_history_metadata") && payload[start] == '[' {
@@ -266,6 +299,9 @@ func (a *Account) object(rec *rollout.Record, size int64) {
 		a.compactions = append(a.compactions, c)
 		a.rollbackLast = false
 	case rollout.TypeEventMsg:
+		if payloadType(payload) == "thread_rolled_back" {
+			a.file.Rollbacks = append(a.file.Rollbacks, rec.Line)
+		}
 		if payloadType(payload) == "thread_rolled_back" && len(a.compactions) > 0 {
 			a.rollbackLast = true
 		}
@@ -375,6 +411,11 @@ func (a *Account) scalar(v []byte) {
 	if v[0] != '"' {
 		return
 	}
+	if a.rec != nil && a.bulkOK && len(v) >= BulkMin && bulkClass(a.path) {
+		at := posIn(a.rec.Raw, v)
+		a.file.Bulk = append(a.file.Bulk, Cut{Policy: PolicyBeforeTurn, Line: a.rec.Line, LineOffset: a.rec.Offset,
+			Start: at, End: at + len(v), Repl: `""`, Path: string(a.path)})
+	}
 	large := len(v) >= a.opts.MinRepeat
 	if !large && a.inOutput == "" && !a.execField {
 		return
@@ -446,6 +487,11 @@ func (a *Account) Finish() (*File, []Bucket) {
 	f.Repeats = reps[:min(len(reps), a.opts.Top)]
 
 	f.Compactions = len(a.compactions)
+	for _, c := range a.compactions {
+		if c.rh > 0 {
+			f.Checkpoints = append(f.Checkpoints, Checkpoint{Line: c.line, Cuts: c.cuts})
+		}
+	}
 	last := -1
 	for i, c := range a.compactions {
 		if c.rh > 0 {
@@ -509,6 +555,96 @@ func hex64(h uint64) string {
 		h >>= 4
 	}
 	return string(b[:])
+}
+
+// BulkMin is the smallest string before-turn empties.
+const BulkMin = 1024
+
+// bulkKeys are the members whose large strings before-turn empties: tool
+// output and arguments, images, opaque reasoning and compaction blobs,
+// command output of item_completed events. Message text is kept: turn
+// pairing and the rules read it.
+var bulkKeys = map[string]bool{
+	"output": true, "arguments": true, "input": true, "result": true, "image_url": true,
+	"encrypted_content": true, "stdout": true, "stderr": true, "aggregatedOutput": true,
+	"formattedOutput": true, "aggregated_output": true, "formatted_output": true,
+}
+
+// bulkClass reports whether a path class ends in a bulk member, or is an
+// element of an images array.
+func bulkClass(path []byte) bool {
+	p := string(path)
+	if strings.HasSuffix(p, ".images[]") {
+		return true
+	}
+	i := strings.LastIndexByte(p, '.')
+	if i < 0 {
+		return false
+	}
+	return bulkKeys[strings.TrimSuffix(p[i+1:], "[]")]
+}
+
+// BeforeTurn is the plan of before-turn N: userTurnStarts are the start
+// lines of the surviving user turns, in order. A rollback of at most N
+// turns falls back to the newest checkpoint before the Nth-newest user
+// turn; resume never reads what comes before it, so its large strings and
+// the replacement_history of older checkpoints can go. It returns that
+// checkpoint's line (0 and no cuts when there is none) and the cuts.
+func (f *File) BeforeTurn(n int, userTurnStarts []int) (line int, cuts []Cut) {
+	if n < 1 || len(userTurnStarts) <= n {
+		return 0, nil
+	}
+	bound := userTurnStarts[len(userTurnStarts)-n]
+	for _, c := range f.Checkpoints {
+		if c.Line < bound {
+			line = c.Line
+		}
+	}
+	if line == 0 {
+		return 0, nil
+	}
+	for _, c := range f.Checkpoints {
+		if c.Line < line {
+			for _, k := range c.Cuts {
+				k.Policy = PolicyBeforeTurn
+				cuts = append(cuts, k)
+			}
+		}
+	}
+	for _, b := range f.Bulk {
+		if b.Line < line {
+			cuts = append(cuts, b)
+		}
+	}
+	for _, r := range f.Rollbacks {
+		if r > line {
+			// The rollback may have dropped the checkpoint's own turn.
+			return 0, nil
+		}
+	}
+	return line, SortCuts(cuts)
+}
+
+// SortCuts orders cuts by position and drops any that overlaps an earlier
+// one (a member removed whole contains its string's cut).
+func SortCuts(cuts []Cut) []Cut {
+	sort.SliceStable(cuts, func(i, j int) bool {
+		ai, aj := cuts[i].LineOffset+int64(cuts[i].Start), cuts[j].LineOffset+int64(cuts[j].Start)
+		if ai != aj {
+			return ai < aj
+		}
+		return cuts[i].End-cuts[i].Start > cuts[j].End-cuts[j].Start
+	})
+	out := cuts[:0]
+	var end int64 = -1
+	for _, c := range cuts {
+		if c.LineOffset+int64(c.Start) < end {
+			continue
+		}
+		out = append(out, c)
+		end = c.LineOffset + int64(c.End)
+	}
+	return out
 }
 
 // posIn is the index of sub inside line, sub being a slice of line.

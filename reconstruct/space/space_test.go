@@ -223,3 +223,57 @@ func TestAccountBounded(t *testing.T) {
 		t.Errorf("classes sum to %d, want %d", sum, b.Len())
 	}
 }
+
+// before-turn N: the checkpoint a rollback of N user turns falls back to is
+// the newest compaction before the Nth-newest user turn; what comes before
+// it goes, messages excepted, and nothing after it.
+func TestBeforeTurn(t *testing.T) {
+	paths, err := bloatgen.Write(t.TempDir(), bloatgen.Options{Turns: 8, CompactEach: 2, SubAgents: 0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(paths[0])
+	f, _ := account(t, data, space.Options{Plan: true})
+	lines := strings.Split(string(data), "\n")
+	var turns, compactions []int
+	for i, l := range lines {
+		switch gjson.Get(l, "payload.type").String() {
+		case "task_started":
+			turns = append(turns, i+1)
+		}
+		if gjson.Get(l, "type").String() == "compacted" {
+			compactions = append(compactions, i+1)
+		}
+	}
+	if len(turns) != 8 || len(compactions) != 4 {
+		t.Fatalf("%d turns, %d compactions", len(turns), len(compactions))
+	}
+	// Compactions follow turns 2, 4, 6, 8: keeping 3 turns (6, 7, 8) falls
+	// back to the compaction after turn 4.
+	line, cuts := f.BeforeTurn(3, turns)
+	if line != compactions[1] {
+		t.Fatalf("checkpoint at line %d, want %d", line, compactions[1])
+	}
+	checkpoints := 0
+	for _, c := range cuts {
+		if c.Line >= line {
+			t.Errorf("cut at line %d, after the checkpoint", c.Line)
+		}
+		kind := gjson.Get(lines[c.Line-1], "payload.type").String()
+		if kind == "message" {
+			t.Errorf("a message is cut at line %d", c.Line)
+		}
+		if c.Path == "payload.replacement_history" {
+			checkpoints++
+		}
+	}
+	if checkpoints != 1 || len(cuts) < 8 {
+		t.Errorf("%d checkpoints and %d cuts in all", checkpoints, len(cuts))
+	}
+	if l, c := f.BeforeTurn(8, turns); l != 0 || c != nil {
+		t.Errorf("keeping every turn cuts %d ranges", len(c))
+	}
+	if l, _ := f.BeforeTurn(3, append(turns[:0:0], turns[:1]...)); l != 0 {
+		t.Errorf("one user turn, checkpoint %d", l)
+	}
+}

@@ -164,6 +164,7 @@ var Policies = []struct{ Name, GivesUp string }{
 	{PolicyCompress, "nothing: Codex reads .jsonl.zst rollouts as they are"},
 	{PolicySupersededCheckpoints, "rolling back past the newest compaction"},
 	{PolicyDuplicateExecOutput, "the command output a client shows when it re-opens the thread (the model's history keeps the tool output)"},
+	{PolicyBeforeTurn, "rolling back more than N user turns, forking before the compaction those turns fall back to, and that old content in a client's transcript"},
 }
 
 // Freed is what a policy frees in one file.
@@ -177,6 +178,8 @@ func (f *File) Freed(policy string) int64 {
 		return f.SupersededCheckpoints
 	case PolicyDuplicateExecOutput:
 		return f.DuplicateExecOutput
+	case PolicyBeforeTurn:
+		return f.BeforeTurnFree
 	}
 	return 0
 }
