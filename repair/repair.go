@@ -33,7 +33,7 @@ type Options struct {
 	NoBackup bool // in place: do not keep Path.bak
 
 	Fix       checks.FixSet // the fixes to apply (checks.SelectFixes); nil: the default set
-	RandomIDs bool     // new ids from random bits (checks.FixOptions.RandomIDs)
+	RandomIDs bool          // new ids from random bits (checks.FixOptions.RandomIDs)
 
 	// The analysis settings, shared by the input's analysis and the
 	// re-verification of the result: both must judge by the same rules.
