@@ -107,9 +107,9 @@ func PlanFile(path string, o Options) (*Plan, *space.File, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	if !fi.Mode().IsRegular() {
-		// A symlink would be replaced by a file, a FIFO would hang.
-		return nil, nil, &outfile.UnsafeError{Path: path, Kind: kindOf(fi.Mode())}
+	// A symlink would be replaced by a file, a FIFO would hang.
+	if err := outfile.CheckRegularOrAbsent(path); err != nil {
+		return nil, nil, err
 	}
 	if err := outfile.CheckRegularOrAbsent(ArchivePath(path)); err != nil {
 		return nil, nil, err
@@ -179,13 +179,6 @@ func PlanFile(path string, o Options) (*Plan, *space.File, error) {
 		}
 	}
 	return p, sf, nil
-}
-
-func kindOf(m os.FileMode) string {
-	if m&os.ModeSymlink != 0 {
-		return "symbolic link"
-	}
-	return "not a regular file"
 }
 
 func isZstd(path string) (bool, error) {

@@ -53,6 +53,11 @@ func Write(w io.Writer, r *budget.Result, format string) error {
 	if err != nil {
 		return err
 	}
+	return render(w, p, format)
+}
+
+// render draws a plot as "svg" or "png" at the charts' size.
+func render(w io.Writer, p *plot.Plot, format string) error {
 	var c vg.CanvasWriterTo
 	switch format {
 	case "svg":
@@ -63,7 +68,7 @@ func Write(w io.Writer, r *budget.Result, format string) error {
 		return fmt.Errorf("unknown chart format %q", format)
 	}
 	p.Draw(draw.New(c))
-	_, err = c.WriteTo(w)
+	_, err := c.WriteTo(w)
 	return err
 }
 

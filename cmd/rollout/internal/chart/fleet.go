@@ -10,9 +10,6 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/text"
 	"gonum.org/v1/plot/vg"
-	"gonum.org/v1/plot/vg/draw"
-	"gonum.org/v1/plot/vg/vgimg"
-	"gonum.org/v1/plot/vg/vgsvg"
 )
 
 // WriteFleet renders the distribution of peak fill across the rollouts of
@@ -24,18 +21,7 @@ func WriteFleet(w io.Writer, f *budget.Fleet, format string) error {
 	if err != nil {
 		return err
 	}
-	var c vg.CanvasWriterTo
-	switch format {
-	case "svg":
-		c = vgsvg.NewWith(vgsvg.UseWH(Width, Height))
-	case "png":
-		c = vgimg.PngCanvas{Canvas: vgimg.NewWith(vgimg.UseWH(Width, Height), vgimg.UseDPI(DPI))}
-	default:
-		return fmt.Errorf("unknown chart format %q", format)
-	}
-	p.Draw(draw.New(c))
-	_, err = c.WriteTo(w)
-	return err
+	return render(w, p, format)
 }
 
 func buildFleet(f *budget.Fleet) (*plot.Plot, error) {
