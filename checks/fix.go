@@ -538,7 +538,7 @@ func newIDSource(st *reconstruct.State, opts FixOptions) *idSource {
 			s.random = rand.Reader
 		}
 	}
-	for _, it := range st.History {
+	for it := range st.History.All() {
 		if it.ID != "" {
 			s.used[it.ID] = true
 		}

@@ -165,10 +165,11 @@ func TestIDSource(t *testing.T) {
 		t.Errorf("the same (line, index) gave another id: %s", got)
 	}
 	// An id already in the file is never given again.
-	st.History = []reconstruct.Item{{ID: "fco_" + rollout.DerivedUUIDv7(1000, st.ThreadID, 4, -1)}}
+	live := "fco_" + rollout.DerivedUUIDv7(1000, st.ThreadID, 4, -1)
+	st.History = reconstruct.NewHistory(reconstruct.Item{ID: live})
 	s = newIDSource(st, FixOptions{})
 	got := s.id("fco", 1000, 4, -1)
-	if got == st.History[0].ID {
+	if got == live {
 		t.Errorf("collision with a live id: %s", got)
 	}
 	if _, err := rollout.ParseUUIDv7(strings.TrimPrefix(got, "fco_")); err != nil {

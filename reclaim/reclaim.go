@@ -20,6 +20,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -465,6 +466,7 @@ func contentSHA256(path string) (string, error) {
 // when bytes before them are removed. "" means identical.
 func StateDiff(a, b *reconstruct.State) string {
 	return cmp.Diff(a, b,
+		cmp.Transformer("items", func(h *reconstruct.History) []reconstruct.Item { return slices.Collect(h.All()) }),
 		cmp.AllowUnexported(reconstruct.Item{}),
 		cmpopts.IgnoreFields(reconstruct.Item{}, "Offset"),
 		cmpopts.IgnoreFields(reconstruct.Handoff{}, "Offset"),

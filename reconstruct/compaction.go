@@ -16,15 +16,15 @@ func (e *engine) compacted(rec *rollout.Record, pos Pos, p gjson.Result) {
 		e.emit(pos, CompactionLegacyEvidence{})
 		// A legacy compaction rebuilds the history from the user messages
 		// and the summary; keep the user messages.
-		var kept []Item
-		for _, it := range e.st.History {
+		kept := newHistory(e.types)
+		for it := range e.st.History.All() {
 			if it.Type == "message" {
-				kept = append(kept, it)
+				kept.append(it)
 			}
 		}
-		e.hof.noteDropped(e.st.History)
+		e.hof.noteDropped(e.st.History, 0)
 		e.st.History = kept
-		e.epoch = &histEpoch{items: kept}
+		e.reindex() // the indexes pointed into the history just replaced
 	} else {
 		n := count(rh)
 		if md := p.Get("replacement_history_metadata"); md.Exists() {
@@ -32,13 +32,12 @@ func (e *engine) compacted(rec *rollout.Record, pos Pos, p gjson.Result) {
 				e.emit(pos, CompactionMetadataLengthEvidence{History: n, Metadata: m})
 			}
 		}
-		before, prompt := len(e.st.History), e.lastPrompt
+		before, prompt := e.st.History.Len(), e.lastPrompt
 		kept, lastKept := false, ""
-		e.hof.noteDropped(e.st.History)
-		e.st.History = make([]Item, 0, n)
-		e.epoch = &histEpoch{}
-		clear(e.ids)
-		clear(e.calls)
+		e.hof.noteDropped(e.st.History, 0)
+		e.st.History = newHistory(e.types)
+		e.ids.reset()
+		e.calls.reset()
 		clear(e.pending)
 		raw := []byte(rh.Raw)
 		i := 0

@@ -58,14 +58,14 @@ type engine struct {
 	emptyCompaction  *Observation  // the newest compaction, when its replacement_history is empty
 	turn             *turnState    // the open turn, nil outside turns
 	turns            []*turnState
-	epoch            *histEpoch     // the history since the last compaction
-	calls            map[string]int // live call_id -> index into st.History
+	types            *typeTable // item types of every History of this replay
+	calls            textIndex  // live call_id -> index into st.History
 	// pending are the unanswered calls of each call_id, in order: an
 	// output answers the latest, so an output inserted right after a call
 	// (repair's aborted output) answers that call even when the id is
 	// reused.
 	pending map[string][]int
-	ids     map[string]int // live item id -> index into st.History
+	ids     textIndex      // live item id -> index of its first item in st.History
 	hof     handoffTracker // handoff.go
 	frames  *frames.Replay // frame logs (frames.md)
 }
@@ -75,7 +75,8 @@ func newEngine(opts Options, obs Observer) *engine {
 	if obs == nil {
 		obs = func(Observation) {}
 	}
-	e := &engine{opts: opts, obs: obs, epoch: &histEpoch{}, calls: map[string]int{}, pending: map[string][]int{}, ids: map[string]int{}}
+	e := &engine{opts: opts, obs: obs, types: newTypeTable(), calls: textIndex{call: true}, pending: map[string][]int{}}
+	e.st.History = newHistory(e.types)
 	e.st.Era = rollout.EraUnknown
 	e.st.Handoffs = map[string]*Handoff{}
 	e.frames = frames.NewReplay(frames.Options{Lines: true}, e.frameEvent)

@@ -157,22 +157,29 @@ func (t *handoffTracker) noteItem(id string) {
 	if id == "" {
 		return
 	}
+	t.noteHash(maphash.String(hashSeed, id))
+}
+
+func (t *handoffTracker) noteHash(h uint64) {
 	if t.seen == nil {
 		t.seen = map[uint64]struct{}{}
 	}
-	t.seen[maphash.String(hashSeed, id)] = struct{}{}
+	t.seen[h] = struct{}{}
 }
 
 // knownID reports whether an item id was seen anywhere so far.
 func (e *engine) knownID(id string) bool {
-	_, live := e.ids[id]
+	_, live := e.ids.get(e.st.History, id)
 	return live || e.hof.known(id)
 }
 
-// noteDropped remembers the ids of items leaving the history.
-func (t *handoffTracker) noteDropped(items []Item) {
-	for i := range items {
-		t.noteItem(items[i].ID)
+// noteDropped remembers the ids of the items of h from index from on,
+// which leave the history.
+func (t *handoffTracker) noteDropped(h *History, from int) {
+	for i := from; i < h.Len(); i++ {
+		if id := h.id(h.item(i)); len(id) > 0 {
+			t.noteHash(maphash.Bytes(hashSeed, id))
+		}
 	}
 }
 

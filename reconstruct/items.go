@@ -82,38 +82,39 @@ func (e *engine) addLiveItem(pos Pos, item []byte, index int) {
 // appendItem records an item in the live history, pairing tool calls and
 // spotting reused ids.
 func (e *engine) appendItem(pos Pos, it Item) {
+	h := e.st.History
+	i := h.Len()
+	h.append(it)
 	if it.ID != "" {
-		if j, ok := e.ids[it.ID]; ok {
-			first := e.st.History[j]
-			if first.Type != it.Type || first.hash != it.hash {
-				e.emit(pos, ItemDuplicateIDEvidence{ID: it.ID, FirstLine: first.Line, ItemIndex: it.Index})
+		if j, ok := e.ids.get(h, it.ID); ok {
+			first := h.item(j)
+			if h.typeName(first) != it.Type || first.hash != it.hash {
+				e.emit(pos, ItemDuplicateIDEvidence{ID: it.ID, FirstLine: h.pos(j).Line, ItemIndex: it.Index})
 			}
 		} else {
-			e.ids[it.ID] = len(e.st.History)
+			e.ids.put(h, i)
 		}
 	}
 	switch {
 	case rollout.IsToolCall(it.Type) && it.CallID != "":
-		if j, ok := e.calls[it.CallID]; ok {
-			e.emit(pos, ToolDuplicateCallIDEvidence{CallID: it.CallID, FirstLine: e.st.History[j].Line, ItemIndex: it.Index})
-			if e.st.History[j].answered {
+		if j, ok := e.calls.get(h, it.CallID); ok {
+			e.emit(pos, ToolDuplicateCallIDEvidence{CallID: it.CallID, FirstLine: h.pos(j).Line, ItemIndex: it.Index})
+			if h.item(j).answered {
 				// The earlier call is done: outputs from here on answer this one.
-				e.calls[it.CallID] = len(e.st.History)
+				e.calls.put(h, i)
 			}
 		} else {
-			e.calls[it.CallID] = len(e.st.History)
+			e.calls.put(h, i)
 		}
-		e.pending[it.CallID] = append(e.pending[it.CallID], len(e.st.History))
+		e.pending[it.CallID] = append(e.pending[it.CallID], i)
 	case rollout.IsToolOutput(it.Type):
 		// Another output for an answered call is not an orphan.
-		if _, known := e.calls[it.CallID]; !e.answer(e.st.History, it.CallID) && !known {
+		if _, known := e.calls.get(h, it.CallID); !e.answer(it.CallID) && !known {
 			// Reported at the end, when the file's Codex version is known.
 			e.orphanOutputs = append(e.orphanOutputs, Observation{Pos: pos,
 				Evidence: ToolOrphanOutputEvidence{CallID: it.CallID, ItemType: it.Type, ItemIndex: it.Index}})
 		}
 	}
-	e.st.History = append(e.st.History, it)
-	e.epoch.items = e.st.History
 }
 
 // checkID looks at an item's id: missing, prefix, UUIDv7 shape.
@@ -165,47 +166,47 @@ func looksLikeUUID(s string) bool {
 	return true
 }
 
-// reindex rebuilds the id and call maps after the history was replaced.
+// reindex rebuilds the id and call indexes after the history was replaced.
 func (e *engine) reindex() {
-	clear(e.ids)
-	clear(e.calls)
+	e.ids.reset()
+	e.calls.reset()
 	clear(e.pending)
 	h := e.st.History
-	for i := range h {
-		it := &h[i]
-		if it.ID != "" {
-			if _, ok := e.ids[it.ID]; !ok {
-				e.ids[it.ID] = i
+	for i := range h.Len() {
+		if x := h.item(i); x.idLen > 0 {
+			if _, ok := e.ids.get(h, string(h.id(x))); !ok {
+				e.ids.put(h, i)
 			}
 		}
 	}
 	// Pair calls and outputs again, in order as appendItem does: answers
 	// given in dropped lines no longer count.
-	for i := range h {
-		h[i].answered = false
+	for i := range h.Len() {
+		h.item(i).answered = false
 	}
-	for i := range h {
-		it := &h[i]
+	for i := range h.Len() {
+		x := h.item(i)
 		switch {
-		case rollout.IsToolCall(it.Type) && it.CallID != "":
-			if j, ok := e.calls[it.CallID]; !ok || h[j].answered {
-				e.calls[it.CallID] = i
+		case h.isToolCall(x) && x.callLen > 0:
+			call := string(h.callID(x))
+			if j, ok := e.calls.get(h, call); !ok || h.item(j).answered {
+				e.calls.put(h, i)
 			}
-			e.pending[it.CallID] = append(e.pending[it.CallID], i)
-		case rollout.IsToolOutput(it.Type):
-			e.answer(h, it.CallID)
+			e.pending[call] = append(e.pending[call], i)
+		case h.isToolOutput(x):
+			e.answer(string(h.callID(x)))
 		}
 	}
 }
 
 // answer marks the latest unanswered call of id answered; false when
 // there is none.
-func (e *engine) answer(h []Item, id string) bool {
+func (e *engine) answer(id string) bool {
 	p := e.pending[id]
 	if len(p) == 0 {
 		return false
 	}
-	h[p[len(p)-1]].answered = true
+	e.st.History.item(p[len(p)-1]).answered = true
 	if len(p) == 1 {
 		delete(e.pending, id)
 	} else {
@@ -230,10 +231,12 @@ func (e *engine) orphanCalls() {
 		ev.Normalized, ev.CLIVersion = normalized, version
 		e.emit(o.Pos, ev)
 	}
-	for _, it := range e.st.History {
-		if !rollout.IsToolCall(it.Type) || it.answered || it.CallID == "" {
+	h := e.st.History
+	for i := range h.Len() {
+		if x := h.item(i); !h.isToolCall(x) || x.answered || x.callLen == 0 {
 			continue
 		}
+		it := h.At(i)
 		ev := ToolOrphanCallEvidence{CallID: it.CallID, ItemType: it.Type, ItemIndex: it.Index,
 			Normalized: normalized, CLIVersion: version}
 		if openFrom > 0 && it.Line >= openFrom {

@@ -21,7 +21,7 @@ type State struct {
 	ParentThreadID string
 
 	Turns      []Turn
-	History    []Item            // the live model history, in order
+	History    *History          // the live model history, in order
 	WorldState *mergepatch.Value // the current baseline; nil when there is none
 	Lineage    Lineage
 	Tokens     *TokenInfo // the last surviving token_count info
@@ -69,11 +69,6 @@ type Item struct {
 	answered bool
 	hash     uint64
 }
-
-// histEpoch is the history from one compaction (or the start) on: items
-// is the slice append last returned, whose prefixes are every checkpoint's
-// history in the epoch (see checkpoint).
-type histEpoch struct{ items []Item }
 
 // Lineage is the context-window chain.
 type Lineage struct {

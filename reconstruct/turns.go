@@ -25,13 +25,11 @@ type turnState struct {
 }
 
 // checkpoint is what a rollback restores: the state at the start of a turn.
-// Values are shared, never copied: world-state values are immutable, and
-// history only grows by append until a compaction starts a new epoch, so
-// the first n items of the epoch are the history at the checkpoint.
-// Holding the epoch rather than the slice lets the arrays append outgrew
-// go: 50,000 checkpoints pinned five copies of a 1M-item history.
+// Values are shared, never copied: world-state values are immutable, and a
+// History only grows by append until a compaction starts a new one, so its
+// first n items are the history at the checkpoint.
 type checkpoint struct {
-	epoch        *histEpoch
+	history      *History
 	n            int
 	world        *mergepatch.Value
 	lineage      Lineage
@@ -45,7 +43,7 @@ func (e *engine) checkpoint() checkpoint {
 		t := *e.st.Tokens
 		tok = &t
 	}
-	return checkpoint{epoch: e.epoch, n: len(e.st.History), world: e.st.WorldState, lineage: e.st.Lineage, afterCompact: e.afterCompact, tokens: tok}
+	return checkpoint{history: e.st.History, n: e.st.History.Len(), world: e.st.WorldState, lineage: e.st.Lineage, afterCompact: e.afterCompact, tokens: tok}
 }
 
 func (e *engine) event(rec *rollout.Record, pos Pos) {
@@ -200,14 +198,13 @@ func (e *engine) rollback(pos Pos, n int) {
 	}
 	e.turn = nil
 	cp := from.cp
-	if dropped := e.st.History; cp.epoch == e.epoch {
-		e.hof.noteDropped(dropped[min(cp.n, len(dropped)):])
+	if cp.history == e.st.History {
+		e.hof.noteDropped(e.st.History, min(cp.n, e.st.History.Len()))
 	} else {
-		e.hof.noteDropped(dropped)
+		e.hof.noteDropped(e.st.History, 0)
 	}
-	e.epoch = cp.epoch
-	e.st.History = cp.epoch.items[:cp.n]
-	e.epoch.items = e.st.History
+	e.st.History = cp.history
+	e.st.History.truncate(cp.n)
 	e.st.WorldState = cp.world
 	e.st.Lineage = cp.lineage
 	e.afterCompact = cp.afterCompact

@@ -2,6 +2,7 @@ package reconstruct_test
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -54,8 +55,8 @@ func TestDerivedTurns(t *testing.T) {
 		if diff := cmp.Diff(tc.want, got); diff != "" {
 			t.Errorf("%s: turns (-want +got):\n%s", tc.section, diff)
 		}
-		if len(st.History) != tc.history {
-			t.Errorf("%s: %d live items, want %d", tc.section, len(st.History), tc.history)
+		if st.History.Len() != tc.history {
+			t.Errorf("%s: %d live items, want %d", tc.section, st.History.Len(), tc.history)
 		}
 	}
 }
@@ -89,7 +90,7 @@ func TestCurrentEventTypes(t *testing.T) {
 	const fx = "../fixtures/real/turn-prompt-not-in-history.v153.txtar"
 	_, st := replay(t, section(t, fx, "clean.jsonl"), reconstruct.Options{})
 	var types []string
-	for _, it := range st.History {
+	for it := range st.History.All() {
 		types = append(types, it.Type)
 	}
 	want := []string{"message", "message", "message", "custom_tool_call", "custom_tool_call_output", "message"}
@@ -101,5 +102,36 @@ func TestCurrentEventTypes(t *testing.T) {
 	}
 	if st.UnknownTypes != 0 {
 		t.Errorf("%d unknown line types, want 0", st.UnknownTypes)
+	}
+}
+
+// TestLegacyCompactionReindexes: a compaction without replacement_history
+// keeps only the messages, so the id and call indexes are rebuilt: an
+// output of a call it dropped is an orphan, not an answer to some other
+// item (it used to index past the shorter history and fail the file).
+func TestLegacyCompactionReindexes(t *testing.T) {
+	src := `{"timestamp":"2026-04-07T09:00:00.000Z","type":"session_meta","payload":{"id":"019d672b-8a97-7c26-8934-98579f95cd19","cli_version":"0.110.0"}}
+{"timestamp":"2026-04-07T09:00:00.001Z","type":"response_item","payload":{"type":"message","id":"msg_019d672b-8ad0-72ca-8ae3-f0c3725f6a4e","role":"user","content":"hi"}}
+{"timestamp":"2026-04-07T09:00:00.002Z","type":"response_item","payload":{"type":"function_call","id":"fc_019d672b-8ae6-712e-b609-98f014a6f28a","name":"shell","arguments":"{}","call_id":"call_1"}}
+{"timestamp":"2026-04-07T09:00:00.003Z","type":"response_item","payload":{"type":"function_call_output","id":"fco_019d672b-8b01-799c-906d-8a21eacfa89b","call_id":"call_1","output":"ok"}}
+{"timestamp":"2026-04-07T09:00:00.004Z","type":"compacted","payload":{"message":"summary"}}
+{"timestamp":"2026-04-07T09:00:00.005Z","type":"response_item","payload":{"type":"function_call_output","id":"fco_019d672b-8b01-799c-906d-8a21eacfa89b","call_id":"call_1","output":"ok"}}
+`
+	var kinds []string
+	st, err := reconstruct.Replay(strings.NewReader(src), reconstruct.ReplayOptions{}, func(o reconstruct.Observation) {
+		switch o.Kind() {
+		case reconstruct.ToolOrphanOutput, reconstruct.ItemDuplicateID:
+			kinds = append(kinds, fmt.Sprintf("%d %T", o.Pos.Line, o.Evidence))
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"6 reconstruct.ToolOrphanOutputEvidence"}
+	if diff := cmp.Diff(want, kinds); diff != "" {
+		t.Errorf("observations (-want +got):\n%s", diff)
+	}
+	if st.History.Len() != 2 {
+		t.Errorf("%d live items, want the message and the output", st.History.Len())
 	}
 }

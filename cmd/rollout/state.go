@@ -135,7 +135,7 @@ func buildStateJSON(path string, st *reconstruct.State) stateJSON {
 	for _, t := range st.Turns {
 		out.Turns = append(out.Turns, turnJSON{t.ID, t.StartLine, t.Status, t.User, t.RolledBack, t.Derived})
 	}
-	for _, it := range st.History {
+	for it := range st.History.All() {
 		j := itemJSON{ID: it.ID, Type: it.Type, CallID: it.CallID, Line: it.Line}
 		if it.Index >= 0 {
 			idx := it.Index

@@ -412,9 +412,9 @@ func (b *Builder) Finish(st *reconstruct.State, findings []*Finding) *Page {
 	pg.ThreadID, pg.CLIVersion, pg.Era, pg.HistoryMode, pg.Records = st.ThreadID, st.CLIVersion, string(st.Era), st.HistoryMode, st.Records
 	pg.FirstWindowID, pg.WindowID, pg.WindowNumber = st.Lineage.FirstWindowID, st.Lineage.WindowID, st.Lineage.WindowNumber
 	type key struct{ line, index int }
-	pg.Live, pg.Shown = len(st.History), len(b.all)
-	live := make(map[key]bool, len(st.History))
-	for _, it := range st.History {
+	pg.Live, pg.Shown = st.History.Len(), len(b.all)
+	live := make(map[key]bool, st.History.Len())
+	for it := range st.History.All() {
 		live[key{it.Line, it.Index}] = true
 	}
 	replaced := map[int][]int{} // compaction line -> lines it replaced

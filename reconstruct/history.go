@@ -1,0 +1,303 @@
+package reconstruct
+
+import (
+	"hash/maphash"
+	"iter"
+	"math"
+
+	"github.com/rollout-dev/rollout/rollout"
+)
+
+// History is the live model history. A million items is an ordinary
+// session, so each is stored compactly: fixed-size fields in blocks that are
+// never copied as the history grows, the id and call id bytes in an arena of
+// text blocks, the type as an index into a table of the engine's type
+// names. At materializes an Item on demand.
+//
+// A History only grows by append until a rollback truncates it, so its
+// first n items are the history of every checkpoint taken at length n (see
+// checkpoint); a compaction starts a new History.
+type History struct {
+	blocks [][]histItem // full blocks of histBlock items, then the last one
+	n      int
+	text   [][]byte // the arena: id then call id of each item, in order
+	types  *typeTable
+	// wide holds the line and index of the rare item whose values do not
+	// fit histItem's 32 bits (lines past 4G, indexes past 2G).
+	wide map[int]wideItem
+}
+
+// histItem is one item of a History (48 bytes: a history of a million
+// items is a million of them).
+type histItem struct {
+	hash     uint64 // content hash, for items with an id
+	offset   int64  // byte offset of the line holding it
+	blk, at  uint32 // where its text starts in the arena
+	idLen    uint32
+	callLen  uint32
+	line     uint32 // math.MaxUint32: see History.wide
+	index    int32  // -1 for the line's payload; math.MinInt32: see History.wide
+	typ      uint32
+	answered bool
+}
+
+type wideItem struct{ line, index int }
+
+const (
+	histBlock = 4096    // items per block
+	textBlock = 1 << 16 // bytes per arena block; longer texts get a block of their own
+)
+
+// typeTable interns item types: a history holds a handful of them.
+type typeTable struct {
+	names []string
+	index map[string]uint32
+}
+
+func newTypeTable() *typeTable { return &typeTable{index: map[string]uint32{}} }
+
+func (t *typeTable) intern(name string) uint32 {
+	if i, ok := t.index[name]; ok {
+		return i
+	}
+	i := uint32(len(t.names))
+	t.names = append(t.names, name)
+	t.index[name] = i
+	return i
+}
+
+// NewHistory returns a history holding items, in order (for tests and
+// tools; the engine builds its own).
+func NewHistory(items ...Item) *History {
+	h := newHistory(newTypeTable())
+	for _, it := range items {
+		h.append(it)
+	}
+	return h
+}
+
+func newHistory(types *typeTable) *History { return &History{types: types} }
+
+// Len is the number of items; a nil History is empty.
+func (h *History) Len() int {
+	if h == nil {
+		return 0
+	}
+	return h.n
+}
+
+// At returns item i, 0 <= i < Len().
+func (h *History) At(i int) Item {
+	x := h.item(i)
+	it := Item{ID: string(h.id(x)), Type: h.types.names[x.typ], CallID: string(h.callID(x)),
+		Line: int(x.line), Offset: x.offset, Index: int(x.index), answered: x.answered, hash: x.hash}
+	if x.line == math.MaxUint32 || x.index == math.MinInt32 {
+		w := h.wide[i]
+		it.Line, it.Index = w.line, w.index
+	}
+	return it
+}
+
+// All yields the items in order.
+func (h *History) All() iter.Seq[Item] {
+	return func(yield func(Item) bool) {
+		for i := range h.Len() {
+			if !yield(h.At(i)) {
+				return
+			}
+		}
+	}
+}
+
+func (h *History) item(i int) *histItem {
+	if i < 0 || i >= h.n {
+		panic("reconstruct: history index out of range")
+	}
+	return &h.blocks[i/histBlock][i%histBlock]
+}
+
+func (h *History) id(x *histItem) []byte {
+	return h.text[x.blk][x.at : x.at+x.idLen]
+}
+
+func (h *History) callID(x *histItem) []byte {
+	s := x.at + x.idLen
+	return h.text[x.blk][s : s+x.callLen]
+}
+
+func (h *History) typeName(x *histItem) string { return h.types.names[x.typ] }
+
+// pos is where an item was read.
+func (h *History) pos(i int) Pos {
+	x := h.item(i)
+	if x.line == math.MaxUint32 || x.index == math.MinInt32 {
+		return Pos{Line: h.wide[i].line, Offset: x.offset}
+	}
+	return Pos{Line: int(x.line), Offset: x.offset}
+}
+
+// index is At(i).Index without building the item.
+func (h *History) index(i int) int {
+	x := h.item(i)
+	if x.line == math.MaxUint32 || x.index == math.MinInt32 {
+		return h.wide[i].index
+	}
+	return int(x.index)
+}
+
+// append adds an item at the end.
+func (h *History) append(it Item) {
+	x := histItem{hash: it.hash, offset: it.Offset, typ: h.types.intern(it.Type), answered: it.answered,
+		line: uint32(it.Line), index: int32(it.Index)}
+	if it.Line < 0 || it.Line >= math.MaxUint32 || it.Index <= math.MinInt32 || it.Index > math.MaxInt32 {
+		x.line, x.index = math.MaxUint32, math.MinInt32
+		if h.wide == nil {
+			h.wide = map[int]wideItem{}
+		}
+		h.wide[h.n] = wideItem{it.Line, it.Index}
+	}
+	x.idLen, x.callLen = uint32(len(it.ID)), uint32(len(it.CallID))
+	x.blk = h.reserve(len(it.ID) + len(it.CallID))
+	b := h.text[x.blk]
+	x.at = uint32(len(b))
+	b = append(b, it.ID...)
+	h.text[x.blk] = append(b, it.CallID...)
+
+	// Blocks after the first are allocated whole; the first grows, so that
+	// a short history stays small.
+	k := len(h.blocks)
+	if k == 0 || len(h.blocks[k-1]) == histBlock {
+		c := 16
+		if k > 0 {
+			c = histBlock
+		}
+		h.blocks = append(h.blocks, make([]histItem, 0, c))
+		k++
+	}
+	h.blocks[k-1] = append(h.blocks[k-1], x)
+	h.n++
+}
+
+// reserve returns the arena block where n more bytes of text go: the last
+// one while it stays within textBlock (the first grows by append up to it),
+// else a new one. Items refer to their text by block and offset, so a block
+// may move as it grows.
+func (h *History) reserve(n int) uint32 {
+	k := len(h.text)
+	if k > 0 && (n == 0 || len(h.text[k-1])+n <= max(textBlock, cap(h.text[k-1]))) {
+		return uint32(k - 1)
+	}
+	c := max(n, textBlock)
+	if k == 0 {
+		c = n
+	}
+	h.text = append(h.text, make([]byte, 0, c))
+	return uint32(k)
+}
+
+// truncate drops the items from n on, and their text.
+func (h *History) truncate(n int) {
+	if n >= h.n {
+		return
+	}
+	h.n = n
+	for i := range h.wide {
+		if i >= n {
+			delete(h.wide, i)
+		}
+	}
+	keep := (n + histBlock - 1) / histBlock
+	clear(h.blocks[keep:])
+	h.blocks = h.blocks[:keep]
+	if keep > 0 {
+		h.blocks[keep-1] = h.blocks[keep-1][:n-(keep-1)*histBlock]
+	}
+	if n == 0 {
+		clear(h.text)
+		h.text = h.text[:0]
+		return
+	}
+	x := h.item(n - 1)
+	clear(h.text[x.blk+1:])
+	h.text = h.text[:x.blk+1]
+	h.text[x.blk] = h.text[x.blk][:x.at+x.idLen+x.callLen]
+}
+
+// textIndex maps the id (or the call id) of history items to an item's
+// index: open addressing over the history's own text, 4 bytes a slot, where
+// a map[string]int would hold a string header and an int per entry.
+type textIndex struct {
+	slots []uint32 // item index + 1; 0 is empty
+	n     int
+	call  bool // keyed by call id, not item id
+}
+
+func (x *textIndex) key(h *History, i int) []byte {
+	it := h.item(i)
+	if x.call {
+		return h.callID(it)
+	}
+	return h.id(it)
+}
+
+// get returns the index stored for key.
+func (x *textIndex) get(h *History, key string) (int, bool) {
+	if x.n == 0 {
+		return 0, false
+	}
+	mask := uint64(len(x.slots) - 1)
+	for s := maphash.String(hashSeed, key) & mask; ; s = (s + 1) & mask {
+		v := x.slots[s]
+		if v == 0 {
+			return 0, false
+		}
+		if string(x.key(h, int(v-1))) == key {
+			return int(v - 1), true
+		}
+	}
+}
+
+// put stores i for the key of item i, replacing what the key held.
+func (x *textIndex) put(h *History, i int) {
+	if (x.n+1)*4 > len(x.slots)*3 {
+		x.grow(h)
+	}
+	key := x.key(h, i)
+	mask := uint64(len(x.slots) - 1)
+	for s := maphash.Bytes(hashSeed, key) & mask; ; s = (s + 1) & mask {
+		v := x.slots[s]
+		if v == 0 {
+			x.slots[s] = uint32(i + 1)
+			x.n++
+			return
+		}
+		if string(x.key(h, int(v-1))) == string(key) {
+			x.slots[s] = uint32(i + 1)
+			return
+		}
+	}
+}
+
+func (x *textIndex) grow(h *History) {
+	old := x.slots
+	x.slots = make([]uint32, max(64, 2*len(old)))
+	mask := uint64(len(x.slots) - 1)
+	for _, v := range old {
+		if v == 0 {
+			continue
+		}
+		s := maphash.Bytes(hashSeed, x.key(h, int(v-1))) & mask
+		for x.slots[s] != 0 {
+			s = (s + 1) & mask
+		}
+		x.slots[s] = v
+	}
+}
+
+func (x *textIndex) reset() {
+	x.slots, x.n = nil, 0
+}
+
+// isToolCall and isToolOutput classify item i by its type.
+func (h *History) isToolCall(x *histItem) bool   { return rollout.IsToolCall(h.typeName(x)) }
+func (h *History) isToolOutput(x *histItem) bool { return rollout.IsToolOutput(h.typeName(x)) }
