@@ -1,11 +1,16 @@
 package rollout
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"math/bits"
+	"math/rand/v2"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
+	"unicode/utf16"
 	"unicode/utf8"
 )
 
@@ -94,22 +99,98 @@ func TestDuplicateKeys(t *testing.T) {
 }
 
 // FuzzCheckLine compares the single-pass validator with encoding/json and
-// unicode/utf8 on the inputs where both speak.
+// unicode/utf8 on the inputs where both speak, and with refEscapes on what
+// the escapes hold.
 func FuzzCheckLine(f *testing.F) {
-	for _, s := range []string{`{}`, `{"a":"\u0000"}`, `{"a":[1,{"b":null}],"c":-1.5e+3}`, "{\"\xff\":1}", `{"a":"\"\\"}`} {
+	for _, s := range []string{`{}`, `{"a":"\u0000"}`, `{"a":[1,{"b":null}],"c":-1.5e+3}`, "{\"\xff\":1}", `{"a":"\"\\"}`,
+		`{"a":"\ud83d\ude00\udc00 and some text after it to reach the word loop"}`} {
 		f.Add([]byte(s))
 	}
-	f.Fuzz(func(t *testing.T, b []byte) {
-		got := checkLine(b)
-		trimmed := strings.TrimLeft(string(b), " \t\r\n")
-		want := json.Valid(b) && strings.HasPrefix(trimmed, "{")
-		if got.object != want {
-			t.Fatalf("checkLine(%q).object = %v, encoding/json says %v", b, got.object, want)
+	f.Fuzz(func(t *testing.T, b []byte) { compareCheckLine(t, b) })
+}
+
+// compareCheckLine fails t when checkLine disagrees with encoding/json,
+// unicode/utf8 or refEscapes on b.
+func compareCheckLine(t *testing.T, b []byte) {
+	t.Helper()
+	got := checkLine(b)
+	trimmed := strings.TrimLeft(string(b), " \t\r\n")
+	want := json.Valid(b) && strings.HasPrefix(trimmed, "{")
+	if got.object != want {
+		t.Fatalf("checkLine(%q).object = %v, encoding/json says %v", b, got.object, want)
+	}
+	if !got.object {
+		return
+	}
+	if got.badUTF8 == utf8.Valid(b) {
+		t.Fatalf("checkLine(%q).badUTF8 = %v, utf8.Valid = %v", b, got.badUTF8, utf8.Valid(b))
+	}
+	if nul, lone := refEscapes(b); got.escNUL != nul || got.lone != lone {
+		t.Fatalf("checkLine(%q): escNUL %v lone %v, want %v %v", b, got.escNUL, got.lone, nul, lone)
+	}
+}
+
+// refEscapes is the plain reading of the escapes of a valid JSON text, one
+// byte at a time: whether one is \u0000, and whether a surrogate escape
+// lacks its other half.
+func refEscapes(b []byte) (nul, lone bool) {
+	var units []rune // the \u escapes of the current run, in order
+	flush := func() {
+		for k := 0; k < len(units); k++ {
+			switch u := units[k]; {
+			case utf16.IsSurrogate(u) && u < 0xdc00 && k+1 < len(units) && units[k+1] >= 0xdc00 && units[k+1] < 0xe000:
+				k++ // a pair
+			case utf16.IsSurrogate(u):
+				lone = true
+			}
 		}
-		if got.object && got.badUTF8 == utf8.Valid(b) {
-			t.Fatalf("checkLine(%q).badUTF8 = %v, utf8.Valid = %v", b, got.badUTF8, utf8.Valid(b))
+		units = units[:0]
+	}
+	in := false
+	for i := 0; i < len(b); i++ {
+		c := b[i]
+		switch {
+		case !in:
+			in = c == '"'
+		case c == '"':
+			in = false
+			flush()
+		case c == '\\' && b[i+1] == 'u':
+			u, _ := strconv.ParseUint(string(b[i+2:i+6]), 16, 16)
+			nul = nul || u == 0
+			units = append(units, rune(u))
+			i += 5
+		case c == '\\':
+			flush()
+			i++
+		default:
+			flush()
 		}
-	})
+	}
+	return nul, lone
+}
+
+// TestCheckLineRandomStrings compares checkLine with encoding/json,
+// unicode/utf8 and refEscapes on strings dense in the bytes and escapes the
+// string scan stops at, at every alignment of its eight-byte words.
+func TestCheckLineRandomStrings(t *testing.T) {
+	pieces := []string{"a", "b", "0", " ", "~", "\x7f", `"`, `\`, `\\`, `\"`, `\n`, `\t`, `\/`, `\x`, `\u`,
+		`\u0000`, `\u00e9`, `\uD83D`, `\ude00`, `\udBfF`, `\u12`, "\x00", "\x1f", "\t", "\n",
+		"é", "€", "😀", "\x80", "\xc3", "\xed\xa0\x80", "\xf4\x90\x80\x80", "\xff", "\xe2\x82"}
+	rng := rand.New(rand.NewPCG(12, 1))
+	for range 100000 {
+		var s strings.Builder
+		s.WriteString(`{"k":"`)
+		for range rng.IntN(48) {
+			if rng.IntN(3) == 0 {
+				s.WriteString(pieces[rng.IntN(len(pieces))])
+			} else {
+				s.WriteString(strings.Repeat("x", rng.IntN(12)))
+			}
+		}
+		s.WriteString(`"}`)
+		compareCheckLine(t, []byte(s.String()))
+	}
 }
 
 func TestAppendJSONString(t *testing.T) {
@@ -131,11 +212,39 @@ func TestAppendJSONString(t *testing.T) {
 	}
 }
 
+// TestStopMask: every pair of byte values at every pair of positions in a
+// word; the lowest mark must be the first stop byte, and no mark without one.
+func TestStopMask(t *testing.T) {
+	isStop := func(c byte) bool { return c == '"' || c == '\\' || c < 0x20 || c >= 0x80 }
+	var w [8]byte
+	for c1 := range 256 {
+		for c2 := range 256 {
+			for p1 := range 8 {
+				for p2 := p1 + 1; p2 < 8; p2++ {
+					copy(w[:], "abcdefgh")
+					w[p1], w[p2] = byte(c1), byte(c2)
+					want := 8
+					if isStop(byte(c2)) {
+						want = p2
+					}
+					if isStop(byte(c1)) {
+						want = p1
+					}
+					m := stopMask(binary.LittleEndian.Uint64(w[:]))
+					if got := bits.TrailingZeros64(m) / 8; got != want {
+						t.Fatalf("stopMask(%q): first stop at %d, want %d", w, got, want)
+					}
+				}
+			}
+		}
+	}
+}
+
 // TestScanPlain checks the word-at-a-time scan against a byte loop on
 // every offset of inputs with each kind of stop byte at every position.
 func TestScanPlain(t *testing.T) {
-	stops := []byte{'"', '\\', 0x00, 0x1f, 0x80, 0xe9, 0xff}
-	plain := []byte("abcdefghijklmnopqrstuvwxyz !#~\x7f 0123456789")
+	stops := []byte{'"', '\\', 0x00, 0x1f, 0x80, 0xa0, 0xa2, 0xdc, 0xe9, 0xff}
+	plain := []byte(strings.Repeat("abcdefghijklmnopqrstuvwxyz !#~\x7f 0123456789", 2))
 	naive := func(b []byte, i int) int {
 		for ; i < len(b); i++ {
 			if c := b[i]; c == '"' || c == '\\' || c < 0x20 || c >= 0x80 {
@@ -144,7 +253,7 @@ func TestScanPlain(t *testing.T) {
 		}
 		return i
 	}
-	for n := 0; n <= 40; n++ {
+	for n := 0; n <= 72; n++ {
 		for pos := -1; pos < n; pos++ {
 			for _, stop := range stops {
 				b := append([]byte(nil), plain[:n]...)
