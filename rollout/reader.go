@@ -22,15 +22,14 @@ const DefaultMaxLineBytes = 64 << 20
 
 // Reader splits a rollout into records. It holds at most one line in memory
 // (up to the maximum line size); longer lines are skipped and reported as
-// oversized, never truncated into a bogus record.
+// oversized, never truncated into a bogus record. A line longer than its
+// read buffer costs one more buffer of the line's size (see lineSource).
 type Reader struct {
-	br     *bufio.Reader
-	max    int64
-	offset int64
-	line   int
-	buf    []byte
-	rec    Record
-	err    error
+	src  lineSource
+	max  int64
+	line int
+	rec  Record
+	err  error
 }
 
 // lineBuffers recycles the readers' buffers: allocating and zeroing 4 MiB
@@ -38,25 +37,27 @@ type Reader struct {
 var lineBuffers = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, readBufferSize) }}
 
 // NewReader reads records from r. maxLine <= 0 means DefaultMaxLineBytes.
-// Release hands its buffer on to the next Reader.
+// Release hands its buffer on to the next Reader. When r can be read again
+// by offset (RereaderOf), a long line is read into a buffer of its exact
+// size.
 func NewReader(r io.Reader, maxLine int64) *Reader {
 	if maxLine <= 0 {
 		maxLine = DefaultMaxLineBytes
 	}
 	br := lineBuffers.Get().(*bufio.Reader)
 	br.Reset(r)
-	return &Reader{br: br, max: maxLine}
+	return &Reader{src: lineSource{br: br, at: RereaderOf(r)}, max: maxLine}
 }
 
 // Release returns the read buffer for reuse; the Reader and the records it
 // returned must not be used afterwards. Calling it is optional.
 func (rd *Reader) Release() {
-	if rd.br == nil {
+	if rd.src.br == nil {
 		return
 	}
-	rd.br.Reset(nil)
-	lineBuffers.Put(rd.br)
-	rd.br, rd.buf = nil, nil
+	rd.src.br.Reset(nil)
+	lineBuffers.Put(rd.src.br)
+	rd.src.release()
 	if rd.err == nil {
 		rd.err = errors.New("rollout: Reader used after Release")
 	}
@@ -69,63 +70,31 @@ func (rd *Reader) Next() (*Record, error) {
 		return nil, rd.err
 	}
 	rec := &rd.rec
-	*rec = Record{Line: rd.line + 1, Offset: rd.offset}
-	rd.buf = rd.buf[:0]
-	var size int64
-	var tail [2]byte // last two bytes read: tells "\r\n" on an oversized line
-	oversized, terminated := false, false
-	line := rd.buf[:0]
-	for first := true; ; first = false {
-		chunk, err := rd.br.ReadSlice('\n')
-		size += int64(len(chunk))
-		for _, b := range chunk[max(len(chunk)-2, 0):] {
-			tail[0], tail[1] = tail[1], b
-		}
-		switch {
-		case oversized:
-		case size > rd.max+2: // +2: the terminator does not count
-			oversized = true
-		case first && err == nil:
-			// The whole line is in bufio's buffer: use it in place, valid
-			// until the next read, as Record.Raw promises. Copying every
-			// line once more was the reader's largest cost.
-			line = chunk
-		default:
-			line = append(line, chunk...)
-			rd.buf = line[:0]
-		}
-		if err == nil {
-			terminated = true
-			break
-		}
-		if errors.Is(err, bufio.ErrBufferFull) {
-			continue
-		}
-		if errors.Is(err, io.EOF) {
-			if size == 0 {
-				rd.err = io.EOF
-				return nil, io.EOF
-			}
-			break
-		}
+	*rec = Record{Line: rd.line + 1, Offset: rd.src.off}
+	r, err := rd.src.next(rd.max+2, nil) // +2: the terminator does not count
+	if err != nil {
 		rd.err = fmt.Errorf("reading line %d: %w", rec.Line, err)
 		return nil, rd.err
 	}
+	if r.size == 0 {
+		rd.err = io.EOF
+		return nil, io.EOF
+	}
 	rd.line++
-	rd.offset += size
-
+	oversized := r.oversized
 	if !oversized {
-		raw, eol := SplitEOL(line)
+		raw, eol := SplitEOL(r.line)
 		rec.EOL = eol
 		rec.Raw, rec.Size = raw, int64(len(raw))
 		oversized = rec.Size > rd.max
 	}
 	if oversized {
+		size := r.size
 		rec.Raw, rec.EOL, rec.Size = nil, "", size
 		switch {
-		case terminated && size >= 2 && tail[0] == '\r':
+		case r.terminated && size >= 2 && r.tail[0] == '\r':
 			rec.EOL, rec.Size = "\r\n", size-2
-		case terminated:
+		case r.terminated:
 			rec.EOL, rec.Size = "\n", size-1
 		}
 		rec.Shape = ShapeOversized
@@ -157,7 +126,7 @@ func IsCRLF(eol string) bool { return len(eol) > 1 }
 func (rd *Reader) Line() int { return rd.line }
 
 // Offset is the number of bytes read so far.
-func (rd *Reader) Offset() int64 { return rd.offset }
+func (rd *Reader) Offset() int64 { return rd.src.off }
 
 func classify(rec *Record) {
 	raw := rec.Raw

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"hash/maphash"
 	"io"
+	"math"
 	"strconv"
 )
 
@@ -271,7 +272,7 @@ type rewriter struct {
 	moveApplied []bool  // edits of that line applied to the moved object
 	moveChange  *Change // reported when the stream reaches the line
 
-	buf     []byte // the current line
+	src     lineSource
 	scratch []byte
 }
 
@@ -294,15 +295,15 @@ func (w *rewriter) run(src io.Reader) error {
 	if err := w.prefetch(); err != nil {
 		return err
 	}
-	br := bufio.NewReaderSize(src, 256<<10)
-	var offset int64
+	w.src = lineSource{br: bufio.NewReaderSize(src, 256<<10), at: RereaderOf(src)}
+	defer w.src.release()
 	n := 0
 	for {
 		n++
 		edits := w.plan.Lines[n]
 		full := len(edits) > 0 || len(w.plan.Every) > 0 || w.plan.Sequence != nil || w.opts.OnLine != nil || n == w.moveLine
 		if !full {
-			size, term, err := w.copyLine(br)
+			size, term, err := w.copyLine()
 			if err != nil {
 				return err
 			}
@@ -313,10 +314,10 @@ func (w *rewriter) run(src io.Reader) error {
 			w.stats.LinesOut++
 			w.outLine++
 			w.openLine = !term
-			offset += size
 			continue
 		}
-		raw, eol, size, oversized, err := w.readLine(br)
+		offset := w.src.off
+		raw, eol, size, oversized, err := w.readLine()
 		if err != nil {
 			return err
 		}
@@ -341,7 +342,6 @@ func (w *rewriter) run(src io.Reader) error {
 					return err
 				}
 			}
-			offset += size
 			continue
 		}
 		l := &line{rec: Record{Line: n, Offset: offset, Raw: raw, EOL: eol, Size: int64(len(raw))}, edits: edits, own: len(edits)}
@@ -352,7 +352,6 @@ func (w *rewriter) run(src io.Reader) error {
 		if err := w.process(l); err != nil {
 			return err
 		}
-		offset += size
 	}
 	for n, edits := range w.plan.Lines {
 		if n > w.stats.LinesIn {
@@ -361,14 +360,15 @@ func (w *rewriter) run(src io.Reader) error {
 			}
 		}
 	}
-	w.stats.BytesIn = offset
+	w.stats.BytesIn = w.src.off
 	return nil
 }
 
 // copyLine copies one line verbatim. term reports a "\n" terminator.
-func (w *rewriter) copyLine(br *bufio.Reader) (size int64, term bool, err error) {
+func (w *rewriter) copyLine() (size int64, term bool, err error) {
+	defer func() { w.src.off += size }()
 	for {
-		chunk, rerr := br.ReadSlice('\n')
+		chunk, rerr := w.src.br.ReadSlice('\n')
 		if len(chunk) > 0 {
 			if size == 0 {
 				if err := w.beginLine(); err != nil {
@@ -395,55 +395,39 @@ func (w *rewriter) copyLine(br *bufio.Reader) (size int64, term bool, err error)
 
 // readLine reads one line in full. A line over the maximum is copied
 // verbatim as it is read and reported as oversized.
-func (w *rewriter) readLine(br *bufio.Reader) (raw []byte, eol string, size int64, oversized bool, err error) {
-	w.buf = w.buf[:0]
-	limit := int(min(w.opts.MaxLineBytes+2, int64(^uint(0)>>1)))
-	for {
-		chunk, rerr := br.ReadSlice('\n')
-		size += int64(len(chunk))
-		switch {
-		case oversized:
-			if _, err := w.out.Write(chunk); err != nil {
-				return nil, "", 0, false, err
-			}
-		case len(w.buf)+len(chunk) > limit:
-			oversized = true
+func (w *rewriter) readLine() (raw []byte, eol string, size int64, oversized bool, err error) {
+	began := false
+	verbatim := func(b []byte) error {
+		if !began {
+			began = true
 			if err := w.beginLine(); err != nil {
-				return nil, "", 0, false, err
+				return err
 			}
-			if _, err := w.out.Write(w.buf); err != nil {
-				return nil, "", 0, false, err
-			}
-			if _, err := w.out.Write(chunk); err != nil {
-				return nil, "", 0, false, err
-			}
-			w.buf = w.buf[:0]
-		default:
-			w.buf = append(w.buf, chunk...)
 		}
-		if rerr == nil || errors.Is(rerr, io.EOF) {
-			if oversized {
-				if rerr == nil {
-					eol = "\n"
-				}
-				return nil, eol, size, true, nil
-			}
-			raw, eol = SplitEOL(w.buf)
-			if int64(len(raw)) > w.opts.MaxLineBytes {
-				if err := w.beginLine(); err != nil {
-					return nil, "", 0, false, err
-				}
-				if _, err := w.out.Write(w.buf); err != nil {
-					return nil, "", 0, false, err
-				}
-				return nil, eol, size, true, nil
-			}
-			return raw, eol, size, false, nil
-		}
-		if !errors.Is(rerr, bufio.ErrBufferFull) {
-			return nil, "", 0, false, fmt.Errorf("reading line %d: %w", w.stats.LinesIn+1, rerr)
-		}
+		_, err := w.out.Write(b)
+		return err
 	}
+	r, err := w.src.next(min(w.opts.MaxLineBytes, math.MaxInt64-2)+2, verbatim)
+	switch {
+	case errors.Is(err, ErrLineChanged):
+		return nil, "", 0, false, fmt.Errorf("line %d: %w: %w", w.stats.LinesIn+1, ErrSourceChanged, err)
+	case err != nil:
+		return nil, "", 0, false, fmt.Errorf("reading line %d: %w", w.stats.LinesIn+1, err)
+	}
+	if r.oversized {
+		if r.terminated {
+			eol = "\n"
+		}
+		return nil, eol, r.size, true, nil
+	}
+	raw, eol = SplitEOL(r.line)
+	if int64(len(raw)) > w.opts.MaxLineBytes {
+		if err := verbatim(r.line); err != nil {
+			return nil, "", 0, false, err
+		}
+		return nil, eol, r.size, true, nil
+	}
+	return raw, eol, r.size, false, nil
 }
 
 // beginLine is called before a new output line: a line written without
@@ -634,7 +618,11 @@ func (w *rewriter) process(l *line) error {
 		}
 		return w.insertAfter(l)
 	}
-	outs, eols := [][]byte{bytes.Join(kept, nil)}, []string{eol}
+	joined := kept[0] // a line of one object (nearly all) is not copied again
+	if len(kept) > 1 {
+		joined = bytes.Join(kept, nil)
+	}
+	outs, eols := [][]byte{joined}, []string{eol}
 	if doSplit {
 		inner := eol
 		if inner == "" {

@@ -269,16 +269,24 @@ func OpenWith(path string, stdin io.Reader, opts OpenOptions) (io.ReadCloser, er
 		f.Close()
 		return nil, err
 	}
-	return struct {
-		io.Reader
-		io.Closer
-	}{r, closers{r, f}}, nil
+	return opened{r, closers{r, f}}, nil
 }
+
+// opened is what OpenWith returns: the decoded stream, closing the file too.
+type opened struct {
+	io.Reader
+	io.Closer
+}
+
+func (o opened) Rereader() io.ReaderAt { return RereaderOf(o.Reader) }
 
 type countingReader struct {
 	r      io.Reader
 	onRead func(int)
 }
+
+// Rereader reads again without counting: the bytes were counted once.
+func (c *countingReader) Rereader() io.ReaderAt { return RereaderOf(c.r) }
 
 func (c *countingReader) Read(p []byte) (int, error) {
 	n, err := c.r.Read(p)
@@ -324,6 +332,7 @@ func Decode(path string, raw io.Reader) (io.ReadCloser, Compression, error) {
 // DecodeWith is Decode with options: opts.Force reads content whose first
 // line is not a JSON object (OnRead is for the caller to count raw with).
 func DecodeWith(path string, raw io.Reader, opts OpenOptions) (io.ReadCloser, Compression, error) {
+	at := RereaderOf(raw) // before the sniffing reads from raw
 	br := sniffBuffers.Get().(*bufio.Reader)
 	br.Reset(raw)
 	magic, _ := br.Peek(MagicLen)
@@ -333,6 +342,9 @@ func DecodeWith(path string, raw io.Reader, opts OpenOptions) (io.ReadCloser, Co
 		return nil, c, err
 	}
 	out := &decoded{Reader: br, br: br}
+	if c == Plain {
+		out.at = at
+	}
 	if c == Zstd {
 		dec, _ := zstdDecoders.Get().(*zstd.Decoder)
 		if dec == nil {
@@ -494,12 +506,15 @@ type decoded struct {
 	io.Reader
 	br, zbr *bufio.Reader // the raw bytes; the decompressed ones (zstd only)
 	dec     *zstd.Decoder
+	at      io.ReaderAt // plain content that can be read again
 }
+
+func (d *decoded) Rereader() io.ReaderAt { return d.at }
 
 func (d *decoded) Close() error {
 	if d.br != nil {
 		recycle(d)
-		d.Reader, d.br, d.zbr, d.dec = eofReader{}, nil, nil, nil
+		d.Reader, d.br, d.zbr, d.dec, d.at = eofReader{}, nil, nil, nil, nil
 	}
 	return nil
 }

@@ -1,0 +1,210 @@
+package rollout
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"hash/maphash"
+	"io"
+	"os"
+)
+
+// This file reads lines for Reader and the rewriter. A line that fits the
+// bufio buffer is returned in place. A longer one (an inline image, a tool
+// output of tens of MB) costs one buffer of its exact size: when the stream
+// can be read again by offset (a plain file), the line is first scanned to
+// learn its length and then read once into that buffer; otherwise its pieces
+// are copied as they come and joined once. Growing a buffer by append
+// instead cost about three times the line at the peak.
+
+// Rereadable is a stream that can read its own bytes again by their offset
+// in the stream (0: its first byte). Rereader returns nil when it cannot (a
+// pipe, a decompressed stream).
+type Rereadable interface {
+	Rereader() io.ReaderAt
+}
+
+// RereaderOf returns a ReaderAt over r's stream offsets, or nil: r's own
+// Rereader, or for a regular *os.File a view from its current position
+// (call it before anything is read from r).
+func RereaderOf(r io.Reader) io.ReaderAt {
+	switch v := r.(type) {
+	case Rereadable:
+		return v.Rereader()
+	case *os.File:
+		fi, err := v.Stat()
+		if err != nil || !fi.Mode().IsRegular() {
+			return nil
+		}
+		base, err := v.Seek(0, io.SeekCurrent)
+		if err != nil {
+			return nil
+		}
+		return &fileAt{v, base}
+	}
+	return nil
+}
+
+type fileAt struct {
+	f    *os.File
+	base int64
+}
+
+func (a *fileAt) ReadAt(p []byte, off int64) (int, error) { return a.f.ReadAt(p, a.base+off) }
+
+// ErrLineChanged is a long line whose bytes differed when read again: the
+// file was modified in place while being read.
+var ErrLineChanged = errors.New("the line changed while it was being read")
+
+// lineSource splits a stream into lines.
+type lineSource struct {
+	br     *bufio.Reader
+	at     io.ReaderAt // nil: the stream cannot be read again
+	off    int64       // stream offset of the next line
+	buf    []byte      // the last long line, reused when the next one fits
+	chunks [][]byte    // pieces of a long line, when it cannot be read again
+	seed   maphash.Seed
+}
+
+// lineRead is one line as read.
+type lineRead struct {
+	line       []byte  // the line with its terminator; nil when oversized
+	size       int64   // bytes read, terminator included
+	tail       [2]byte // the last two bytes read ("\r\n" on an oversized line)
+	terminated bool    // ends with "\n"
+	oversized  bool    // over the limit: not kept
+}
+
+// next reads one line; at the end of the stream size is 0. The line is
+// valid until the next call. A line over limit bytes (terminator included)
+// is not kept: it is oversized, and pass, when set, receives its bytes in
+// order as they are read (to copy them verbatim). A read error is returned
+// as it is.
+func (s *lineSource) next(limit int64, pass func([]byte) error) (lineRead, error) {
+	var r lineRead
+	start := s.off
+	var scan maphash.Hash // what the scan saw of a line read again
+	if s.at != nil {
+		if s.seed == (maphash.Seed{}) {
+			s.seed = maphash.MakeSeed()
+		}
+		scan.SetSeed(s.seed)
+	}
+	defer func() { clear(s.chunks); s.chunks = s.chunks[:0] }()
+	for first := true; ; first = false {
+		chunk, err := s.br.ReadSlice('\n')
+		r.size += int64(len(chunk))
+		for _, b := range chunk[max(len(chunk)-2, 0):] {
+			r.tail[0], r.tail[1] = r.tail[1], b
+		}
+		switch {
+		case r.oversized:
+			if pass != nil {
+				if err := pass(chunk); err != nil {
+					return r, err
+				}
+			}
+		case r.size > limit:
+			r.oversized = true
+			if pass != nil {
+				if err := s.passHeld(start, r.size-int64(len(chunk)), &scan, pass); err != nil {
+					return r, err
+				}
+				if err := pass(chunk); err != nil {
+					return r, err
+				}
+			}
+			clear(s.chunks)
+		case first && !errors.Is(err, bufio.ErrBufferFull):
+			r.line = chunk // in bufio's buffer, valid until the next read
+		case s.at != nil:
+			scan.Write(chunk)
+		default:
+			s.chunks = append(s.chunks, append([]byte(nil), chunk...))
+		}
+		if err == nil {
+			r.terminated = true
+			break
+		}
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		return r, err
+	}
+	s.off += r.size
+	if r.oversized || r.line != nil || r.size == 0 {
+		return r, nil
+	}
+	n := int(r.size)
+	if cap(s.buf) < n {
+		s.buf = nil // let the collector have it before the bigger one
+		s.buf = make([]byte, n)
+	}
+	line := s.buf[:n]
+	if s.at == nil {
+		i := 0
+		for _, c := range s.chunks {
+			i += copy(line[i:], c)
+		}
+	} else if err := s.reread(line, start, &scan); err != nil {
+		return r, err
+	}
+	r.line = line
+	return r, nil
+}
+
+// reread reads line again at off and checks it is what the scan saw.
+func (s *lineSource) reread(line []byte, off int64, scan *maphash.Hash) error {
+	if _, err := s.at.ReadAt(line, off); err != nil {
+		if errors.Is(err, io.EOF) {
+			return ErrLineChanged // the file was truncated
+		}
+		return err
+	}
+	if maphash.Bytes(s.seed, line) != scan.Sum64() {
+		return ErrLineChanged
+	}
+	return nil
+}
+
+// passHeld hands pass the first n bytes of the line at start, which the
+// scan read but did not keep.
+func (s *lineSource) passHeld(start, n int64, scan *maphash.Hash, pass func([]byte) error) error {
+	if s.at == nil {
+		for _, c := range s.chunks {
+			if err := pass(c); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	var again maphash.Hash
+	again.SetSeed(s.seed)
+	piece := make([]byte, min(n, 1<<20))
+	for done := int64(0); done < n; {
+		p := piece[:min(int64(len(piece)), n-done)]
+		if _, err := s.at.ReadAt(p, start+done); err != nil {
+			if errors.Is(err, io.EOF) {
+				return ErrLineChanged
+			}
+			return err
+		}
+		again.Write(p)
+		if err := pass(p); err != nil {
+			return err
+		}
+		done += int64(len(p))
+	}
+	if again.Sum64() != scan.Sum64() {
+		return fmt.Errorf("%w (copied verbatim)", ErrLineChanged)
+	}
+	return nil
+}
+
+// release drops the buffers.
+func (s *lineSource) release() {
+	s.br, s.at, s.buf, s.chunks = nil, nil, nil, nil
+}
