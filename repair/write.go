@@ -40,16 +40,22 @@ type snapshot struct {
 // to tee, when set).
 type hashingReader struct {
 	r   io.Reader
+	at  io.ReaderAt
 	h   maphash.Hash
 	n   int64
 	tee *outFile
 }
 
 func newHashingReader(r io.Reader, seed maphash.Seed) *hashingReader {
-	hr := &hashingReader{r: r}
+	hr := &hashingReader{r: r, at: rollout.RereaderOf(r)}
 	hr.h.SetSeed(seed)
 	return hr
 }
+
+// Rereader lets the line reader read a long line again by offset (into a
+// buffer of its size) without hashing or copying it twice: the reader
+// checks that the bytes it reads again are those that passed here.
+func (hr *hashingReader) Rereader() io.ReaderAt { return hr.at }
 
 func (hr *hashingReader) Read(p []byte) (int, error) {
 	n, err := hr.r.Read(p)
@@ -179,16 +185,21 @@ func createOut(target string, encode bool, c rollout.Compression, writeback bool
 	return o, nil
 }
 
+// writePiece bounds the copies Write queues: a long line (tens of MB) is
+// queued in pieces, not copied whole, and the pool never keeps its size.
+const writePiece = 256 << 10
+
 // Write queues a copy of p; write errors are reported by finish.
 func (o *outFile) Write(p []byte) (int, error) {
-	if len(p) == 0 {
-		return 0, nil
+	for rest := p; len(rest) > 0; {
+		piece := rest[:min(len(rest), writePiece)]
+		rest = rest[len(piece):]
+		var b []byte
+		if v, ok := o.pool.Get().(*[]byte); ok {
+			b = (*v)[:0]
+		}
+		o.ch <- append(b, piece...)
 	}
-	var b []byte
-	if v, ok := o.pool.Get().(*[]byte); ok {
-		b = (*v)[:0]
-	}
-	o.ch <- append(b, p...)
 	return len(p), nil
 }
 
