@@ -176,9 +176,11 @@ func (e *engine) knownID(id string) bool {
 // noteDropped remembers the ids of the items of h from index from on,
 // which leave the history.
 func (t *handoffTracker) noteDropped(h *History, from int) {
+	var buf []byte
 	for i := from; i < h.Len(); i++ {
-		if id := h.id(h.item(i)); len(id) > 0 {
-			t.noteHash(maphash.Bytes(hashSeed, id))
+		if x := h.item(i); x.idLen > 0 {
+			buf = h.idText(buf[:0], x)
+			t.noteHash(maphash.Bytes(hashSeed, buf))
 		}
 	}
 }

@@ -11,8 +11,9 @@ import (
 // History is the live model history. A million items is an ordinary
 // session, so each is stored compactly: fixed-size fields in blocks that are
 // never copied as the history grows, the id and call id bytes in an arena of
-// text blocks, the type as an index into a table of the engine's type
-// names. At materializes an Item on demand.
+// text blocks (a locally formed id packed to its prefix and 16 bytes, see
+// packID), the type as an index into a table of the engine's type names.
+// At materializes an Item on demand.
 //
 // A History only grows by append until a rollback truncates it, so its
 // first n items are the history of every checkpoint taken at length n (see
@@ -39,6 +40,7 @@ type histItem struct {
 	index    int32  // -1 for the line's payload; math.MinInt32: see History.wide
 	typ      uint32
 	answered bool
+	packed   bool // the id is stored packed (packID)
 }
 
 type wideItem struct{ line, index int }
@@ -89,7 +91,8 @@ func (h *History) Len() int {
 // At returns item i, 0 <= i < Len().
 func (h *History) At(i int) Item {
 	x := h.item(i)
-	it := Item{ID: string(h.id(x)), Type: h.types.names[x.typ], CallID: string(h.callID(x)),
+	var buf [64]byte
+	it := Item{ID: string(h.idText(buf[:0], x)), Type: h.types.names[x.typ], CallID: string(h.callID(x)),
 		Line: int(x.line), Offset: x.offset, Index: int(x.index), answered: x.answered, hash: x.hash}
 	if x.line == math.MaxUint32 || x.index == math.MinInt32 {
 		w := h.wide[i]
@@ -118,6 +121,14 @@ func (h *History) item(i int) *histItem {
 
 func (h *History) id(x *histItem) []byte {
 	return h.text[x.blk][x.at : x.at+x.idLen]
+}
+
+// idText appends the id of x, unpacked, to dst.
+func (h *History) idText(dst []byte, x *histItem) []byte {
+	if x.packed {
+		return unpackID(dst, h.id(x))
+	}
+	return append(dst, h.id(x)...)
 }
 
 func (h *History) callID(x *histItem) []byte {
@@ -156,12 +167,14 @@ func (h *History) append(it Item) {
 		}
 		h.wide[h.n] = wideItem{it.Line, it.Index}
 	}
-	x.idLen, x.callLen = uint32(len(it.ID)), uint32(len(it.CallID))
 	x.blk = h.reserve(len(it.ID) + len(it.CallID))
 	b := h.text[x.blk]
 	x.at = uint32(len(b))
-	b = append(b, it.ID...)
-	h.text[x.blk] = append(b, it.CallID...)
+	b, x.packed = packID(b, it.ID)
+	x.idLen = uint32(len(b)) - x.at
+	b = append(b, it.CallID...)
+	x.callLen = uint32(len(it.CallID))
+	h.text[x.blk] = b
 
 	// Blocks after the first are allocated whole; the first grows, so that
 	// a short history stays small.
@@ -225,19 +238,22 @@ func (h *History) truncate(n int) {
 
 // textIndex maps the id (or the call id) of history items to an item's
 // index: open addressing over the history's own text, 4 bytes a slot, where
-// a map[string]int would hold a string header and an int per entry.
+// a map[string]int would hold a string header and an int per entry. Ids
+// are compared and hashed as stored (packed or not, see packID).
 type textIndex struct {
-	slots []uint32 // item index + 1; 0 is empty
-	n     int
-	call  bool // keyed by call id, not item id
+	slots   []uint32 // item index + 1; 0 is empty
+	n       int
+	call    bool   // keyed by call id, not item id
+	scratch []byte // a packed key
 }
 
-func (x *textIndex) key(h *History, i int) []byte {
+// key is the stored key of item i and whether it is packed.
+func (x *textIndex) key(h *History, i int) ([]byte, bool) {
 	it := h.item(i)
 	if x.call {
-		return h.callID(it)
+		return h.callID(it), false
 	}
-	return h.id(it)
+	return h.id(it), it.packed
 }
 
 // get returns the index stored for key.
@@ -245,13 +261,32 @@ func (x *textIndex) get(h *History, key string) (int, bool) {
 	if x.n == 0 {
 		return 0, false
 	}
+	if x.call {
+		x.scratch = append(x.scratch[:0], key...)
+		return x.find(h, x.scratch, false)
+	}
+	var packed bool
+	x.scratch, packed = packID(x.scratch[:0], key)
+	return x.find(h, x.scratch, packed)
+}
+
+// getItem returns the index stored for the key of item i.
+func (x *textIndex) getItem(h *History, i int) (int, bool) {
+	if x.n == 0 {
+		return 0, false
+	}
+	k, packed := x.key(h, i)
+	return x.find(h, k, packed)
+}
+
+func (x *textIndex) find(h *History, key []byte, packed bool) (int, bool) {
 	mask := uint64(len(x.slots) - 1)
-	for s := maphash.String(hashSeed, key) & mask; ; s = (s + 1) & mask {
+	for s := maphash.Bytes(hashSeed, key) & mask; ; s = (s + 1) & mask {
 		v := x.slots[s]
 		if v == 0 {
 			return 0, false
 		}
-		if string(x.key(h, int(v-1))) == key {
+		if k, p := x.key(h, int(v-1)); p == packed && string(k) == string(key) {
 			return int(v - 1), true
 		}
 	}
@@ -259,21 +294,36 @@ func (x *textIndex) get(h *History, key string) (int, bool) {
 
 // put stores i for the key of item i, replacing what the key held.
 func (x *textIndex) put(h *History, i int) {
+	x.slots[x.slot(h, i)] = uint32(i + 1)
+}
+
+// add stores i for the key of item i unless the key holds an index; it
+// returns the index the key holds then.
+func (x *textIndex) add(h *History, i int) (int, bool) {
+	s := x.slot(h, i)
+	if v := x.slots[s]; v != 0 {
+		return int(v - 1), true
+	}
+	x.slots[s] = uint32(i + 1)
+	return i, false
+}
+
+// slot is the slot of the key of item i: the one holding the key, else the
+// empty one where it goes (counted as used).
+func (x *textIndex) slot(h *History, i int) uint64 {
 	if (x.n+1)*4 > len(x.slots)*3 {
 		x.grow(h)
 	}
-	key := x.key(h, i)
+	key, packed := x.key(h, i)
 	mask := uint64(len(x.slots) - 1)
 	for s := maphash.Bytes(hashSeed, key) & mask; ; s = (s + 1) & mask {
 		v := x.slots[s]
 		if v == 0 {
-			x.slots[s] = uint32(i + 1)
 			x.n++
-			return
+			return s
 		}
-		if string(x.key(h, int(v-1))) == string(key) {
-			x.slots[s] = uint32(i + 1)
-			return
+		if k, p := x.key(h, int(v-1)); p == packed && string(k) == string(key) {
+			return s
 		}
 	}
 }
@@ -286,7 +336,8 @@ func (x *textIndex) grow(h *History) {
 		if v == 0 {
 			continue
 		}
-		s := maphash.Bytes(hashSeed, x.key(h, int(v-1))) & mask
+		k, _ := x.key(h, int(v-1))
+		s := maphash.Bytes(hashSeed, k) & mask
 		for x.slots[s] != 0 {
 			s = (s + 1) & mask
 		}
@@ -296,6 +347,65 @@ func (x *textIndex) grow(h *History) {
 
 func (x *textIndex) reset() {
 	x.slots, x.n = nil, 0
+}
+
+// packID appends id to dst as a History stores it. A locally formed id,
+// <prefix>_<lowercase hyphenated UUID> (40 bytes for "msg_..."), becomes
+// its prefix and the UUID's 16 bytes (19 bytes), packed true; any other id
+// is appended as it is. unpackID restores the text exactly.
+func packID(dst []byte, id string) ([]byte, bool) {
+	p, rest, ok := rollout.SplitID(id)
+	if !ok || !lowerUUID(rest) {
+		return append(dst, id...), false
+	}
+	dst = append(dst, p...)
+	for i := 0; i < len(rest); i += 2 {
+		if rest[i] == '-' {
+			i++
+		}
+		dst = append(dst, unhex(rest[i])<<4|unhex(rest[i+1]))
+	}
+	return dst, true
+}
+
+// unpackID appends the id packed in b to dst.
+func unpackID(dst, b []byte) []byte {
+	const digits = "0123456789abcdef"
+	p, u := b[:len(b)-16], b[len(b)-16:]
+	dst = append(append(dst, p...), '_')
+	for i, c := range u {
+		if i == 4 || i == 6 || i == 8 || i == 10 {
+			dst = append(dst, '-')
+		}
+		dst = append(dst, digits[c>>4], digits[c&15])
+	}
+	return dst
+}
+
+// lowerUUID matches the 8-4-4-4-12 shape in lowercase hex, the only form
+// packID can restore byte for byte.
+func lowerUUID(s string) bool {
+	if len(s) != 36 {
+		return false
+	}
+	for i := 0; i < 36; i++ {
+		c := s[i]
+		if i == 8 || i == 13 || i == 18 || i == 23 {
+			if c != '-' {
+				return false
+			}
+		} else if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+func unhex(c byte) byte {
+	if c <= '9' {
+		return c - '0'
+	}
+	return c - 'a' + 10
 }
 
 // isToolCall and isToolOutput classify item i by its type.

@@ -16,7 +16,12 @@ func testItems(n int) []Item {
 	items := make([]Item, n)
 	for i := range items {
 		it := Item{Type: []string{"message", "function_call", "reasoning"}[i%3], Line: i + 2, Offset: int64(i) * 300, Index: i%5 - 1, hash: uint64(i) * 7}
-		if i%4 != 3 {
+		switch i % 4 {
+		case 0: // packed
+			it.ID = fmt.Sprintf("msg_%08x-8ad0-72ca-8ae3-f0c3725f6a4e", i)
+		case 1: // not packed: upper case
+			it.ID = fmt.Sprintf("fc_%08X-8AD0-72CA-8AE3-F0C3725F6A4E", i)
+		case 2:
 			it.ID = fmt.Sprintf("msg_%08d", i)
 		}
 		if i%3 == 1 {
@@ -25,6 +30,10 @@ func testItems(n int) []Item {
 		items[i] = it
 	}
 	items[7].ID = strings.Repeat("x", textBlock+10)
+	// Stored as they are, these are the bytes of item 0's packed id.
+	packed, _ := packID(nil, items[0].ID)
+	items[9].ID = string(packed)
+	items[10].ID = "_" + items[0].ID[4:]
 	items[n/2].Line = math.MaxUint32 + 5
 	items[n/2+1].Index = math.MaxInt32 + 1
 	items[n/2+2].Line = math.MaxUint32
@@ -126,5 +135,37 @@ func TestTextIndex(t *testing.T) {
 	}
 	if ids.n != len(first) || calls.n != len(lastCall) {
 		t.Errorf("counts %d, %d; want %d, %d", ids.n, calls.n, len(first), len(lastCall))
+	}
+}
+
+func TestPackID(t *testing.T) {
+	for _, tc := range []struct {
+		id     string
+		packed bool
+	}{
+		{"msg_019d672b-8ad0-72ca-8ae3-f0c3725f6a4e", true},
+		{"x_00000000-0000-0000-0000-000000000000", true},
+		{"a_b_019d672b-8ad0-72ca-8ae3-f0c3725f6a4e", false}, // the prefix is "a"
+		{"msg_019D672B-8AD0-72CA-8AE3-F0C3725F6A4E", false},
+		{"msg_019d672b08ad0072ca08ae30f0c3725f6a4e", false},
+		{"msg_019d672b-8ad0-72ca-8ae3-f0c3725f6a4", false},
+		{"019d672b-8ad0-72ca-8ae3-f0c3725f6a4e", false},
+		{"_019d672b-8ad0-72ca-8ae3-f0c3725f6a4e", false},
+		{"msg_019d672g-8ad0-72ca-8ae3-f0c3725f6a4e", false},
+		{"", false},
+	} {
+		b, packed := packID([]byte("pre"), tc.id)
+		if packed != tc.packed {
+			t.Errorf("packID(%q): packed %v, want %v", tc.id, packed, tc.packed)
+		}
+		if packed {
+			if len(b) != 3+len(tc.id)-37+16 {
+				t.Errorf("packID(%q): %d bytes", tc.id, len(b)-3)
+			}
+			b = unpackID([]byte("pre"), b[3:])
+		}
+		if string(b) != "pre"+tc.id {
+			t.Errorf("packID(%q) then unpackID: %q", tc.id, b[3:])
+		}
 	}
 }

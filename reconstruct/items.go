@@ -86,30 +86,26 @@ func (e *engine) appendItem(pos Pos, it Item) {
 	i := h.Len()
 	h.append(it)
 	if it.ID != "" {
-		if j, ok := e.ids.get(h, it.ID); ok {
+		if j, ok := e.ids.add(h, i); ok {
 			first := h.item(j)
 			if h.typeName(first) != it.Type || first.hash != it.hash {
 				e.emit(pos, ItemDuplicateIDEvidence{ID: it.ID, FirstLine: h.pos(j).Line, ItemIndex: it.Index})
 			}
-		} else {
-			e.ids.put(h, i)
 		}
 	}
 	switch {
 	case rollout.IsToolCall(it.Type) && it.CallID != "":
-		if j, ok := e.calls.get(h, it.CallID); ok {
+		if j, ok := e.calls.add(h, i); ok {
 			e.emit(pos, ToolDuplicateCallIDEvidence{CallID: it.CallID, FirstLine: h.pos(j).Line, ItemIndex: it.Index})
 			if h.item(j).answered {
 				// The earlier call is done: outputs from here on answer this one.
 				e.calls.put(h, i)
 			}
-		} else {
-			e.calls.put(h, i)
 		}
 		e.pending[it.CallID] = append(e.pending[it.CallID], i)
 	case rollout.IsToolOutput(it.Type):
 		// Another output for an answered call is not an orphan.
-		if _, known := e.calls.get(h, it.CallID); !e.answer(it.CallID) && !known {
+		if _, known := e.calls.getItem(h, i); !e.answer(it.CallID) && !known {
 			// Reported at the end, when the file's Codex version is known.
 			e.orphanOutputs = append(e.orphanOutputs, Observation{Pos: pos,
 				Evidence: ToolOrphanOutputEvidence{CallID: it.CallID, ItemType: it.Type, ItemIndex: it.Index}})
@@ -174,9 +170,7 @@ func (e *engine) reindex() {
 	h := e.st.History
 	for i := range h.Len() {
 		if x := h.item(i); x.idLen > 0 {
-			if _, ok := e.ids.get(h, string(h.id(x))); !ok {
-				e.ids.put(h, i)
-			}
+			e.ids.add(h, i)
 		}
 	}
 	// Pair calls and outputs again, in order as appendItem does: answers
@@ -189,7 +183,7 @@ func (e *engine) reindex() {
 		switch {
 		case h.isToolCall(x) && x.callLen > 0:
 			call := string(h.callID(x))
-			if j, ok := e.calls.get(h, call); !ok || h.item(j).answered {
+			if j, ok := e.calls.add(h, i); ok && h.item(j).answered {
 				e.calls.put(h, i)
 			}
 			e.pending[call] = append(e.pending[call], i)
