@@ -6,45 +6,53 @@ import (
 	"github.com/rollout-dev/rollout/reconstruct"
 )
 
+// projectionReads opens the rule docs: the projection is where Codex reads
+// ordinals, so it is where a wrong ordinal does harm (docs/repair.md).
+const projectionReads = "Codex's SQLite projection of paginated history (thread_history_1.sqlite) reads the file from its cursor and expects each next ordinal (codex-rs/thread-store/src/local/thread_history_materialization.rs, read_projection_steps, rust-v0.147.0)"
+
 // Ordinals of paginated history.
 var ordinalRules = []*Rule{
 	on(Rule{ID: "ordinal/missing", Severity: Error, Since: "0.1.0",
 		Title: "a line without ordinal in a paginated file",
-		Doc:   "Paginated rollouts number every line. A line without ordinal breaks page boundaries on resume.",
-		Fix:   "renumber the ordinals 0..n-1",
-		plan:  renumber,
+		Doc: "Paginated rollouts number every line. " +
+			projectionReads + ": up to 0.153.4 a line without ordinal stops the projection there, and the app's views of the thread show nothing after it; later builds skip the line (openai/codex#43182). What the model resumes from does not read ordinals.",
+		Fix:  "renumber from this line on, going on from the ordinal before it",
+		plan: renumber,
 	}, func(reconstruct.OrdinalMissingEvidence) string {
 		return "line has no ordinal in a paginated file"
 	}),
 	on(Rule{ID: "ordinal/last-missing", Severity: Error, Since: "0.1.0",
 		Title: "the last line has no ordinal: resume fails",
-		Doc:   "On resume Codex reads the last line's ordinal to continue numbering. Without it, resume fails outright.",
-		Fix:   "renumber the ordinals 0..n-1",
+		Doc:   "To append, Codex reads the ordinal of the last record that parses and numbers on from it; without one, reopening the rollout fails (\"final paginated rollout record … is missing an ordinal\", codex-rs/rollout/src/ordinal.rs, ordinal_state_for_rollout), so the thread cannot be resumed.",
+		Fix:   "renumber from this line on, going on from the ordinal before it",
 		plan:  renumber,
 	}, func(reconstruct.OrdinalLastMissingEvidence) string {
 		return "last line has no ordinal: resume fails"
 	}),
 	on(Rule{ID: "ordinal/duplicate", Severity: Error, Since: "0.1.0",
 		Title: "an ordinal used twice",
-		Doc:   "Two lines claim the same position; paginated resume keeps one of them and drops the other.",
-		Fix:   "renumber the ordinals 0..n-1",
-		plan:  renumber,
+		Doc: "Two lines claim the same position. " +
+			projectionReads + ": up to 0.153.4 it stops at the second one (\"expected ordinal N+1, got N\", openai/codex#41079, #42241) and the app's views of the thread freeze there; later builds skip the second line (#43182). What the model resumes from does not read ordinals.",
+		Fix:  "renumber from this line on, going on from the ordinal before it",
+		plan: renumber,
 	}, func(e reconstruct.OrdinalDuplicateEvidence) string {
 		return fmt.Sprintf("ordinal %d used twice", e.Ordinal)
 	}),
 	on(Rule{ID: "ordinal/gap", Severity: Warning, Since: "0.1.0",
 		Title: "ordinals skip values",
-		Doc:   "Ordinals should grow by 1 from 0. A gap usually means lines were removed by hand; pages around it are shorter than expected.",
-		Fix:   "renumber the ordinals 0..n-1",
-		plan:  renumber,
+		Doc: "Ordinals grow by 1 from 0. A gap usually means lines were removed by hand. " +
+			projectionReads + ": up to 0.153.4 a gap that unparseable lines before it do not account for stops the projection there; later builds skip the missing range (openai/codex#43182). A forked or reverted thread numbers from its session_meta.history_base.end_ordinal_exclusive, not 0, which this rule does not know yet.",
+		Fix:  "renumber from this line on, going on from the ordinal before it",
+		plan: renumber,
 	}, func(e reconstruct.OrdinalGapEvidence) string {
 		return fmt.Sprintf("ordinal %d where %d was expected", e.Got, e.Want)
 	}),
 	on(Rule{ID: "ordinal/non-monotonic", Severity: Error, Since: "0.1.0",
 		Title: "ordinals go backwards",
-		Doc:   "Lines out of order (two writers, or a bad merge): paginated resume replays them in the wrong order.",
-		Fix:   "renumber the ordinals 0..n-1",
-		plan:  renumber,
+		Doc: "Lines out of order (two writers, or a bad merge). " +
+			projectionReads + ": up to 0.153.4 a lower ordinal stops the projection there (\"expected ordinal N, got M\"); later builds skip that line (openai/codex#43182). The model's history follows the file order, not the ordinals.",
+		Fix:  "renumber from this line on, going on from the ordinal before it",
+		plan: renumber,
 	}, func(e reconstruct.OrdinalBackwardsEvidence) string {
 		return fmt.Sprintf("ordinal %d after %d goes backwards", e.Got, e.Previous)
 	}),

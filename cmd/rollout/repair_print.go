@@ -153,7 +153,7 @@ func (p *repairPrinter) printPlan(out *repair.Outcome) {
 		if seq := out.Fixes.Plan.Sequence; seq != nil && seq.From > 1 {
 			fmt.Fprintf(w, "  note: ordinals are renumbered from line %d on; the lines before it keep theirs\n", seq.From)
 		}
-		fmt.Fprintf(w, "  note: Codex keeps a projection of this paginated thread (%s) in thread_history_1.sqlite, by byte offset and ordinal: after writing, stop Codex and rebuild it (docs/repair.md, \"Codex's history database\")\n", st.ThreadID)
+		fmt.Fprintf(w, "  note: Codex keeps a projection of this paginated thread (%s) in thread_history_1.sqlite, by byte offset and ordinal: if this repair changes a line before its cursor, stop Codex and remove the thread's projection (docs/repair.md, \"Codex's history database\")\n", st.ThreadID)
 	}
 	if out.Links > 1 && p.o.output == "" {
 		fmt.Fprintf(w, "  note: %s has %d other hard %s: %s the old content (the repair writes a new file)\n",
