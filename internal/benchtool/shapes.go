@@ -15,6 +15,7 @@ import (
 	"runtime"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -40,7 +41,7 @@ type shapesSpec struct {
 	FleetSigmaX100 int    `json:"fleet_sigma_x100"`
 }
 
-const shapesVersion = 1
+const shapesVersion = 2
 
 const shapesStamp = ".benchtool-shapes.json"
 
@@ -167,14 +168,22 @@ func fleetSizes(s shapesSpec) []int64 {
 	return sizes
 }
 
-// writeFleetFile writes one generated rollout; odd-numbered files are
-// zstd-compressed (.jsonl.zst), as archived sessions are.
-func writeFleetFile(dir string, s shapesSpec, i int, size int64) error {
-	o := gen.Options{Seed: s.Seed*100000 + uint64(i) + 7, TargetBytes: size, Paginated: i%4 == 3}
-	path := filepath.Join(dir, gen.FileName(o))
+// fleetFile says how the fleet's file i is generated, and its name.
+func fleetFile(s shapesSpec, i int, size int64) (gen.Options, string) {
+	o := gen.Options{Seed: s.Seed*100000 + uint64(i) + 7, TargetBytes: size, Paginated: i%4 == 3, Fit: true}
+	name := gen.FileName(o)
 	if i%2 == 1 {
-		path += ".zst"
+		name += ".zst"
 	}
+	return o, name
+}
+
+// writeFleetFile writes one generated rollout of about size bytes on disk;
+// odd-numbered files are zstd-compressed (.jsonl.zst), as archived sessions
+// are, and their compressed size is what meets the target.
+func writeFleetFile(dir string, s shapesSpec, i int, size int64) error {
+	o, name := fleetFile(s, i, size)
+	path := filepath.Join(dir, name)
 	tmp := path + ".tmp"
 	f, err := os.Create(tmp)
 	if err != nil {
@@ -182,12 +191,19 @@ func writeFleetFile(dir string, s shapesSpec, i int, size int64) error {
 	}
 	var w io.Writer = f
 	var enc *zstd.Encoder
-	if i%2 == 1 {
-		if enc, err = zstd.NewWriter(f, zstd.WithEncoderConcurrency(1)); err != nil {
+	if strings.HasSuffix(path, ".zst") {
+		disk := &countingWriter{w: f}
+		if enc, err = zstd.NewWriter(disk, zstd.WithEncoderConcurrency(1)); err != nil {
 			f.Close()
 			return err
 		}
 		w = enc
+		// Flushing ends a zstd block: the file is a little larger than one
+		// compressed in one go, and its size is known as it grows.
+		o.Size = func() int64 {
+			enc.Flush()
+			return disk.n
+		}
 	}
 	_, err = gen.Write(w, o)
 	if enc != nil {
@@ -205,6 +221,17 @@ func writeFleetFile(dir string, s shapesSpec, i int, size int64) error {
 		os.Remove(tmp)
 	}
 	return err
+}
+
+type countingWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
 }
 
 // writeShape writes one shape; stream selects the random sequence (the two

@@ -15,7 +15,7 @@ import (
 // deterministic and say what they claim: clean rollouts, the world-state
 // pair of the same size, and fixes.jsonl with its missing ids.
 func TestShapes(t *testing.T) {
-	args := []string{"-fleet-files", "4", "-fleet-median", "20KB", "-fleet-max", "60KB", "-small-size", "200KB",
+	args := []string{"-fleet-files", "6", "-fleet-median", "60KB", "-fleet-max", "400KB", "-small-size", "200KB",
 		"-patches", "300", "-ids", "2000", "-missing-ids", "300"}
 	a, b := t.TempDir(), t.TempDir()
 	for _, d := range []string{a, b} {
@@ -41,8 +41,21 @@ func TestShapes(t *testing.T) {
 	}
 	paths, _, err := fleetFiles(filepath.Join(a, "shapes", shapeFleet))
 	zst := slices.IndexFunc(paths, func(p string) bool { return strings.HasSuffix(p, ".zst") })
-	if err != nil || len(paths) != 4 || zst < 0 {
+	if err != nil || len(paths) != 6 || zst < 0 {
 		t.Fatalf("fleet: %v, %v", paths, err)
+	}
+	// Each fleet file ends close to its drawn size on disk (compressed for
+	// a .zst), and is the same in both runs.
+	spec := shapesSpec{Seed: 1, FleetFiles: 6, FleetMedian: 60e3, FleetMax: 400e3, FleetSigmaX100: 100}
+	for i, size := range fleetSizes(spec) {
+		_, name := fleetFile(spec, i, size)
+		data := read(a, filepath.Join(shapeFleet, name))
+		if got := int64(len(data)); got < size || got > size*13/10 {
+			t.Errorf("fleet file %d: %d bytes on disk, drawn %d", i, got, size)
+		}
+		if !bytes.Equal(data, read(b, filepath.Join(shapeFleet, name))) {
+			t.Errorf("fleet file %d differs between two runs with the same options", i)
+		}
 	}
 	// The fleet's files come from fixtures/gen, whose own tests judge them;
 	// here the .zst one must just read.
