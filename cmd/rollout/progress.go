@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"sync"
 	"time"
@@ -20,6 +21,7 @@ type progress struct {
 	read    int64
 	last    time.Time
 	enabled bool
+	shown   bool // a progress line is on the terminal
 	now     func() time.Time
 }
 
@@ -69,10 +71,44 @@ func (p *progress) draw() {
 		line += fmt.Sprintf(", %.1f of %.1f MB (%d%%)", float64(read)/1e6, float64(p.total)/1e6, read*100/p.total)
 	}
 	fmt.Fprintf(p.io.Err, "\r%s\033[K", line)
+	p.shown = true
+}
+
+// clear erases the progress line; the caller holds p.mu.
+func (p *progress) clear() {
+	if p.shown {
+		fmt.Fprintf(p.io.Err, "\r\033[K")
+		p.shown = false
+	}
+}
+
+// writer returns w, or with the progress line shown a writer that clears
+// the line before each write, so that a report streamed to the terminal
+// does not mix with it (the next update draws it again).
+func (p *progress) writer(w io.Writer) io.Writer {
+	if !p.enabled {
+		return w
+	}
+	return progressClearing{p, w}
+}
+
+type progressClearing struct {
+	p *progress
+	w io.Writer
+}
+
+func (c progressClearing) Write(b []byte) (int, error) {
+	c.p.mu.Lock()
+	defer c.p.mu.Unlock()
+	c.p.clear()
+	return c.w.Write(b)
 }
 
 func (p *progress) finish() {
 	if p.enabled {
+		p.mu.Lock()
+		defer p.mu.Unlock()
 		fmt.Fprintf(p.io.Err, "\r\033[K")
+		p.shown = false
 	}
 }

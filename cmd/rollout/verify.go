@@ -2,7 +2,7 @@ package main
 
 import (
 	"bufio"
-	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -287,56 +287,82 @@ type fileOutcome struct {
 	hashes map[int]string // line -> record hash, when fingerprints are needed
 }
 
+// verifyInput is one file to verify, in report order (by path).
+type verifyInput struct {
+	path string
+	// order is the position in the input order, that of the messages on
+	// stderr.
+	order int
+	// unusable is set for an entry a walk could not use: it is reported as
+	// not analysed, never opened.
+	unusable error
+}
+
 func runVerify(ctx context.Context, a *app, o *verifyOptions) error {
 	in, err := o.inputs(a)
 	if err != nil {
 		return err
 	}
-	paths := in.paths
-	if err := o.checkOutputs(paths); err != nil {
+	if err := o.checkOutputs(in.paths); err != nil {
 		return err
 	}
 	pol, err := o.policy()
 	if err != nil {
 		return err
 	}
-	progress := newProgress(a.io, "verifying", paths, a.io.ErrIsTTY && humanOnly(o.outputs))
-	outcomes := analyse(paths, o.jobs, a.io.In, checks.Options{MaxLineBytes: o.maxLineBytes, MaxFindingsPerRule: o.maxFindings, HandoffCap: o.handoffCap, Now: o.now.time(), Force: o.force, OnRead: progress.add}, pol.fingerprints(), progress.step)
-	progress.finish()
-	// Entries a walk could not use are inputs that could not be analysed.
-	for _, e := range in.unusable {
-		paths = append(paths, e.Path)
-		outcomes = append(outcomes, fileOutcome{err: e})
+	// The report lists files by path: verifying them in that order lets
+	// each file go to the printers as soon as the ones before it are done.
+	inputs := make([]verifyInput, 0, len(in.paths)+len(in.unusable))
+	for i, p := range in.paths {
+		inputs = append(inputs, verifyInput{path: p, order: i})
 	}
+	for i, e := range in.unusable {
+		inputs = append(inputs, verifyInput{path: e.Path, order: len(in.paths) + i, unusable: e})
+	}
+	slices.SortStableFunc(inputs, func(x, y verifyInput) int { return strings.Compare(x.path, y.path) })
 
-	rep := &report.Report{Tool: "rollout", Version: version(), Command: "verify", Notes: in.notes}
+	progress := newProgress(a.io, "verifying", in.paths, a.io.ErrIsTTY && humanOnly(o.outputs))
+	run := &report.Report{Tool: "rollout", Version: version(), Command: "verify", Notes: in.notes}
+	reports := openReports(a, o, run, report.Options{FailOn: pol.failOn, Statistics: o.statistics}, progress)
 	code := exitOK
 	raise := func(c int) {
 		if exitPriority(c) > exitPriority(code) {
 			code = c
 		}
 	}
-	for i, out := range outcomes {
+	// Messages about files go to stderr in input order, after the run.
+	type message struct {
+		order int
+		text  string
+	}
+	var messages []message
+	say := func(order int, format string, args ...any) {
+		messages = append(messages, message{order, fmt.Sprintf(format, args...)})
+	}
+	emit := func(i int, out fileOutcome) {
+		path, order := inputs[i].path, inputs[i].order
 		if out.err != nil {
 			var ie *reconstruct.InternalError
 			switch {
 			case errors.As(out.err, &ie):
-				fmt.Fprintf(a.io.Err, "rollout: internal error: %s:%d: %v\n", ie.Path, ie.Line, ie.Value)
+				say(order, "rollout: internal error: %s:%d: %v\n", ie.Path, ie.Line, ie.Value)
 				raise(exitInternal)
-			case in.named[paths[i]]:
-				fmt.Fprintf(a.io.Err, "rollout: error: %v\n", out.err)
+			case in.named[path]:
+				say(order, "rollout: error: %v\n", out.err)
 				if hint := inputHint(out.err); hint != "" {
-					fmt.Fprintf(a.io.Err, "rollout: hint: %s\n", hint)
+					say(order, "rollout: hint: %s\n", hint)
 				}
 				raise(fileErrorCode(out.err))
 			default:
 				// Found by a walk: the run over that directory is incomplete.
-				fmt.Fprintf(a.io.Err, "rollout: error: %v\n", out.err)
+				say(order, "rollout: error: %v\n", out.err)
 				raise(exitIncomplete)
 			}
 			if out.res == nil {
-				rep.Files = append(rep.Files, report.FileResult{Path: paths[i], Error: fileError(paths[i], out.err)})
-				continue
+				fr := report.FileResult{Path: path, Error: fileError(path, out.err)}
+				fr.Normalize()
+				reports.file(&fr)
+				return
 			}
 			// Read part-way (a truncated .zst): the findings of what was
 			// read, and why the rest was not.
@@ -348,23 +374,30 @@ func runVerify(ctx context.Context, a *app, o *verifyOptions) error {
 		}
 		fr := pol.fileResult(out)
 		if out.err != nil {
-			fr.Error = fileError(paths[i], out.err)
+			fr.Error = fileError(path, out.err)
 		}
 		for _, fd := range fr.Findings {
 			if fd.Severity >= pol.failOn {
 				raise(exitFindings)
 			}
 		}
-		rep.Hidden += pol.hide(&fr)
-		rep.Files = append(rep.Files, fr)
+		run.Hidden += pol.hide(&fr)
+		fr.Normalize()
+		reports.file(&fr)
 	}
-	rep.Suppressed = pol.suppressed
+	opts := checks.Options{MaxLineBytes: o.maxLineBytes, MaxFindingsPerRule: o.maxFindings, HandoffCap: o.handoffCap, Now: o.now.time(), Force: o.force, OnRead: progress.add}
+	analyse(inputs, o.jobs, a.io.In, opts, pol.fingerprints(), progress.step, emit)
+	progress.finish()
+	slices.SortStableFunc(messages, func(x, y message) int { return cmp.Compare(x.order, y.order) })
+	for _, m := range messages {
+		fmt.Fprint(a.io.Err, m.text)
+	}
+	run.Suppressed = pol.suppressed
 	if err := pol.finish(a); err != nil {
+		reports.discard()
 		return err
 	}
-	rep.Normalize()
-	ropts := report.Options{FailOn: pol.failOn, Statistics: o.statistics}
-	if err := writeReports(a, o, rep, ropts); err != nil {
+	if err := reports.close(); err != nil {
 		return err
 	}
 	if code != exitOK {
@@ -411,33 +444,105 @@ func exitPriority(code int) int {
 	return map[int]int{exitOK: 0, exitFindings: 1, exitIncomplete: 2, exitUnsafe: 3, exitUsage: 4, exitInternal: 5}[code]
 }
 
-// analyse verifies files on a pool of workers; results keep input order so
-// the output does not depend on --jobs.
+// analyse verifies files on a pool of workers and hands each outcome to
+// emit, on the calling goroutine, in input order: file i as soon as files
+// 0..i-1 have been emitted, so the output does not depend on --jobs.
+// Workers run ahead of emit by at most aheadFiles files, and beyond jobs
+// files only while the outcomes waiting hold fewer than aheadFindings
+// findings: memory follows the largest files, not the run.
 // With hash set, each result also carries the hashes of the records its
 // findings are on (for baseline fingerprints).
-func analyse(paths []string, jobs int, stdin io.Reader, opts checks.Options, hash bool, step func()) []fileOutcome {
-	out := make([]fileOutcome, len(paths))
+func analyse(inputs []verifyInput, jobs int, stdin io.Reader, opts checks.Options, hash bool, step func(), emit func(int, fileOutcome)) {
+	if len(inputs) == 0 {
+		return
+	}
+	type done struct {
+		i   int
+		out fileOutcome
+	}
+	var (
+		mu       sync.Mutex
+		moved    = sync.NewCond(&mu)
+		inFlight int // dispatched, not yet emitted
+		waiting  int // findings of the outcomes not yet emitted
+	)
 	next := make(chan int)
+	results := make(chan done)
+	go func() {
+		defer close(next)
+		for i := range inputs {
+			mu.Lock()
+			for inFlight >= jobs && (inFlight >= aheadFiles || waiting >= aheadFindings) {
+				moved.Wait()
+			}
+			inFlight++
+			mu.Unlock()
+			next <- i
+		}
+	}()
 	var wg sync.WaitGroup
-	for w := 0; w < min(jobs, len(paths)); w++ {
+	for w := 0; w < min(jobs, len(inputs)); w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				out[i] = analyseOne(paths[i], stdin, opts)
-				if hash && out[i].err == nil {
-					out[i].hashes = hashFindingRecords(paths[i], out[i].res, opts.MaxLineBytes)
-				}
-				out[i].res = slim(out[i].res)
+				results <- done{i, analyseInput(inputs[i], stdin, opts, hash)}
 				step()
 			}
 		}()
 	}
-	for i := range paths {
-		next <- i
+	go func() {
+		wg.Wait()
+		close(results)
+	}()
+	pending := map[int]fileOutcome{}
+	want := 0
+	for d := range results {
+		mu.Lock()
+		waiting += findingsOf(d.out)
+		mu.Unlock()
+		pending[d.i] = d.out
+		for {
+			out, ok := pending[want]
+			if !ok {
+				break
+			}
+			delete(pending, want)
+			emit(want, out)
+			want++
+			mu.Lock()
+			inFlight--
+			waiting -= findingsOf(out)
+			moved.Broadcast()
+			mu.Unlock()
+		}
 	}
-	close(next)
-	wg.Wait()
+}
+
+// How far the workers may run ahead of the file being emitted (analyse).
+const (
+	aheadFiles    = 256
+	aheadFindings = 1 << 16
+)
+
+func findingsOf(out fileOutcome) int {
+	if out.res == nil {
+		return 0
+	}
+	return len(out.res.Findings)
+}
+
+// analyseInput verifies one input and keeps of the result what the report
+// needs.
+func analyseInput(in verifyInput, stdin io.Reader, opts checks.Options, hash bool) fileOutcome {
+	if in.unusable != nil {
+		return fileOutcome{err: in.unusable}
+	}
+	out := analyseOne(in.path, stdin, opts)
+	if hash && out.err == nil {
+		out.hashes = hashFindingRecords(in.path, out.res, opts.MaxLineBytes)
+	}
+	out.res = slim(out.res)
 	return out
 }
 
@@ -498,63 +603,161 @@ func (o *verifyOptions) checkOutputs(paths []string) error {
 	return nil
 }
 
-// writeReports runs every requested printer. Files are created only now,
-// when there is something to write. With --format github inside GitHub
-// Actions, the markdown report is also appended to $GITHUB_STEP_SUMMARY.
-func writeReports(a *app, o *verifyOptions, rep *report.Report, ropts report.Options) error {
+// reportOutputs are the reports of a run being written, one Stream per
+// --format, plus the step summary of --format github in GitHub Actions.
+// A report that fails stops being written; the others go on.
+type reportOutputs struct {
+	outs []*reportStream
+}
+
+type reportStream struct {
+	name   string
+	stream *report.Stream
+	file   *outfile.File // nil for standard output
+	bw     *bufio.Writer
+	err    error
+	// wrap says what failed, with which exit code.
+	wrap func(error) error
+	// closeFile closes what the report is written to, when the command
+	// opened it (the step summary).
+	closeFile func() error
+}
+
+// openReports starts every requested report. Report files are written to
+// a temporary file renamed over the target on close (outfile), so nothing
+// at the path changes before the run is done.
+func openReports(a *app, o *verifyOptions, run *report.Report, ropts report.Options, p *progress) *reportOutputs {
+	rs := &reportOutputs{}
 	github := false
 	for _, out := range o.outputs {
 		name, file := out.name, out.file
-		printer, _ := report.Lookup(name)
 		github = github || name == "github"
 		ro := ropts
-		if name == "html" {
-			ro.Links = htmlLinks(".")
-		}
+		r := &reportStream{name: name}
+		rs.outs = append(rs.outs, r)
+		var w io.Writer
 		if file == "" {
 			ro.Color = name == "text" && a.io.useColor(o.color, a.io.OutIsTTY)
-			if err := printer(a.io.Out, rep, ro); err != nil {
-				return fmt.Errorf("writing %s report: %w", name, err)
+			if name == "html" {
+				ro.Links = htmlLinks(".")
 			}
-			continue
+			r.wrap = func(err error) error { return fmt.Errorf("writing %s report: %w", name, err) }
+			w = p.writer(a.io.Out)
+		} else {
+			ro.Color = o.color == "always"
+			if name == "html" {
+				ro.Links = htmlLinks(filepath.Dir(file))
+			}
+			r.wrap = func(err error) error {
+				return &exitError{code: exitUsage, err: fmt.Errorf("writing %s report to %s: %w", name, file, err)}
+			}
+			if r.file, r.err = outfile.Create(file, outfile.Options{}); r.err != nil {
+				continue
+			}
+			r.bw = bufio.NewWriterSize(r.file, 64<<10)
+			w = r.bw
 		}
-		ro.Color = o.color == "always"
-		if name == "html" {
-			ro.Links = htmlLinks(filepath.Dir(file))
-		}
-		if err := outfile.Write(file, outfile.Options{}, func(w io.Writer) error {
-			return printer(w, rep, ro)
-		}); err != nil {
-			return &exitError{code: exitUsage, err: fmt.Errorf("writing %s report to %s: %w", name, file, err)}
-		}
+		r.stream, r.err = report.NewStream(name, w, run, ro)
 	}
 	if summary := os.Getenv("GITHUB_STEP_SUMMARY"); github && summary != "" {
-		if err := appendStepSummary(summary, rep, ropts); err != nil {
+		r := &reportStream{name: "markdown", wrap: func(err error) error {
 			return &exitError{code: exitUsage, err: fmt.Errorf("writing the step summary to %s: %w", summary, err)}
-		}
+		}}
+		w := &stepSummary{path: summary}
+		r.bw, r.closeFile = bufio.NewWriterSize(w, 64<<10), w.close
+		r.bw.WriteString("### rollout verify\n\n")
+		r.stream, r.err = report.NewStream("markdown", r.bw, run, ropts)
+		rs.outs = append(rs.outs, r)
 	}
-	return nil
+	return rs
 }
 
-// appendStepSummary appends the markdown report to the job summary file
-// GitHub Actions names in $GITHUB_STEP_SUMMARY (other steps write to it
-// too: it is appended to, never replaced).
-func appendStepSummary(path string, rep *report.Report, ropts report.Options) error {
-	var buf bytes.Buffer
-	buf.WriteString("### rollout verify\n\n")
-	printMarkdown, _ := report.Lookup("markdown")
-	if err := printMarkdown(&buf, rep, ropts); err != nil {
-		return err
+// file hands one normalized file to every report still being written.
+func (rs *reportOutputs) file(f *report.FileResult) {
+	for _, r := range rs.outs {
+		if r.err == nil {
+			r.err = r.stream.File(f)
+		}
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o666)
-	if err != nil {
-		return err
+}
+
+// close completes every report and returns the first error, in the order
+// of --format (the step summary last).
+func (rs *reportOutputs) close() error {
+	var first error
+	for _, r := range rs.outs {
+		if r.err == nil {
+			r.err = r.stream.Close()
+		} else if r.stream != nil {
+			r.stream.Discard()
+		}
+		if r.err == nil && r.bw != nil {
+			r.err = r.bw.Flush()
+		}
+		if r.file != nil {
+			if r.err == nil {
+				r.err = r.file.Commit()
+			} else {
+				r.file.Abort()
+			}
+		}
+		if r.closeFile != nil {
+			if err := r.closeFile(); r.err == nil {
+				r.err = err
+			}
+		}
+		if r.err != nil && first == nil {
+			first = r.wrap(r.err)
+		}
 	}
-	if _, err := f.Write(buf.Bytes()); err != nil {
-		f.Close()
-		return err
+	return first
+}
+
+// discard drops every report: report files are left as they were.
+func (rs *reportOutputs) discard() {
+	for _, r := range rs.outs {
+		if r.stream != nil {
+			r.stream.Discard()
+		}
+		if r.file != nil {
+			r.file.Abort()
+		}
 	}
-	return f.Close()
+}
+
+// writeReports writes a whole report in every requested format (merge).
+func writeReports(a *app, o *verifyOptions, rep *report.Report, ropts report.Options) error {
+	rs := openReports(a, o, rep, ropts, &progress{})
+	for i := range rep.Files {
+		rs.file(&rep.Files[i])
+	}
+	return rs.close()
+}
+
+// stepSummary appends to the job summary file GitHub Actions names in
+// $GITHUB_STEP_SUMMARY (other steps write to it too: it is appended to,
+// never replaced), opened on the first write.
+type stepSummary struct {
+	path string
+	f    *os.File
+}
+
+func (s *stepSummary) Write(p []byte) (int, error) {
+	if s.f == nil {
+		f, err := os.OpenFile(s.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o666)
+		if err != nil {
+			return 0, err
+		}
+		s.f = f
+	}
+	return s.f.Write(p)
+}
+
+func (s *stepSummary) close() error {
+	if s.f == nil {
+		return nil
+	}
+	return s.f.Close()
 }
 
 // htmlLinks are the links of an HTML report written in dir: to each

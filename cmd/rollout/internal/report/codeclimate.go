@@ -1,6 +1,7 @@
 package report
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -46,44 +47,75 @@ func codeClimateSeverity(s checks.Severity) string {
 	return "info"
 }
 
-// printCodeClimate writes the issues as one indented JSON array ([] when
+// codeClimateStream writes the issues as one indented JSON array ([] when
 // clean), a file not analysed as an issue named "not-analysed/CODE" at line
 // 1. The fingerprint is SARIF's partial fingerprint. Paths are
-// slash-separated, as GitLab links them to the repository.
-func printCodeClimate(w io.Writer, r *Report, _ Options) error {
-	issues := []codeClimateIssue{}
-	for i := range r.Files {
-		f := &r.Files[i]
-		path := filepath.ToSlash(f.Path)
-		if f.Error != nil {
-			check := "not-analysed/" + f.Error.Code
-			issues = append(issues, codeClimateIssue{
-				Description: notAnalysed(f.Error),
-				CheckName:   check,
-				Fingerprint: sarifFingerprint(check, f.Path, 0, f.Error.Message),
-				Severity:    "critical",
-				Location:    codeClimateLocation{Path: path, Lines: codeClimateLines{Begin: 1}},
-			})
-		}
-		for _, fd := range f.Findings {
-			issues = append(issues, codeClimateIssue{
-				Description: fd.Message,
-				CheckName:   fd.Rule,
-				Fingerprint: sarifFingerprint(fd.Rule, f.Path, fd.Line, fd.Message),
-				Severity:    codeClimateSeverity(fd.Severity),
-				Location:    codeClimateLocation{Path: path, Lines: codeClimateLines{Begin: max(fd.Line, 1)}},
-			})
-		}
-	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(issues); err != nil {
+// slash-separated, as GitLab links them to the repository. Each file's
+// issues are written as the file comes.
+type codeClimateStream struct {
+	noSpool
+	bw     *bufio.Writer
+	buf    bytes.Buffer
+	enc    *json.Encoder
+	issues int
+}
+
+func newCodeClimateStream(w io.Writer, _ Options) formatStream {
+	s := &codeClimateStream{bw: bufio.NewWriter(w)}
+	s.enc = json.NewEncoder(&s.buf)
+	s.enc.SetEscapeHTML(false)
+	s.enc.SetIndent("  ", "  ")
+	return s
+}
+
+func (s *codeClimateStream) issue(is codeClimateIssue) error {
+	s.buf.Reset()
+	if err := s.enc.Encode(is); err != nil {
 		return fmt.Errorf("encode codeclimate report: %w", err)
 	}
-	if _, err := w.Write(buf.Bytes()); err != nil {
-		return fmt.Errorf("write codeclimate report: %w", err)
+	if s.issues == 0 {
+		s.bw.WriteString("[\n  ")
+	} else {
+		s.bw.WriteString(",\n  ")
 	}
+	s.issues++
+	s.bw.Write(s.buf.Bytes()[:s.buf.Len()-1]) // without Encode's newline
 	return nil
+}
+
+func (s *codeClimateStream) file(f *FileResult, _ *tally) error {
+	path := filepath.ToSlash(f.Path)
+	if f.Error != nil {
+		check := "not-analysed/" + f.Error.Code
+		if err := s.issue(codeClimateIssue{
+			Description: notAnalysed(f.Error),
+			CheckName:   check,
+			Fingerprint: sarifFingerprint(check, f.Path, 0, f.Error.Message),
+			Severity:    "critical",
+			Location:    codeClimateLocation{Path: path, Lines: codeClimateLines{Begin: 1}},
+		}); err != nil {
+			return err
+		}
+	}
+	for _, fd := range f.Findings {
+		if err := s.issue(codeClimateIssue{
+			Description: fd.Message,
+			CheckName:   fd.Rule,
+			Fingerprint: sarifFingerprint(fd.Rule, f.Path, fd.Line, fd.Message),
+			Severity:    codeClimateSeverity(fd.Severity),
+			Location:    codeClimateLocation{Path: path, Lines: codeClimateLines{Begin: max(fd.Line, 1)}},
+		}); err != nil {
+			return err
+		}
+	}
+	return wrapWrite("codeclimate", s.bw.Flush())
+}
+
+func (s *codeClimateStream) finish(*Report, *tally) error {
+	if s.issues == 0 {
+		s.bw.WriteString("[]\n")
+	} else {
+		s.bw.WriteString("\n]\n")
+	}
+	return wrapWrite("codeclimate", s.bw.Flush())
 }

@@ -1,11 +1,11 @@
 package report
 
 import (
+	"bufio"
 	"html/template"
 	"io"
 	"net/url"
 	"path/filepath"
-	"sort"
 
 	"github.com/rollout-dev/rollout/checks"
 	"github.com/rollout-dev/rollout/cmd/rollout/internal/htmlpage"
@@ -21,7 +21,8 @@ type Links struct {
 }
 
 type htmlFile struct {
-	FileResult
+	*FileResult
+	Index      int
 	File, View string
 }
 
@@ -35,39 +36,60 @@ type htmlPage struct {
 	Version string
 	Summary Summary
 	ByRule  []htmlRule
-	Files   []htmlFile
 }
 
-// printHTML writes one self-contained page: the summary, the counts by
+// htmlStream writes one self-contained page: the summary, the counts by
 // rule, and per file its findings, each linking to the rollout and, where
 // `rollout view` wrote a page beside it, to the finding's line in that page.
-func printHTML(w io.Writer, r *Report, o Options) error {
-	pg := htmlPage{Version: r.Version, Summary: r.Summary()}
-	counts := map[string]*htmlRule{}
-	for _, f := range r.Files {
-		hf := htmlFile{FileResult: f}
-		if o.Links.File != nil {
-			hf.File = o.Links.File(f.Path)
-		}
-		if o.Links.View != nil {
-			hf.View = o.Links.View(f.Path)
-		}
-		pg.Files = append(pg.Files, hf)
-		for _, fd := range f.Findings {
-			c := counts[fd.Rule]
-			if c == nil {
-				c = &htmlRule{Rule: fd.Rule, Severity: fd.Severity}
-				counts[fd.Rule] = c
-			}
-			c.Count++
-		}
-	}
-	for _, c := range counts {
-		pg.ByRule = append(pg.ByRule, *c)
-	}
-	sort.Slice(pg.ByRule, func(i, j int) bool { return pg.ByRule[i].Rule < pg.ByRule[j].Rule })
-	return htmlReport.Execute(w, pg)
+// The summary comes first: the files' sections are spooled until Close.
+type htmlStream struct {
+	w     io.Writer
+	o     Options
+	files spool
+	n     int
 }
+
+func newHTMLStream(w io.Writer, o Options) formatStream { return &htmlStream{w: w, o: o} }
+
+func (s *htmlStream) file(f *FileResult, _ *tally) error {
+	hf := htmlFile{FileResult: f, Index: s.n}
+	s.n++
+	if s.o.Links.File != nil {
+		hf.File = s.o.Links.File(f.Path)
+	}
+	if s.o.Links.View != nil {
+		hf.View = s.o.Links.View(f.Path)
+	}
+	return htmlReport.ExecuteTemplate(&s.files, "file", hf)
+}
+
+func (s *htmlStream) finish(r *Report, t *tally) error {
+	pg := htmlPage{Version: r.Version, Summary: t.summary(r)}
+	for _, id := range t.ruleIDs() {
+		n := 0
+		for k, c := range t.rules {
+			if k.rule == id {
+				n += c
+			}
+		}
+		pg.ByRule = append(pg.ByRule, htmlRule{Rule: id, Severity: t.firstSeverity[id], Count: n})
+	}
+	bw := bufio.NewWriterSize(s.w, 64<<10)
+	// The page's top is the template itself (with what htmlpage.Head leaves
+	// outside its definitions), its files and bottom are definitions.
+	if err := htmlReport.Execute(bw, pg); err != nil {
+		return err
+	}
+	if err := s.files.copyTo(bw); err != nil {
+		return err
+	}
+	if err := htmlReport.ExecuteTemplate(bw, "bottom", pg); err != nil {
+		return err
+	}
+	return bw.Flush()
+}
+
+func (s *htmlStream) release() { s.files.release() }
 
 // RelativeLink is the link from a page in dir to path, safe for an href:
 // a colon in the first segment cannot be read as a URL scheme.
@@ -107,7 +129,7 @@ var htmlReport = template.Must(template.New("report").Funcs(htmlpage.Funcs()).Pa
 </section>
 <section id="files">
 <h2>Files</h2>
-{{range $i, $f := .Files}}<section class="file" id="file-{{$i}}">
+{{define "file"}}{{$f := .}}<section class="file" id="file-{{.Index}}">
 <h3>{{if .File}}<a href="{{.File}}">{{.Path}}</a>{{else}}{{.Path}}{{end}}{{if .View}} · <a href="{{.View}}">view</a>{{end}}</h3>
 <p class="trunc">{{.Records}} records{{with .Era}} · {{.}}{{end}}{{with .HistoryMode}} · {{.}}{{end}}{{with .CLIVersion}} · Codex {{.}}{{end}}{{with .ThreadID}} · thread <span class="mono">{{.}}</span>{{end}}</p>
 {{with .Error}}<p class="finding sev-error"><span class="sev sev-error">not analysed</span> <code>{{.Code}}</code> {{.Message}}</p>{{end}}
@@ -115,9 +137,9 @@ var htmlReport = template.Must(template.New("report").Funcs(htmlpage.Funcs()).Pa
 <tbody>{{range .Findings}}<tr><td>{{if $f.View}}<a href="{{$f.View}}#L{{.Line}}">{{.Line}}</a>{{else if $f.File}}<a href="{{$f.File}}">{{.Line}}</a>{{else}}{{.Line}}{{end}}</td><td class="sev sev-{{.Severity}}">{{.Severity}}</td><td><code>{{.Rule}}</code></td><td>{{.Message}}</td></tr>
 {{end}}</tbody></table>{{else if not .Error}}<p>No findings.</p>{{end}}
 </section>
-{{end}}</section>
+{{end}}{{define "bottom"}}</section>
 </main>
 {{template "script"}}
 </body>
 </html>
-`))
+{{end}}`))

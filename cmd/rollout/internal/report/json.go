@@ -105,94 +105,151 @@ func newJSONFinding(fd *checks.Finding) jsonFinding {
 	}
 }
 
-func newJSONReport(r *Report, o Options) jsonReport {
-	s := r.Summary()
-	out := jsonReport{
+func newJSONFile(f *FileResult) jsonFile {
+	jf := jsonFile{
+		Path:        f.Path,
+		Records:     f.Records,
+		Era:         f.Era,
+		HistoryMode: f.HistoryMode,
+		CLIVersion:  f.CLIVersion,
+		ThreadID:    f.ThreadID,
+		Findings:    make([]jsonFinding, 0, len(f.Findings)),
+	}
+	if f.Error != nil {
+		jf.Error = &jsonFileError{f.Error.Code, f.Error.Message}
+	}
+	for j := range f.Findings {
+		jf.Findings = append(jf.Findings, newJSONFinding(&f.Findings[j]))
+	}
+	return jf
+}
+
+// jsonFileIndent is the indent of an element of "files" in the document.
+const jsonFileIndent = "    "
+
+// jsonStream writes the whole report as one JSON document, indented by two
+// spaces, without HTML escaping, ending with a newline. The summary comes
+// before the files: each file is encoded, as the document holds it, into a
+// spool until Close. Nothing is written if a file cannot be encoded.
+type jsonStream struct {
+	w     io.Writer
+	o     Options
+	files spool
+	buf   bytes.Buffer
+	enc   *json.Encoder
+}
+
+func newJSONStream(w io.Writer, o Options) formatStream {
+	s := &jsonStream{w: w, o: o}
+	s.enc = json.NewEncoder(&s.buf)
+	s.enc.SetEscapeHTML(false)
+	s.enc.SetIndent(jsonFileIndent, "  ")
+	return s
+}
+
+func (s *jsonStream) file(f *FileResult, _ *tally) error {
+	s.buf.Reset()
+	if s.files.empty() {
+		s.buf.WriteString("\n" + jsonFileIndent)
+	} else {
+		s.buf.WriteString(",\n" + jsonFileIndent)
+	}
+	if err := s.enc.Encode(newJSONFile(f)); err != nil {
+		return fmt.Errorf("encode json report: %w", err)
+	}
+	s.buf.Truncate(s.buf.Len() - 1) // Encode's newline
+	_, err := s.files.Write(s.buf.Bytes())
+	return err
+}
+
+func (s *jsonStream) finish(r *Report, t *tally) error {
+	head := jsonReport{
 		SchemaVersion: SchemaVersion,
 		Tool:          r.Tool,
 		Version:       r.Version,
 		Command:       r.Command,
-		Summary:       jsonSummary(s),
+		Summary:       jsonSummary(t.summary(r)),
 		Notes:         r.Notes,
-		Files:         make([]jsonFile, 0, len(r.Files)),
+		Files:         []jsonFile{},
 	}
-	if out.Notes == nil {
-		out.Notes = []string{}
+	if head.Notes == nil {
+		head.Notes = []string{}
 	}
-	if o.Statistics {
-		for _, rc := range r.Statistics() {
-			out.Statistics = append(out.Statistics, jsonRuleCount{rc.Rule, severityName(rc.Severity), rc.Count})
+	if s.o.Statistics {
+		for _, rc := range t.statistics() {
+			head.Statistics = append(head.Statistics, jsonRuleCount{rc.Rule, severityName(rc.Severity), rc.Count})
 		}
 	}
-	for i := range r.Files {
-		f := &r.Files[i]
-		jf := jsonFile{
-			Path:        f.Path,
-			Records:     f.Records,
-			Era:         f.Era,
-			HistoryMode: f.HistoryMode,
-			CLIVersion:  f.CLIVersion,
-			ThreadID:    f.ThreadID,
-			Findings:    make([]jsonFinding, 0, len(f.Findings)),
-		}
-		if f.Error != nil {
-			jf.Error = &jsonFileError{f.Error.Code, f.Error.Message}
-		}
-		for j := range f.Findings {
-			jf.Findings = append(jf.Findings, newJSONFinding(&f.Findings[j]))
-		}
-		out.Files = append(out.Files, jf)
-	}
-	return out
-}
-
-// printJSON writes the whole report as one JSON document, indented by two
-// spaces, without HTML escaping, ending with a newline. Nothing is written
-// if the report cannot be encoded.
-func printJSON(w io.Writer, r *Report, o Options) error {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
 	enc.SetIndent("", "  ")
-	if err := enc.Encode(newJSONReport(r, o)); err != nil {
+	if err := enc.Encode(head); err != nil {
 		return fmt.Errorf("encode json report: %w", err)
 	}
-	if _, err := w.Write(buf.Bytes()); err != nil {
-		return fmt.Errorf("write json report: %w", err)
+	// The files, empty here, are the document's last field.
+	const noFiles = "[]\n}\n"
+	if s.files.empty() {
+		_, err := s.w.Write(buf.Bytes())
+		return wrapWrite("json", err)
+	}
+	bw := bufio.NewWriterSize(s.w, 64<<10)
+	bw.Write(bytes.TrimSuffix(buf.Bytes(), []byte(noFiles)))
+	bw.WriteString("[")
+	if err := s.files.copyTo(bw); err != nil {
+		return wrapWrite("json", err)
+	}
+	bw.WriteString("\n  ]\n}\n")
+	return wrapWrite("json", bw.Flush())
+}
+
+func (s *jsonStream) release() { s.files.release() }
+
+// wrapWrite says which report failed to be written; nil stays nil.
+func wrapWrite(format string, err error) error {
+	if err != nil {
+		return fmt.Errorf("write %s report: %w", format, err)
 	}
 	return nil
 }
 
-// printJSONL writes one compact JSON object per finding and per line, and
+// jsonlStream writes one compact JSON object per finding and per line, and
 // one per file not analysed (jsonlFileError) before that file's findings.
 // Nothing is written for a clean report. A finding that cannot be encoded
 // stops the output after the previous complete line.
-func printJSONL(w io.Writer, r *Report, _ Options) error {
-	bw := bufio.NewWriter(w)
-	var line bytes.Buffer
-	enc := json.NewEncoder(&line)
-	enc.SetEscapeHTML(false)
-	for i := range r.Files {
-		f := &r.Files[i]
-		if f.Error != nil {
-			line.Reset()
-			if err := enc.Encode(jsonlFileError{f.Path, jsonFileError{f.Error.Code, f.Error.Message}}); err != nil {
-				bw.Flush()
-				return fmt.Errorf("encode jsonl report: %s: %w", f.Path, err)
-			}
-			bw.Write(line.Bytes())
-		}
-		for j := range f.Findings {
-			line.Reset()
-			if err := enc.Encode(jsonlFinding{Path: f.Path, jsonFinding: newJSONFinding(&f.Findings[j])}); err != nil {
-				bw.Flush()
-				return fmt.Errorf("encode jsonl report: %s line %d: %w", f.Path, f.Findings[j].Line, err)
-			}
-			bw.Write(line.Bytes())
-		}
-	}
-	if err := bw.Flush(); err != nil {
-		return fmt.Errorf("write jsonl report: %w", err)
-	}
-	return nil
+type jsonlStream struct {
+	noSpool
+	bw   *bufio.Writer
+	line bytes.Buffer
+	enc  *json.Encoder
 }
+
+func newJSONLStream(w io.Writer, _ Options) formatStream {
+	s := &jsonlStream{bw: bufio.NewWriter(w)}
+	s.enc = json.NewEncoder(&s.line)
+	s.enc.SetEscapeHTML(false)
+	return s
+}
+
+func (s *jsonlStream) file(f *FileResult, _ *tally) error {
+	bw, enc := s.bw, s.enc
+	if f.Error != nil {
+		s.line.Reset()
+		if err := enc.Encode(jsonlFileError{f.Path, jsonFileError{f.Error.Code, f.Error.Message}}); err != nil {
+			bw.Flush()
+			return fmt.Errorf("encode jsonl report: %s: %w", f.Path, err)
+		}
+		bw.Write(s.line.Bytes())
+	}
+	for j := range f.Findings {
+		s.line.Reset()
+		if err := enc.Encode(jsonlFinding{Path: f.Path, jsonFinding: newJSONFinding(&f.Findings[j])}); err != nil {
+			bw.Flush()
+			return fmt.Errorf("encode jsonl report: %s line %d: %w", f.Path, f.Findings[j].Line, err)
+		}
+		bw.Write(s.line.Bytes())
+	}
+	return wrapWrite("jsonl", bw.Flush())
+}
+
+func (s *jsonlStream) finish(*Report, *tally) error { return wrapWrite("jsonl", s.bw.Flush()) }

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/xml"
 	"fmt"
@@ -33,6 +34,7 @@ type junitTestSuites struct {
 }
 
 type junitTestSuite struct {
+	XMLName  xml.Name        `xml:"testsuite"` // encoded on its own
 	Name     string          `xml:"name,attr"`
 	Tests    int             `xml:"tests,attr"`
 	Failures int             `xml:"failures,attr"`
@@ -55,59 +57,94 @@ type junitFailure struct {
 	Text    string `xml:",chardata"`
 }
 
-func newJUnit(r *Report, failOn checks.Severity) junitTestSuites {
-	root := junitTestSuites{Name: strings.TrimSpace(r.Tool + " " + r.Command)}
-	for i := range r.Files {
-		f := &r.Files[i]
-		suite := junitTestSuite{Name: f.Path}
-		if f.Error != nil {
-			suite.Cases = append(suite.Cases, junitTestCase{Name: "not analysed", ClassName: f.Path,
-				Error: &junitFailure{Message: f.Error.Message, Type: f.Error.Code, Text: f.Path + ": " + notAnalysed(f.Error)}})
-			suite.Errors++
-		}
-		for j := range f.Findings {
-			fd := &f.Findings[j]
-			name := fd.Rule
-			if fd.Line > 0 {
-				name += " line " + strconv.Itoa(fd.Line)
-			}
-			// The same line as the text format, kept raw: encoding/xml
-			// escapes it.
-			detail := location(f.Path, fd.Line) + ": " + severityName(fd.Severity) + ": " + fd.Message + " [" + fd.Rule + "]"
-			tc := junitTestCase{Name: name, ClassName: f.Path}
-			if fd.Severity >= failOn {
-				tc.Failure = &junitFailure{Message: fd.Message, Type: severityName(fd.Severity), Text: detail}
-				suite.Failures++
-			} else {
-				tc.SystemOut = detail
-			}
-			suite.Cases = append(suite.Cases, tc)
-		}
-		if len(suite.Cases) == 0 {
-			suite.Cases = append(suite.Cases, junitTestCase{Name: "clean", ClassName: f.Path})
-		}
-		suite.Tests = len(suite.Cases)
-		root.Tests += suite.Tests
-		root.Failures += suite.Failures
-		root.Errors += suite.Errors
-		root.Suites = append(root.Suites, suite)
+func newJUnitSuite(f *FileResult, failOn checks.Severity) junitTestSuite {
+	suite := junitTestSuite{Name: f.Path}
+	if f.Error != nil {
+		suite.Cases = append(suite.Cases, junitTestCase{Name: "not analysed", ClassName: f.Path,
+			Error: &junitFailure{Message: f.Error.Message, Type: f.Error.Code, Text: f.Path + ": " + notAnalysed(f.Error)}})
+		suite.Errors++
 	}
-	return root
+	for j := range f.Findings {
+		fd := &f.Findings[j]
+		name := fd.Rule
+		if fd.Line > 0 {
+			name += " line " + strconv.Itoa(fd.Line)
+		}
+		// The same line as the text format, kept raw: encoding/xml
+		// escapes it.
+		detail := location(f.Path, fd.Line) + ": " + severityName(fd.Severity) + ": " + fd.Message + " [" + fd.Rule + "]"
+		tc := junitTestCase{Name: name, ClassName: f.Path}
+		if fd.Severity >= failOn {
+			tc.Failure = &junitFailure{Message: fd.Message, Type: severityName(fd.Severity), Text: detail}
+			suite.Failures++
+		} else {
+			tc.SystemOut = detail
+		}
+		suite.Cases = append(suite.Cases, tc)
+	}
+	if len(suite.Cases) == 0 {
+		suite.Cases = append(suite.Cases, junitTestCase{Name: "clean", ClassName: f.Path})
+	}
+	suite.Tests = len(suite.Cases)
+	return suite
 }
 
-// printJUnit writes the JUnit XML document, indented by two spaces, ending
-// with a newline. Nothing is written if it cannot be encoded.
-func printJUnit(w io.Writer, r *Report, o Options) error {
-	var buf bytes.Buffer
-	buf.WriteString(xml.Header)
-	enc := xml.NewEncoder(&buf)
-	enc.Indent("", "  ")
-	if err := enc.Encode(newJUnit(r, o.FailOn)); err != nil {
+// junitStream writes the JUnit XML document, indented by two spaces,
+// ending with a newline. The totals are attributes of the root element:
+// each file's <testsuite> is encoded, as the document holds it, into a
+// spool until Close. Nothing is written if a suite cannot be encoded.
+type junitStream struct {
+	w      io.Writer
+	failOn checks.Severity
+	root   junitTestSuites // totals; no suites
+	suites spool
+	buf    bytes.Buffer
+}
+
+func newJUnitStream(w io.Writer, o Options) formatStream {
+	return &junitStream{w: w, failOn: o.FailOn}
+}
+
+func (s *junitStream) file(f *FileResult, _ *tally) error {
+	suite := newJUnitSuite(f, s.failOn)
+	s.root.Tests += suite.Tests
+	s.root.Failures += suite.Failures
+	s.root.Errors += suite.Errors
+	s.buf.Reset()
+	s.buf.WriteByte('\n')
+	// A new encoder each time: one that has written starts the next
+	// element with a newline of its own.
+	enc := xml.NewEncoder(&s.buf)
+	enc.Indent("  ", "  ") // a suite is one level down
+	if err := enc.Encode(suite); err != nil {
 		return fmt.Errorf("encode junit report: %w", err)
 	}
-	buf.WriteByte('\n')
-	if _, err := w.Write(buf.Bytes()); err != nil {
-		return fmt.Errorf("write junit report: %w", err)
-	}
-	return nil
+	_, err := s.suites.Write(s.buf.Bytes())
+	return err
 }
+
+func (s *junitStream) finish(r *Report, _ *tally) error {
+	s.root.Name = strings.TrimSpace(r.Tool + " " + r.Command)
+	var head bytes.Buffer
+	head.WriteString(xml.Header)
+	enc := xml.NewEncoder(&head)
+	enc.Indent("", "  ")
+	if err := enc.Encode(s.root); err != nil {
+		return fmt.Errorf("encode junit report: %w", err)
+	}
+	if s.suites.empty() {
+		head.WriteByte('\n')
+		_, err := s.w.Write(head.Bytes())
+		return wrapWrite("junit", err)
+	}
+	const end = "</testsuites>"
+	bw := bufio.NewWriterSize(s.w, 64<<10)
+	bw.Write(bytes.TrimSuffix(head.Bytes(), []byte(end)))
+	if err := s.suites.copyTo(bw); err != nil {
+		return wrapWrite("junit", err)
+	}
+	bw.WriteString("\n" + end + "\n")
+	return wrapWrite("junit", bw.Flush())
+}
+
+func (s *junitStream) release() { s.suites.release() }

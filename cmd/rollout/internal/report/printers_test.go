@@ -476,12 +476,11 @@ func TestSARIFRegistered(t *testing.T) {
 		"meta/old-cli": {ID: "meta/old-cli", Severity: checks.Info, Title: "Old CLI version"},
 	}
 	lookup := func(id string) (*checks.Rule, bool) { r, ok := registry[id]; return r, ok }
-	log := newSARIFLog(sample(), lookup)
-	b, err := json.Marshal(log)
-	if err != nil {
+	var buf bytes.Buffer
+	if err := sarifPrinter(lookup)(&buf, sample(), testOptions); err != nil {
 		t.Fatal(err)
 	}
-	out := string(b)
+	out := buf.String()
 	tests := []struct{ path, want string }{
 		{"runs.0.tool.driver.rules.#.id", `["item/missing-id","meta/old-cli","ordinal/gap"]`},
 		{"runs.0.tool.driver.rules.#.shortDescription.text", `["rollout rule item/missing-id","Old CLI version","Ordinals skip a value"]`},
@@ -499,6 +498,16 @@ func TestSARIFRegistered(t *testing.T) {
 	}
 }
 
+// sarifOf prints r as SARIF (no registered rules) and decodes the log.
+func sarifOf(t *testing.T, r *Report) sarifLog {
+	t.Helper()
+	var log sarifLog
+	if err := json.Unmarshal([]byte(render(t, "sarif", r, testOptions)), &log); err != nil {
+		t.Fatal(err)
+	}
+	return log
+}
+
 func TestSARIFDefaultLevelIsHighestSeverity(t *testing.T) {
 	t.Parallel()
 	r := &Report{Files: []FileResult{{Path: "a", Findings: []checks.Finding{
@@ -507,7 +516,7 @@ func TestSARIFDefaultLevelIsHighestSeverity(t *testing.T) {
 		{Rule: "r/x", Severity: checks.Info, Line: 3},
 		{Rule: "r/y", Severity: checks.Info, Line: 4},
 	}}}}
-	log := newSARIFLog(r, noRules)
+	log := sarifOf(t, r)
 	var got []string
 	for _, rule := range log.Runs[0].Tool.Driver.Rules {
 		got = append(got, rule.ID+"="+rule.DefaultConfiguration.Level)
@@ -518,7 +527,7 @@ func TestSARIFDefaultLevelIsHighestSeverity(t *testing.T) {
 	if log.Runs[0].Results[1].Locations[0].PhysicalLocation.Region.StartLine != 2 {
 		t.Errorf("result 1 startLine = %d; want 2", log.Runs[0].Results[1].Locations[0].PhysicalLocation.Region.StartLine)
 	}
-	if r0 := newSARIFLog(&Report{Files: []FileResult{{Path: "a", Findings: []checks.Finding{{Rule: "r/x", Line: 0}}}}}, noRules); r0.Runs[0].Results[0].Locations[0].PhysicalLocation.Region != nil {
+	if r0 := sarifOf(t, &Report{Files: []FileResult{{Path: "a", Findings: []checks.Finding{{Rule: "r/x", Line: 0}}}}}); r0.Runs[0].Results[0].Locations[0].PhysicalLocation.Region != nil {
 		t.Errorf("a whole-file finding (line 0) got a region; want none")
 	}
 }

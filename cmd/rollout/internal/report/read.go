@@ -9,10 +9,10 @@ import (
 	"github.com/rollout-dev/rollout/checks"
 )
 
-// ReadJSON decodes a report written by the json format: the inverse of
-// printJSON, so that every other format can be rendered from it (`rollout
-// merge`). Evidence numbers are kept as written (json.Number), so they
-// encode again to the same bytes.
+// ReadJSON decodes a report written by the json format, its inverse, so
+// that every other format can be rendered from it (`rollout merge`).
+// Evidence numbers are kept as written (json.Number), so they encode again
+// to the same bytes.
 func ReadJSON(data []byte) (*Report, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()

@@ -1,10 +1,11 @@
 // Package report renders the findings of `rollout verify` in every output
 // format. It sits at the end of the data flow, after checks/: the command
-// collects one FileResult per file, calls Normalize once, and hands the
-// Report to the printer of each requested --format. Printers write only to
-// the io.Writer they are given and never reorder what they are given, so
-// their output is a pure function of the normalized Report: no wall-clock
-// time, no map iteration order.
+// hands each file's normalized FileResult, in path order, to a Stream per
+// requested --format as soon as the file is done (verify), or a whole
+// normalized Report to a Printer (merge). Both write only to the io.Writer
+// they are given and never reorder what they are given, so the output is a
+// pure function of the normalized report: no wall-clock time, no map
+// iteration order.
 package report
 
 import (
@@ -82,25 +83,11 @@ type Summary struct {
 // Summary counts the report. A finding whose severity is none of error,
 // warning or info is not counted.
 func (r *Report) Summary() Summary {
-	s := Summary{Files: len(r.Files), Suppressed: r.Suppressed, Hidden: r.Hidden}
+	var t tally
 	for i := range r.Files {
-		f := &r.Files[i]
-		if f.Error != nil {
-			s.NotAnalysed++
-		}
-		s.Records += f.Records
-		for j := range f.Findings {
-			switch f.Findings[j].Severity {
-			case checks.Error:
-				s.Errors++
-			case checks.Warning:
-				s.Warnings++
-			case checks.Info:
-				s.Infos++
-			}
-		}
+		t.add(&r.Files[i])
 	}
-	return s
+	return t.summary(r)
 }
 
 // Normalize puts the report in the canonical order every printer expects:
@@ -115,28 +102,34 @@ func (r *Report) Normalize() {
 	}
 	slices.SortStableFunc(r.Files, func(a, b FileResult) int { return strings.Compare(a.Path, b.Path) })
 	for i := range r.Files {
-		f := &r.Files[i]
-		if f.Findings == nil {
-			f.Findings = []checks.Finding{}
-		}
-		keyed := make([]keyedFinding, len(f.Findings))
-		for j, fd := range f.Findings {
-			if fd.Path == "" {
-				fd.Path = f.Path
-			}
-			keyed[j] = keyedFinding{fd, evidenceKey(fd.Evidence)}
-		}
-		slices.SortStableFunc(keyed, compareKeyed)
-		out := f.Findings[:0]
-		for j, k := range keyed {
-			if j > 0 && compareKeyed(keyed[j-1], k) == 0 {
-				continue // exact duplicate
-			}
-			out = append(out, k.Finding)
-		}
-		clear(f.Findings[len(out):])
-		f.Findings = out
+		r.Files[i].Normalize()
 	}
+}
+
+// Normalize puts one file's findings in the canonical order of
+// Report.Normalize, without exact duplicates; a finding with an empty Path
+// takes the file's. A Stream expects each file normalized.
+func (f *FileResult) Normalize() {
+	if f.Findings == nil {
+		f.Findings = []checks.Finding{}
+	}
+	keyed := make([]keyedFinding, len(f.Findings))
+	for j, fd := range f.Findings {
+		if fd.Path == "" {
+			fd.Path = f.Path
+		}
+		keyed[j] = keyedFinding{fd, evidenceKey(fd.Evidence)}
+	}
+	slices.SortStableFunc(keyed, compareKeyed)
+	out := f.Findings[:0]
+	for j, k := range keyed {
+		if j > 0 && compareKeyed(keyed[j-1], k) == 0 {
+			continue // exact duplicate
+		}
+		out = append(out, k.Finding)
+	}
+	clear(f.Findings[len(out):])
+	f.Findings = out
 }
 
 // keyedFinding carries a canonical form of the evidence so that findings can
@@ -220,28 +213,27 @@ type Options struct {
 const NeverFail = checks.Error + 1
 
 // Printer writes a report in one format. It expects a normalized report
-// (see Report.Normalize) and does not modify it. Printers visit r.Files in
-// order and each file's findings in order, once; a printer that needs run
-// totals (a summary line) takes them from r.Summary().
+// (see Report.Normalize) and does not modify it. Each printer is a Stream
+// fed r.Files in order.
 type Printer func(w io.Writer, r *Report, o Options) error
 
 type format struct {
-	name  string
-	print Printer
+	name   string
+	stream func(io.Writer, Options) formatStream
 }
 
 // table is the one list of formats, in the order of --help.
 func table() []format {
 	return []format{
-		{"text", printText},
-		{"json", printJSON},
-		{"jsonl", printJSONL},
-		{"sarif", sarifPrinter(checks.Lookup)},
-		{"junit", printJUnit},
-		{"codeclimate", printCodeClimate},
-		{"github", printGitHub},
-		{"markdown", printMarkdown},
-		{"html", printHTML},
+		{"text", newTextStream},
+		{"json", newJSONStream},
+		{"jsonl", newJSONLStream},
+		{"sarif", sarifStream(checks.Lookup)},
+		{"junit", newJUnitStream},
+		{"codeclimate", newCodeClimateStream},
+		{"github", newGitHubStream},
+		{"markdown", newMarkdownStream},
+		{"html", newHTMLStream},
 	}
 }
 
@@ -260,7 +252,7 @@ func Formats() []string {
 func Lookup(format string) (Printer, bool) {
 	for _, f := range table() {
 		if f.name == format {
-			return f.print, true
+			return streamPrinter(f.stream), true
 		}
 	}
 	return nil, false
@@ -306,22 +298,9 @@ type RuleCount struct {
 // Statistics counts the findings by rule and severity, most frequent first
 // (ties by rule, then most severe first).
 func (r *Report) Statistics() []RuleCount {
-	type key struct {
-		rule string
-		sev  checks.Severity
-	}
-	counts := map[key]int{}
+	var t tally
 	for i := range r.Files {
-		for _, fd := range r.Files[i].Findings {
-			counts[key{fd.Rule, fd.Severity}]++
-		}
+		t.add(&r.Files[i])
 	}
-	out := make([]RuleCount, 0, len(counts))
-	for k, n := range counts {
-		out = append(out, RuleCount{Rule: k.rule, Severity: k.sev, Count: n})
-	}
-	slices.SortFunc(out, func(a, b RuleCount) int {
-		return cmp.Or(cmp.Compare(b.Count, a.Count), strings.Compare(a.Rule, b.Rule), cmp.Compare(b.Severity, a.Severity))
-	})
-	return out
+	return t.statistics()
 }

@@ -1,16 +1,17 @@
 package report
 
 import (
+	"bufio"
 	"bytes"
 	"cmp"
 	"crypto/sha256"
+	"encoding/gob"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/url"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -130,46 +131,75 @@ type sarifRegion struct {
 
 // sarifPrinter returns the printer of a SARIF 2.1.0 log with one run, which
 // describes rules with lookup (checks.Lookup; a parameter so that tests need
-// not depend on the registry's contents). Nothing is written if the log
-// cannot be encoded.
+// not depend on the registry's contents).
 func sarifPrinter(lookup func(id string) (*checks.Rule, bool)) Printer {
-	return func(w io.Writer, r *Report, _ Options) error {
-		var buf bytes.Buffer
-		enc := json.NewEncoder(&buf)
-		enc.SetEscapeHTML(false)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(newSARIFLog(r, lookup)); err != nil {
-			return fmt.Errorf("encode sarif report: %w", err)
-		}
-		if _, err := w.Write(buf.Bytes()); err != nil {
-			return fmt.Errorf("write sarif report: %w", err)
-		}
-		return nil
-	}
+	return streamPrinter(sarifStream(lookup))
 }
 
-// newSARIFLog builds the log; lookup is the rule registry.
+// sarifStream writes the log. The rules and the invocation (which files
+// were not analysed) come before the results, and a result names its rule
+// by index in rules[]: each file's findings are spooled (gob) until Close,
+// then rendered as the document holds them.
 //
 // rules[] has one entry per rule id that appears in the findings, sorted by
 // id. A registered rule gives its title, doc and severity; an unregistered
 // one gets a generic title and, as default level, the highest severity of
 // its findings. Each result's level is its finding's own severity.
-func newSARIFLog(r *Report, lookup func(id string) (*checks.Rule, bool)) sarifLog {
-	// Highest severity per rule id, for unregistered rules.
-	seen := map[string]checks.Severity{}
-	for i := range r.Files {
-		for _, fd := range r.Files[i].Findings {
-			if s, ok := seen[fd.Rule]; !ok || fd.Severity > s {
-				seen[fd.Rule] = fd.Severity
-			}
-		}
+func sarifStream(lookup func(id string) (*checks.Rule, bool)) func(io.Writer, Options) formatStream {
+	return func(w io.Writer, _ Options) formatStream {
+		s := &sarifWriter{w: w, lookup: lookup}
+		s.enc = gob.NewEncoder(&s.results)
+		return s
 	}
-	ids := make([]string, 0, len(seen))
-	for id := range seen {
-		ids = append(ids, id)
-	}
-	slices.Sort(ids)
+}
 
+type sarifWriter struct {
+	w       io.Writer
+	lookup  func(id string) (*checks.Rule, bool)
+	results spool
+	enc     *gob.Encoder
+	// notAnalysed are the files with an error, for the invocation.
+	notAnalysed []sarifSpooled
+}
+
+// sarifSpooled is what a result needs of a file and its findings.
+type sarifSpooled struct {
+	Path     string
+	Error    *FileError
+	Findings []sarifSpooledFinding
+}
+
+type sarifSpooledFinding struct {
+	Rule     string
+	Severity checks.Severity
+	Line     int
+	Message  string
+}
+
+func (s *sarifWriter) file(f *FileResult, _ *tally) error {
+	if f.Error != nil {
+		s.notAnalysed = append(s.notAnalysed, sarifSpooled{Path: f.Path, Error: f.Error})
+	}
+	if len(f.Findings) == 0 {
+		return nil
+	}
+	sp := sarifSpooled{Path: f.Path, Findings: make([]sarifSpooledFinding, len(f.Findings))}
+	for i, fd := range f.Findings {
+		sp.Findings[i] = sarifSpooledFinding{fd.Rule, fd.Severity, fd.Line, fd.Message}
+	}
+	if err := s.enc.Encode(&sp); err != nil {
+		return fmt.Errorf("spooling the sarif report: %w", err)
+	}
+	return nil
+}
+
+func (s *sarifWriter) release() { s.results.release() }
+
+// sarifResultIndent is the indent of an element of "results".
+const sarifResultIndent = "        "
+
+func (s *sarifWriter) finish(r *Report, t *tally) error {
+	ids := t.ruleIDs()
 	rules := make([]sarifRule, 0, len(ids))
 	index := make(map[string]int, len(ids))
 	for i, id := range ids {
@@ -179,9 +209,9 @@ func newSARIFLog(r *Report, lookup func(id string) (*checks.Rule, bool)) sarifLo
 			Name:                 sarifRuleName(id),
 			ShortDescription:     sarifMessage{Text: "rollout rule " + id},
 			FullDescription:      sarifMessage{Text: "See `rollout explain " + id + "`."},
-			DefaultConfiguration: sarifConfiguration{Level: sarifLevel(seen[id])},
+			DefaultConfiguration: sarifConfiguration{Level: sarifLevel(t.maxSeverity[id])},
 		}
-		if rule, ok := lookup(id); ok && rule != nil {
+		if rule, ok := s.lookup(id); ok && rule != nil {
 			if rule.Title != "" {
 				sr.ShortDescription.Text = rule.Title
 			}
@@ -193,31 +223,8 @@ func newSARIFLog(r *Report, lookup func(id string) (*checks.Rule, bool)) sarifLo
 		rules = append(rules, sr)
 	}
 
-	results := []sarifResult{}
-	for i := range r.Files {
-		f := &r.Files[i]
-		for _, fd := range f.Findings {
-			loc := sarifPhysicalLocation{ArtifactLocation: sarifArtifactLocation{URI: sarifURI(f.Path)}}
-			if fd.Line > 0 {
-				loc.Region = &sarifRegion{StartLine: fd.Line}
-			}
-			results = append(results, sarifResult{
-				RuleID:              fd.Rule,
-				RuleIndex:           index[fd.Rule],
-				Level:               sarifLevel(fd.Severity),
-				Message:             sarifMessage{Text: fd.Message},
-				Locations:           []sarifLocation{{PhysicalLocation: loc}},
-				PartialFingerprints: map[string]string{sarifFingerprintKey: sarifFingerprint(fd.Rule, f.Path, fd.Line, fd.Message)},
-			})
-		}
-	}
-
 	inv := sarifInvocation{ExecutionSuccessful: true, ToolExecutionNotifications: []sarifNotification{}}
-	for i := range r.Files {
-		f := &r.Files[i]
-		if f.Error == nil {
-			continue
-		}
+	for _, f := range s.notAnalysed {
 		inv.ExecutionSuccessful = false
 		inv.ToolExecutionNotifications = append(inv.ToolExecutionNotifications, sarifNotification{
 			Level:      "error",
@@ -231,7 +238,7 @@ func newSARIFLog(r *Report, lookup func(id string) (*checks.Rule, bool)) sarifLo
 			Level: "note", Message: sarifMessage{Text: n}})
 	}
 
-	return sarifLog{
+	head := sarifLog{
 		Schema:  sarifSchema,
 		Version: sarifVersion,
 		Runs: []sarifRun{{
@@ -242,8 +249,74 @@ func newSARIFLog(r *Report, lookup func(id string) (*checks.Rule, bool)) sarifLo
 				Rules:          rules,
 			}},
 			Invocations: []sarifInvocation{inv},
-			Results:     results,
+			Results:     []sarifResult{},
 		}},
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(head); err != nil {
+		return fmt.Errorf("encode sarif report: %w", err)
+	}
+	if s.results.empty() {
+		_, err := s.w.Write(buf.Bytes())
+		return wrapWrite("sarif", err)
+	}
+	// The results, empty here, end the document.
+	const noResults = "[]\n    }\n  ]\n}\n"
+	bw := bufio.NewWriterSize(s.w, 64<<10)
+	bw.Write(bytes.TrimSuffix(buf.Bytes(), []byte(noResults)))
+	bw.WriteString("[")
+	if err := s.writeResults(bw, index); err != nil {
+		return err
+	}
+	bw.WriteString("\n      ]\n    }\n  ]\n}\n")
+	return wrapWrite("sarif", bw.Flush())
+}
+
+// writeResults renders the spooled findings as elements of "results".
+func (s *sarifWriter) writeResults(w io.Writer, index map[string]int) error {
+	in, err := s.results.reader()
+	if err != nil {
+		return wrapWrite("sarif", err)
+	}
+	dec := gob.NewDecoder(in)
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent(sarifResultIndent, "  ")
+	sep := "\n" + sarifResultIndent
+	for {
+		var f sarifSpooled
+		if err := dec.Decode(&f); err == io.EOF {
+			return nil
+		} else if err != nil {
+			return fmt.Errorf("reading the spooled sarif report: %w", err)
+		}
+		uri := sarifURI(f.Path)
+		for _, fd := range f.Findings {
+			loc := sarifPhysicalLocation{ArtifactLocation: sarifArtifactLocation{URI: uri}}
+			if fd.Line > 0 {
+				loc.Region = &sarifRegion{StartLine: fd.Line}
+			}
+			buf.Reset()
+			buf.WriteString(sep)
+			sep = ",\n" + sarifResultIndent
+			if err := enc.Encode(sarifResult{
+				RuleID:              fd.Rule,
+				RuleIndex:           index[fd.Rule],
+				Level:               sarifLevel(fd.Severity),
+				Message:             sarifMessage{Text: fd.Message},
+				Locations:           []sarifLocation{{PhysicalLocation: loc}},
+				PartialFingerprints: map[string]string{sarifFingerprintKey: sarifFingerprint(fd.Rule, f.Path, fd.Line, fd.Message)},
+			}); err != nil {
+				return fmt.Errorf("encode sarif report: %w", err)
+			}
+			if _, err := w.Write(buf.Bytes()[:buf.Len()-1]); err != nil {
+				return wrapWrite("sarif", err)
+			}
+		}
 	}
 }
 

@@ -54,7 +54,7 @@ func location(path string, line int) string {
 	return path + ":" + strconv.Itoa(line)
 }
 
-// printText writes one line per finding,
+// textStream writes one line per finding,
 //
 //	path:line: severity: message [rule]
 //
@@ -63,34 +63,51 @@ func location(path string, line int) string {
 // line. Control characters in the path and message are written as Go
 // escapes (\n, \r, \x1b) so that each finding stays on one line and a log
 // cannot send escape sequences to the terminal.
-func printText(w io.Writer, r *Report, o Options) error {
-	bw := bufio.NewWriter(w)
-	for i := range r.Files {
-		f := &r.Files[i]
-		if f.Error != nil {
-			sev := severityName(checks.Error)
-			if o.Color {
-				sev = colorize(checks.Error, sev)
-			}
-			fmt.Fprintf(bw, "%s: %s: %s [%s]\n", oneLine(f.Path), sev, oneLine(notAnalysed(f.Error)), f.Error.Code)
+//
+// Each file's lines are written (flushed) as soon as the file comes.
+type textStream struct {
+	noSpool
+	bw *bufio.Writer
+	o  Options
+}
+
+func newTextStream(w io.Writer, o Options) formatStream {
+	return &textStream{bw: bufio.NewWriter(w), o: o}
+}
+
+func (s *textStream) file(f *FileResult, _ *tally) error {
+	bw, o := s.bw, s.o
+	if f.Error != nil {
+		sev := severityName(checks.Error)
+		if o.Color {
+			sev = colorize(checks.Error, sev)
 		}
-		for j := range f.Findings {
-			fd := &f.Findings[j]
-			sev := severityName(fd.Severity)
-			if o.Color {
-				sev = colorize(fd.Severity, sev)
-			}
-			fmt.Fprintf(bw, "%s: %s: %s [%s]\n",
-				location(oneLine(f.Path), fd.Line), sev, oneLine(fd.Message), oneLine(fd.Rule))
-		}
+		fmt.Fprintf(bw, "%s: %s: %s [%s]\n", oneLine(f.Path), sev, oneLine(notAnalysed(f.Error)), f.Error.Code)
 	}
+	for j := range f.Findings {
+		fd := &f.Findings[j]
+		sev := severityName(fd.Severity)
+		if o.Color {
+			sev = colorize(fd.Severity, sev)
+		}
+		fmt.Fprintf(bw, "%s: %s: %s [%s]\n",
+			location(oneLine(f.Path), fd.Line), sev, oneLine(fd.Message), oneLine(fd.Rule))
+	}
+	if err := bw.Flush(); err != nil {
+		return fmt.Errorf("write text report: %w", err)
+	}
+	return nil
+}
+
+func (s *textStream) finish(r *Report, t *tally) error {
+	bw := s.bw
 	for _, n := range r.Notes {
 		bw.WriteString("note: " + oneLine(n) + "\n")
 	}
-	if o.Statistics {
-		writeStatistics(bw, r)
+	if s.o.Statistics {
+		writeStatistics(bw, t.statistics())
 	}
-	bw.WriteString(summaryLine(r.Summary()) + "\n")
+	bw.WriteString(summaryLine(t.summary(r)) + "\n")
 	if err := bw.Flush(); err != nil {
 		return fmt.Errorf("write text report: %w", err)
 	}
@@ -98,8 +115,7 @@ func printText(w io.Writer, r *Report, o Options) error {
 }
 
 // writeStatistics writes the --statistics table: count, severity, rule.
-func writeStatistics(w io.Writer, r *Report) {
-	stats := r.Statistics()
+func writeStatistics(w io.Writer, stats []RuleCount) {
 	if len(stats) == 0 {
 		return
 	}
@@ -126,7 +142,7 @@ func colorize(s checks.Severity, word string) string {
 // (internal/termsafe, shared by every text printer).
 func oneLine(s string) string { return termsafe.String(s) }
 
-// printGitHub writes GitHub Actions workflow commands, one per finding:
+// githubStream writes GitHub Actions workflow commands, one per finding:
 //
 //	::error file=PATH,line=N,title=RULE::message
 //
@@ -135,27 +151,41 @@ func oneLine(s string) string { return termsafe.String(s) }
 // "not analysed: CODE"), a ::notice per note, and last one ::notice with the
 // summary line: GitHub shows only about ten annotations of each level per
 // step, so the summary is what tells how many there are.
-func printGitHub(w io.Writer, r *Report, _ Options) error {
-	bw := bufio.NewWriter(w)
-	for i := range r.Files {
-		f := &r.Files[i]
-		if f.Error != nil {
-			bw.WriteString("::error file=" + githubProperty(f.Path) + ",title=" +
-				githubProperty("not analysed: "+f.Error.Code) + "::" + githubData(notAnalysed(f.Error)) + "\n")
-		}
-		for j := range f.Findings {
-			fd := &f.Findings[j]
-			bw.WriteString("::" + githubCommand(fd.Severity) + " file=" + githubProperty(f.Path))
-			if fd.Line > 0 {
-				bw.WriteString(",line=" + strconv.Itoa(fd.Line))
-			}
-			bw.WriteString(",title=" + githubProperty(fd.Rule) + "::" + githubData(fd.Message) + "\n")
-		}
+type githubStream struct {
+	noSpool
+	bw *bufio.Writer
+}
+
+func newGitHubStream(w io.Writer, _ Options) formatStream {
+	return &githubStream{bw: bufio.NewWriter(w)}
+}
+
+func (s *githubStream) file(f *FileResult, _ *tally) error {
+	bw := s.bw
+	if f.Error != nil {
+		bw.WriteString("::error file=" + githubProperty(f.Path) + ",title=" +
+			githubProperty("not analysed: "+f.Error.Code) + "::" + githubData(notAnalysed(f.Error)) + "\n")
 	}
+	for j := range f.Findings {
+		fd := &f.Findings[j]
+		bw.WriteString("::" + githubCommand(fd.Severity) + " file=" + githubProperty(f.Path))
+		if fd.Line > 0 {
+			bw.WriteString(",line=" + strconv.Itoa(fd.Line))
+		}
+		bw.WriteString(",title=" + githubProperty(fd.Rule) + "::" + githubData(fd.Message) + "\n")
+	}
+	if err := bw.Flush(); err != nil {
+		return fmt.Errorf("write github report: %w", err)
+	}
+	return nil
+}
+
+func (s *githubStream) finish(r *Report, t *tally) error {
+	bw := s.bw
 	for _, n := range r.Notes {
 		bw.WriteString("::notice title=rollout::" + githubData(n) + "\n")
 	}
-	bw.WriteString("::notice title=" + githubProperty(r.Tool+" "+r.Command) + "::" + githubData(summaryLine(r.Summary())) + "\n")
+	bw.WriteString("::notice title=" + githubProperty(r.Tool+" "+r.Command) + "::" + githubData(summaryLine(t.summary(r))) + "\n")
 	if err := bw.Flush(); err != nil {
 		return fmt.Errorf("write github report: %w", err)
 	}
@@ -200,53 +230,62 @@ func safeKeepingBreaks(s string) string {
 	return b.String()
 }
 
-// printMarkdown writes the summary line, a blank line, the notes as a
+// markdownStream writes the summary line, a blank line, the notes as a
 // list, and either a table with one row per finding or "No findings.". A
 // file not analysed is a row with severity error and, for rule, "not
 // analysed: CODE". The table is GitHub Flavored Markdown, fit for a job
 // summary or a PR comment.
-func printMarkdown(w io.Writer, r *Report, _ Options) error {
-	bw := bufio.NewWriter(w)
-	bw.WriteString(summaryLine(r.Summary()) + "\n\n")
+//
+// The summary comes first: the rows are spooled until Close.
+type markdownStream struct {
+	w    io.Writer
+	rows spool
+}
+
+func newMarkdownStream(w io.Writer, _ Options) formatStream { return &markdownStream{w: w} }
+
+func (s *markdownStream) file(f *FileResult, _ *tally) error {
+	bw := &s.rows // errors are kept for copyTo
+	if f.Error != nil {
+		fmt.Fprintf(bw, "| %s |  | error | %s | %s |\n",
+			markdownCell(f.Path), markdownCell("not analysed: "+f.Error.Code), markdownCell(f.Error.Message))
+	}
+	for j := range f.Findings {
+		fd := &f.Findings[j]
+		line := ""
+		if fd.Line > 0 {
+			line = strconv.Itoa(fd.Line)
+		}
+		fmt.Fprintf(bw, "| %s | %s | %s | %s | %s |\n",
+			markdownCell(f.Path), line, severityName(fd.Severity), markdownCell(fd.Rule), markdownCell(fd.Message))
+	}
+	return nil
+}
+
+func (s *markdownStream) finish(r *Report, t *tally) error {
+	bw := bufio.NewWriter(s.w)
+	bw.WriteString(summaryLine(t.summary(r)) + "\n\n")
 	for _, n := range r.Notes {
 		bw.WriteString("- note: " + markdownCell(n) + "\n")
 	}
 	if len(r.Notes) > 0 {
 		bw.WriteString("\n")
 	}
-	rows := 0
-	row := func() {
-		if rows == 0 {
-			bw.WriteString("| file | line | severity | rule | message |\n|---|---|---|---|---|\n")
-		}
-		rows++
-	}
-	for i := range r.Files {
-		f := &r.Files[i]
-		if f.Error != nil {
-			row()
-			fmt.Fprintf(bw, "| %s |  | error | %s | %s |\n",
-				markdownCell(f.Path), markdownCell("not analysed: "+f.Error.Code), markdownCell(f.Error.Message))
-		}
-		for j := range f.Findings {
-			fd := &f.Findings[j]
-			row()
-			line := ""
-			if fd.Line > 0 {
-				line = strconv.Itoa(fd.Line)
-			}
-			fmt.Fprintf(bw, "| %s | %s | %s | %s | %s |\n",
-				markdownCell(f.Path), line, severityName(fd.Severity), markdownCell(fd.Rule), markdownCell(fd.Message))
-		}
-	}
-	if rows == 0 {
+	if s.rows.empty() {
 		bw.WriteString("No findings.\n")
+	} else {
+		bw.WriteString("| file | line | severity | rule | message |\n|---|---|---|---|---|\n")
+		if err := s.rows.copyTo(bw); err != nil {
+			return fmt.Errorf("write markdown report: %w", err)
+		}
 	}
 	if err := bw.Flush(); err != nil {
 		return fmt.Errorf("write markdown report: %w", err)
 	}
 	return nil
 }
+
+func (s *markdownStream) release() { s.rows.release() }
 
 // markdownCellEscaper keeps a value inside one table cell and shows it as
 // written: "|" and "\" are backslash-escaped, HTML is neutralised (GitHub
