@@ -43,7 +43,7 @@ func (e *engine) compacted(rec *rollout.Record, pos Pos, p gjson.Result) {
 		i := 0
 		rollout.Elements(raw, func(start, end int) bool {
 			item := raw[start:end]
-			f := readItem(item)
+			f := readItem(item, nil)
 			if isUserMessage(f.typ, f.role) && !contextualContent(f.content) {
 				lastKept = promptKey(contentText(f.content))
 				kept = kept || (prompt != "" && matchPrompt(prompt, lastKept))

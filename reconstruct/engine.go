@@ -208,7 +208,7 @@ func (e *engine) feedObject(rec *rollout.Record, pos Pos) {
 	}
 	if typ == rollout.TypeResponseItem {
 		// The hot path: payloads of megabytes are walked, never copied.
-		e.addLiveItem(pos, rec.PayloadBytes(), -1)
+		e.addLiveItem(pos, rec.PayloadBytes(), rec, -1)
 		return
 	}
 	if typ == rollout.TypeEventMsg {
@@ -407,7 +407,7 @@ func (e *engine) feedBare(rec *rollout.Record, pos Pos) {
 		e.emit(pos, EnvelopeMissingFieldEvidence{Field: "type"})
 		return
 	}
-	e.addLiveItem(pos, rec.Raw, -1)
+	e.addLiveItem(pos, rec.Raw, nil, -1)
 }
 
 // Finish ends the replay: it reports what is only known at the end of the

@@ -38,9 +38,12 @@ func decodeCommon(v []byte) string {
 	return rollout.DecodeString(v)
 }
 
-func readItem(item []byte) itemFields {
+// readItem reads the fields of item; rec, when not nil, is the line whose
+// payload item is, and its members are taken from what the validator noted
+// instead of walking the payload again.
+func readItem(item []byte, rec *rollout.Record) itemFields {
 	var f itemFields
-	rollout.Members(item, func(key []byte, start, end int) bool {
+	visit := func(key []byte, start, end int) bool {
 		v := item[start:end]
 		switch string(key) {
 		case "type":
@@ -55,14 +58,19 @@ func readItem(item []byte) itemFields {
 			f.content = v
 		}
 		return true
-	})
+	}
+	if rec != nil {
+		rec.PayloadMembers(visit)
+	} else {
+		rollout.Members(item, visit)
+	}
 	return f
 }
 
-// addLiveItem appends the item of a line (a response_item payload, or a
-// bare-era line) to the live history.
-func (e *engine) addLiveItem(pos Pos, item []byte, index int) {
-	f := readItem(item)
+// addLiveItem appends the item of a line (a response_item payload, with
+// its record, or a bare-era line, rec nil) to the live history.
+func (e *engine) addLiveItem(pos Pos, item []byte, rec *rollout.Record, index int) {
+	f := readItem(item, rec)
 	e.sinceWS = true
 	if isUserMessage(f.typ, f.role) && !contextualContent(f.content) {
 		text := contentText(f.content)

@@ -49,7 +49,7 @@ func (e *engine) checkpoint() checkpoint {
 func (e *engine) event(rec *rollout.Record, pos Pos) {
 	raw := rec.PayloadBytes()
 	var evType, message []byte
-	rollout.Members(raw, func(key []byte, start, end int) bool {
+	rec.PayloadMembers(func(key []byte, start, end int) bool {
 		switch string(key) {
 		case "type":
 			evType = raw[start:end]

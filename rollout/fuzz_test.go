@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"slices"
 	"testing"
 	"testing/iotest"
 
@@ -113,6 +114,9 @@ func checkShape(t *testing.T, rec *Record) {
 		rec.Payload()
 		rec.PayloadOffset()
 		DetectEra(rec)
+		if got, want := payloadMembers(rec), walkedMembers(rec.PayloadBytes()); !slices.Equal(got, want) {
+			t.Fatalf("line %d: PayloadMembers %v, Members %v", rec.Line, got, want)
+		}
 	case ShapeConcatenated:
 		if len(rec.Parts) < 2 {
 			t.Fatalf("line %d concatenated with %d parts", rec.Line, len(rec.Parts))

@@ -70,7 +70,7 @@ func (rd *Reader) Next() (*Record, error) {
 		return nil, rd.err
 	}
 	rec := &rd.rec
-	*rec = Record{Line: rd.line + 1, Offset: rd.src.off}
+	*rec = Record{Line: rd.line + 1, Offset: rd.src.off, payMembers: rec.payMembers[:0]}
 	r, err := rd.src.next(rd.max+2, nil) // +2: the terminator does not count
 	if err != nil {
 		rd.err = fmt.Errorf("reading line %d: %w", rec.Line, err)
@@ -148,6 +148,7 @@ func classify(rec *Record) {
 		return
 	}
 	rec.typ, rec.pay, rec.ts, rec.ord = [2]int{}, [2]int{}, [2]int{}, [2]int{} // noted before validation failed
+	rec.payMembers, rec.payNoted = rec.payMembers[:0], false
 	rec.InvalidUTF8 = !utf8.Valid(raw)
 	rec.ControlChar = hasRawControl(raw) || bytes.Contains(raw, []byte(`\u0000`))
 	if parts := splitObjects(raw); len(parts) > 1 {

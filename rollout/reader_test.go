@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -336,4 +338,80 @@ func TestReaderDeepNesting(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("records differ (-want +got):\n%s", diff)
 	}
+}
+
+// TestPayloadMembers: the members the validator notes on a Reader's pass
+// are the ones Members finds walking the payload, for every line of the
+// committed rollouts and of a set of awkward payloads, read in one stream
+// so that each line reuses the last one's record.
+func TestPayloadMembers(t *testing.T) {
+	in := strings.Join([]string{
+		`{"type":"response_item","payload":{"type":"message","id":"x","content":[{"type":"input_text","text":"a"}],"n":{"type":"deep"}}}`,
+		`{"payload" : { "a" : 1 , "b":{"c":{"d":2}}, "a":3 } , "type":"x"}`,
+		`{"payload":"str"}`,
+		`{"payload":[{"a":1}]}`,
+		`{"payload":{}}`,
+		`{"payload":{"a":1},"payload":{"b":2}}`,
+		`{"payload":"s","payload":{"b":2}}`,
+		`{"x":{"payload":{"a":1}},"payload":{"k\"\\":"v\"}"}}`,
+		`{"payload":{"a":1},"b":{"c":2}}`,
+		`{"payload":{"a":1}`,
+		``,
+		`{"payload":{"a":[1,{"b":2}],"c":"d"}} {"payload":{"e":1}}`,
+		`{"type":"event_msg","payload":{"type":"user_message","message":"hi","images":["data:x"]}}`,
+	}, "\n") + "\n"
+	files, _ := filepath.Glob("testdata/*.jsonl")
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		in += string(b)
+	}
+	rd := NewReader(strings.NewReader(in), 0)
+	defer rd.Release()
+	noted := 0
+	for {
+		r, err := rd.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(walkedMembers(r.PayloadBytes()), payloadMembers(r)); diff != "" {
+			t.Errorf("line %d %.80q: PayloadMembers differs from Members (-want +got):\n%s", r.Line, r.Raw, diff)
+		}
+		if r.payNoted {
+			noted++
+		}
+	}
+	if noted < 10 {
+		t.Errorf("%d lines had their payload members noted, want the object payloads of the stream", noted)
+	}
+}
+
+type member struct {
+	Key        string
+	Start, End int
+}
+
+// payloadMembers lists what rec.PayloadMembers walks.
+func payloadMembers(rec *Record) []member {
+	var ms []member
+	rec.PayloadMembers(func(key []byte, start, end int) bool {
+		ms = append(ms, member{string(key), start, end})
+		return true
+	})
+	return ms
+}
+
+// walkedMembers lists what Members finds walking raw.
+func walkedMembers(raw []byte) []member {
+	var ms []member
+	Members(raw, func(key []byte, start, end int) bool {
+		ms = append(ms, member{string(key), start, end})
+		return true
+	})
+	return ms
 }

@@ -55,7 +55,16 @@ type Record struct {
 	parsed            bool
 	typ, pay, ts, ord [2]int // value ranges in Raw of top-level members; {0,0} = absent
 	payload           *gjson.Result
+
+	// payMembers are the members of the payload object in order, noted by
+	// the validator as it passed them (payNoted); see PayloadMembers.
+	payMembers []memberRange
+	payNoted   bool
 }
+
+// memberRange is where a member's key (between its quotes) and value lie
+// in Raw.
+type memberRange struct{ key, val [2]int }
 
 // End is the offset just past the line terminator.
 func (r *Record) End() int64 { return r.Offset + r.Size + int64(len(r.EOL)) }
@@ -125,6 +134,27 @@ func (r *Record) PayloadOffset() int {
 		return -1
 	}
 	return r.pay[0]
+}
+
+// PayloadMembers walks the members of the payload object as Members does,
+// with value ranges relative to PayloadBytes. The validator noted them on
+// its pass over a line from a Reader, so the payload (megabytes of tool
+// output or images) is not scanned a second time.
+func (r *Record) PayloadMembers(fn func(key []byte, start, end int) bool) {
+	p := r.PayloadBytes()
+	if p == nil {
+		return
+	}
+	if !r.payNoted {
+		Members(p, fn)
+		return
+	}
+	base := r.pay[0]
+	for _, m := range r.payMembers {
+		if !fn(r.Raw[m.key[0]:m.key[1]], m.val[0]-base, m.val[1]-base) {
+			return
+		}
+	}
 }
 
 // Payload is the envelope's "payload" as a gjson value (a copy: use

@@ -72,6 +72,9 @@ type validator struct {
 	keys  [][]byte
 	dups  []string
 	ndups int
+	// inPayload: the value being walked is the record's payload, whose
+	// members (at depth 2) are noted for Record.PayloadMembers.
+	inPayload bool
 }
 
 // seenKey notes key in the object whose keys start at keys[base] and
@@ -161,11 +164,22 @@ func (v *validator) object(i, depth int) (int, bool) {
 			return i, false
 		}
 		valStart := skipSpace(b, i+1)
+		payload := depth == 1 && v.rec != nil && string(key) == "payload" && v.rec.pay[1] == 0
+		if depth == 1 {
+			v.inPayload = payload // the objects of other members are not
+		}
 		if i, ok = v.value(valStart, depth); !ok {
 			return i, false
 		}
-		if depth == 1 && v.rec != nil {
+		switch {
+		case depth == 1 && v.rec != nil:
 			v.rec.noteMember(key, valStart, i)
+			if payload && b[valStart] == '{' {
+				v.rec.payNoted = true
+			}
+		case depth == 2 && v.inPayload:
+			v.rec.payMembers = append(v.rec.payMembers, memberRange{
+				key: [2]int{keyStart + 1, keyStart + 1 + len(key)}, val: [2]int{valStart, i}})
 		}
 		i = skipSpace(b, i)
 		if i >= len(b) {
