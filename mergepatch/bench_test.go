@@ -108,3 +108,41 @@ func BenchmarkApply(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkReplayAddingKeys is what a replay does per world_state line of
+// benchtool's worldstate.jsonl shape: parse a patch adding 1-3 files to
+// open_files, check that it changes something, apply it.
+func BenchmarkReplayAddingKeys(b *testing.B) {
+	const n = 30000
+	patches := make([]string, n)
+	file := 0
+	for i := range patches {
+		var p strings.Builder
+		p.WriteString(`{"open_files":{`)
+		for k := range 1 + i%3 {
+			if k > 0 {
+				p.WriteByte(',')
+			}
+			file++
+			fmt.Fprintf(&p, `"src/pkg%03d/file%06d.go":{"lines":%d,"dirty":%t}`, file%97, file, (i*7919)%2000, i%2 == 0)
+		}
+		fmt.Fprintf(&p, `},"turn":%d}`, i)
+		patches[i] = p.String()
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		ws, err := ParseString(`{"environment":{"cwd":"/home/dev/app","shell":"zsh"},"open_files":{},"turn":0}`)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, s := range patches {
+			p, err := ParseString(s)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if Changes(ws, p) {
+				ws = Apply(ws, p)
+			}
+		}
+	}
+}

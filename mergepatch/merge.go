@@ -83,13 +83,14 @@ func Apply(target, patch *Value) *Value {
 
 // compacted returns o without tombstones.
 func compacted(o *object) *object {
-	var ms []Member
-	var keys []string
-	o.each(func(m Member, rawKey string) bool {
-		ms, keys = append(ms, m), append(keys, rawKey)
+	ss := make([]slot, 0, o.live)
+	o.slots.each(func(s *slot) bool {
+		if s.Value != nil {
+			ss = append(ss, *s)
+		}
 		return true
 	})
-	return newObject(ms, keys)
+	return newObject(ss)
 }
 
 // same reports whether b can stand for a: the same object or a scalar or
@@ -104,15 +105,14 @@ func withoutNulls(v *Value) *Value {
 	if !hasNulls(v) {
 		return v
 	}
-	var ms []Member
-	var keys []string
+	var ss []slot
 	v.obj.each(func(m Member, rawKey string) bool {
 		if m.Value.kind != Null {
-			ms, keys = append(ms, Member{Key: m.Key, Value: withoutNulls(m.Value)}), append(keys, rawKey)
+			ss = append(ss, slot{Member: Member{Key: m.Key, Value: withoutNulls(m.Value)}, raw: rawKey})
 		}
 		return true
 	})
-	return &Value{kind: Object, obj: newObject(ms, keys)}
+	return &Value{kind: Object, obj: newObject(ss)}
 }
 
 // hasNulls reports whether v has null object members outside arrays.

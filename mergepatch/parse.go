@@ -81,7 +81,12 @@ func ParseString(s string) (*Value, error) { return parse(strings.Clone(s)) }
 
 func parse(s string) (*Value, error) {
 	sc := scratches.Get().(*scratch)
-	p := parser{s: s, path: sc.path, keys: sc.keys, ms: sc.ms, ks: sc.ks}
+	p := parser{s: s, path: sc.path, keys: sc.keys, ss: sc.ss}
+	// First slab sizes from the length: about what a small patch needs,
+	// so that one allocation of each kind serves most parses.
+	p.values.size = min(max(len(s)/16, 4), slabMax)
+	p.slots.size = min(max(len(s)/16, 4), slabMax)
+	p.objects.size = min(max(len(s)/48, 1), slabMax)
 	defer sc.recycle(&p)
 	p.skipWS()
 	v, err := p.value(0)
@@ -105,8 +110,7 @@ func parse(s string) (*Value, error) {
 type scratch struct {
 	path []segment
 	keys []string
-	ms   []Member
-	ks   []string
+	ss   []slot
 }
 
 var scratches = sync.Pool{New: func() any { return new(scratch) }}
@@ -116,12 +120,11 @@ var scratches = sync.Pool{New: func() any { return new(scratch) }}
 const scratchKeep = 256
 
 func (sc *scratch) recycle(p *parser) {
-	if cap(p.path) > scratchKeep || cap(p.keys) > scratchKeep || cap(p.ms) > scratchKeep || cap(p.ks) > scratchKeep {
+	if cap(p.path) > scratchKeep || cap(p.keys) > scratchKeep || cap(p.ss) > scratchKeep {
 		return
 	}
 	// Clear what the parse used, so the pool keeps no document alive.
-	sc.path, sc.keys = clearAll(p.path), clearAll(p.keys)
-	sc.ms, sc.ks = clearAll(p.ms), clearAll(p.ks)
+	sc.path, sc.keys, sc.ss = clearAll(p.path), clearAll(p.keys), clearAll(p.ss)
 	scratches.Put(sc)
 }
 
@@ -141,10 +144,31 @@ type parser struct {
 	lastObj  int       // p.obj of the last duplicate
 	lastPath string    // and its path
 	keys     []string  // keys of the objects being skipped, innermost last
-	ms       []Member  // members of the objects being built, innermost last
-	ks       []string  // their keys' source spelling
-	slab     []Value   // for alloc
-	slabSize int
+	ss       []slot    // members of the objects being built, innermost last
+	values   slab[Value]
+	slots    slab[slot]
+	objects  slab[object]
+}
+
+// slab hands out the parts of a parse's result from a few large
+// allocations instead of one each. They live as long as any part does,
+// which is the parse's input too.
+type slab[T any] struct {
+	free []T
+	size int // of the next allocation
+}
+
+const slabMax = 256
+
+// take returns n zero Ts, with no room beyond them.
+func (s *slab[T]) take(n int) []T {
+	if len(s.free) < n {
+		s.free = make([]T, max(n, s.size))
+		s.size = min(2*s.size, slabMax)
+	}
+	out := s.free[:n:n]
+	s.free = s.free[n:]
+	return out
 }
 
 // segment is an object key or, when idx >= 0, an array index.
@@ -231,14 +255,14 @@ func (p *parser) object(depth int) (*Value, error) {
 	if depth > MaxDepth {
 		return nil, p.errorf("nesting deeper than %d", MaxDepth)
 	}
-	// Members collect on p.ms and p.ks above base (nested objects use and
-	// release the space above that), then move to exact-size slices.
-	base := len(p.ms)
+	// Members collect on p.ss above base (nested objects use and release
+	// the space above that), then move to a slice of the slots slab.
+	base := len(p.ss)
 	var index map[string]int
 	err := p.members(func(key, rawKey string, off int) error {
 		i, ok := index[key]
 		if index == nil {
-			i = slices.IndexFunc(p.ms[base:], func(m Member) bool { return m.Key == key })
+			i = slices.IndexFunc(p.ss[base:], func(s slot) bool { return s.Key == key })
 			ok = i >= 0
 		}
 		if ok {
@@ -249,44 +273,33 @@ func (p *parser) object(depth int) (*Value, error) {
 		case err != nil:
 			return err
 		case ok:
-			p.ms[base+i].Value = v
+			p.ss[base+i].Value = v
 			return nil
 		}
-		p.ms = append(p.ms, Member{Key: key, Value: v})
-		p.ks = append(p.ks, rawKey)
-		if n := len(p.ms) - base; index != nil {
+		p.ss = append(p.ss, slot{Member: Member{Key: key, Value: v}, raw: rawKey})
+		if n := len(p.ss) - base; index != nil {
 			index[key] = n - 1
 		} else if n > smallObject {
 			index = make(map[string]int, 2*n)
-			for i, m := range p.ms[base:] {
-				index[m.Key] = i
+			for i, s := range p.ss[base:] {
+				index[s.Key] = i
 			}
 		}
 		return nil
 	})
-	var o *object
+	o := &p.objects.take(1)[0]
 	if err == nil {
-		o = newObject(p.ms[base:], p.ks[base:])
-	} else {
-		o = &object{}
+		ss := p.slots.take(len(p.ss) - base)
+		copy(ss, p.ss[base:])
+		o.init(ss)
 	}
-	p.ms, p.ks = p.ms[:base], p.ks[:base]
+	p.ss = p.ss[:base]
 	v := p.alloc()
 	v.kind, v.obj = Object, o
 	return v, err
 }
 
-// alloc returns a zero Value from a slab, which is cheaper than allocating
-// each one; slabs grow with the document.
-func (p *parser) alloc() *Value {
-	if len(p.slab) == 0 {
-		p.slabSize = min(max(2*p.slabSize, 4), 256)
-		p.slab = make([]Value, p.slabSize)
-	}
-	v := &p.slab[0]
-	p.slab = p.slab[1:]
-	return v
-}
+func (p *parser) alloc() *Value { return &p.values.take(1)[0] }
 
 // skip validates the value at p.i without building it, recording
 // duplicate keys; depth is that of the enclosing container.

@@ -1,6 +1,7 @@
 package mergepatch
 
 import (
+	"hash/maphash"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -170,49 +171,89 @@ func eachNode(n *vnode, f func(*slot) bool) bool {
 // so older objects never see what was added after them. A merge into an
 // older object (after a rollback) builds a new index. The lock makes
 // reads from other goroutines safe while the newest object grows.
+//
+// It is an open-addressing table of (hash, position) pairs rather than a
+// map from key to position: a key's slot holds the key, so the table
+// holds no pointers for the collector to scan, and growing it moves
+// pairs without hashing any key again.
 type index struct {
-	mu     sync.RWMutex
-	n      int              // slots covered: those of the newest object
-	latest map[string]int32 // the last slot of each key
-	older  map[string][]int32
+	mu   sync.RWMutex
+	n    int     // slots covered: those of the newest object
+	tab  []entry // len a power of two, at most half full
+	used int
 }
 
+// entry is one slot position with the hash of its key; pos1 is the
+// position plus one, so the zero entry is free.
+type entry struct {
+	hash uint32
+	pos1 int32
+}
+
+var hashSeed = maphash.MakeSeed()
+
+func hashKey(key string) uint32 { return uint32(maphash.String(hashSeed, key)) }
+
 func newIndex(slots *vec) *index {
-	x := &index{latest: make(map[string]int32, slots.n)}
+	x := &index{tab: make([]entry, tableSize(slots.n))}
 	slots.each(func(s *slot) bool {
-		x.record(s.Key, int32(x.n))
+		x.record(hashKey(s.Key), int32(x.n))
 		x.n++
 		return true
 	})
 	return x
 }
 
-func (x *index) record(key string, pos int32) {
-	if old, ok := x.latest[key]; ok {
-		if x.older == nil {
-			x.older = map[string][]int32{}
-		}
-		x.older[key] = append(x.older[key], old)
+// tableSize is the smallest power of two at least twice n, and at least 32.
+func tableSize(n int) int {
+	size := 32
+	for size < 2*n {
+		size *= 2
 	}
-	x.latest[key] = pos
+	return size
 }
 
-// lookup returns the last slot of key among the first n.
-func (x *index) lookup(key string, n int) (int, bool) {
-	x.mu.RLock()
-	defer x.mu.RUnlock()
-	p, ok := x.latest[key]
-	if ok && int(p) >= n {
-		ok = false
-		old := x.older[key]
-		for i := len(old) - 1; i >= 0; i-- {
-			if int(old[i]) < n {
-				p, ok = old[i], true
-				break
+func (x *index) record(hash uint32, pos int32) {
+	if 2*(x.used+1) > len(x.tab) {
+		old := x.tab
+		x.tab = make([]entry, 2*len(old))
+		for _, e := range old {
+			if e.pos1 != 0 {
+				x.put(e)
 			}
 		}
 	}
-	return int(p), ok
+	x.put(entry{hash: hash, pos1: pos + 1})
+	x.used++
+}
+
+func (x *index) put(e entry) {
+	mask := uint32(len(x.tab) - 1)
+	i := e.hash & mask
+	for x.tab[i].pos1 != 0 {
+		i = (i + 1) & mask
+	}
+	x.tab[i] = e
+}
+
+// lookup returns the last slot of key among the first slots.n; slots is
+// the caller's, which agrees with the newest object on the key of each
+// of its slots.
+func (x *index) lookup(key string, slots *vec) (int, bool) {
+	hash := hashKey(key)
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	mask := uint32(len(x.tab) - 1)
+	best := int32(-1)
+	// A key deleted and added again has several slots: the whole probe
+	// run is searched for the last of them below slots.n.
+	for i := hash & mask; x.tab[i].pos1 != 0; i = (i + 1) & mask {
+		e := x.tab[i]
+		if p := e.pos1 - 1; e.hash == hash && p > best && int(p) < slots.n && slots.at(int(p)).Key == key {
+			best = p
+		}
+	}
+	return int(best), best >= 0
 }
 
 // extend records the slots from first on, when first is where the index
@@ -224,7 +265,7 @@ func (x *index) extend(slots *vec, first int) bool {
 		return false
 	}
 	for i := first; i < slots.n; i++ {
-		x.record(slots.at(i).Key, int32(i))
+		x.record(hashKey(slots.at(i).Key), int32(i))
 	}
 	x.n = slots.n
 	return true

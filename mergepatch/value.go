@@ -16,6 +16,7 @@ package mergepatch
 
 import (
 	"math/big"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -81,20 +82,22 @@ type object struct {
 
 const smallObject = 16
 
-// newObject builds an object from members without repeated keys; keys[i]
-// is the source spelling of members[i].Key.
-func newObject(members []Member, keys []string) *object {
-	ss := make([]slot, len(members))
-	for i, m := range members {
-		ss[i] = slot{Member: m, raw: keys[i]}
-	}
-	o := &object{live: len(members)}
+// init makes o the object of the slots ss, whose keys are not repeated;
+// o keeps ss, which must have no room beyond its length (a push would
+// write into it).
+func (o *object) init(ss []slot) {
+	o.live = len(ss)
 	if len(ss) <= width {
 		o.slots = vec{n: len(ss), tail: ss}
 	} else {
 		o.slots = vec{}.push(ss)
 	}
 	o.reindex()
+}
+
+func newObject(ss []slot) *object {
+	o := new(object)
+	o.init(slices.Clip(ss))
 	return o
 }
 
@@ -109,7 +112,7 @@ func (o *object) reindex() {
 // find returns the slot position of a live member, or -1.
 func (o *object) find(key string) int {
 	if o.index != nil {
-		if i, ok := o.index.lookup(key, o.slots.n); ok && o.slots.at(i).Value != nil {
+		if i, ok := o.index.lookup(key, &o.slots); ok && o.slots.at(i).Value != nil {
 			return i
 		}
 		return -1
