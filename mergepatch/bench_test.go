@@ -68,13 +68,6 @@ func BenchmarkApply(b *testing.B) {
 			Apply(target, replace)
 		}
 	})
-	b.Run("Changes", func(b *testing.B) {
-		b.ReportAllocs()
-		b.SetBytes(int64(len(doc)))
-		for b.Loop() {
-			Changes(target, patch)
-		}
-	})
 	b.Run("ParsePatch+Apply", func(b *testing.B) { // what replay does per world_state line
 		b.ReportAllocs()
 		b.SetBytes(int64(len(doc)))
@@ -111,7 +104,7 @@ func BenchmarkApply(b *testing.B) {
 
 // BenchmarkReplayAddingKeys is what a replay does per world_state line of
 // benchtool's worldstate.jsonl shape: parse a patch adding 1-3 files to
-// open_files, check that it changes something, apply it.
+// open_files, merge it and learn whether it changed anything.
 func BenchmarkReplayAddingKeys(b *testing.B) {
 	const n = 30000
 	patches := make([]string, n)
@@ -140,8 +133,8 @@ func BenchmarkReplayAddingKeys(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			if Changes(ws, p) {
-				ws = Apply(ws, p)
+			if next, changed := Merge(ws, p); changed {
+				ws = next
 			}
 		}
 	}

@@ -15,17 +15,25 @@ import "slices"
 // order; a null member of patch deletes. Arrays are values like any other:
 // a null inside an array of patch is kept.
 func Apply(target, patch *Value) *Value {
+	v, _ := Merge(target, patch)
+	return v
+}
+
+// Merge is Apply that also reports whether the result differs from target
+// (is not Equal to it), found on the way: a replay learns that a patch is
+// empty without a second walk.
+func Merge(target, patch *Value) (result *Value, changed bool) {
 	if patch.Kind() != Object {
-		return patch
+		return patch, !Equal(target, patch)
 	}
 	if target.Kind() != Object {
-		return withoutNulls(patch) // merging into {} only removes null members
+		return withoutNulls(patch), true // merging into {} only removes null members
 	}
-	t := target.obj
+	t := target.object()
 	out := *t // shares t's nodes; changes copy what they touch
-	changed, ownTail := false, false
+	rebuilt, ownTail := false, false
 	replace := func(i int, s slot) {
-		changed = true
+		rebuilt = true
 		off := out.slots.tailOff()
 		if i < off {
 			out.slots = out.slots.set(i, s)
@@ -39,7 +47,7 @@ func Apply(target, patch *Value) *Value {
 	}
 	var buf [8]slot
 	added := buf[:0]
-	ps := &patch.obj.slots
+	ps := &patch.object().slots
 	for j := range ps.n {
 		pm := ps.at(j)
 		if pm.Value == nil {
@@ -55,17 +63,21 @@ func Apply(target, patch *Value) *Value {
 			if cur != nil {
 				replace(i, slot{Member: Member{Key: cur.Key}, raw: cur.raw})
 				out.live--
+				changed = true
 			}
 		case cur == nil:
 			added = append(added, slot{Member: Member{Key: pm.Key, Value: withoutNulls(pm.Value)}, raw: pm.raw})
+			changed = true
 		default:
-			if nv := Apply(cur.Value, pm.Value); !same(nv, cur.Value) {
+			nv, c := Merge(cur.Value, pm.Value)
+			changed = changed || c
+			if !same(nv, cur.Value) {
 				replace(i, slot{Member: Member{Key: cur.Key, Value: nv}, raw: cur.raw})
 			}
 		}
 	}
-	if !changed && len(added) == 0 {
-		return target
+	if !rebuilt && len(added) == 0 {
+		return target, changed
 	}
 	if len(added) > 0 {
 		first := out.slots.n
@@ -78,7 +90,9 @@ func Apply(target, patch *Value) *Value {
 	if dead := out.slots.n - out.live; dead > width && dead > out.live {
 		out = *compacted(&out) // tombstones cost at most as much as the live members
 	}
-	return &Value{kind: Object, obj: &out}
+	v, o := newObjectValue()
+	*o = out
+	return v, changed
 }
 
 // compacted returns o without tombstones.
@@ -106,40 +120,24 @@ func withoutNulls(v *Value) *Value {
 		return v
 	}
 	var ss []slot
-	v.obj.each(func(m Member, rawKey string) bool {
+	v.object().each(func(m Member, rawKey string) bool {
 		if m.Value.kind != Null {
 			ss = append(ss, slot{Member: Member{Key: m.Key, Value: withoutNulls(m.Value)}, raw: rawKey})
 		}
 		return true
 	})
-	return &Value{kind: Object, obj: newObject(ss)}
+	out, o := newObjectValue()
+	o.init(slices.Clip(ss))
+	return out
 }
 
 // hasNulls reports whether v has null object members outside arrays.
 func hasNulls(v *Value) bool {
-	if v.Kind() != Object {
+	if v.Kind() != Object || v.raw != "" { // a lazy object has none
 		return false
 	}
-	return !v.obj.each(func(m Member, _ string) bool {
+	return !v.obj.Load().each(func(m Member, _ string) bool {
 		return m.Value.kind != Null && !hasNulls(m.Value)
-	})
-}
-
-// Changes reports whether Apply(target, patch) would not be Equal to target,
-// without building the result.
-func Changes(target, patch *Value) bool {
-	if patch.Kind() != Object {
-		return !Equal(target, patch)
-	}
-	if target.Kind() != Object {
-		return true
-	}
-	return !patch.obj.each(func(pm Member, _ string) bool {
-		cur, ok := target.Get(pm.Key)
-		if pm.Value.kind == Null {
-			return !ok
-		}
-		return ok && !Changes(cur, pm.Value)
 	})
 }
 
@@ -149,10 +147,10 @@ func NullMembers(v *Value) []string {
 	var out []string
 	var walk func(v *Value, path []byte)
 	walk = func(v *Value, path []byte) {
-		if v.Kind() != Object {
+		if v.Kind() != Object || v.raw != "" { // a lazy object has none
 			return
 		}
-		v.obj.each(func(m Member, _ string) bool {
+		v.obj.Load().each(func(m Member, _ string) bool {
 			p := appendPointer(path, m.Key)
 			if m.Value.kind == Null {
 				out = append(out, string(p))

@@ -84,8 +84,8 @@ func TestApplyRFC7396(t *testing.T) {
 		if string(got) != c[2] {
 			t.Errorf("Apply(%s, %s) = %s, want %s", c[0], c[1], got, c[2])
 		}
-		if got, want := Changes(target, patch), !Equal(target, mustParse(t, c[2])); got != want {
-			t.Errorf("Changes(%s, %s) = %v, want %v", c[0], c[1], got, want)
+		if _, got := Merge(target, patch); got != !Equal(target, mustParse(t, c[2])) {
+			t.Errorf("Merge(%s, %s) reports changed %v", c[0], c[1], got)
 		}
 	}
 }
@@ -161,7 +161,7 @@ func TestApplySharesUnchanged(t *testing.T) {
 	}
 }
 
-func TestChanges(t *testing.T) {
+func TestMergeChanged(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct {
 		target, patch string
@@ -183,8 +183,8 @@ func TestChanges(t *testing.T) {
 		{`{"a":1}`, `{"a":1}`, false},
 	} {
 		target, patch := mustParse(t, c.target), mustParse(t, c.patch)
-		if got := Changes(target, patch); got != c.want {
-			t.Errorf("Changes(%s, %s) = %v, want %v", c.target, c.patch, got, c.want)
+		if _, got := Merge(target, patch); got != c.want {
+			t.Errorf("Merge(%s, %s) reports changed %v, want %v", c.target, c.patch, got, c.want)
 		}
 		if got := !Equal(Apply(target, patch), target); got != c.want {
 			t.Errorf("!Equal(Apply(%s, %s), target) = %v, want %v", c.target, c.patch, got, c.want)

@@ -84,9 +84,7 @@ func parse(s string) (*Value, error) {
 	p := parser{s: s, path: sc.path, keys: sc.keys, ss: sc.ss}
 	// First slab sizes from the length: about what a small patch needs,
 	// so that one allocation of each kind serves most parses.
-	p.values.size = min(max(len(s)/16, 4), slabMax)
-	p.slots.size = min(max(len(s)/16, 4), slabMax)
-	p.objects.size = min(max(len(s)/48, 1), slabMax)
+	p.sizeSlabs()
 	defer sc.recycle(&p)
 	p.skipWS()
 	v, err := p.value(0)
@@ -144,10 +142,13 @@ type parser struct {
 	lastObj  int       // p.obj of the last duplicate
 	lastPath string    // and its path
 	keys     []string  // keys of the objects being skipped, innermost last
+	eager    bool      // build every object: a lazy one would not do (lazy)
+	nulls    bool      // skip saw a null member outside arrays
+	inArray  int       // arrays skip is inside
 	ss       []slot    // members of the objects being built, innermost last
 	values   slab[Value]
 	slots    slab[slot]
-	objects  slab[object]
+	objects  slab[objectValue]
 }
 
 // slab hands out the parts of a parse's result from a few large
@@ -159,6 +160,16 @@ type slab[T any] struct {
 }
 
 const slabMax = 256
+
+// sizeSlabs sets the first slab sizes from the length of the input: about
+// what a small world-state patch needs (one of each serves most), and
+// what a bigger document needs early on.
+func (p *parser) sizeSlabs() {
+	n := len(p.s)
+	p.values.size = min(max(n/32, 2), slabMax)
+	p.slots.size = min(max(n/24, 2), slabMax)
+	p.objects.size = min(max(n/64, 1), slabMax)
+}
 
 // take returns n zero Ts, with no room beyond them.
 func (s *slab[T]) take(n int) []T {
@@ -216,6 +227,9 @@ func (p *parser) value(depth int) (*Value, error) {
 	start := p.i
 	switch p.s[p.i] {
 	case '{':
+		if depth >= eagerDepth && !p.eager {
+			return p.lazy(depth)
+		}
 		return p.object(depth + 1)
 	case '[':
 		p.ws = false
@@ -287,16 +301,59 @@ func (p *parser) object(depth int) (*Value, error) {
 		}
 		return nil
 	})
-	o := &p.objects.take(1)[0]
+	v, o := p.objects.take(1)[0].init()
 	if err == nil {
 		ss := p.slots.take(len(p.ss) - base)
 		copy(ss, p.ss[base:])
 		o.init(ss)
 	}
 	p.ss = p.ss[:base]
-	v := p.alloc()
-	v.kind, v.obj = Object, o
 	return v, err
+}
+
+// eagerDepth is how many levels of objects a parse builds; deeper ones are
+// lazy. Merges reach the first levels (a world-state patch changes a
+// section's entries); what lies below is mostly added or replaced whole.
+const eagerDepth = 2
+
+// lazy validates the object at p.i and returns it as its compact text,
+// which Value.object builds on first use; depth is that of the enclosing
+// container. An object with a null member or a repeated key is built now
+// (the merge drops nulls of added members, and the text of a repeat is
+// not the value's), so a lazy object is exactly its text.
+func (p *parser) lazy(depth int) (*Value, error) {
+	start, dups, lastObj, lastPath := p.i, p.dups, p.lastObj, p.lastPath
+	p.ws, p.nulls = false, false
+	if err := p.skip(depth); err != nil {
+		return nil, err
+	}
+	if p.nulls || p.dups.count > dups.count {
+		p.i, p.dups, p.lastObj, p.lastPath = start, dups, lastObj, lastPath
+		p.eager = true
+		v, err := p.object(depth + 1)
+		p.eager = false
+		return v, err
+	}
+	raw := p.s[start:p.i]
+	if p.ws {
+		raw = compact(raw)
+	}
+	v := p.alloc()
+	v.kind, v.raw = Object, raw
+	return v, nil
+}
+
+// buildLazy builds the members of a lazy object from its text.
+func buildLazy(raw string) *object {
+	sc := scratches.Get().(*scratch)
+	p := parser{s: raw, path: sc.path, keys: sc.keys, ss: sc.ss}
+	p.sizeSlabs()
+	defer sc.recycle(&p)
+	v, err := p.object(1)
+	if err != nil {
+		return new(object) // unreachable: raw was validated when it was parsed
+	}
+	return v.obj.Load()
 }
 
 func (p *parser) alloc() *Value { return &p.values.take(1)[0] }
@@ -332,6 +389,9 @@ func (p *parser) skip(depth int) error {
 				}
 				seen[key] = true
 			}
+			if p.inArray == 0 && p.i < len(p.s) && p.s[p.i] == 'n' {
+				p.nulls = true
+			}
 			return p.skip(depth)
 		})
 		p.keys = p.keys[:mark]
@@ -346,6 +406,8 @@ func (p *parser) skip(depth int) error {
 			p.i++
 			return nil
 		}
+		p.inArray++
+		defer func() { p.inArray-- }()
 		for n := 0; ; n++ {
 			p.path = append(p.path, segment{idx: n})
 			err := p.skip(depth)

@@ -70,7 +70,7 @@ func TestApplyPersistentAgainstModel(t *testing.T) {
 				cur = c.v
 				ref = &refObject{vals: map[string]string{}}
 				p := mustParse(t, c.want)
-				p.obj.each(func(m Member, _ string) bool {
+				p.object().each(func(m Member, _ string) bool {
 					ref.apply(m.Key, m.Value.String())
 					return true
 				})

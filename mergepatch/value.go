@@ -8,6 +8,10 @@
 // objects on the path of a change and shares every other subtree, so callers
 // may keep earlier values as checkpoints.
 //
+// Objects nested deeper than the first two levels, where merges rarely
+// reach, are kept as their compact text and built on first use, so a
+// patch that adds such objects costs little more than its bytes.
+//
 // Values keep the source spelling of everything the merge does not rebuild:
 // scalars and arrays keep their exact bytes (arrays are opaque to the merge,
 // as RFC 7396 requires) and object keys keep their escapes, so AppendJSON of an
@@ -19,6 +23,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"unicode/utf8"
 )
 
@@ -56,12 +61,42 @@ func (k Kind) String() string {
 // Value is an immutable JSON value. A nil *Value is JSON null.
 //
 // Scalars and arrays hold their source bytes (arrays with insignificant
-// whitespace removed); objects hold their members in order.
+// whitespace removed); objects hold their members in order, or until
+// first use only their compact text (lazy objects, see parser.value).
 type Value struct {
 	kind Kind
-	raw  string      // scalars and arrays: source text
-	obj  *object     // objects
-	dups *duplicates // set on the value returned by Parse when it saw duplicates
+	raw  string                 // scalars, arrays, lazy objects: compact source text
+	obj  atomic.Pointer[object] // objects; built from raw on first use
+	dups *duplicates            // set on the value returned by Parse when it saw duplicates
+}
+
+// objectValue is an object Value and its members, allocated together.
+type objectValue struct {
+	v Value
+	o object
+}
+
+func (b *objectValue) init() (*Value, *object) {
+	b.v.kind = Object
+	b.v.obj.Store(&b.o)
+	return &b.v, &b.o
+}
+
+// newObjectValue returns an object Value and its empty members.
+func newObjectValue() (*Value, *object) { return new(objectValue).init() }
+
+// object returns the members of an object Value, building them from the
+// text of a lazy object on first use (concurrent first uses may each
+// build them; one result is kept).
+func (v *Value) object() *object {
+	if o := v.obj.Load(); o != nil {
+		return o
+	}
+	o := buildLazy(v.raw)
+	if v.obj.CompareAndSwap(nil, o) {
+		return o
+	}
+	return v.obj.Load()
 }
 
 // Member is one name/value pair of an object.
@@ -153,11 +188,12 @@ func (v *Value) Kind() Kind {
 // Members returns the members of an object in order, or nil for any other
 // kind, in a new slice.
 func (v *Value) Members() []Member {
-	if v == nil || v.obj == nil {
+	if v.Kind() != Object {
 		return nil
 	}
-	out := make([]Member, 0, v.obj.live)
-	v.obj.each(func(m Member, _ string) bool {
+	o := v.object()
+	out := make([]Member, 0, o.live)
+	o.each(func(m Member, _ string) bool {
 		out = append(out, m)
 		return true
 	})
@@ -166,11 +202,12 @@ func (v *Value) Members() []Member {
 
 // Get returns the value of an object member.
 func (v *Value) Get(key string) (*Value, bool) {
-	if v == nil || v.obj == nil {
+	if v.Kind() != Object {
 		return nil, false
 	}
-	if i := v.obj.find(key); i >= 0 {
-		return v.obj.slots.at(i).Value, true
+	o := v.object()
+	if i := o.find(key); i >= 0 {
+		return o.slots.at(i).Value, true
 	}
 	return nil, false
 }
@@ -204,9 +241,12 @@ func (v *Value) AppendJSON(dst []byte) []byte {
 	case Null:
 		return append(dst, "null"...)
 	case Object:
+		if v.raw != "" { // a lazy object: its compact text
+			return append(dst, v.raw...)
+		}
 		dst = append(dst, '{')
 		first := true
-		v.obj.each(func(m Member, rawKey string) bool {
+		v.object().each(func(m Member, rawKey string) bool {
 			if !first {
 				dst = append(dst, ',')
 			}
@@ -265,13 +305,13 @@ func Equal(a, b *Value) bool {
 		}
 		return true
 	}
-	if a == b {
+	if a == b || a.raw != "" && a.raw == b.raw {
 		return true
 	}
-	if a.obj.live != b.obj.live {
+	if a.object().live != b.object().live {
 		return false
 	}
-	return a.obj.each(func(m Member, _ string) bool {
+	return a.object().each(func(m Member, _ string) bool {
 		w, ok := b.Get(m.Key)
 		return ok && Equal(m.Value, w)
 	})

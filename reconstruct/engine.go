@@ -215,6 +215,10 @@ func (e *engine) feedObject(rec *rollout.Record, pos Pos) {
 		e.event(rec, pos) // user_message events carry images: walked, not copied
 		return
 	}
+	if typ == rollout.TypeWorldState {
+		e.worldState(pos, rec.PayloadBytes())
+		return
+	}
 	payload := rec.Payload()
 
 	switch typ {
@@ -226,8 +230,6 @@ func (e *engine) feedObject(rec *rollout.Record, pos Pos) {
 		if t := payload.Get("turn_id"); t.Exists() && e.turn != nil && e.turn.ID == "" {
 			e.turn.ID = t.String()
 		}
-	case rollout.TypeWorldState:
-		e.worldState(pos, payload)
 	case rollout.TypeInterAgent:
 		e.interAgent(rec, pos, payload)
 	case rollout.TypeContextHandoff:

@@ -4,21 +4,39 @@ import (
 	"strings"
 
 	"github.com/rollout-dev/rollout/mergepatch"
+	"github.com/rollout-dev/rollout/rollout"
 	"github.com/tidwall/gjson"
 )
 
-func (e *engine) worldState(pos Pos, p gjson.Result) {
+// worldState replays a world_state line from its payload bytes: the state
+// is parsed once, straight from the line, and no copy of the payload is
+// made (a replay meets one such line per model step).
+func (e *engine) worldState(pos Pos, payload []byte) {
+	var fullRaw, state []byte
+	rollout.Members(payload, func(key []byte, start, end int) bool {
+		switch string(key) {
+		case "full":
+			if fullRaw == nil {
+				fullRaw = payload[start:end]
+			}
+		case "state":
+			if state == nil {
+				state = payload[start:end]
+			}
+		}
+		return true
+	})
+	full := gjson.ParseBytes(fullRaw).Bool()
 	defer func() {
-		e.emit(pos, FlowWorldStateEvidence{State: e.st.WorldState, Full: p.Get("full").Bool()})
+		e.emit(pos, FlowWorldStateEvidence{State: e.st.WorldState, Full: full})
 	}()
 	visible := e.sinceWS
 	e.sinceWS = false
-	state := p.Get("state")
-	if !state.IsObject() {
-		e.emit(pos, WorldStateNotObjectEvidence{JSONType: state.Type.String()})
+	if len(state) == 0 || state[0] != '{' {
+		e.emit(pos, WorldStateNotObjectEvidence{JSONType: gjson.ParseBytes(state).Type.String()})
 		return
 	}
-	v, err := mergepatch.ParseString(state.Raw)
+	v, err := mergepatch.Parse(state)
 	if err != nil {
 		e.emit(pos, WorldStateNotObjectEvidence{Error: err.Error()})
 		return
@@ -35,7 +53,7 @@ func (e *engine) worldState(pos Pos, p gjson.Result) {
 		}
 		e.emit(pos, WorldStateDuplicateKeyEvidence{Keys: keys, Count: n})
 	}
-	if p.Get("full").Bool() {
+	if full {
 		// Codex writes every top-level section, null when unset: only a
 		// null inside a section is unusual.
 		var nulls []string
@@ -58,9 +76,10 @@ func (e *engine) worldState(pos Pos, p gjson.Result) {
 		e.emit(pos, WorldStatePatchWithoutBaselineEvidence{AfterCompaction: e.afterCompact})
 		return
 	}
-	if !mergepatch.Changes(e.st.WorldState, v) {
+	next, changed := mergepatch.Merge(e.st.WorldState, v)
+	if !changed {
 		e.emit(pos, WorldStateEmptyPatchEvidence{})
 		return
 	}
-	e.st.WorldState = mergepatch.Apply(e.st.WorldState, v)
+	e.st.WorldState = next
 }
