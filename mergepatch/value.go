@@ -336,6 +336,11 @@ func elements(raw string) []*Value {
 
 // numberEqual compares two valid JSON number literals by exact value.
 func numberEqual(a, b string) bool {
+	if plainInteger(a) && plainInteger(b) {
+		// JSON integers have no leading zeros: one spelling per value,
+		// but for zero's sign.
+		return a == b || strings.TrimPrefix(a, "-") == "0" && strings.TrimPrefix(b, "-") == "0"
+	}
 	an, ad, ae := decimal(a)
 	bn, bd, be := decimal(b)
 	if ad == "" || bd == "" {
@@ -343,6 +348,10 @@ func numberEqual(a, b string) bool {
 	}
 	return an == bn && ad == bd && ae.Cmp(be) == 0
 }
+
+// plainInteger reports whether a valid JSON number has no fraction and
+// no exponent.
+func plainInteger(s string) bool { return !strings.ContainsAny(s, ".eE") }
 
 // decimal splits a JSON number into sign, significant digits without leading
 // or trailing zeros ("" for zero) and the exponent of the last digit.
