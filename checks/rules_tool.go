@@ -11,10 +11,10 @@ import (
 // Tool calls and their outputs.
 var toolRules = []*Rule{
 	on(Rule{ID: "tool/orphan-call", Severity: Warning, Since: "0.1.0",
-		Title: "a tool call with no output by the end of the thread (error before Codex 0.50; info while the session may be running)",
+		Title: "a tool call with no output by the end of the thread (error in bare-era files; info while the session may be running)",
 		Doc: "After an interrupt or a crash a call can be left without output. The consequence depends on the Codex version that resumes the file (cli_version of session_meta). " +
-			"From 0.50 on, ContextManager normalizes the history before every request (codex-rs/core/src/context_manager/normalize.rs, ensure_call_outputs_present, added by openai/codex#5473 in October 2025): it inserts an \"aborted\" output after the call, so the thread resumes but the model believes the call was aborted although the tool may have run (warning). " +
-			"Before that, and in bare-era files, the call is sent as is and the API rejects every later request with \"No tool output found for function call\" (error). " +
+			"Every numbered Rust release answers such a call with an \"aborted\" output before each request, so the thread resumes but the model believes the call was aborted although the tool may have run (warning): from rust-v0.2.0 to rust-v0.47.0 run_turn's missing_calls (codex-rs/core/src/codex.rs) sends the outputs before the history; from rust-v0.48.0 on ContextManager's normalize step (ensure_call_outputs_present, openai/codex#5473) inserts each after its call (codex-rs/core/src/context_manager/normalize.rs today). " +
+			"In bare-era files (mid 2025, no cli_version) the writer is not known to do either, so the call is taken to be sent as is, which the API rejects on every later request with \"No tool output found for function call\" (error). " +
 			"A call of the last turn, still open at the end of the file, is reported too: when the file was last written an hour or more before --now (default: the clock) the session died mid-call and the call is judged like any other; otherwise the tool may still be running (info) and repair leaves it alone.",
 		Fix: "add an output marked aborted (not while the session may be running)", OptIn: true,
 		plan: withEvidence(abortedOutput),
@@ -29,8 +29,8 @@ var toolRules = []*Rule{
 		}),
 	}, orphanCallMessage),
 	on(Rule{ID: "tool/orphan-output", Severity: Warning, Since: "0.1.0",
-		Title: "a tool output whose call_id has no call (error before Codex 0.50)",
-		Doc: "Usually the call was lost in a torn or rolled-back line. From Codex 0.50 on, remove_orphan_outputs (codex-rs/core/src/context_manager/normalize.rs) drops the output before every request and logs an error (debug builds panic): the thread resumes without it (warning). " +
+		Title: "a tool output whose call_id has no call (error before Codex 0.48)",
+		Doc: "Usually the call was lost in a torn or rolled-back line. From Codex 0.48 on, remove_orphan_outputs (added by openai/codex#5473, merged 2025-10-21, first released in rust-v0.48.0; codex-rs/core/src/context_manager/normalize.rs today) drops the output before every request and logs an error (debug builds panic): the thread resumes without it (warning). " +
 			"Before that, and in bare-era files, the output is sent and the API rejects every later request with \"No tool call found for function call output\" (error).",
 		Fix: "move the output line to FILE.quarantine.jsonl", OptIn: true,
 		plan: withEvidence(dropOutput),

@@ -227,12 +227,13 @@ func (e *engine) orphanCalls() {
 		openFrom = e.turn.Pos.Line
 	}
 	idle := e.idleSeconds()
-	normalized, version := e.normalizes()
+	dropped, version := e.normalizes(dropsOrphanOutputsSince)
 	for _, o := range e.orphanOutputs {
 		ev := o.Evidence.(ToolOrphanOutputEvidence)
-		ev.Normalized, ev.CLIVersion = normalized, version
+		ev.Normalized, ev.CLIVersion = dropped, version
 		e.emit(o.Pos, ev)
 	}
+	answered, version := e.normalizes(answersOrphanCallsSince)
 	h := e.st.History
 	for i := range h.Len() {
 		if x := h.item(i); !h.isToolCall(x) || x.answered || x.callLen == 0 {
@@ -240,7 +241,7 @@ func (e *engine) orphanCalls() {
 		}
 		it := h.At(i)
 		ev := ToolOrphanCallEvidence{CallID: it.CallID, ItemType: it.Type, ItemIndex: it.Index,
-			Normalized: normalized, CLIVersion: version}
+			Normalized: answered, CLIVersion: version}
 		if openFrom > 0 && it.Line >= openFrom {
 			ev.InOpenTurn = true
 			if !e.lastTime.IsZero() {
@@ -260,27 +261,39 @@ func (e *engine) orphanCalls() {
 // abandoned rather than running: tool calls rarely run longer.
 const StoppedAfter = 3600
 
-// normalizingSince is the first Codex release taken to normalize the history
-// before every request: ContextManager's normalize step
-// (codex-rs/core/src/context_manager/normalize.rs: ensure_call_outputs_present
-// inserts an "aborted" output after a call without one,
-// remove_orphan_outputs drops an output without its call). It came with
-// openai/codex#5473 (merged 2025-10-21, between 0.47 and 0.50); 0.50.0 is
-// the conservative boundary: a file in between is judged by the older rule.
-var normalizingSince = rollout.Version{Major: 0, Minor: 50}
+// Codex answers a call left without output before every request, and from
+// a later release on also drops an output left without its call; the
+// release that wrote the file (its cli_version) decides the consequence.
+//
+// answersOrphanCallsSince: run_turn's missing_calls (codex-rs/core/src/codex.rs)
+// sends an "aborted" custom_tool_call_output for every call of the prompt
+// without an output, placed before the history; it is in every numbered Rust
+// release from rust-v0.2.0 (June 2025) to rust-v0.47.0. From rust-v0.48.0 on
+// ContextManager's normalize step does it instead (ensure_call_outputs_present,
+// the output inserted after the call).
+//
+// dropsOrphanOutputsSince: remove_orphan_outputs, which drops an output whose
+// call is not in the history, came with openai/codex#5473 (commit 273819aaae,
+// merged 2025-10-21), first released in rust-v0.48.0 (it is not in
+// rust-v0.47.0). Before it the output is sent and the API rejects the request.
+var (
+	answersOrphanCallsSince = rollout.Version{Major: 0, Minor: 2}
+	dropsOrphanOutputsSince = rollout.Version{Major: 0, Minor: 48}
+)
 
-// normalizes says whether the Codex version of the file normalizes the
-// history on resume (nil: unknown), and the cli_version it read it from.
-func (e *engine) normalizes() (*bool, string) {
+// normalizes says whether the Codex version of the file, judged against the
+// first release that does it (since), heals the orphan on resume (nil:
+// unknown), and the cli_version it read it from.
+func (e *engine) normalizes(since rollout.Version) (*bool, string) {
 	if e.st.Era == rollout.EraBare {
-		no := false // mid 2025, before 0.4x
+		no := false // mid 2025: the writer's version is unknown; assume the worst
 		return &no, ""
 	}
 	v, ok := rollout.ParseVersion(e.st.CLIVersion)
 	if !ok {
 		return nil, ""
 	}
-	yes := v.AtLeast(normalizingSince)
+	yes := v.AtLeast(since)
 	return &yes, e.st.CLIVersion
 }
 
