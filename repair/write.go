@@ -391,21 +391,22 @@ func (t *Txn) rewrite() error {
 	defer src.Close()
 
 	// The verifier reads the output as it is written: on two cores the
-	// re-verification costs little more than the rewrite itself.
-	pr, pw := io.Pipe()
+	// re-verification costs little more than the rewrite itself. A long
+	// line reaches it whole, not copied.
+	pipe := rollout.NewLinePipe()
 	verified := make(chan error, 1)
 	go func() {
-		res, err := checks.RunReader(t.Path, pr, t.checkOptions())
-		io.Copy(io.Discard, pr) // never leave the writer blocked
+		res, err := checks.RunReader(t.Path, pipe, t.checkOptions())
+		pipe.Drain() // never leave the writer blocked
 		t.Output = res
 		verified <- err
 	}()
-	bw := bufio.NewWriterSize(pw, 256<<10)
-	stats, err := rollout.Rewrite(io.MultiWriter(sink, bw), src, &t.Fixes.Plan, t.rewriteOptions())
+	out := &outputs{sink: sink, bw: bufio.NewWriterSize(pipe, 256<<10), pipe: pipe}
+	stats, err := rollout.Rewrite(out, src, &t.Fixes.Plan, t.rewriteOptions())
 	if err == nil {
-		err = bw.Flush()
+		err = out.bw.Flush()
 	}
-	pw.CloseWithError(err)
+	pipe.CloseWithError(err)
 	verr := <-verified
 	if err == nil {
 		_, err = io.Copy(io.Discard, raw) // what the decoder left unread
@@ -428,6 +429,34 @@ func (t *Txn) rewrite() error {
 		return verr
 	}
 	return nil
+}
+
+// outputs is where the rewrite goes: the result (sink) and the verifier,
+// which takes long lines whole.
+type outputs struct {
+	sink io.Writer
+	bw   *bufio.Writer // over pipe
+	pipe *rollout.LinePipe
+}
+
+func (o *outputs) Write(p []byte) (int, error) {
+	if n, err := o.sink.Write(p); err != nil {
+		return n, err
+	}
+	return o.bw.Write(p)
+}
+
+func (o *outputs) WriteLine(body []byte, eol string) error {
+	if _, err := o.sink.Write(body); err != nil {
+		return err
+	}
+	if _, err := io.WriteString(o.sink, eol); err != nil {
+		return err
+	}
+	if err := o.bw.Flush(); err != nil {
+		return err
+	}
+	return o.pipe.WriteLine(body, eol)
 }
 
 func (t *Txn) rewriteOptions() rollout.RewriteOptions {

@@ -7,6 +7,9 @@ import (
 	"hash/maphash"
 	"io"
 	"os"
+	"strings"
+	"sync"
+	"weak"
 )
 
 // This file reads lines for Reader and the rewriter. A line that fits the
@@ -64,11 +67,14 @@ type lineSource struct {
 	buf    []byte      // the last long line, reused when the next one fits
 	chunks [][]byte    // pieces of a long line, when it cannot be read again
 	seed   maphash.Seed
+	feed   *LinePipe // hands long lines whole
 }
 
 // lineRead is one line as read.
 type lineRead struct {
-	line       []byte  // the line with its terminator; nil when oversized
+	line       []byte  // the line with its terminator (without: whole); nil when oversized
+	eol        string  // whole: the terminator
+	whole      bool    // handed whole by a LinePipe
 	size       int64   // bytes read, terminator included
 	tail       [2]byte // the last two bytes read ("\r\n" on an oversized line)
 	terminated bool    // ends with "\n"
@@ -93,6 +99,13 @@ func (s *lineSource) next(limit int64, pass func([]byte) error) (lineRead, error
 	defer func() { clear(s.chunks); s.chunks = s.chunks[:0] }()
 	for first := true; ; first = false {
 		chunk, err := s.br.ReadSlice('\n')
+		if errors.Is(err, errWholeLine) {
+			if !first || len(chunk) > 0 {
+				return r, errors.New("rollout: a LinePipe gave a whole line inside a line")
+			}
+			body, eol, _ := s.feed.takeLine()
+			return s.whole(body, eol, limit, pass)
+		}
 		r.size += int64(len(chunk))
 		for _, b := range chunk[max(len(chunk)-2, 0):] {
 			r.tail[0], r.tail[1] = r.tail[1], b
@@ -138,12 +151,7 @@ func (s *lineSource) next(limit int64, pass func([]byte) error) (lineRead, error
 	if r.oversized || r.line != nil || r.size == 0 {
 		return r, nil
 	}
-	n := int(r.size)
-	if cap(s.buf) < n {
-		s.buf = nil // let the collector have it before the bigger one
-		s.buf = make([]byte, n)
-	}
-	line := s.buf[:n]
+	line := s.buffer(int(r.size))
 	if s.at == nil {
 		i := 0
 		for _, c := range s.chunks {
@@ -154,6 +162,45 @@ func (s *lineSource) next(limit int64, pass func([]byte) error) (lineRead, error
 	}
 	r.line = line
 	return r, nil
+}
+
+// whole returns a line a LinePipe handed whole.
+func (s *lineSource) whole(body []byte, eol string, limit int64, pass func([]byte) error) (lineRead, error) {
+	r := lineRead{size: int64(len(body) + len(eol)), terminated: strings.HasSuffix(eol, "\n")}
+	for _, b := range append(body[max(len(body)-2, 0):len(body):len(body)], eol...) {
+		r.tail[0], r.tail[1] = r.tail[1], b
+	}
+	s.off += r.size
+	if r.size > limit {
+		r.oversized = true
+		if pass != nil {
+			if err := pass(body); err != nil {
+				return r, err
+			}
+			return r, pass([]byte(eol))
+		}
+		return r, nil
+	}
+	r.line, r.eol, r.whole = body, eol, true
+	return r, nil
+}
+
+// split splits a line read into its body and terminator (as SplitEOL).
+func (r *lineRead) split() (body []byte, eol string) {
+	if !r.whole {
+		return SplitEOL(r.line)
+	}
+	body, eol = r.line, r.eol
+	if strings.HasSuffix(eol, "\n") {
+		i := len(body)
+		for i > 0 && body[i-1] == '\r' {
+			i--
+		}
+		if i < len(body) {
+			body, eol = body[:i], string(body[i:])+eol
+		}
+	}
+	return body, eol
 }
 
 // reread reads line again at off and checks it is what the scan saw.
@@ -204,7 +251,45 @@ func (s *lineSource) passHeld(start, n int64, scan *maphash.Hash, pass func([]by
 	return nil
 }
 
-// release drops the buffers.
+// spareLong is the long-line buffer the last lineSource let go of, until
+// the collector takes it (a weak pointer does not keep it). repair reads a
+// long line three times (analysis, rewrite, verification of the result)
+// and the collector need not run in between: without it each pass would
+// take fresh memory for the line. sync.Pool does not fit: an item put on
+// one P is not found from another.
+var spareLong struct {
+	mu sync.Mutex
+	p  weak.Pointer[[]byte]
+}
+
+// buffer returns a buffer of n bytes: the last one when it is big enough,
+// else the spare one if it is, else a new one of exactly n bytes.
+func (s *lineSource) buffer(n int) []byte {
+	if cap(s.buf) < n {
+		s.buf = nil
+		spareLong.mu.Lock()
+		if b := spareLong.p.Value(); b != nil && cap(*b) >= n {
+			s.buf = *b
+			spareLong.p = weak.Pointer[[]byte]{}
+		}
+		spareLong.mu.Unlock()
+		if s.buf == nil {
+			s.buf = make([]byte, n)
+		}
+	}
+	return s.buf[:n]
+}
+
+// release drops the buffers, passing a long one on.
 func (s *lineSource) release() {
+	if s.buf != nil {
+		b := new([]byte) // its own object: the weak pointer must not hold s
+		*b = s.buf
+		spareLong.mu.Lock()
+		if old := spareLong.p.Value(); old == nil || cap(*old) < cap(s.buf) {
+			spareLong.p = weak.Make(b)
+		}
+		spareLong.mu.Unlock()
+	}
 	s.br, s.at, s.buf, s.chunks = nil, nil, nil, nil
 }

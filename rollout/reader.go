@@ -46,7 +46,9 @@ func NewReader(r io.Reader, maxLine int64) *Reader {
 	}
 	br := lineBuffers.Get().(*bufio.Reader)
 	br.Reset(r)
-	return &Reader{src: lineSource{br: br, at: RereaderOf(r)}, max: maxLine}
+	src := lineSource{br: br, at: RereaderOf(r)}
+	src.feed, _ = r.(*LinePipe)
+	return &Reader{src: src, max: maxLine}
 }
 
 // Release returns the read buffer for reuse; the Reader and the records it
@@ -83,7 +85,7 @@ func (rd *Reader) Next() (*Record, error) {
 	rd.line++
 	oversized := r.oversized
 	if !oversized {
-		raw, eol := SplitEOL(r.line)
+		raw, eol := r.split()
 		rec.EOL = eol
 		rec.Raw, rec.Size = raw, int64(len(raw))
 		oversized = rec.Size > rd.max

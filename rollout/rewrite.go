@@ -227,8 +227,10 @@ func Rewrite(dst io.Writer, src io.Reader, plan *Plan, opts RewriteOptions) (*Re
 		plan:   plan,
 		opts:   opts,
 		out:    bufio.NewWriterSize(cw, 256<<10),
+		count:  cw,
 		memory: map[memKey][][]byte{},
 	}
+	w.whole, _ = dst.(LineWriter)
 	err := w.run(src)
 	if ferr := w.out.Flush(); err == nil {
 		err = ferr
@@ -257,6 +259,8 @@ type rewriter struct {
 	plan  *Plan
 	opts  RewriteOptions
 	out   *bufio.Writer
+	count *countWriter // under out
+	whole LineWriter   // the destination, when it takes long lines whole
 	stats RewriteStats
 
 	seq      int64 // next Sequence value
@@ -420,9 +424,12 @@ func (w *rewriter) readLine() (raw []byte, eol string, size int64, oversized boo
 		}
 		return nil, eol, r.size, true, nil
 	}
-	raw, eol = SplitEOL(r.line)
+	raw, eol = r.split()
 	if int64(len(raw)) > w.opts.MaxLineBytes {
-		if err := verbatim(r.line); err != nil {
+		if err := verbatim(raw); err != nil {
+			return nil, "", 0, false, err
+		}
+		if err := verbatim([]byte(eol)); err != nil {
 			return nil, "", 0, false, err
 		}
 		return nil, eol, r.size, true, nil
@@ -445,11 +452,23 @@ func (w *rewriter) writeLine(b []byte, eol string) error {
 	if err := w.beginLine(); err != nil {
 		return err
 	}
-	if _, err := w.out.Write(b); err != nil {
-		return err
-	}
-	if _, err := w.out.WriteString(eol); err != nil {
-		return err
+	if w.whole != nil && len(b) > readBufferSize {
+		// Whole, after what is buffered: a Reader at the other end of a
+		// LinePipe uses b itself.
+		if err := w.out.Flush(); err != nil {
+			return err
+		}
+		if err := w.whole.WriteLine(b, eol); err != nil {
+			return err
+		}
+		w.count.n += int64(len(b) + len(eol))
+	} else {
+		if _, err := w.out.Write(b); err != nil {
+			return err
+		}
+		if _, err := w.out.WriteString(eol); err != nil {
+			return err
+		}
 	}
 	w.openLine = eol == ""
 	w.outLine++
