@@ -197,6 +197,9 @@ type planner struct {
 	envelope bool
 	ids      *idSource
 
+	matches map[string]func([]byte) bool                       // itemMatch, by line type
+	values  map[int]func(*rollout.EditContext) ([]byte, error) // idValue, by item index
+
 	structural  bool       // lines are removed, added, split or moved
 	ordinals    []lineRule // ordinal findings, for the labels of the renumbering
 	firstIDLine int        // first line given an id that later copies must share
@@ -264,7 +267,7 @@ func (p *planner) metaInFirstLine(sel map[string]bool) {
 }
 
 func (p *planner) hasKind(line int, k rollout.EditKind) bool {
-	for _, e := range p.fp.Plan.Lines[line] {
+	for _, e := range p.fp.Plan.At(line) {
 		if e.Kind == k {
 			return true
 		}
@@ -332,6 +335,10 @@ func (p *planner) sequence() {
 
 // --- item ids ---
 
+// payloadPath is the Path of an edit of a line's item: one slice shared by
+// every edit (the rewriter never modifies a Path).
+var payloadPath = []string{"payload"}
+
 // itemPath is the path of a line's item: its payload (envelope) or the
 // line itself (bare era); index >= 0 names an element of a compaction's
 // replacement history.
@@ -342,8 +349,11 @@ func (p *planner) itemPath(index int) []string {
 	if !p.envelope {
 		return nil
 	}
-	return []string{"payload"}
+	return payloadPath
 }
+
+// idMissing is the When of an edit that gives an item without id one.
+func idMissing(old []byte, _ bool) bool { return rollout.DecodeString(old) == "" }
 
 // assignID gives an item (or an inter-agent message) without id a new one:
 // the item at index of a line of lineType.
@@ -354,8 +364,8 @@ func assignID(p *planner, f Finding, index int, lineType string) string {
 	p.add(f.Line, "id", rollout.Edit{
 		Kind: rollout.EditSet, Label: f.Rule, Path: p.itemPath(index), Key: "id",
 		Match:    p.itemMatch(lineType, index),
-		When:     func(old []byte, ok bool) bool { return rollout.DecodeString(old) == "" },
-		Value:    p.ids.value(index),
+		When:     idMissing,
+		Value:    p.idValue(index),
 		Remember: true,
 	})
 	p.noteID(f.Line)
@@ -372,7 +382,7 @@ func replaceID(p *planner, f Finding, id string, index int) string {
 		Kind: rollout.EditSet, Label: f.Rule, Path: p.itemPath(index), Key: "id",
 		Match:    p.itemMatch("", index), // a response item or an inter-agent message
 		When:     func(old []byte, ok bool) bool { return ok && rollout.DecodeString(old) == id },
-		Value:    p.ids.value(index),
+		Value:    p.idValue(index),
 		Remember: index < 0,
 		Recall:   index >= 0,
 	})
@@ -388,17 +398,16 @@ func (p *planner) idsEverywhere(sel map[string]bool) {
 	if p.firstIDLine == 0 || !p.envelope || p.st.UsesItemIDs || p.st.HistoryMode == rollout.HistoryPaginated {
 		return
 	}
-	missing := func(old []byte, ok bool) bool { return rollout.DecodeString(old) == "" }
 	if sel["item/missing-id"] {
 		p.fp.Plan.Every = append(p.fp.Plan.Every, rollout.Edit{Kind: rollout.EditSet, Label: "item/missing-id",
-			Path: []string{"payload"}, Key: "id", Match: p.itemMatch(rollout.TypeResponseItem, -1),
-			When: missing, Value: p.ids.value(-1), Remember: true})
+			Path: payloadPath, Key: "id", Match: p.itemMatch(rollout.TypeResponseItem, -1),
+			When: idMissing, Value: p.idValue(-1), Remember: true})
 		p.firstIDLine = 1
 	}
 	if sel["agentcomm/missing-id"] {
 		p.fp.Plan.Every = append(p.fp.Plan.Every, rollout.Edit{Kind: rollout.EditSet, Label: "agentcomm/missing-id",
-			Path: []string{"payload"}, Key: "id", Match: p.itemMatch(rollout.TypeInterAgent, -1),
-			When: missing, Value: p.ids.value(-1)})
+			Path: payloadPath, Key: "id", Match: p.itemMatch(rollout.TypeInterAgent, -1),
+			When: idMissing, Value: p.idValue(-1)})
 	}
 }
 
@@ -425,24 +434,47 @@ func (p *planner) repetitions(facts *FixFacts) {
 
 // itemMatch selects the objects of a line an item edit applies to (it
 // matters on concatenated lines): envelope lines of the given type ("" any).
+// One function per line type serves every edit.
 func (p *planner) itemMatch(lineType string, index int) func([]byte) bool {
 	if !p.envelope {
 		return nil
 	}
 	if index >= 0 {
-		return lineTypeIs(rollout.TypeCompacted)
+		lineType = rollout.TypeCompacted
 	}
-	switch lineType {
-	case "":
+	if lineType == "" {
 		return nil
-	case rollout.TypeResponseItem:
+	}
+	if m, ok := p.matches[lineType]; ok {
+		return m
+	}
+	m := lineTypeIs(lineType)
+	if lineType == rollout.TypeResponseItem {
 		// Only items whose type takes an id (the engine reports no others).
-		return func(obj []byte) bool {
+		m = func(obj []byte) bool {
 			_, typed := rollout.ItemPrefix(rollout.DecodeString(member(member(obj, "payload"), "type")))
-			return typed && lineTypeIs(lineType)(obj)
+			return typed && stringIs(member(obj, "type"), lineType)
 		}
 	}
-	return lineTypeIs(lineType)
+	if p.matches == nil {
+		p.matches = map[string]func([]byte) bool{}
+	}
+	p.matches[lineType] = m
+	return m
+}
+
+// idValue is the Value of the id edits of items at index: one function
+// per index serves every edit.
+func (p *planner) idValue(index int) func(*rollout.EditContext) ([]byte, error) {
+	if v, ok := p.values[index]; ok {
+		return v
+	}
+	v := p.ids.value(index)
+	if p.values == nil {
+		p.values = map[int]func(*rollout.EditContext) ([]byte, error){}
+	}
+	p.values[index] = v
+	return v
 }
 
 // --- handoffs (handoffs.md: only the latest record's line is edited) ---
@@ -471,7 +503,16 @@ func fixHandoff(p *planner, f Finding, id string, action handoffAction) string {
 // --- helpers ---
 
 func lineTypeIs(t string) func([]byte) bool {
-	return func(obj []byte) bool { return rollout.DecodeString(member(obj, "type")) == t }
+	return func(obj []byte) bool { return stringIs(member(obj, "type"), t) }
+}
+
+// stringIs reports whether rollout.DecodeString(v) == s, without making
+// the string when v has no escapes.
+func stringIs(v []byte, s string) bool {
+	if b, ok := rollout.StringValue(v); ok {
+		return string(b) == s
+	}
+	return rollout.DecodeString(v) == s
 }
 
 // member is the raw value of a top-level member of a JSON object (nil when
@@ -514,15 +555,20 @@ func lineMillis(obj []byte) int64 {
 
 // idSource makes the ids repair assigns: <prefix>_<uuidv7> with the line's
 // own time and random bits derived from (thread id, line, item index), or
-// random ones with FixOptions.RandomIDs. Ids are remembered per (line,
-// index) so a second rewrite of the same plan (for --diff) gives the same
-// ids, and checked against the live ids and each other.
+// random ones with FixOptions.RandomIDs. A second rewrite of the same plan
+// (for --diff) must give the same ids: a derived id is made again (the salt
+// of the rare one that collided is kept), a random one is remembered. Each
+// is checked against the live ids and the others.
+//
+// The ids in use are kept as 64-bit hashes, not strings: a plan of 100,000
+// ids holds no copy of them. Two ids with one hash only cost a new salt.
 type idSource struct {
 	anchors map[int]int64 // FixFacts.anchors: times for lines whose own does not parse
 	thread  string
 	random  io.Reader
-	used    map[string]bool
-	memo    map[idKey]string
+	taken   map[uint64]idOwner // hashes of the live ids (owner zero) and those assigned
+	salts   map[idKey]int      // derived ids that needed a salt
+	memo    map[idKey]string   // RandomIDs: the ids given
 }
 
 type idKey struct {
@@ -530,47 +576,88 @@ type idKey struct {
 	line, index int
 }
 
+// idOwner is who an id was assigned to (the zero value: a live id).
+type idOwner struct {
+	line, index int
+	assigned    bool
+}
+
 func newIDSource(st *reconstruct.State, opts FixOptions) *idSource {
-	s := &idSource{thread: st.ThreadID, used: map[string]bool{}, memo: map[idKey]string{}}
+	s := &idSource{thread: st.ThreadID, taken: map[uint64]idOwner{}}
 	if opts.RandomIDs {
 		s.random = opts.Random
 		if s.random == nil {
 			s.random = rand.Reader
 		}
+		s.memo = map[idKey]string{}
 	}
 	for it := range st.History.All() {
 		if it.ID != "" {
-			s.used[it.ID] = true
+			s.taken[idHash([]byte(it.ID))] = idOwner{}
 		}
 	}
 	return s
 }
 
+// plainASCII reports whether strconv.Quote leaves s as it is.
+func plainASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
+			return false
+		}
+	}
+	return true
+}
+
+// idHash is FNV-1a: deterministic, so the ids (salts) never depend on the run.
+func idHash(b []byte) uint64 {
+	h := uint64(14695981039346656037)
+	for _, c := range b {
+		h = (h ^ uint64(c)) * 1099511628211
+	}
+	return h
+}
+
 // id returns the id for (prefix, line, index); ms is the line's time.
 func (s *idSource) id(prefix string, ms int64, line, index int) string {
+	return string(s.appendID(nil, prefix, ms, line, index))
+}
+
+// appendID appends id(prefix, ms, line, index) to dst.
+func (s *idSource) appendID(dst []byte, prefix string, ms int64, line, index int) []byte {
 	k := idKey{prefix, line, index}
 	if id, ok := s.memo[k]; ok {
-		return id
+		return append(dst, id...)
 	}
-	for salt := 0; ; salt++ {
-		var u string
+	owner := idOwner{line, index, true}
+	start := len(dst)
+	for salt := s.salts[k]; ; salt++ {
+		dst = append(append(dst[:start], prefix...), '_')
 		if s.random != nil {
 			var r [10]byte
 			if _, err := io.ReadFull(s.random, r[:]); err != nil {
 				panic(fmt.Sprintf("reading random bits: %v", err))
 			}
-			u = rollout.NewUUIDv7(ms, r)
+			dst = rollout.AppendUUIDv7(dst, ms, r)
 		} else {
 			// A collision with an existing id is astronomically unlikely;
 			// if it happens, derive again from a salted index.
-			u = rollout.DerivedUUIDv7(ms, s.thread, line, index+salt<<48)
+			dst = rollout.AppendDerivedUUIDv7(dst, ms, s.thread, line, index+salt<<48)
 		}
-		id := prefix + "_" + u
-		if !s.used[id] {
-			s.used[id] = true
-			s.memo[k] = id
-			return id
+		h := idHash(dst[start:])
+		if o, ok := s.taken[h]; ok && o != owner {
+			continue
 		}
+		s.taken[h] = owner
+		if s.memo != nil {
+			s.memo[k] = string(dst[start:])
+		} else if salt > 0 {
+			if s.salts == nil {
+				s.salts = map[idKey]int{}
+			}
+			s.salts[k] = salt
+		}
+		return dst
 	}
 }
 
@@ -589,7 +676,10 @@ func (s *idSource) value(index int) func(*rollout.EditContext) ([]byte, error) {
 				return nil, fmt.Errorf("%w: the item's type has no id prefix", rollout.ErrSkipEdit)
 			}
 		}
-		id := s.id(prefix, s.millis(c), c.Line, index+c.Part<<32)
-		return strconv.AppendQuote(nil, id), nil
+		quoted := s.appendID(append(make([]byte, 0, 48), '"'), prefix, s.millis(c), c.Line, index+c.Part<<32)
+		if plainASCII(prefix) {
+			return append(quoted, '"'), nil // what strconv.Quote gives, made in place
+		}
+		return strconv.AppendQuote(nil, string(quoted[1:])), nil
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"hash/maphash"
 	"io"
 	"math"
+	"sort"
 	"strconv"
 )
 
@@ -92,24 +93,93 @@ type Sequence struct {
 	From int
 }
 
-// Plan is every edit of one rewrite.
+// Plan is every edit of one rewrite. The edits of lines are kept in one
+// slice in line order, not one allocation per line: a plan of 100,000 id
+// fixes is read front to back by the rewrite as it streams the file.
 type Plan struct {
-	Lines    map[int][]Edit // by 1-based input line
-	Every    []Edit         // edits tried on every line (Match picks the objects)
+	lines    []int  // lines[i] is the 1-based input line of edits[i]
+	edits    []Edit // in line order once sorted; in the order added within a line
+	unsorted bool   // an edit was added for a line before the last one
+	Every    []Edit // edits tried on every line (Match picks the objects)
 	Sequence *Sequence
 }
 
 // Add appends an edit to a line.
 func (p *Plan) Add(line int, e Edit) {
-	if p.Lines == nil {
-		p.Lines = map[int][]Edit{}
+	if n := len(p.lines); n > 0 && line < p.lines[n-1] {
+		p.unsorted = true
 	}
-	p.Lines[line] = append(p.Lines[line], e)
+	p.lines = append(p.lines, line)
+	p.edits = append(p.edits, e)
+}
+
+// recalls reports whether an edit reads remembered values (EditFill or
+// Recall): without one, nothing needs remembering.
+func (p *Plan) recalls() bool {
+	for _, es := range [][]Edit{p.edits, p.Every} {
+		for _, e := range es {
+			if e.Recall || e.Kind == EditFill {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // Empty reports whether the plan changes nothing.
 func (p *Plan) Empty() bool {
-	return p == nil || (len(p.Lines) == 0 && len(p.Every) == 0 && p.Sequence == nil)
+	return p == nil || (len(p.edits) == 0 && len(p.Every) == 0 && p.Sequence == nil)
+}
+
+// Lines calls yield with each line that has edits and its edits, in line
+// order, until yield returns false. The edits must not be modified.
+func (p *Plan) Lines(yield func(line int, edits []Edit) bool) {
+	p.sort()
+	for i := 0; i < len(p.lines); {
+		j := p.end(i)
+		if !yield(p.lines[i], p.edits[i:j:j]) {
+			return
+		}
+		i = j
+	}
+}
+
+// At returns the edits of one line (nil: none). They must not be modified.
+func (p *Plan) At(line int) []Edit {
+	p.sort()
+	i := sort.SearchInts(p.lines, line)
+	if i == len(p.lines) || p.lines[i] != line {
+		return nil
+	}
+	j := p.end(i)
+	return p.edits[i:j:j]
+}
+
+// end is the end of the run of edits of line p.lines[i].
+func (p *Plan) end(i int) int {
+	j := i + 1
+	for j < len(p.lines) && p.lines[j] == p.lines[i] {
+		j++
+	}
+	return j
+}
+
+// sort puts the edits in line order, keeping the order they were added
+// in within a line (the rewrite applies them in that order).
+func (p *Plan) sort() {
+	if p.unsorted {
+		sort.Stable(planByLine{p})
+		p.unsorted = false
+	}
+}
+
+type planByLine struct{ p *Plan }
+
+func (s planByLine) Len() int           { return len(s.p.lines) }
+func (s planByLine) Less(i, j int) bool { return s.p.lines[i] < s.p.lines[j] }
+func (s planByLine) Swap(i, j int) {
+	s.p.lines[i], s.p.lines[j] = s.p.lines[j], s.p.lines[i]
+	s.p.edits[i], s.p.edits[j] = s.p.edits[j], s.p.edits[i]
 }
 
 // Change is one change the writer made.
@@ -224,11 +294,12 @@ func Rewrite(dst io.Writer, src io.Reader, plan *Plan, opts RewriteOptions) (*Re
 	}
 	cw := &countWriter{w: dst}
 	w := &rewriter{
-		plan:   plan,
-		opts:   opts,
-		out:    bufio.NewWriterSize(cw, 256<<10),
-		count:  cw,
-		memory: map[memKey][][]byte{},
+		plan:    plan,
+		opts:    opts,
+		out:     bufio.NewWriterSize(cw, 256<<10),
+		count:   cw,
+		memory:  map[memKey][][]byte{},
+		recalls: plan.recalls(),
 	}
 	w.whole, _ = dst.(LineWriter)
 	err := w.run(src)
@@ -267,8 +338,13 @@ type rewriter struct {
 	outLine  int   // output lines written
 	openLine bool  // the last line written has no terminator yet
 
-	memory map[memKey][][]byte // remembered values by the original bytes of their target
-	used   map[memKey]int      // recalls made on the current line
+	memory  map[memKey][][]byte // remembered values by the original bytes of their target
+	used    map[memKey]int      // recalls made on the current line
+	recalls bool                // some edit recalls: values are remembered
+	paths   map[string]string   // memberPath: the member names of changes, by path
+	sps     []splice            // the splices of the current object
+	ctx     EditContext         // handed to Value functions, which must not keep it
+	spliced []byte              // the edited objects of the current line, one after the other
 
 	moveLine    int     // input line of the object moved to the front (0: none)
 	movePart    int     // its object index
@@ -276,8 +352,10 @@ type rewriter struct {
 	moveApplied []bool  // edits of that line applied to the moved object
 	moveChange  *Change // reported when the stream reaches the line
 
-	src     lineSource
-	scratch []byte
+	src       lineSource
+	scratch   []byte
+	pathBuf   []byte
+	lineEdits []Edit // the current line's edits and the plan's Every edits
 }
 
 // line is one input line read in full.
@@ -302,9 +380,21 @@ func (w *rewriter) run(src io.Reader) error {
 	w.src = lineSource{br: bufio.NewReaderSize(src, 256<<10), at: RereaderOf(src)}
 	defer w.src.release()
 	n := 0
+	plan := w.plan
+	plan.sort()
+	next := 0 // the first edit of a line not read yet
 	for {
 		n++
-		edits := w.plan.Lines[n]
+		for next < len(plan.lines) && plan.lines[next] < n {
+			next++ // a line number below 1: no such line
+		}
+		var edits []Edit
+		first := next
+		if next < len(plan.lines) && plan.lines[next] == n {
+			j := plan.end(next)
+			edits = plan.edits[next:j:j]
+			next = j
+		}
 		full := len(edits) > 0 || len(w.plan.Every) > 0 || w.plan.Sequence != nil || w.opts.OnLine != nil || n == w.moveLine
 		if !full {
 			size, term, err := w.copyLine()
@@ -326,6 +416,7 @@ func (w *rewriter) run(src io.Reader) error {
 			return err
 		}
 		if size == 0 {
+			next = first // no such line: its edits are skipped below
 			break
 		}
 		w.stats.LinesIn++
@@ -350,19 +441,16 @@ func (w *rewriter) run(src io.Reader) error {
 		}
 		l := &line{rec: Record{Line: n, Offset: offset, Raw: raw, EOL: eol, Size: int64(len(raw))}, edits: edits, own: len(edits)}
 		if len(w.plan.Every) > 0 {
-			l.edits = append(append([]Edit(nil), edits...), w.plan.Every...)
+			w.lineEdits = append(append(w.lineEdits[:0], edits...), w.plan.Every...)
+			l.edits = w.lineEdits
 		}
 		classify(&l.rec)
 		if err := w.process(l); err != nil {
 			return err
 		}
 	}
-	for n, edits := range w.plan.Lines {
-		if n > w.stats.LinesIn {
-			for _, e := range edits {
-				w.skip(e, n, "the file has no such line")
-			}
-		}
+	for i := next; i < len(plan.lines); i++ {
+		w.skip(plan.edits[i], plan.lines[i], "the file has no such line")
 	}
 	w.stats.BytesIn = w.src.off
 	return nil
@@ -597,7 +685,12 @@ func (w *rewriter) process(l *line) error {
 	if n == w.moveLine {
 		copy(applied, w.moveApplied)
 	}
-	var kept [][]byte // edited spans still in the output
+	var keptBuf [4][]byte
+	kept := keptBuf[:0] // edited spans still in the output
+	w.spliced = w.spliced[:0]
+	if cap(w.spliced) > 1<<20 {
+		w.spliced = nil // a long line's edit: its buffer is not kept for the next
+	}
 	for k, sp := range l.spans {
 		if n == w.moveLine && k == w.movePart {
 			continue
@@ -737,7 +830,7 @@ func (w *rewriter) insertAfter(l *line) error {
 				return err
 			}
 			if sp != nil {
-				obj = applySplices(obj, []splice{*sp})
+				obj = appendSplices(nil, obj, []splice{*sp})
 			}
 		}
 		if err := w.writeLine(obj, "\n"); err != nil {
@@ -756,8 +849,9 @@ func (w *rewriter) prefetch() error {
 	var move Edit
 	at := 0
 	for n, edits := range w.plan.Lines {
-		if e, ok := has(edits, EditMoveFront); ok && (at == 0 || n < at) {
+		if e, ok := has(edits, EditMoveFront); ok {
 			move, at = e, n
+			break
 		}
 	}
 	if at == 0 {
@@ -784,7 +878,7 @@ func (w *rewriter) prefetch() error {
 		if rec.Line < at {
 			continue
 		}
-		own := w.plan.Lines[at]
+		own := w.plan.At(at)
 		l := &line{rec: Record{Line: rec.Line, Offset: rec.Offset, Raw: bytes.Clone(rec.Raw), EOL: rec.EOL, Size: rec.Size},
 			edits: append(append([]Edit(nil), own...), w.plan.Every...), own: len(own)}
 		if rec.Raw == nil {

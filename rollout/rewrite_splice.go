@@ -2,11 +2,12 @@ package rollout
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/base64"
 	"errors"
 	"fmt"
 	"hash/maphash"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -26,26 +27,28 @@ type splice struct {
 	change  Change
 }
 
-func applySplices(raw []byte, sps []splice) []byte {
-	sort.SliceStable(sps, func(i, j int) bool { return sps[i].at < sps[j].at })
-	out := make([]byte, 0, len(raw)+64)
+// appendSplices appends raw with the splices applied to dst.
+func appendSplices(dst, raw []byte, sps []splice) []byte {
+	slices.SortStableFunc(sps, func(a, b splice) int { return cmp.Compare(a.at, b.at) })
 	prev := 0
 	for _, s := range sps {
-		out = append(out, raw[prev:s.at]...)
-		out = append(out, s.ins...)
+		dst = append(dst, raw[prev:s.at]...)
+		dst = append(dst, s.ins...)
 		prev = s.at + s.del
 	}
-	return append(out, raw[prev:]...)
+	return append(dst, raw[prev:]...)
 }
 
 // editObject applies the member edits and the sequence to object k of a
-// line and returns its span with the edits applied.
+// line and returns its span with the edits applied: the span itself when
+// nothing changes, else a piece of w.spliced (valid until the next line).
 func (w *rewriter) editObject(l *line, k int, sp span, applied []bool, outLine int) ([]byte, error) {
 	rec := &l.rec
 	raw := rec.Raw[sp.start:sp.end]
 	base := sp.objS - sp.start // the object's start inside raw
 	obj := raw[base : sp.objE-sp.start]
-	var sps []splice
+	sps := w.sps[:0]
+	defer func() { w.sps = sps[:0] }()
 	add := func(s splice) {
 		for _, o := range sps {
 			if o.member == s.member && o.key == s.key {
@@ -123,7 +126,11 @@ func (w *rewriter) editObject(l *line, k int, sp span, applied []bool, outLine i
 		c.Line, c.Offset, c.Part, c.OutLine = rec.Line, rec.Offset, k, outLine
 		w.change(c)
 	}
-	edited := applySplices(raw, sps)
+	// Appended after the line's earlier objects: a piece returned before
+	// keeps its bytes even when the buffer grows (it keeps the old array).
+	start := len(w.spliced)
+	w.spliced = appendSplices(w.spliced, raw, sps)
+	edited := w.spliced[start:len(w.spliced):len(w.spliced)]
 	if !validObject(edited[base : len(edited)-(len(raw)-(sp.objE-sp.start))]) {
 		return nil, fmt.Errorf("line %d: the edited object is not valid JSON (a bug in repair)", rec.Line)
 	}
@@ -275,6 +282,26 @@ func pathString(path []string) string {
 	return b.String()
 }
 
+// memberPath is pathString of path and key, made once per distinct path:
+// a plan of many edits of one member names it once.
+func (w *rewriter) memberPath(path []string, key string) string {
+	b := w.pathBuf[:0]
+	for _, p := range path {
+		b = append(append(b, p...), 0)
+	}
+	b = append(b, key...)
+	w.pathBuf = b
+	if s, ok := w.paths[string(b)]; ok {
+		return s
+	}
+	s := pathString(append(append([]string{}, path...), key))
+	if w.paths == nil {
+		w.paths = map[string]string{}
+	}
+	w.paths[string(b)] = s
+	return s
+}
+
 // memberRanges lists the value ranges of member key in the object at
 // obj[s:e], as offsets into obj.
 func memberRanges(obj []byte, s, e int, key string) [][2]int {
@@ -335,16 +362,17 @@ func (w *rewriter) setSplice(obj []byte, e Edit, line, part int) (*splice, error
 		if e.Value == nil {
 			return nil, errors.New("no value")
 		}
-		val, err = e.Value(&EditContext{Line: line, Part: part, Object: obj, Target: target})
+		w.ctx = EditContext{Line: line, Part: part, Object: obj, Target: target}
+		val, err = e.Value(&w.ctx)
 		if err != nil {
 			return nil, err
 		}
 	}
-	if e.Remember {
+	if e.Remember && w.recalls {
 		k := w.memKey(target)
 		w.memory[k] = append(w.memory[k], bytes.Clone(val))
 	}
-	path := pathString(append(append([]string{}, e.Path...), e.Key))
+	path := w.memberPath(e.Path, e.Key)
 	ch := Change{Label: e.Label, Action: ActionSet, Path: path, Before: old, After: val}
 	if len(cur) == 1 {
 		return &splice{at: cur[0][0], del: cur[0][1] - cur[0][0], ins: val, member: s, key: e.Key, change: ch}, nil

@@ -3,6 +3,7 @@ package rollout
 import (
 	"crypto/sha256"
 	"encoding/binary"
+	"encoding/hex"
 	"fmt"
 	"time"
 
@@ -41,27 +42,39 @@ func IsUUID(s string) bool {
 // NewUUIDv7 builds a UUIDv7 from a Unix-millisecond timestamp and 10 bytes of
 // randomness (only 74 bits are used: version and variant take the rest).
 func NewUUIDv7(unixMilli int64, random [10]byte) string {
-	var u uuid.UUID
+	return string(AppendUUIDv7(nil, unixMilli, random))
+}
+
+// AppendUUIDv7 appends NewUUIDv7(unixMilli, random) to dst.
+func AppendUUIDv7(dst []byte, unixMilli int64, random [10]byte) []byte {
+	var u [16]byte
 	ms := uint64(unixMilli)
 	u[0], u[1], u[2] = byte(ms>>40), byte(ms>>32), byte(ms>>24)
 	u[3], u[4], u[5] = byte(ms>>16), byte(ms>>8), byte(ms)
 	copy(u[6:], random[:])
 	u[6] = 0x70 | u[6]&0x0f
 	u[8] = 0x80 | u[8]&0x3f
-	return u.String()
+	dst = hex.AppendEncode(dst, u[:4])
+	for _, g := range [][]byte{u[4:6], u[6:8], u[8:10], u[10:]} {
+		dst = hex.AppendEncode(append(dst, '-'), g)
+	}
+	return dst
 }
 
 // DerivedUUIDv7 is the deterministic id repair assigns: the timestamp is the
 // line's own, the random bits are derived from (thread, line, item index), so
 // the same input always yields the same id.
 func DerivedUUIDv7(unixMilli int64, threadID string, line, item int) string {
-	h := sha256.New()
-	h.Write([]byte(threadID))
-	var b [16]byte
-	binary.BigEndian.PutUint64(b[:8], uint64(line))
-	binary.BigEndian.PutUint64(b[8:], uint64(item))
-	h.Write(b[:])
-	var r [10]byte
-	copy(r[:], h.Sum(nil))
-	return NewUUIDv7(unixMilli, r)
+	return string(AppendDerivedUUIDv7(nil, unixMilli, threadID, line, item))
+}
+
+// AppendDerivedUUIDv7 appends DerivedUUIDv7(unixMilli, threadID, line, item)
+// to dst.
+func AppendDerivedUUIDv7(dst []byte, unixMilli int64, threadID string, line, item int) []byte {
+	var buf [96]byte
+	in := append(buf[:0], threadID...)
+	in = binary.BigEndian.AppendUint64(in, uint64(line))
+	in = binary.BigEndian.AppendUint64(in, uint64(item))
+	sum := sha256.Sum256(in)
+	return AppendUUIDv7(dst, unixMilli, [10]byte(sum[:10]))
 }
