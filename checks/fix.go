@@ -74,7 +74,7 @@ type FixOptions struct {
 // FixPlan is the repair of one file.
 type FixPlan struct {
 	Plan    rollout.Plan
-	Planned []Finding // findings the plan addresses
+	Planned []*Finding // findings the plan addresses (in the analysed Result's Findings)
 	Left    []Unfixed // findings of fixable rules it leaves, and why
 }
 
@@ -156,7 +156,8 @@ func PlanFixes(res *Result, facts *FixFacts, opts FixOptions) (*FixPlan, error) 
 			p.concat[f.Line] = true
 		}
 	}
-	for _, f := range res.Findings {
+	for i := range res.Findings {
+		f := &res.Findings[i]
 		r, ok := Lookup(f.Rule)
 		if !ok || r.plan == nil {
 			continue
@@ -164,7 +165,7 @@ func PlanFixes(res *Result, facts *FixFacts, opts FixOptions) (*FixPlan, error) 
 		if st.FailClosed {
 			// Even a line-level fix needs the history mode: removing a
 			// line may call for renumbering under rules rollout does not know.
-			p.fp.Left = append(p.fp.Left, Unfixed{f, "history_mode " + st.HistoryMode + " is unknown: repair changes nothing in a file it cannot replay"})
+			p.fp.Left = append(p.fp.Left, Unfixed{*f, "history_mode " + st.HistoryMode + " is unknown: repair changes nothing in a file it cannot replay"})
 			continue
 		}
 		if !sel[f.Rule] {
@@ -172,11 +173,11 @@ func PlanFixes(res *Result, facts *FixFacts, opts FixOptions) (*FixPlan, error) 
 			if r.OptIn {
 				why = "opt-in: add --fix " + f.Rule
 			}
-			p.fp.Left = append(p.fp.Left, Unfixed{f, why})
+			p.fp.Left = append(p.fp.Left, Unfixed{*f, why})
 			continue
 		}
-		if why := r.plan(p, f); why != "" {
-			p.fp.Left = append(p.fp.Left, Unfixed{f, why})
+		if why := r.plan(p, *f); why != "" {
+			p.fp.Left = append(p.fp.Left, Unfixed{*f, why})
 			continue
 		}
 		p.fp.Planned = append(p.fp.Planned, f)

@@ -66,7 +66,7 @@ type Outcome struct {
 	Compression rollout.Compression
 
 	Input       *checks.Result  // the analysis of the input
-	Output      *checks.Result  // the re-verification of the result (nil: nothing rewritten)
+	Output      *checks.Result  // the re-verification of the result, its findings (State is nil; nil: nothing rewritten)
 	Fixes       *checks.FixPlan // the plan, and the findings it leaves
 	Changes     []Change        // what the rewrite changed, in output order
 	Skips       []rollout.Skip  // planned edits the rewrite could not apply

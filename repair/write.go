@@ -9,6 +9,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"slices"
 	"strconv"
 	"sync"
 
@@ -398,6 +399,9 @@ func (t *Txn) rewrite() error {
 	go func() {
 		res, err := checks.RunReader(t.Path, pipe, t.checkOptions())
 		pipe.Drain() // never leave the writer blocked
+		if res != nil {
+			res.State = nil // judged: only its findings are kept
+		}
 		t.Output = res
 		verified <- err
 	}()
@@ -460,6 +464,7 @@ func (o *outputs) WriteLine(body []byte, eol string) error {
 }
 
 func (t *Txn) rewriteOptions() rollout.RewriteOptions {
+	t.Changes = slices.Grow(t.Changes, t.Fixes.Plan.Len()) // most plans change each planned edit once
 	return rollout.RewriteOptions{
 		MaxLineBytes: t.opts.MaxLineBytes,
 		Reopen:       t.reopen,

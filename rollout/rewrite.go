@@ -126,6 +126,9 @@ func (p *Plan) recalls() bool {
 	return false
 }
 
+// Len is the number of line edits (the Every edits and the Sequence aside).
+func (p *Plan) Len() int { return len(p.edits) }
+
 // Empty reports whether the plan changes nothing.
 func (p *Plan) Empty() bool {
 	return p == nil || (len(p.edits) == 0 && len(p.Every) == 0 && p.Sequence == nil)

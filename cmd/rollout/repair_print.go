@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"encoding/json"
 	"fmt"
 	"github.com/rollout-dev/rollout/internal/termsafe"
@@ -23,28 +24,60 @@ type repairPrinter struct {
 	o *repairOptions
 }
 
-// controlEscaper shows line breaks and tabs in a one-line plan; built once,
-// not per printed line.
-var controlEscaper = strings.NewReplacer("\n", `\n`, "\r", `\r`, "\t", `\t`)
-
-// short renders a value for the one-line plan.
-func short(b []byte, n int, had bool) string {
+// appendShort appends a value rendered for the one-line plan: invalid
+// UTF-8 as U+FFFD, line breaks and tabs as \n, \r and \t, and past 60
+// runes (or when the value was kept truncated, n > len(b)) cut with "…".
+// It makes no string: a plan of 100,000 fixes prints from one buffer.
+func appendShort(dst, b []byte, n int) []byte {
 	if len(b) == 0 {
-		return "(none)"
+		return append(dst, "(none)"...)
 	}
-	s := string(b)
-	if !utf8.ValidString(s) {
-		s = strings.ToValidUTF8(s, "\uFFFD")
-	}
-	s = controlEscaper.Replace(s)
-	if utf8.RuneCountInString(s) > 60 || n > len(b) {
-		rs := []rune(s)
-		if len(rs) > 60 {
-			rs = rs[:60]
+	runes := 0
+	cut := n > len(b)
+	room := func() bool { // room for one more rune of the escaped text
+		if runes == 60 {
+			cut = true
+			return false
 		}
-		s = string(rs) + "…"
+		runes++
+		return true
 	}
-	return s
+scan:
+	for i := 0; i < len(b); {
+		r, size := utf8.DecodeRune(b[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			// As strings.ToValidUTF8: one U+FFFD per run of bad bytes.
+			for i < len(b) {
+				if r, size := utf8.DecodeRune(b[i:]); r != utf8.RuneError || size != 1 {
+					break
+				}
+				i++
+			}
+			if !room() {
+				break scan
+			}
+			dst = utf8.AppendRune(dst, utf8.RuneError)
+			continue
+		case r == '\n' || r == '\r' || r == '\t':
+			for _, c := range [2]byte{'\\', "nrt"[strings.IndexByte("\n\r\t", byte(r))]} {
+				if !room() {
+					break scan
+				}
+				dst = append(dst, c)
+			}
+		default:
+			if !room() {
+				break scan
+			}
+			dst = append(dst, b[i:i+size]...)
+		}
+		i += size
+	}
+	if cut {
+		dst = append(dst, "…"...)
+	}
+	return dst
 }
 
 // planLine is one line of the printed plan: a change, or a run of ordinal
@@ -55,50 +88,82 @@ type planLine struct {
 
 func planLines(cs []repair.Change) []planLine {
 	var out []planLine
-	for i := 0; i < len(cs); i++ {
-		c := cs[i]
-		if j := ordinalRun(cs, i); j > i+1 {
-			first, last := cs[i], cs[j-1]
-			what := fmt.Sprintf("ordinal: %s..%s -> %s..%s (%d lines)", short(first.Before, first.BeforeLen, first.HadBefore),
-				short(last.Before, last.BeforeLen, last.HadBefore), first.After, last.After, j-i)
-			if !first.HadBefore {
-				what = fmt.Sprintf("ordinal: (none) -> %s..%s (%d lines)", first.After, last.After, j-i)
-			}
-			out = append(out, planLine{c.Rule, fmt.Sprintf("lines %d-%d", first.Line, last.Line), what})
-			i = j - 1
-			continue
-		}
-		where := fmt.Sprintf("line %d", c.Line)
-		var what string
-		switch c.Action {
-		case rollout.ActionSet:
-			what = fmt.Sprintf("%s: %s -> %s", c.Member, short(c.Before, c.BeforeLen, c.HadBefore), short(c.After, c.AfterLen, true))
-			if c.AfterLen == 0 && c.HadBefore {
-				what = fmt.Sprintf("%s: %s -> (removed)", c.Member, short(c.Before, c.BeforeLen, true))
-			}
-		case rollout.ActionEdit:
-			switch {
-			case c.BeforeLen == 0:
-				what = fmt.Sprintf("%s: inserted %s", c.Member, short(c.After, c.AfterLen, true))
-			case c.AfterLen == 0:
-				what = fmt.Sprintf("%s: removed %s", c.Member, short(c.Before, c.BeforeLen, true))
-			default:
-				what = fmt.Sprintf("%s: %s -> %s", c.Member, short(c.Before, c.BeforeLen, true), short(c.After, c.AfterLen, true))
-			}
-		case rollout.ActionQuarantine:
-			what = fmt.Sprintf("to quarantine, %d bytes: %s", c.BeforeLen, short(c.Before, c.BeforeLen, true))
-		case rollout.ActionSplit:
-			what = "split into " + string(c.After)
-		case rollout.ActionMove:
-			what = fmt.Sprintf("moved to line %d", c.OutLine)
-		case rollout.ActionInsert:
-			what = fmt.Sprintf("new line %d: %s", c.OutLine, short(c.After, c.AfterLen, true))
-		case rollout.ActionLF:
-			what = `line end \r\n -> \n`
-		}
-		out = append(out, planLine{c.Rule, where, what})
+	var where, what []byte
+	for i := 0; i < len(cs); {
+		j := planGroup(cs, i)
+		where, what = appendWhere(where[:0], cs[i:j]), appendWhat(what[:0], cs[i:j])
+		out = append(out, planLine{cs[i].Rule, string(where), string(what)})
+		i = j
 	}
 	return out
+}
+
+// planGroup returns the end of the plan line that starts at change i: a
+// run of ordinal changes, or the change alone.
+func planGroup(cs []repair.Change, i int) int {
+	if j := ordinalRun(cs, i); j > i+1 {
+		return j
+	}
+	return i + 1
+}
+
+// appendWhere appends where a plan line's changes are: "line N", or
+// "lines A-B" for a run.
+func appendWhere(dst []byte, g []repair.Change) []byte {
+	if len(g) > 1 {
+		dst = strconv.AppendInt(append(dst, "lines "...), int64(g[0].Line), 10)
+		return strconv.AppendInt(append(dst, '-'), int64(g[len(g)-1].Line), 10)
+	}
+	return strconv.AppendInt(append(dst, "line "...), int64(g[0].Line), 10)
+}
+
+// appendWhat appends what a plan line's changes do.
+func appendWhat(dst []byte, g []repair.Change) []byte {
+	c := g[0]
+	if len(g) > 1 {
+		last := g[len(g)-1]
+		dst = append(dst, "ordinal: "...)
+		if c.HadBefore {
+			dst = appendShort(dst, c.Before, c.BeforeLen)
+			dst = appendShort(append(dst, ".."...), last.Before, last.BeforeLen)
+		} else {
+			dst = append(dst, "(none)"...)
+		}
+		dst = append(append(append(dst, " -> "...), c.After...), ".."...)
+		dst = append(append(dst, last.After...), " ("...)
+		return append(strconv.AppendInt(dst, int64(len(g)), 10), " lines)"...)
+	}
+	switch c.Action {
+	case rollout.ActionSet:
+		dst = appendShort(append(append(dst, c.Member...), ": "...), c.Before, c.BeforeLen)
+		if c.AfterLen == 0 && c.HadBefore {
+			return append(dst, " -> (removed)"...)
+		}
+		return appendShort(append(dst, " -> "...), c.After, c.AfterLen)
+	case rollout.ActionEdit:
+		dst = append(append(dst, c.Member...), ": "...)
+		switch {
+		case c.BeforeLen == 0:
+			return appendShort(append(dst, "inserted "...), c.After, c.AfterLen)
+		case c.AfterLen == 0:
+			return appendShort(append(dst, "removed "...), c.Before, c.BeforeLen)
+		}
+		dst = appendShort(dst, c.Before, c.BeforeLen)
+		return appendShort(append(dst, " -> "...), c.After, c.AfterLen)
+	case rollout.ActionQuarantine:
+		dst = strconv.AppendInt(append(dst, "to quarantine, "...), int64(c.BeforeLen), 10)
+		return appendShort(append(dst, " bytes: "...), c.Before, c.BeforeLen)
+	case rollout.ActionSplit:
+		return append(append(dst, "split into "...), c.After...)
+	case rollout.ActionMove:
+		return strconv.AppendInt(append(dst, "moved to line "...), int64(c.OutLine), 10)
+	case rollout.ActionInsert:
+		dst = append(strconv.AppendInt(append(dst, "new line "...), int64(c.OutLine), 10), ": "...)
+		return appendShort(dst, c.After, c.AfterLen)
+	case rollout.ActionLF:
+		return append(dst, `line end \r\n -> \n`...)
+	}
+	return dst
 }
 
 // ordinalRun returns the end of the run of ordinal changes starting at i.
@@ -131,25 +196,45 @@ func ordinalRun(cs []repair.Change, i int) int {
 }
 
 func (p *repairPrinter) printPlan(out *repair.Outcome) {
-	w := p.a.io.Out
-	lines := planLines(out.Changes)
+	w := bufio.NewWriterSize(p.a.io.Out, 64<<10)
+	defer w.Flush()
+	// Two passes over the changes, the first for the count and the column
+	// widths: the plan is printed as it is made, never held as strings.
+	cs := out.Changes
+	var buf []byte
+	lines, wr, ww := 0, 0, 0
+	for i := 0; i < len(cs); {
+		j := planGroup(cs, i)
+		buf = appendWhere(buf[:0], cs[i:j])
+		ww = max(ww, utf8.RuneCount(buf))
+		wr = max(wr, utf8.RuneCountInString(cs[i].Rule))
+		lines++
+		i = j
+	}
 	mode := "planned (dry run: nothing is written)"
 	if p.o.write {
 		mode = "planned"
 	}
-	fmt.Fprintf(w, "%s: %d %s %s\n", p.o.path, len(lines), plural(len(lines), "fix", "fixes"), mode)
-	wr, ww := 0, 0
-	for _, l := range lines {
-		wr = max(wr, len(l.rule))
-		ww = max(ww, len(l.where))
-	}
-	for _, l := range lines {
-		fmt.Fprintf(w, "  %-*s  %-*s  %s\n", ww, l.where, wr, l.rule, termsafe.String(l.what))
+	fmt.Fprintf(w, "%s: %d %s %s\n", p.o.path, lines, plural(lines, "fix", "fixes"), mode)
+	var what []byte
+	for i := 0; i < len(cs); {
+		j := planGroup(cs, i)
+		// "  %-*s  %-*s  %s\n" of where, rule and the escaped what.
+		buf = append(buf[:0], "  "...)
+		n := len(buf)
+		buf = appendWhere(buf, cs[i:j])
+		buf = appendPad(buf, ww-utf8.RuneCount(buf[n:]))
+		buf = append(append(buf, "  "...), cs[i].Rule...)
+		buf = appendPad(buf, wr-utf8.RuneCountInString(cs[i].Rule))
+		what = appendWhat(what[:0], cs[i:j])
+		buf = append(termsafe.Append(append(buf, "  "...), what), '\n')
+		w.Write(buf)
+		i = j
 	}
 	for _, s := range out.Skips {
 		fmt.Fprintf(w, "  line %d  %s  not fixed: %s\n", s.Line, s.Label, termsafe.String(s.Reason))
 	}
-	if st := out.Input.State; st != nil && st.HistoryMode == rollout.HistoryPaginated && len(lines) > 0 {
+	if st := out.Input.State; st != nil && st.HistoryMode == rollout.HistoryPaginated && lines > 0 {
 		if seq := out.Fixes.Plan.Sequence; seq != nil && seq.From > 1 {
 			fmt.Fprintf(w, "  note: ordinals are renumbered from line %d on; the lines before it keep theirs\n", seq.From)
 		}
@@ -159,6 +244,13 @@ func (p *repairPrinter) printPlan(out *repair.Outcome) {
 		fmt.Fprintf(w, "  note: %s has %d other hard %s: %s the old content (the repair writes a new file)\n",
 			p.o.path, out.Links-1, plural(int(out.Links-1), "link", "links"), plural(int(out.Links-1), "it keeps", "they keep"))
 	}
+}
+
+func appendPad(dst []byte, n int) []byte {
+	for ; n > 0; n-- {
+		dst = append(dst, ' ')
+	}
+	return dst
 }
 
 func plural(n int, one, many string) string {

@@ -22,39 +22,59 @@ import (
 // non-ASCII letter, are kept. A backslash is kept as it is: the escaping
 // makes text harmless, not reversible.
 func String(s string) string {
+	i := safePrefix(s, utf8.DecodeRuneInString)
+	if i == len(s) {
+		return s
+	}
+	dst := append(make([]byte, 0, len(s)+16), s[:i]...)
+	return string(appendEscaped(dst, s[i:], utf8.DecodeRuneInString))
+}
+
+// Append appends String(string(b)) to dst without making the string: a
+// printer escapes into the buffer it writes from.
+func Append(dst, b []byte) []byte {
+	i := safePrefix(b, utf8.DecodeRune)
+	return appendEscaped(append(dst, b[:i]...), b[i:], utf8.DecodeRune)
+}
+
+// safePrefix is the length of the longest prefix of s that needs no
+// escaping.
+func safePrefix[T string | []byte](s T, decode func(T) (rune, int)) int {
 	i := 0
 	for i < len(s) {
-		r, size := utf8.DecodeRuneInString(s[i:])
+		r, size := rune(s[i]), 1
+		if r >= utf8.RuneSelf {
+			r, size = decode(s[i:])
+		}
 		if unsafe(r, size) {
 			break
 		}
 		i += size
 	}
-	if i == len(s) {
-		return s
-	}
-	var b strings.Builder
-	b.Grow(len(s) + 16)
-	b.WriteString(s[:i])
-	for i < len(s) {
-		r, size := utf8.DecodeRuneInString(s[i:])
+	return i
+}
+
+// appendEscaped appends s to dst with each unsafe rune escaped.
+func appendEscaped[T string | []byte](dst []byte, s T, decode func(T) (rune, int)) []byte {
+	for i := 0; i < len(s); {
+		r, size := decode(s[i:])
 		switch {
 		case r == utf8.RuneError && size == 1:
-			fmt.Fprintf(&b, `\x%02x`, s[i])
+			dst = fmt.Appendf(dst, `\x%02x`, s[i])
 		case r == '\n':
-			b.WriteString(`\n`)
+			dst = append(dst, `\n`...)
 		case r == '\r':
-			b.WriteString(`\r`)
+			dst = append(dst, `\r`...)
 		case unsafe(r, size) && r < 0x80:
-			fmt.Fprintf(&b, `\x%02x`, r)
+			dst = fmt.Appendf(dst, `\x%02x`, r)
 		case unsafe(r, size):
-			fmt.Fprintf(&b, `\u%04x`, r)
+			dst = fmt.Appendf(dst, `\u%04x`, r)
 		default:
-			b.WriteString(s[i : i+size])
+			dst = append(dst, s[i:i+size]...)
 		}
 		i += size
 	}
-	return b.String()
+	return dst
 }
 
 // Lines is String for a text of several lines: each line is escaped, the

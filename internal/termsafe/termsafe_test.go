@@ -19,6 +19,9 @@ func TestString(t *testing.T) {
 		if got := String(tt.in); got != tt.want {
 			t.Errorf("String(%q) = %q, want %q", tt.in, got, tt.want)
 		}
+		if got := string(Append([]byte("> "), []byte(tt.in))); got != "> "+tt.want {
+			t.Errorf("Append(%q) = %q, want %q", tt.in, got, "> "+tt.want)
+		}
 		if got := IsSafe(tt.in); got != (tt.in == tt.want) {
 			t.Errorf("IsSafe(%q) = %v", tt.in, got)
 		}
@@ -31,6 +34,9 @@ func FuzzString(f *testing.F) {
 	f.Add("\u009b\u202e\xff")
 	f.Fuzz(func(t *testing.T, s string) {
 		out := String(s)
+		if app := string(Append(nil, []byte(s))); app != out {
+			t.Fatalf("Append(%q) = %q, String gives %q", s, app, out)
+		}
 		for i := 0; i < len(out); i++ {
 			if c := out[i]; (c < 0x20 && c != '\t') || c == 0x7f {
 				t.Fatalf("String(%q) = %q keeps byte %#x", s, out, c)
