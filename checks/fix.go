@@ -323,7 +323,7 @@ func (p *planner) sequence() {
 			from = 1 // a structural edit that may match any line
 		}
 	}
-	p.fp.Plan.Sequence = &rollout.Sequence{Key: "ordinal", After: "timestamp", From: from, Label: func(line int) string {
+	p.fp.Plan.Sequence = &rollout.Sequence{Key: "ordinal", After: "timestamp", From: from, Start: p.st.OrdinalBase, Label: func(line int) string {
 		// A line is renumbered because of the nearest ordinal finding at
 		// or before it; lines shifted by a removal count as a gap.
 		i := sort.Search(len(rules), func(i int) bool { return rules[i].line > line })

@@ -40,8 +40,8 @@ var ordinalRules = []*Rule{
 	}),
 	on(Rule{ID: "ordinal/gap", Severity: Warning, Since: "0.1.0",
 		Title: "ordinals skip values",
-		Doc: "Ordinals grow by 1 from 0. A gap usually means lines were removed by hand. " +
-			projectionReads + ": up to 0.153.4 a gap that unparseable lines before it do not account for stops the projection there; later builds skip the missing range (openai/codex#43182). A forked or reverted thread numbers from its session_meta.history_base.end_ordinal_exclusive, not 0, which this rule does not know yet.",
+		Doc: "Ordinals grow by 1 from 0, or, in a forked or reverted thread, from its session_meta.history_base.end_ordinal_exclusive (RolloutOrdinalState::for_new_rollout, codex-rs/rollout/src/ordinal.rs): a fork continues its prefix file's numbering. A gap usually means lines were removed by hand. " +
+			projectionReads + ": up to 0.153.4 a gap that unparseable lines before it do not account for stops the projection there; later builds skip the missing range (openai/codex#43182).",
 		Fix:  "renumber from this line on, going on from the ordinal before it",
 		plan: renumber,
 	}, func(e reconstruct.OrdinalGapEvidence) string {

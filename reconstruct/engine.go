@@ -1,6 +1,7 @@
 package reconstruct
 
 import (
+	"strconv"
 	"strings"
 	"time"
 
@@ -164,6 +165,9 @@ func (e *engine) feedObject(rec *rollout.Record, pos Pos) {
 	if hasOrd {
 		pos.Ordinal = &ord
 	}
+	if typ == rollout.TypeSessionMeta && !e.metaSeen {
+		e.st.OrdinalBase = ordinalBase(rec.Payload())
+	}
 	if !e.failClosed {
 		e.checkOrdinal(pos, hasOrd)
 	}
@@ -277,11 +281,28 @@ func (e *engine) checkOrdinal(pos Pos, has bool) {
 		case got > prev+1:
 			e.emit(pos, OrdinalGapEvidence{Want: prev + 1, Got: got})
 		}
-	} else if got != 0 {
-		e.emit(pos, OrdinalGapEvidence{Want: 0, Got: got})
+	} else if got != e.st.OrdinalBase {
+		e.emit(pos, OrdinalGapEvidence{Want: e.st.OrdinalBase, Got: got})
 	}
 	v := got
 	e.lastOrd = &v
+}
+
+// ordinalBase is the ordinal a paginated rollout starts from: a fork or a
+// revert continues its prefix file's numbering from
+// history_base.end_ordinal_exclusive (RolloutOrdinalState::for_new_rollout,
+// codex-rs/rollout/src/ordinal.rs; HistoryPosition in
+// codex-rs/protocol/src/protocol.rs), any other rollout from 0.
+func ordinalBase(meta gjson.Result) int64 {
+	v := meta.Get("history_base.end_ordinal_exclusive")
+	if v.Type != gjson.Number {
+		return 0
+	}
+	n, err := strconv.ParseInt(v.Raw, 10, 64)
+	if err != nil || n < 0 {
+		return 0
+	}
+	return n
 }
 
 // SkippedWhenFailClosed names the checks that need the replay and so do not

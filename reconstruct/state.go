@@ -10,6 +10,9 @@ type State struct {
 	ThreadID    string
 	Era         rollout.Era
 	HistoryMode string
+	// OrdinalBase is the first ordinal of a paginated fork or revert:
+	// session_meta.history_base.end_ordinal_exclusive (0 otherwise).
+	OrdinalBase int64
 	CLIVersion  string
 	Records     int // physical lines read
 	Unread      int // lines over the maximum line size: not read, not replayed

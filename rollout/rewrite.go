@@ -91,6 +91,9 @@ type Sequence struct {
 	// keep their member as it is but are counted, so numbering goes on
 	// from their position: a renumbering touches as few lines as it can.
 	From int
+	// Start is the first value when no earlier line carries one: a
+	// paginated fork numbers from its history_base, not 0.
+	Start int64
 }
 
 // Plan is every edit of one rewrite. The edits of lines are kept in one
@@ -305,6 +308,9 @@ func Rewrite(dst io.Writer, src io.Reader, plan *Plan, opts RewriteOptions) (*Re
 		recalls: plan.recalls(),
 	}
 	w.whole, _ = dst.(LineWriter)
+	if plan.Sequence != nil {
+		w.seq = plan.Sequence.Start
+	}
 	err := w.run(src)
 	if ferr := w.out.Flush(); err == nil {
 		err = ferr
