@@ -25,14 +25,13 @@ func (t *Txn) WriteDiff(w io.Writer) error {
 // kept ('='), removed ('-') or added ('+'), to on: the stream other diff
 // renderings are made from. Call it before Finish.
 func (t *Txn) DiffLines(on func(rollout.DiffLine) error) error {
-	f, _, src, err := t.openInput(nil)
+	in, err := t.openInput(nil, nil)
 	if err != nil {
 		return err
 	}
-	defer f.Close()
-	defer src.Close()
+	defer in.Close()
 	opts := rollout.RewriteOptions{MaxLineBytes: t.opts.MaxLineBytes, Reopen: t.reopen, OnLine: on}
-	if _, err := rollout.Rewrite(io.Discard, src, &t.Fixes.Plan, opts); err != nil {
+	if _, err := rollout.Rewrite(io.Discard, in.src, &t.Fixes.Plan, opts); err != nil {
 		return fmt.Errorf("writing the diff: %w", err)
 	}
 	return nil

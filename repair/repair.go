@@ -78,6 +78,10 @@ type Outcome struct {
 	// are not added again.
 	AlreadyQuarantined int
 
+	// Salvage is the part of a zstd input cut short that the repair keeps
+	// (nil: the input is whole).
+	Salvage *Salvage
+
 	// Links is the number of names (hard links) the input has; above 1,
 	// the other names keep the old content after an in-place repair.
 	Links uint64
@@ -90,8 +94,8 @@ type Outcome struct {
 	Warning string
 }
 
-// NothingToFix reports whether the plan is empty.
-func (o *Outcome) NothingToFix() bool { return o.Fixes.Plan.Empty() }
+// NothingToFix reports whether the plan is empty (and the input whole).
+func (o *Outcome) NothingToFix() bool { return o.Fixes.Plan.Empty() && o.Salvage == nil }
 
 // Remaining is what verify would report on the result.
 func (o *Outcome) Remaining() []checks.Finding {
@@ -197,6 +201,7 @@ type Txn struct {
 	locked  *os.File // the input, locked for the whole write (nil: dry run)
 	linesIn int      // lines of the input the rewrite read
 	changed int      // edits the rewrite applied
+	tail    []byte   // Salvage: the unreadable tail
 }
 
 // Begin analyses the input, plans its fixes and, when there are any,
@@ -204,7 +209,9 @@ type Txn struct {
 // result. Nothing is visible to others until Finish, which must be called
 // once whenever Begin returns no error. Errors are a *Refusal (nothing can
 // be planned), a *rollout.PathError (the input cannot be read), a
-// *reconstruct.ReadError or a *reconstruct.InternalError.
+// *reconstruct.ReadError (the input cannot be read to its end: a zstd
+// stream cut short is one only when it is not salvaged, see Salvage) or a
+// *reconstruct.InternalError.
 func Begin(opts Options) (txn *Txn, err error) {
 	t := &Txn{opts: opts, seed: maphash.MakeSeed()}
 	t.Path = opts.Path
@@ -268,7 +275,7 @@ func (t *Txn) Finish() *Outcome {
 	switch {
 	case t.Refusal != nil || !t.opts.Write || t.out == nil:
 		t.discard()
-	case !t.NothingToFix() && t.changed == 0 && t.opts.Output == "":
+	case !t.NothingToFix() && t.changed == 0 && t.Salvage == nil && t.opts.Output == "":
 		// Every planned edit was skipped: the file stays as it is.
 		t.discard()
 	default:
@@ -414,6 +421,9 @@ func (t *Txn) guard() *Refusal {
 	}
 	if t.LinesOut == 0 && t.linesIn > 0 {
 		return refuse(NotRollout, t.Path, "%s: no line is a rollout record: repair would leave it empty", t.Path)
+	}
+	if t.LinesOut == 0 && t.Salvage != nil {
+		return refuse(NotRollout, t.Path, "%s: the zstd stream is cut short before its first whole line: there is nothing to salvage", t.Path)
 	}
 	before, after := errorsByRule(t.Input.Findings), errorsByRule(t.Output.Findings)
 	var worse []string

@@ -38,13 +38,14 @@ type snapshot struct {
 }
 
 // hashingReader hashes and counts what passes through it (and copies it
-// to tee, when set).
+// to tee and walk, when set).
 type hashingReader struct {
-	r   io.Reader
-	at  io.ReaderAt
-	h   maphash.Hash
-	n   int64
-	tee *outFile
+	r    io.Reader
+	at   io.ReaderAt
+	h    maphash.Hash
+	n    int64
+	tee  *outFile
+	walk *rollout.ZstdCut
 }
 
 func newHashingReader(r io.Reader, seed maphash.Seed) *hashingReader {
@@ -65,20 +66,36 @@ func (hr *hashingReader) Read(p []byte) (int, error) {
 	if hr.tee != nil && n > 0 {
 		hr.tee.Write(p[:n]) // its error is reported by finish
 	}
+	if hr.walk != nil {
+		hr.walk.Write(p[:n])
+	}
 	return n, err
+}
+
+// input is the input open for one pass.
+type input struct {
+	f   *os.File
+	raw *hashingReader // the bytes as stored, hashed
+	src io.ReadCloser  // the rollout they hold, decoded
+	cut *cutReader     // src, when the repair salvages a stream cut short (else nil)
+}
+
+func (in *input) Close() {
+	in.src.Close()
+	in.f.Close()
 }
 
 // openInput opens the input for one pass: the raw bytes, hashed, and the
 // rollout they hold, decoded by the same opener verify uses. A change of
-// format since checkPaths looked is a change of the file. tee, when set,
-// receives a copy of the raw bytes.
-func (t *Txn) openInput(tee *outFile) (f *os.File, raw *hashingReader, src io.ReadCloser, err error) {
-	f, err = os.Open(t.Path)
+// format since checkPaths looked is a change of the file. tee and walk,
+// when set, receive a copy of the raw bytes.
+func (t *Txn) openInput(tee *outFile, walk *rollout.ZstdCut) (*input, error) {
+	f, err := os.Open(t.Path)
 	if err != nil {
-		return nil, nil, nil, &rollout.PathError{Path: t.Path, Err: errors.Unwrap(err)}
+		return nil, &rollout.PathError{Path: t.Path, Err: errors.Unwrap(err)}
 	}
-	raw = newHashingReader(f, t.seed)
-	raw.tee = tee
+	raw := newHashingReader(f, t.seed)
+	raw.tee, raw.walk = tee, walk
 	src, c, err := rollout.DecodeWith(t.Path, raw, rollout.OpenOptions{Force: t.opts.Force})
 	if err == nil && c != t.in {
 		src.Close()
@@ -86,9 +103,14 @@ func (t *Txn) openInput(tee *outFile) (f *os.File, raw *hashingReader, src io.Re
 	}
 	if err != nil {
 		f.Close()
-		return nil, nil, nil, formatRefusal(t.Path, err)
+		return nil, formatRefusal(t.Path, err)
 	}
-	return f, raw, src, nil
+	in := &input{f: f, raw: raw, src: src}
+	if t.salvages() {
+		in.cut = &cutReader{ReadCloser: src}
+		in.src = in.cut
+	}
+	return in, nil
 }
 
 // analyse is pass 1: the analysis of the input, its snapshot and the fix
@@ -101,32 +123,38 @@ func (t *Txn) analyse(copyTo *outFile) error {
 	if sameBytes {
 		tee = copyTo
 	}
-	f, raw, src, err := t.openInput(tee)
+	var walk *rollout.ZstdCut
+	if t.salvages() {
+		walk = &rollout.ZstdCut{}
+	}
+	in, err := t.openInput(tee, walk)
 	if err != nil {
 		return err
 	}
-	defer f.Close()
-	defer src.Close()
-	fi, err := f.Stat()
+	defer in.Close()
+	fi, err := in.f.Stat()
 	if err != nil {
 		return &rollout.PathError{Path: t.Path, Err: err}
 	}
-	var in io.Reader = src
+	var src io.Reader = in.src
 	if copyTo != nil && !sameBytes {
-		in = io.TeeReader(src, copyTo)
+		src = io.TeeReader(in.src, copyTo)
 	}
 	var facts checks.FixFacts
-	res, err := checks.RunReader(t.Path, in, t.checkOptions(), facts.Observe)
+	res, err := checks.RunReader(t.Path, src, t.checkOptions(), facts.Observe)
 	if err != nil {
 		return err
 	}
-	if _, err := io.Copy(io.Discard, raw); err != nil {
+	if _, err := io.Copy(io.Discard, in.raw); err != nil {
 		return &rollout.PathError{Path: t.Path, Err: err}
 	}
 	t.Input = res
-	t.src = snapshot{fi: fi, size: raw.n, hash: raw.h.Sum64()}
+	t.src = snapshot{fi: fi, size: in.raw.n, hash: in.raw.h.Sum64()}
 	t.Links = links(fi)
 	t.Fixes, err = checks.PlanFixes(res, &facts, checks.FixOptions{Fix: t.opts.Fix, RandomIDs: t.opts.RandomIDs})
+	if err == nil && in.cut != nil && in.cut.cut {
+		err = t.planSalvage(in, walk)
+	}
 	return err
 }
 
@@ -288,17 +316,22 @@ type quarantineFile struct {
 }
 
 func (q *quarantineFile) add(e rollout.QuarantineEntry) error {
+	q.buf = e.AppendJSON(q.buf[:0])
+	return q.addLine(q.buf)
+}
+
+// addLine adds one entry, a JSON line with its "\n".
+func (q *quarantineFile) addLine(line []byte) error {
 	if q.out == nil {
 		if err := q.start(); err != nil {
 			return err
 		}
 	}
-	q.buf = e.AppendJSON(q.buf[:0])
-	if q.seen[maphash.Bytes(q.seed, q.buf)] {
+	if q.seen[maphash.Bytes(q.seed, line)] {
 		q.dupes++
 		return nil
 	}
-	_, err := q.out.Write(q.buf)
+	_, err := q.out.Write(line)
 	return err
 }
 
@@ -383,13 +416,13 @@ func (t *Txn) rewrite() error {
 		t.out = &sinks{out: out, q: q}
 		sink = out
 	}
-	f, raw, src, err := t.openInput(nil)
+	in, err := t.openInput(nil, nil)
 	if err != nil {
 		t.discard()
 		return err
 	}
-	defer f.Close()
-	defer src.Close()
+	defer in.Close()
+	raw := in.raw
 
 	// The verifier reads the output as it is written: on two cores the
 	// re-verification costs little more than the rewrite itself. A long
@@ -406,7 +439,7 @@ func (t *Txn) rewrite() error {
 		verified <- err
 	}()
 	out := &outputs{sink: sink, bw: bufio.NewWriterSize(pipe, 256<<10), pipe: pipe}
-	stats, err := rollout.Rewrite(out, src, &t.Fixes.Plan, t.rewriteOptions())
+	stats, err := rollout.Rewrite(out, in.src, &t.Fixes.Plan, t.rewriteOptions())
 	if err == nil {
 		err = out.bw.Flush()
 	}
@@ -414,6 +447,9 @@ func (t *Txn) rewrite() error {
 	verr := <-verified
 	if err == nil {
 		_, err = io.Copy(io.Discard, raw) // what the decoder left unread
+	}
+	if err == nil && t.Salvage != nil && t.out != nil {
+		err = t.quarantineTail()
 	}
 	if stats != nil {
 		t.LinesOut, t.linesIn, t.changed = stats.LinesOut, stats.LinesIn, stats.Changes
@@ -426,7 +462,8 @@ func (t *Txn) rewrite() error {
 	case err != nil:
 		t.discard()
 		return err
-	case raw.n != t.src.size || raw.h.Sum64() != t.src.hash:
+	case raw.n != t.src.size || raw.h.Sum64() != t.src.hash,
+		t.Salvage != nil && (in.cut == nil || !in.cut.cut || in.cut.n != t.Salvage.Decoded):
 		t.Refusal = refuse(Changed, t.Path, "%w: %s was modified between the analysis and the rewrite", errFileChanged, t.Path)
 	case verr != nil:
 		t.discard()
@@ -476,7 +513,22 @@ func (t *Txn) rewriteOptions() rollout.RewriteOptions {
 
 // reopen opens the input again, decoded (for a line moved to the front).
 func (t *Txn) reopen() (io.ReadCloser, error) {
-	return rollout.Open(t.Path, nil)
+	r, err := rollout.Open(t.Path, nil)
+	if err != nil || !t.salvages() {
+		return r, err
+	}
+	return &cutReader{ReadCloser: r}, nil
+}
+
+// quarantineTail adds the unreadable tail of a salvage to the quarantine,
+// after the lines the rewrite removed.
+func (t *Txn) quarantineTail() error {
+	before := t.out.q.dupes
+	if err := t.out.q.addLine(t.salvageEntry()); err != nil {
+		return err
+	}
+	t.Salvage.Duplicate = t.out.q.dupes > before
+	return nil
 }
 
 func clip(b []byte) []byte {

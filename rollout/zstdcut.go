@@ -10,10 +10,11 @@ import (
 // it, without decoding anything, to tell where a stream cut short (a copy
 // interrupted, `head -c`) stops being readable. Each header gives the
 // size of what follows it (RFC 8878), so the stream splits into units a
-// decoder takes whole: a frame header, a block, a skippable frame, and the
-// last block of a frame together with its checksum (the decoder checks
-// the checksum before it hands out that block). A cut stream decodes to
-// exactly what its units before the first incomplete one hold.
+// decoder takes whole: a block (the first of a frame with the frame's
+// header), a skippable frame, and the last block of a frame together with
+// its checksum (the decoder checks the checksum before it hands out that
+// block). A cut stream decodes to exactly what its units before the first
+// incomplete one hold.
 //
 // It keeps the bytes of the current unit only (at most MaxZstdTail).
 type ZstdCut struct {
@@ -118,10 +119,10 @@ func (z *ZstdCut) next() {
 		}
 		z.state, z.need = zHeader, n
 		if n == 0 {
-			z.startBlock()
+			z.state, z.need = zBlockHeader, 3
 		}
 	case zHeader:
-		z.startBlock()
+		z.state, z.need = zBlockHeader, 3 // the same unit as the header
 	case zBlockHeader:
 		bh := uint32(h[0]) | uint32(h[1])<<8 | uint32(h[2])<<16
 		z.last = bh&1 != 0
@@ -149,16 +150,11 @@ func (z *ZstdCut) next() {
 	}
 }
 
-// startBlock: a frame header is complete; its first block starts a unit.
-func (z *ZstdCut) startBlock() {
-	z.state, z.need = zBlockHeader, 3
-	z.beginUnit()
-}
-
 func (z *ZstdCut) endBlock() {
 	switch {
 	case !z.last:
-		z.startBlock()
+		z.state, z.need = zBlockHeader, 3
+		z.beginUnit()
 	case z.sum:
 		z.state, z.need = zChecksum, 4 // the same unit as the last block
 	default:

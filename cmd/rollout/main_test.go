@@ -45,6 +45,11 @@ func TestScripts(t *testing.T) {
 			"bloatgen":   cmdBloatgen,
 			"mkfifo":     cmdMkfifo, // unix only: scripts using it start with [!unix] skip
 			"jsonschema": cmdJSONSchema,
+			"genrollout": cmdGenRollout,
+			"headc":      cmdHeadC,
+			"unzstd":     cmdUnzstd,
+			"wholelines": cmdWholeLines,
+			"zstdtail":   cmdZstdTail,
 		},
 		Setup: func(env *testscript.Env) error {
 			// $REPO is the repository root, for scripts that check the

@@ -65,7 +65,10 @@ refuses (exit 4) while another process holds FILE open for writing, as an
 agent does between turns (Linux; --force overrides). With -o OUT the result goes to OUT instead and FILE is
 never modified. zstd content (a .zst file, or zstd under any name) is written
 back compressed; with -o, OUT's name decides (.zst or not). gzip, bzip2 and
-xz content is refused: decompress it first.
+xz content is refused: decompress it first. A .zst cut short (a copy
+interrupted) is salvaged with line/torn-tail's fix: the lines decoded before
+the cut are repaired and written back, the torn one and the compressed bytes
+from the cut on (as base64) go to the quarantine.
 
 Lines that no fix touches are copied byte for byte; a fixed line keeps its key
 order and every byte the fix does not change. Lines removed from the rollout
@@ -292,6 +295,9 @@ func runRepair(ctx context.Context, a *app, o *repairOptions) error {
 		var ref *repair.Refusal
 		if errors.As(err, &ref) {
 			return refusalError(ref)
+		}
+		if errors.As(err, new(*reconstruct.ReadError)) && errors.Is(err, io.ErrUnexpectedEOF) && !o.fixes["line/torn-tail"] {
+			return &exitError{code: exitIncomplete, err: err, hint: "line/torn-tail's fix salvages the readable part of a .zst cut short: add it to --fix"}
 		}
 		return err
 	}

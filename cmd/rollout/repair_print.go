@@ -211,6 +211,11 @@ func (p *repairPrinter) printPlan(out *repair.Outcome) {
 		lines++
 		i = j
 	}
+	const salvageWhere, salvageRule = "zstd tail", "line/torn-tail"
+	if out.Salvage != nil {
+		ww, wr = max(ww, len(salvageWhere)), max(wr, len(salvageRule))
+		lines++
+	}
 	mode := "planned (dry run: nothing is written)"
 	if p.o.write {
 		mode = "planned"
@@ -230,6 +235,10 @@ func (p *repairPrinter) printPlan(out *repair.Outcome) {
 		buf = append(termsafe.Append(append(buf, "  "...), what), '\n')
 		w.Write(buf)
 		i = j
+	}
+	if sv := out.Salvage; sv != nil {
+		fmt.Fprintf(w, "  %-*s  %-*s  to quarantine as base64, %d bytes from byte %d on: the zstd stream is cut short there (the %d bytes decoded before it are kept)\n",
+			ww, salvageWhere, wr, salvageRule, sv.TailBytes(), sv.Offset, sv.Decoded)
 	}
 	for _, s := range out.Skips {
 		fmt.Fprintf(w, "  line %d  %s  not fixed: %s\n", s.Line, s.Label, termsafe.String(s.Reason))
@@ -285,6 +294,17 @@ func (p *repairPrinter) printOutcome(out *repair.Outcome, remaining []checks.Fin
 		} else {
 			fmt.Fprintf(w, "%d %s %s to %s\n", n, plural(n, "line", "lines"), verb, out.Quarantine)
 		}
+	}
+	if sv := out.Salvage; sv != nil && out.Refusal == nil {
+		verb := "would go"
+		if out.Wrote {
+			verb = "went"
+		}
+		again := ""
+		if sv.Duplicate {
+			again = " (already there, not added again)"
+		}
+		fmt.Fprintf(w, "the unreadable end of the zstd stream (%d bytes from byte %d on) %s to %s as base64%s\n", sv.TailBytes(), sv.Offset, verb, out.Quarantine, again)
 	}
 	var nerr, nwarn, ninfo int
 	for _, f := range remaining {
@@ -364,6 +384,7 @@ type repairReportJSON struct {
 	Quarantine    string           `json:"quarantine,omitempty"`
 	Changes       []changeJSON     `json:"changes"`
 	Quarantined   []quarantineJSON `json:"quarantined"`
+	ZstdTail      *zstdTailJSON    `json:"zstd_tail,omitempty"`
 	NotFixed      []notFixedJSON   `json:"not_fixed"`
 	Remaining     remainingJSON    `json:"remaining"`
 	Refused       string           `json:"refused,omitempty"`
@@ -386,6 +407,16 @@ type quarantineJSON struct {
 	ByteOffset int64  `json:"byte_offset"`
 	Reason     string `json:"reason"`
 	Bytes      int    `json:"bytes"`
+}
+
+// zstdTailJSON is the salvage of a zstd input cut short: the bytes from
+// Offset on, stored in the quarantine.
+type zstdTailJSON struct {
+	Offset       int64 `json:"offset"`
+	Bytes        int64 `json:"bytes"`
+	FileSize     int64 `json:"file_size"`
+	DecodedBytes int64 `json:"decoded_bytes"`
+	Line         int   `json:"line"`
 }
 
 type notFixedJSON struct {
@@ -427,8 +458,11 @@ func writeRepairReport(w io.Writer, out *repair.Outcome) error {
 	rep := repairReportJSON{SchemaVersion: 1, Tool: "rollout", Version: version(), Command: "repair",
 		Path: out.Path, Output: out.Target, Written: out.Wrote, Backup: out.Backup,
 		Changes: []changeJSON{}, Quarantined: []quarantineJSON{}, NotFixed: []notFixedJSON{}}
-	if len(out.Quarantined) > 0 {
+	if len(out.Quarantined) > 0 || out.Salvage != nil {
 		rep.Quarantine = out.Quarantine
+	}
+	if sv := out.Salvage; sv != nil {
+		rep.ZstdTail = &zstdTailJSON{Offset: sv.Offset, Bytes: sv.TailBytes(), FileSize: sv.Size, DecodedBytes: sv.Decoded, Line: sv.Line}
 	}
 	if out.Refusal != nil {
 		rep.Refused = out.Refusal.Error()
