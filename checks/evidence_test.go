@@ -84,7 +84,7 @@ func TestEvidenceSchema(t *testing.T) {
 // report writes it.
 func evidenceKeys(t *testing.T, f checks.Finding) []string {
 	t.Helper()
-	b, err := json.Marshal(f.Evidence)
+	b, err := json.Marshal(f.EvidenceMap())
 	if err != nil {
 		t.Fatalf("%s: %v", f.Rule, err)
 	}

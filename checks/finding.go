@@ -60,7 +60,19 @@ type Finding struct {
 	// Facts is the observation's typed evidence (a reconstruct.XxxEvidence
 	// of the rule's kind): what fix planners read.
 	Facts reconstruct.Evidence
-	// Evidence is Facts as the JSON report writes it, keyed by the JSON
-	// names of its fields (machine formats only).
+	// Evidence is set only where there are no Facts to derive it from: a
+	// finding read back from a JSON report, the summary of a rule past
+	// --max-findings-per-rule. Read it with EvidenceMap.
 	Evidence map[string]any
+}
+
+// EvidenceMap is the evidence as the JSON report writes it, keyed by the
+// JSON names of its fields: Evidence when set, else Facts converted now. A
+// finding keeps its facts typed and gets the map only when a machine format
+// prints it (a map per finding cost about 300 bytes).
+func (f *Finding) EvidenceMap() map[string]any {
+	if f.Evidence != nil || f.Facts == nil {
+		return f.Evidence
+	}
+	return evidenceJSON(f.Facts)
 }

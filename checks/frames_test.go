@@ -59,7 +59,7 @@ func TestFramesVerifyAgreesWithRepair(t *testing.T) {
 		for _, f := range res.Findings {
 			switch f.Rule {
 			case "frames/superseded-bytes":
-				reported = f.Evidence["bytes"].(int64)
+				reported = f.EvidenceMap()["bytes"].(int64)
 			case "frames/unterminated", "frames/unknown-type":
 			default:
 				t.Fatalf("case %d: unexpected finding %s at line %d: %s", i, f.Rule, f.Line, f.Message)

@@ -86,7 +86,7 @@ func TestHandoffMessages(t *testing.T) {
 			var got []string
 			for _, f := range res.Findings {
 				got = append(got, f.Message)
-				if f.Evidence["id"] == nil {
+				if f.EvidenceMap()["id"] == nil {
 					t.Errorf("%s: no id in the evidence", f.Rule)
 				}
 			}

@@ -143,7 +143,7 @@ func (c *Checker) Findings(st *reconstruct.State) []Finding {
 			Rule: r.ID, Severity: r.severityOf(o.Evidence, st), Path: c.path,
 			Line: o.Pos.Line, ByteOffset: o.Pos.Offset, Ordinal: o.Pos.Ordinal,
 			Message: r.message(o.Evidence), Fixable: r.Fixable(), Incomplete: r.Incomplete,
-			Facts: o.Evidence, Evidence: evidenceJSON(o.Evidence),
+			Facts: o.Evidence,
 		})
 	}
 	for rule, ov := range c.over {

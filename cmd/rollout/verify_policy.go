@@ -168,6 +168,9 @@ func (p *verifyPolicy) fileResult(out fileOutcome) report.FileResult {
 		perPath, _ = checks.NewFilter(nil, p.cfg.IgnoredAt(res.Path))
 	}
 	identity := baseline.Identity(st.ThreadID, res.Path)
+	// Filtered in place: the result is the command's own (slim), and a
+	// copy would double what a file with many findings holds.
+	kept := res.Findings[:0]
 	for _, f := range res.Findings {
 		if !p.filter.Keep(f.Rule) || !perPath.Keep(f.Rule) {
 			continue
@@ -190,8 +193,10 @@ func (p *verifyPolicy) fileResult(out fileOutcome) report.FileResult {
 				continue
 			}
 		}
-		fr.Findings = append(fr.Findings, f)
+		kept = append(kept, f)
 	}
+	clear(res.Findings[len(kept):])
+	fr.Findings = kept
 	return fr
 }
 

@@ -89,7 +89,7 @@ type jsonlFileError struct {
 }
 
 func newJSONFinding(fd *checks.Finding) jsonFinding {
-	ev := fd.Evidence
+	ev := fd.EvidenceMap()
 	if ev == nil {
 		ev = map[string]any{}
 	}
@@ -105,6 +105,8 @@ func newJSONFinding(fd *checks.Finding) jsonFinding {
 	}
 }
 
+// newJSONFile is a file without its findings, which are encoded one by
+// one (jsonStream.file).
 func newJSONFile(f *FileResult) jsonFile {
 	jf := jsonFile{
 		Path:        f.Path,
@@ -113,40 +115,45 @@ func newJSONFile(f *FileResult) jsonFile {
 		HistoryMode: f.HistoryMode,
 		CLIVersion:  f.CLIVersion,
 		ThreadID:    f.ThreadID,
-		Findings:    make([]jsonFinding, 0, len(f.Findings)),
+		Findings:    []jsonFinding{},
 	}
 	if f.Error != nil {
 		jf.Error = &jsonFileError{f.Error.Code, f.Error.Message}
 	}
-	for j := range f.Findings {
-		jf.Findings = append(jf.Findings, newJSONFinding(&f.Findings[j]))
-	}
 	return jf
 }
 
-// jsonFileIndent is the indent of an element of "files" in the document.
-const jsonFileIndent = "    "
+// The indents of an element of "files" and of its "findings" in the
+// document.
+const (
+	jsonFileIndent    = "    "
+	jsonFindingIndent = jsonFileIndent + "    "
+)
 
 // jsonStream writes the whole report as one JSON document, indented by two
 // spaces, without HTML escaping, ending with a newline. The summary comes
 // before the files: each file is encoded, as the document holds it, into a
 // spool until Close. Nothing is written if a file cannot be encoded.
 type jsonStream struct {
-	w     io.Writer
-	o     Options
-	files spool
-	buf   bytes.Buffer
-	enc   *json.Encoder
+	w             io.Writer
+	o             Options
+	files         spool
+	buf           bytes.Buffer
+	fileEnc, item *json.Encoder
 }
 
 func newJSONStream(w io.Writer, o Options) formatStream {
 	s := &jsonStream{w: w, o: o}
-	s.enc = json.NewEncoder(&s.buf)
-	s.enc.SetEscapeHTML(false)
-	s.enc.SetIndent(jsonFileIndent, "  ")
+	s.fileEnc = json.NewEncoder(&s.buf)
+	s.fileEnc.SetEscapeHTML(false)
+	s.fileEnc.SetIndent(jsonFileIndent, "  ")
+	s.item = json.NewEncoder(&s.buf)
+	s.item.SetEscapeHTML(false)
+	s.item.SetIndent(jsonFindingIndent, "  ")
 	return s
 }
 
+// file spools one element of "files", a finding at a time.
 func (s *jsonStream) file(f *FileResult, _ *tally) error {
 	s.buf.Reset()
 	if s.files.empty() {
@@ -154,10 +161,35 @@ func (s *jsonStream) file(f *FileResult, _ *tally) error {
 	} else {
 		s.buf.WriteString(",\n" + jsonFileIndent)
 	}
-	if err := s.enc.Encode(newJSONFile(f)); err != nil {
+	if err := s.fileEnc.Encode(newJSONFile(f)); err != nil {
 		return fmt.Errorf("encode json report: %w", err)
 	}
-	s.buf.Truncate(s.buf.Len() - 1) // Encode's newline
+	if len(f.Findings) == 0 {
+		s.buf.Truncate(s.buf.Len() - 1) // Encode's newline
+		_, err := s.files.Write(s.buf.Bytes())
+		return err
+	}
+	// "findings", empty here, is the file's last field.
+	const noFindings = "[]\n" + jsonFileIndent + "}\n"
+	s.buf.Truncate(s.buf.Len() - len(noFindings))
+	s.buf.WriteByte('[')
+	for j := range f.Findings {
+		if j > 0 {
+			s.buf.WriteByte(',')
+		}
+		s.buf.WriteString("\n" + jsonFindingIndent)
+		if err := s.item.Encode(newJSONFinding(&f.Findings[j])); err != nil {
+			return fmt.Errorf("encode json report: %s line %d: %w", f.Path, f.Findings[j].Line, err)
+		}
+		s.buf.Truncate(s.buf.Len() - 1)
+		if s.buf.Len() >= 64<<10 {
+			if _, err := s.files.Write(s.buf.Bytes()); err != nil {
+				return err
+			}
+			s.buf.Reset()
+		}
+	}
+	s.buf.WriteString("\n" + jsonFileIndent + "  ]\n" + jsonFileIndent + "}")
 	_, err := s.files.Write(s.buf.Bytes())
 	return err
 }

@@ -34,7 +34,6 @@ type junitTestSuites struct {
 }
 
 type junitTestSuite struct {
-	XMLName  xml.Name        `xml:"testsuite"` // encoded on its own
 	Name     string          `xml:"name,attr"`
 	Tests    int             `xml:"tests,attr"`
 	Failures int             `xml:"failures,attr"`
@@ -44,6 +43,7 @@ type junitTestSuite struct {
 }
 
 type junitTestCase struct {
+	XMLName   xml.Name      `xml:"testcase"` // encoded on its own
 	Name      string        `xml:"name,attr"`
 	ClassName string        `xml:"classname,attr"`
 	Failure   *junitFailure `xml:"failure,omitempty"`
@@ -57,36 +57,67 @@ type junitFailure struct {
 	Text    string `xml:",chardata"`
 }
 
-func newJUnitSuite(f *FileResult, failOn checks.Severity) junitTestSuite {
+// junitCase is the test case of a finding.
+func junitCase(f *FileResult, fd *checks.Finding, failOn checks.Severity) junitTestCase {
+	name := fd.Rule
+	if fd.Line > 0 {
+		name += " line " + strconv.Itoa(fd.Line)
+	}
+	// The same line as the text format, kept raw: encoding/xml escapes it.
+	detail := location(f.Path, fd.Line) + ": " + severityName(fd.Severity) + ": " + fd.Message + " [" + fd.Rule + "]"
+	tc := junitTestCase{Name: name, ClassName: f.Path}
+	if fd.Severity >= failOn {
+		tc.Failure = &junitFailure{Message: fd.Message, Type: severityName(fd.Severity), Text: detail}
+	} else {
+		tc.SystemOut = detail
+	}
+	return tc
+}
+
+// writeJUnitSuite writes a file's <testsuite> with enc, a case at a time,
+// and returns it without its cases (its counts).
+func writeJUnitSuite(enc *xml.Encoder, f *FileResult, failOn checks.Severity) (junitTestSuite, error) {
 	suite := junitTestSuite{Name: f.Path}
+	var cases []junitTestCase // the error case, or "clean"
 	if f.Error != nil {
-		suite.Cases = append(suite.Cases, junitTestCase{Name: "not analysed", ClassName: f.Path,
+		cases = append(cases, junitTestCase{Name: "not analysed", ClassName: f.Path,
 			Error: &junitFailure{Message: f.Error.Message, Type: f.Error.Code, Text: f.Path + ": " + notAnalysed(f.Error)}})
 		suite.Errors++
 	}
 	for j := range f.Findings {
-		fd := &f.Findings[j]
-		name := fd.Rule
-		if fd.Line > 0 {
-			name += " line " + strconv.Itoa(fd.Line)
-		}
-		// The same line as the text format, kept raw: encoding/xml
-		// escapes it.
-		detail := location(f.Path, fd.Line) + ": " + severityName(fd.Severity) + ": " + fd.Message + " [" + fd.Rule + "]"
-		tc := junitTestCase{Name: name, ClassName: f.Path}
-		if fd.Severity >= failOn {
-			tc.Failure = &junitFailure{Message: fd.Message, Type: severityName(fd.Severity), Text: detail}
+		if f.Findings[j].Severity >= failOn {
 			suite.Failures++
-		} else {
-			tc.SystemOut = detail
 		}
-		suite.Cases = append(suite.Cases, tc)
 	}
-	if len(suite.Cases) == 0 {
-		suite.Cases = append(suite.Cases, junitTestCase{Name: "clean", ClassName: f.Path})
+	if len(cases) == 0 && len(f.Findings) == 0 {
+		cases = append(cases, junitTestCase{Name: "clean", ClassName: f.Path})
 	}
-	suite.Tests = len(suite.Cases)
-	return suite
+	suite.Tests = len(cases) + len(f.Findings)
+	start := xml.StartElement{Name: xml.Name{Local: "testsuite"}, Attr: []xml.Attr{
+		{Name: xml.Name{Local: "name"}, Value: suite.Name},
+		{Name: xml.Name{Local: "tests"}, Value: strconv.Itoa(suite.Tests)},
+		{Name: xml.Name{Local: "failures"}, Value: strconv.Itoa(suite.Failures)},
+		{Name: xml.Name{Local: "errors"}, Value: strconv.Itoa(suite.Errors)},
+		{Name: xml.Name{Local: "skipped"}, Value: strconv.Itoa(suite.Skipped)},
+	}}
+	if err := enc.EncodeToken(start); err != nil {
+		return suite, err
+	}
+	for i := range cases {
+		if err := enc.Encode(&cases[i]); err != nil {
+			return suite, err
+		}
+	}
+	for j := range f.Findings {
+		tc := junitCase(f, &f.Findings[j], failOn)
+		if err := enc.Encode(&tc); err != nil {
+			return suite, err
+		}
+	}
+	if err := enc.EncodeToken(start.End()); err != nil {
+		return suite, err
+	}
+	return suite, enc.Flush()
 }
 
 // junitStream writes the JUnit XML document, indented by two spaces,
@@ -98,7 +129,6 @@ type junitStream struct {
 	failOn checks.Severity
 	root   junitTestSuites // totals; no suites
 	suites spool
-	buf    bytes.Buffer
 }
 
 func newJUnitStream(w io.Writer, o Options) formatStream {
@@ -106,21 +136,19 @@ func newJUnitStream(w io.Writer, o Options) formatStream {
 }
 
 func (s *junitStream) file(f *FileResult, _ *tally) error {
-	suite := newJUnitSuite(f, s.failOn)
+	s.suites.Write([]byte{'\n'}) // errors are kept for copyTo
+	// A new encoder each time: one that has written starts the next
+	// element with a newline of its own.
+	enc := xml.NewEncoder(&s.suites)
+	enc.Indent("  ", "  ") // a suite is one level down
+	suite, err := writeJUnitSuite(enc, f, s.failOn)
+	if err != nil {
+		return fmt.Errorf("encode junit report: %w", err)
+	}
 	s.root.Tests += suite.Tests
 	s.root.Failures += suite.Failures
 	s.root.Errors += suite.Errors
-	s.buf.Reset()
-	s.buf.WriteByte('\n')
-	// A new encoder each time: one that has written starts the next
-	// element with a newline of its own.
-	enc := xml.NewEncoder(&s.buf)
-	enc.Indent("  ", "  ") // a suite is one level down
-	if err := enc.Encode(suite); err != nil {
-		return fmt.Errorf("encode junit report: %w", err)
-	}
-	_, err := s.suites.Write(s.buf.Bytes())
-	return err
+	return nil
 }
 
 func (s *junitStream) finish(r *Report, _ *tally) error {

@@ -113,37 +113,29 @@ func (f *FileResult) Normalize() {
 	if f.Findings == nil {
 		f.Findings = []checks.Finding{}
 	}
-	keyed := make([]keyedFinding, len(f.Findings))
-	for j, fd := range f.Findings {
-		if fd.Path == "" {
-			fd.Path = f.Path
+	for j := range f.Findings {
+		if f.Findings[j].Path == "" {
+			f.Findings[j].Path = f.Path
 		}
-		keyed[j] = keyedFinding{fd, evidenceKey(fd.Evidence)}
 	}
-	slices.SortStableFunc(keyed, compareKeyed)
+	slices.SortStableFunc(f.Findings, compareFindings)
 	out := f.Findings[:0]
-	for j, k := range keyed {
-		if j > 0 && compareKeyed(keyed[j-1], k) == 0 {
+	for j := range f.Findings {
+		if j > 0 && compareFindings(out[len(out)-1], f.Findings[j]) == 0 {
 			continue // exact duplicate
 		}
-		out = append(out, k.Finding)
+		out = append(out, f.Findings[j])
 	}
 	clear(f.Findings[len(out):])
 	f.Findings = out
 }
 
-// keyedFinding carries a canonical form of the evidence so that findings can
-// be totally ordered and exact duplicates end up next to each other.
-type keyedFinding struct {
-	checks.Finding
-	evidence string
-}
-
-// compareKeyed orders by the documented key (path, line, byte offset, rule,
-// message), then by every other field, so that it returns 0 only for exact
-// duplicates.
-func compareKeyed(a, b keyedFinding) int {
-	return cmp.Or(
+// compareFindings orders by the documented key (path, line, byte offset,
+// rule, message), then by every other field, so that it returns 0 only for
+// exact duplicates. The evidence, in canonical form, is compared last and
+// only then computed: findings rarely tie that far.
+func compareFindings(a, b checks.Finding) int {
+	if c := cmp.Or(
 		strings.Compare(a.Path, b.Path),
 		cmp.Compare(a.Line, b.Line),
 		cmp.Compare(a.ByteOffset, b.ByteOffset),
@@ -152,8 +144,10 @@ func compareKeyed(a, b keyedFinding) int {
 		cmp.Compare(b.Severity, a.Severity), // most severe first
 		compareOrdinal(a.Ordinal, b.Ordinal),
 		compareBool(a.Fixable, b.Fixable),
-		strings.Compare(a.evidence, b.evidence),
-	)
+	); c != 0 {
+		return c
+	}
+	return strings.Compare(evidenceKey(a.EvidenceMap()), evidenceKey(b.EvidenceMap()))
 }
 
 func compareOrdinal(a, b *int64) int {

@@ -159,17 +159,12 @@ type sarifWriter struct {
 	results spool
 	enc     *gob.Encoder
 	// notAnalysed are the files with an error, for the invocation.
-	notAnalysed []sarifSpooled
+	notAnalysed []FileResult
 }
 
-// sarifSpooled is what a result needs of a file and its findings.
+// sarifSpooled is what a result needs of a finding and its file.
 type sarifSpooled struct {
 	Path     string
-	Error    *FileError
-	Findings []sarifSpooledFinding
-}
-
-type sarifSpooledFinding struct {
 	Rule     string
 	Severity checks.Severity
 	Line     int
@@ -178,17 +173,12 @@ type sarifSpooledFinding struct {
 
 func (s *sarifWriter) file(f *FileResult, _ *tally) error {
 	if f.Error != nil {
-		s.notAnalysed = append(s.notAnalysed, sarifSpooled{Path: f.Path, Error: f.Error})
+		s.notAnalysed = append(s.notAnalysed, FileResult{Path: f.Path, Error: f.Error})
 	}
-	if len(f.Findings) == 0 {
-		return nil
-	}
-	sp := sarifSpooled{Path: f.Path, Findings: make([]sarifSpooledFinding, len(f.Findings))}
-	for i, fd := range f.Findings {
-		sp.Findings[i] = sarifSpooledFinding{fd.Rule, fd.Severity, fd.Line, fd.Message}
-	}
-	if err := s.enc.Encode(&sp); err != nil {
-		return fmt.Errorf("spooling the sarif report: %w", err)
+	for _, fd := range f.Findings {
+		if err := s.enc.Encode(&sarifSpooled{f.Path, fd.Rule, fd.Severity, fd.Line, fd.Message}); err != nil {
+			return fmt.Errorf("spooling the sarif report: %w", err)
+		}
 	}
 	return nil
 }
@@ -287,35 +277,36 @@ func (s *sarifWriter) writeResults(w io.Writer, index map[string]int) error {
 	enc.SetEscapeHTML(false)
 	enc.SetIndent(sarifResultIndent, "  ")
 	sep := "\n" + sarifResultIndent
+	path, uri := "", ""
 	for {
-		var f sarifSpooled
-		if err := dec.Decode(&f); err == io.EOF {
+		var fd sarifSpooled
+		if err := dec.Decode(&fd); err == io.EOF {
 			return nil
 		} else if err != nil {
 			return fmt.Errorf("reading the spooled sarif report: %w", err)
 		}
-		uri := sarifURI(f.Path)
-		for _, fd := range f.Findings {
-			loc := sarifPhysicalLocation{ArtifactLocation: sarifArtifactLocation{URI: uri}}
-			if fd.Line > 0 {
-				loc.Region = &sarifRegion{StartLine: fd.Line}
-			}
-			buf.Reset()
-			buf.WriteString(sep)
-			sep = ",\n" + sarifResultIndent
-			if err := enc.Encode(sarifResult{
-				RuleID:              fd.Rule,
-				RuleIndex:           index[fd.Rule],
-				Level:               sarifLevel(fd.Severity),
-				Message:             sarifMessage{Text: fd.Message},
-				Locations:           []sarifLocation{{PhysicalLocation: loc}},
-				PartialFingerprints: map[string]string{sarifFingerprintKey: sarifFingerprint(fd.Rule, f.Path, fd.Line, fd.Message)},
-			}); err != nil {
-				return fmt.Errorf("encode sarif report: %w", err)
-			}
-			if _, err := w.Write(buf.Bytes()[:buf.Len()-1]); err != nil {
-				return wrapWrite("sarif", err)
-			}
+		if fd.Path != path || uri == "" {
+			path, uri = fd.Path, sarifURI(fd.Path)
+		}
+		loc := sarifPhysicalLocation{ArtifactLocation: sarifArtifactLocation{URI: uri}}
+		if fd.Line > 0 {
+			loc.Region = &sarifRegion{StartLine: fd.Line}
+		}
+		buf.Reset()
+		buf.WriteString(sep)
+		sep = ",\n" + sarifResultIndent
+		if err := enc.Encode(sarifResult{
+			RuleID:              fd.Rule,
+			RuleIndex:           index[fd.Rule],
+			Level:               sarifLevel(fd.Severity),
+			Message:             sarifMessage{Text: fd.Message},
+			Locations:           []sarifLocation{{PhysicalLocation: loc}},
+			PartialFingerprints: map[string]string{sarifFingerprintKey: sarifFingerprint(fd.Rule, fd.Path, fd.Line, fd.Message)},
+		}); err != nil {
+			return fmt.Errorf("encode sarif report: %w", err)
+		}
+		if _, err := w.Write(buf.Bytes()[:buf.Len()-1]); err != nil {
+			return wrapWrite("sarif", err)
 		}
 	}
 }
