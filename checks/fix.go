@@ -75,7 +75,7 @@ type FixOptions struct {
 type FixPlan struct {
 	Plan    rollout.Plan
 	Planned []*Finding // findings the plan addresses (in the analysed Result's Findings)
-	Left    []Unfixed // findings of fixable rules it leaves, and why
+	Left    []Unfixed  // findings of fixable rules it leaves, and why
 }
 
 // Unfixed is a finding of a fixable rule that the plan does not fix.
@@ -145,7 +145,7 @@ func PlanFixes(res *Result, facts *FixFacts, opts FixOptions) (*FixPlan, error) 
 		st:       st,
 		fp:       &FixPlan{},
 		concat:   map[int]bool{},
-		seen:     map[string]bool{},
+		seen:     map[plannedKey]bool{},
 		envelope: st.Era != rollout.EraBare,
 		ids:      newIDSource(st, opts),
 		facts:    facts,
@@ -193,8 +193,8 @@ type planner struct {
 	facts    *FixFacts
 	st       *reconstruct.State
 	fp       *FixPlan
-	concat   map[int]bool    // lines holding several objects
-	seen     map[string]bool // edits already planned (several findings, one edit)
+	concat   map[int]bool        // lines holding several objects
+	seen     map[plannedKey]bool // edits already planned (several findings, one edit)
 	envelope bool
 	ids      *idSource
 
@@ -206,6 +206,12 @@ type planner struct {
 	firstIDLine int        // first line given an id that later copies must share
 }
 
+// plannedKey names one planned edit: its line, rule and what it edits.
+type plannedKey struct {
+	line       int
+	label, key string
+}
+
 type lineRule struct {
 	line int
 	rule string
@@ -213,7 +219,7 @@ type lineRule struct {
 
 // add plans an edit once: several findings can ask for the same one.
 func (p *planner) add(line int, key string, e rollout.Edit) {
-	k := strconv.Itoa(line) + "\x00" + e.Label + "\x00" + key
+	k := plannedKey{line, e.Label, key}
 	if p.seen[k] {
 		return
 	}
