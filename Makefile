@@ -16,8 +16,8 @@ test:
 
 # Throughput and memory as ratios against baselines on the same input in the
 # same run (see docs/performance.md). Generates ~400 MB under $(BENCH_DIR),
-# plus the workload shapes of issue 12 (about 2 GB; SHAPES_FLAGS sizes them,
-# e.g. SHAPES_FLAGS="-fleet-files 500 -fleet-max 20MB").
+# plus the workload shapes of issue 12 (about 1.6 GB, 1.05 GB of it the fleet;
+# SHAPES_FLAGS sizes them, e.g. SHAPES_FLAGS="-fleet-files 500 -fleet-max 20MB").
 SHAPES_FLAGS ?=
 bench: build
 	$(GO) build -o bin/benchtool ./internal/benchtool

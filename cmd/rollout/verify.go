@@ -487,7 +487,9 @@ func analyse(inputs []verifyInput, jobs int, stdin io.Reader, opts checks.Option
 			defer wg.Done()
 			for i := range next {
 				results <- done{i, analyseInput(inputs[i], stdin, opts, hash)}
-				step()
+				if inputs[i].unusable == nil {
+					step() // progress counts the files read
+				}
 			}
 		}()
 	}
