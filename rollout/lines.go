@@ -263,7 +263,7 @@ var spareLong struct {
 }
 
 // buffer returns a buffer of n bytes: the last one when it is big enough,
-// else the spare one if it is, else a new one of exactly n bytes.
+// else the spare one if it is, else a new one.
 func (s *lineSource) buffer(n int) []byte {
 	if cap(s.buf) < n {
 		s.buf = nil
@@ -274,7 +274,11 @@ func (s *lineSource) buffer(n int) []byte {
 		}
 		spareLong.mu.Unlock()
 		if s.buf == nil {
-			s.buf = make([]byte, n)
+			// Rounded up to a MiB: the next long line, often of about
+			// the same size (images), may fit and take no second buffer
+			// while the collector has not taken this one.
+			const round = 1 << 20
+			s.buf = make([]byte, n, (n+round-1)/round*round)
 		}
 	}
 	return s.buf[:n]

@@ -143,12 +143,13 @@ func TestReaderLongLineAllocatesItsSizeOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	NewReader(strings.NewReader(""), 0).Release() // the pooled read buffer exists
-	if got := allocated(read(f)); got > line*5/4 {
-		t.Errorf("reading a file with a %d MiB line allocated %.1f MiB, want at most 1.25 times the line", line>>20, float64(got)/(1<<20))
+	// Each may also allocate a read buffer: sync.Pool may not find the
+	// pooled one from another P.
+	if got := allocated(read(f)); got > line*5/4+readBufferSize {
+		t.Errorf("reading a file with a %d MiB line allocated %.1f MiB, want at most 1.25 times the line and a read buffer", line>>20, float64(got)/(1<<20))
 	}
-	if got := allocated(read(strings.NewReader(in))); got > line*9/4 {
-		t.Errorf("reading a stream with a %d MiB line allocated %.1f MiB, want at most 2.25 times the line", line>>20, float64(got)/(1<<20))
+	if got := allocated(read(strings.NewReader(in))); got > line*9/4+readBufferSize {
+		t.Errorf("reading a stream with a %d MiB line allocated %.1f MiB, want at most 2.25 times the line and a read buffer", line>>20, float64(got)/(1<<20))
 	}
 }
 
