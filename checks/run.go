@@ -34,12 +34,14 @@ type Options struct {
 	Force bool
 	// OnRead, when set, is told how many bytes of the file were read.
 	OnRead func(n int)
+	// HashItems: see reconstruct.Options.
+	HashItems bool
 }
 
 // Replay is the replay these options describe.
 func (o Options) Replay() reconstruct.ReplayOptions {
 	return reconstruct.ReplayOptions{
-		Options:      reconstruct.Options{HandoffCap: o.HandoffCap, Now: o.Now, MigrationLimit: o.MigrationLimit},
+		Options:      reconstruct.Options{HandoffCap: o.HandoffCap, Now: o.Now, MigrationLimit: o.MigrationLimit, HashItems: o.HashItems},
 		Open:         rollout.OpenOptions{Force: o.Force, OnRead: o.OnRead},
 		MaxLineBytes: o.MaxLineBytes,
 	}

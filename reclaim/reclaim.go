@@ -417,7 +417,9 @@ func archiveEntry(c space.Cut, at, newAt int64, before []byte) []byte {
 // prove replays the original and the result and compares what resume
 // rebuilds, and the findings.
 func prove(res *Result, orig, tmp string, o Options, origSHA, newSHA string) error {
-	copts := checks.Options{MaxLineBytes: o.MaxLineBytes, HandoffCap: o.HandoffCap}
+	// Content hashes of every item, to compare (StateDiff), whether each
+	// file can be read again or not.
+	copts := checks.Options{MaxLineBytes: o.MaxLineBytes, HandoffCap: o.HandoffCap, HashItems: true}
 	before, err := checks.Run(orig, nil, copts)
 	if err != nil {
 		return err

@@ -56,7 +56,7 @@ func (e *engine) compacted(rec *rollout.Record, pos Pos, p gjson.Result) {
 			if f.id != "" {
 				it.hash = maphash.Bytes(hashSeed, item)
 			}
-			e.appendItem(pos, it)
+			e.appendItem(pos, it, item)
 			i++
 			return true
 		})

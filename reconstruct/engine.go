@@ -1,6 +1,7 @@
 package reconstruct
 
 import (
+	"io"
 	"strconv"
 	"strings"
 	"time"
@@ -22,6 +23,10 @@ type Options struct {
 	// Now is the time the file is judged at: how long ago its last record
 	// was written tells a live session from one that died (zero: unknown).
 	Now time.Time
+	// HashItems hashes the content of every item with an id as it passes,
+	// for comparing whole states (reclaim's proof). Otherwise an item of a
+	// file that can be read again is hashed only if its id comes again.
+	HashItems bool
 }
 
 // engine replays one rollout; Replay drives it: every record in order,
@@ -69,6 +74,10 @@ type engine struct {
 	ids     textIndex      // live item id -> index of its first item in st.History
 	hof     handoffTracker // handoff.go
 	frames  *frames.Replay // frame logs (frames.md)
+	// reread reads the file again by offset (nil: it cannot be, stdin or
+	// zstd): with it, items are hashed only when their id comes again.
+	reread  io.ReaderAt
+	maxLine int64
 }
 
 // newEngine starts an engine that reports to obs (which may be nil).

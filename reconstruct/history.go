@@ -40,7 +40,8 @@ type histItem struct {
 	index    int32  // -1 for the line's payload; math.MinInt32: see History.wide
 	typ      uint32
 	answered bool
-	packed   bool // the id is stored packed (packID)
+	packed   bool     // the id is stored packed (packID)
+	lazy     lazyHash // hash not computed yet: see engine.contentHash
 }
 
 type wideItem struct{ line, index int }
@@ -93,7 +94,7 @@ func (h *History) At(i int) Item {
 	x := h.item(i)
 	var buf [64]byte
 	it := Item{ID: string(h.idText(buf[:0], x)), Type: h.types.names[x.typ], CallID: string(h.callID(x)),
-		Line: int(x.line), Offset: x.offset, Index: int(x.index), answered: x.answered, hash: x.hash}
+		Line: int(x.line), Offset: x.offset, Index: int(x.index), answered: x.answered, hash: x.hash, lazy: x.lazy}
 	if x.line == math.MaxUint32 || x.index == math.MinInt32 {
 		w := h.wide[i]
 		it.Line, it.Index = w.line, w.index
@@ -158,7 +159,7 @@ func (h *History) index(i int) int {
 
 // append adds an item at the end.
 func (h *History) append(it Item) {
-	x := histItem{hash: it.hash, offset: it.Offset, typ: h.types.intern(it.Type), answered: it.answered,
+	x := histItem{hash: it.hash, lazy: it.lazy, offset: it.Offset, typ: h.types.intern(it.Type), answered: it.answered,
 		line: uint32(it.Line), index: int32(it.Index)}
 	if it.Line < 0 || it.Line >= math.MaxUint32 || it.Index <= math.MinInt32 || it.Index > math.MaxInt32 {
 		x.line, x.index = math.MaxUint32, math.MinInt32

@@ -1,7 +1,11 @@
 package reconstruct
 
 import (
+	"bytes"
+	"errors"
 	"hash/maphash"
+	"io"
+	"math"
 	"strings"
 	"time"
 
@@ -81,24 +85,74 @@ func (e *engine) addLiveItem(pos Pos, item []byte, rec *rollout.Record, index in
 	}
 	it := Item{ID: f.id, Type: f.typ, CallID: f.callID, Line: pos.Line, Offset: pos.Offset, Index: index}
 	e.checkID(pos, f, index)
-	if f.id != "" {
+	switch {
+	case f.id == "":
+	case e.reread != nil && rec != nil:
+		it.lazy = lazyPayload
+	case e.reread != nil:
+		it.lazy = lazyLine
+	default:
 		it.hash = maphash.Bytes(hashSeed, item)
 	}
-	e.appendItem(pos, it)
+	e.appendItem(pos, it, item)
+}
+
+// lazyHash says an item's content hash was not computed when its line was
+// read: hashing every item with an id was a tenth of verify's time, and
+// only an id seen twice needs it. The line is read again from the file
+// then (engine.contentHash).
+type lazyHash uint8
+
+const (
+	hashed      lazyHash = iota
+	lazyPayload          // the item is the payload of the line at its offset
+	lazyLine             // the item is the whole line (bare era)
+)
+
+// contentHash is the content hash of item x of the history; raw, when not
+// nil, is its bytes (the line being replayed). A lazy hash is computed from
+// the file, read again at the item's line, and kept.
+func (e *engine) contentHash(x *histItem, raw []byte) (uint64, bool) {
+	if x.lazy == hashed {
+		return x.hash, true
+	}
+	if raw == nil {
+		var err error
+		if raw, err = e.readItemAt(x.offset, x.lazy); err != nil {
+			return 0, false
+		}
+	}
+	x.hash, x.lazy = maphash.Bytes(hashSeed, raw), hashed
+	return x.hash, true
+}
+
+// readItemAt reads again the line at off and returns the item it holds.
+func (e *engine) readItemAt(off int64, lazy lazyHash) ([]byte, error) {
+	rd := rollout.NewReader(io.NewSectionReader(e.reread, off, math.MaxInt64-off), e.maxLine)
+	defer rd.Release()
+	rec, err := rd.Next()
+	if err != nil {
+		return nil, err
+	}
+	if !rec.Valid() {
+		return nil, errors.New("the line changed since it was read") // it was a JSON object then
+	}
+	item := rec.Raw
+	if lazy == lazyPayload {
+		item = rec.PayloadBytes()
+	}
+	return bytes.Clone(item), nil // Raw dies with the reader
 }
 
 // appendItem records an item in the live history, pairing tool calls and
-// spotting reused ids.
-func (e *engine) appendItem(pos Pos, it Item) {
+// spotting reused ids. raw is the item's bytes.
+func (e *engine) appendItem(pos Pos, it Item, raw []byte) {
 	h := e.st.History
 	i := h.Len()
 	h.append(it)
 	if it.ID != "" {
-		if j, ok := e.ids.add(h, i); ok {
-			first := h.item(j)
-			if h.typeName(first) != it.Type || first.hash != it.hash {
-				e.emit(pos, ItemDuplicateIDEvidence{ID: it.ID, FirstLine: h.pos(j).Line, ItemIndex: it.Index})
-			}
+		if j, ok := e.ids.add(h, i); ok && !e.sameItem(h, j, i, raw) {
+			e.emit(pos, ItemDuplicateIDEvidence{ID: it.ID, FirstLine: h.pos(j).Line, ItemIndex: it.Index})
 		}
 	}
 	switch {
@@ -119,6 +173,19 @@ func (e *engine) appendItem(pos Pos, it Item) {
 				Evidence: ToolOrphanOutputEvidence{CallID: it.CallID, ItemType: it.Type, ItemIndex: it.Index}})
 		}
 	}
+}
+
+// sameItem reports whether items j and i of h (i just appended, its bytes
+// raw) have the same type and content. A hash that cannot be computed (the
+// file changed under us) counts as different content.
+func (e *engine) sameItem(h *History, j, i int, raw []byte) bool {
+	first, last := h.item(j), h.item(i)
+	if first.typ != last.typ {
+		return false
+	}
+	a, okA := e.contentHash(first, nil)
+	b, okB := e.contentHash(last, raw)
+	return okA && okB && a == b
 }
 
 // checkID looks at an item's id: missing, prefix, UUIDv7 shape.
@@ -374,5 +441,5 @@ func (e *engine) interAgent(rec *rollout.Record, pos Pos, p gjson.Result) {
 	}
 	e.checkPrefixedID(pos, id.String(), rollout.TypeInterAgent, rollout.InterAgentPrefix, true, -1)
 	e.appendItem(pos, Item{ID: id.String(), Type: rollout.TypeInterAgent, Line: pos.Line, Offset: pos.Offset, Index: -1,
-		hash: maphash.String(hashSeed, p.Raw)})
+		hash: maphash.String(hashSeed, p.Raw)}, nil)
 }

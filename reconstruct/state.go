@@ -71,6 +71,7 @@ type Item struct {
 	Index    int   // index inside the line's replacement_history; -1 for the line's payload
 	answered bool
 	hash     uint64
+	lazy     lazyHash // hash not computed yet
 }
 
 // Lineage is the context-window chain.

@@ -124,6 +124,11 @@ func SplitEOL(line []byte) (body []byte, eol string) {
 // "\r\r\n", ...).
 func IsCRLF(eol string) bool { return len(eol) > 1 }
 
+// Rereader reads the stream's bytes again by offset (a record's Offset),
+// or is nil when the stream cannot be read again (a pipe, a decompressed
+// stream).
+func (rd *Reader) Rereader() io.ReaderAt { return rd.src.at }
+
 // Line is the number of lines read so far.
 func (rd *Reader) Line() int { return rd.line }
 
