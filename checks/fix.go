@@ -141,16 +141,25 @@ func PlanFixes(res *Result, facts *FixFacts, opts FixOptions) (*FixPlan, error) 
 		facts = &FixFacts{}
 	}
 	st := res.State
+	// Sized once for the findings that have a fix (a plan of 100,000 ids
+	// is not grown step by step).
+	fixable := 0
+	for i := range res.Findings {
+		if r, ok := Lookup(res.Findings[i].Rule); ok && r.plan != nil {
+			fixable++
+		}
+	}
 	p := &planner{
 		st:       st,
-		fp:       &FixPlan{},
+		fp:       &FixPlan{Planned: make([]*Finding, 0, fixable)},
 		concat:   map[int]bool{},
-		seen:     map[plannedKey]bool{},
+		seen:     make(map[plannedKey]bool, fixable),
 		envelope: st.Era != rollout.EraBare,
-		ids:      newIDSource(st, opts),
+		ids:      newIDSource(st, opts, fixable),
 		facts:    facts,
 	}
 	p.ids.anchors = facts.anchors
+	p.fp.Plan.Grow(fixable)
 	for _, f := range res.Findings {
 		if _, ok := f.Facts.(reconstruct.LineConcatenatedEvidence); ok {
 			p.concat[f.Line] = true
@@ -589,8 +598,9 @@ type idOwner struct {
 	assigned    bool
 }
 
-func newIDSource(st *reconstruct.State, opts FixOptions) *idSource {
-	s := &idSource{thread: st.ThreadID, taken: map[uint64]idOwner{}}
+// newIDSource makes the ids of a plan of about fixes edits.
+func newIDSource(st *reconstruct.State, opts FixOptions, fixes int) *idSource {
+	s := &idSource{thread: st.ThreadID, taken: make(map[uint64]idOwner, st.History.Len()+fixes)}
 	if opts.RandomIDs {
 		s.random = opts.Random
 		if s.random == nil {
@@ -600,7 +610,7 @@ func newIDSource(st *reconstruct.State, opts FixOptions) *idSource {
 	}
 	for it := range st.History.All() {
 		if it.ID != "" {
-			s.taken[idHash([]byte(it.ID))] = idOwner{}
+			s.taken[idHash(it.ID)] = idOwner{}
 		}
 	}
 	return s
@@ -617,10 +627,10 @@ func plainASCII(s string) bool {
 }
 
 // idHash is FNV-1a: deterministic, so the ids (salts) never depend on the run.
-func idHash(b []byte) uint64 {
+func idHash[T string | []byte](b T) uint64 {
 	h := uint64(14695981039346656037)
-	for _, c := range b {
-		h = (h ^ uint64(c)) * 1099511628211
+	for i := 0; i < len(b); i++ {
+		h = (h ^ uint64(b[i])) * 1099511628211
 	}
 	return h
 }

@@ -156,7 +156,7 @@ func TestPlanFixes(t *testing.T) {
 
 func TestIDSource(t *testing.T) {
 	st := &reconstruct.State{ThreadID: "019cd6f2-8a30-7c1e-9d2a-4b5c6d7e8f90"}
-	s := newIDSource(st, FixOptions{})
+	s := newIDSource(st, FixOptions{}, 0)
 	want := "msg_" + rollout.DerivedUUIDv7(1000, st.ThreadID, 3, -1)
 	if got := s.id("msg", 1000, 3, -1); got != want {
 		t.Errorf("id = %s, want %s", got, want)
@@ -167,7 +167,7 @@ func TestIDSource(t *testing.T) {
 	// An id already in the file is never given again.
 	live := "fco_" + rollout.DerivedUUIDv7(1000, st.ThreadID, 4, -1)
 	st.History = reconstruct.NewHistory(reconstruct.Item{ID: live})
-	s = newIDSource(st, FixOptions{})
+	s = newIDSource(st, FixOptions{}, 0)
 	got := s.id("fco", 1000, 4, -1)
 	if got == live {
 		t.Errorf("collision with a live id: %s", got)
@@ -175,8 +175,12 @@ func TestIDSource(t *testing.T) {
 	if _, err := rollout.ParseUUIDv7(strings.TrimPrefix(got, "fco_")); err != nil {
 		t.Errorf("salted id is not a UUIDv7: %v", err)
 	}
+	// A second rewrite of the plan (--diff) gets the salted id again.
+	if again := s.id("fco", 1000, 4, -1); again != got {
+		t.Errorf("the salted id changed between two rewrites: %s, then %s", got, again)
+	}
 	// Random ids: random bits, remembered for the same (line, index).
-	r := newIDSource(st, FixOptions{RandomIDs: true, Random: bytes.NewReader(bytes.Repeat([]byte{0xab}, 40))})
+	r := newIDSource(st, FixOptions{RandomIDs: true, Random: bytes.NewReader(bytes.Repeat([]byte{0xab}, 40))}, 0)
 	a, b := r.id("msg", 1000, 3, -1), r.id("msg", 1000, 3, -1)
 	if a != b || a == want || !strings.HasPrefix(a, "msg_00000000-03e8-7") {
 		t.Errorf("random ids %s, %s", a, b)

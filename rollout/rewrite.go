@@ -8,6 +8,7 @@ import (
 	"hash/maphash"
 	"io"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 )
@@ -127,6 +128,11 @@ func (p *Plan) recalls() bool {
 		}
 	}
 	return false
+}
+
+// Grow makes room for n more line edits.
+func (p *Plan) Grow(n int) {
+	p.lines, p.edits = slices.Grow(p.lines, n), slices.Grow(p.edits, n)
 }
 
 // Len is the number of line edits (the Every edits and the Sequence aside).
