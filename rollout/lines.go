@@ -251,10 +251,10 @@ func (s *lineSource) passHeld(start, n int64, scan *maphash.Hash, pass func([]by
 	return nil
 }
 
-// spareLong is the long-line buffer the last lineSource let go of, until
-// the collector takes it (a weak pointer does not keep it). repair reads a
-// long line three times (analysis, rewrite, verification of the result)
-// and the collector need not run in between: without it each pass would
+// spareLong is the long-line buffer last let go of, until the collector
+// takes it (a weak pointer does not keep it). repair reads a long line
+// three times (analysis, rewrite, verification of the result) and edits
+// it, and the collector need not run in between: without it each would
 // take fresh memory for the line. sync.Pool does not fit: an item put on
 // one P is not found from another.
 var spareLong struct {
@@ -262,38 +262,47 @@ var spareLong struct {
 	p  weak.Pointer[[]byte]
 }
 
+// longBuffer returns an empty buffer with room for n bytes: the spare one
+// if it is big enough, else a new one rounded up to a MiB (the next long
+// line, often of about the same size, may fit it).
+func longBuffer(n int) []byte {
+	spareLong.mu.Lock()
+	defer spareLong.mu.Unlock()
+	if b := spareLong.p.Value(); b != nil && cap(*b) >= n {
+		spareLong.p = weak.Pointer[[]byte]{}
+		return (*b)[:0]
+	}
+	const round = 1 << 20
+	return make([]byte, 0, (n+round-1)/round*round)
+}
+
+// spare lets b go, for a later longBuffer to take while the collector has
+// not; the bigger spare is kept.
+func spare(b []byte) {
+	if cap(b) == 0 {
+		return
+	}
+	h := new([]byte) // its own object: the weak pointer must hold nothing else
+	*h = b
+	spareLong.mu.Lock()
+	if old := spareLong.p.Value(); old == nil || cap(*old) < cap(b) {
+		spareLong.p = weak.Make(h)
+	}
+	spareLong.mu.Unlock()
+}
+
 // buffer returns a buffer of n bytes: the last one when it is big enough,
-// else the spare one if it is, else a new one.
+// else a longBuffer.
 func (s *lineSource) buffer(n int) []byte {
 	if cap(s.buf) < n {
 		s.buf = nil
-		spareLong.mu.Lock()
-		if b := spareLong.p.Value(); b != nil && cap(*b) >= n {
-			s.buf = *b
-			spareLong.p = weak.Pointer[[]byte]{}
-		}
-		spareLong.mu.Unlock()
-		if s.buf == nil {
-			// Rounded up to a MiB: the next long line, often of about
-			// the same size (images), may fit and take no second buffer
-			// while the collector has not taken this one.
-			const round = 1 << 20
-			s.buf = make([]byte, n, (n+round-1)/round*round)
-		}
+		s.buf = longBuffer(n)
 	}
 	return s.buf[:n]
 }
 
 // release drops the buffers, passing a long one on.
 func (s *lineSource) release() {
-	if s.buf != nil {
-		b := new([]byte) // its own object: the weak pointer must not hold s
-		*b = s.buf
-		spareLong.mu.Lock()
-		if old := spareLong.p.Value(); old == nil || cap(*old) < cap(s.buf) {
-			spareLong.p = weak.Make(b)
-		}
-		spareLong.mu.Unlock()
-	}
+	spare(s.buf)
 	s.br, s.at, s.buf, s.chunks = nil, nil, nil, nil
 }

@@ -704,7 +704,10 @@ func (w *rewriter) process(l *line) error {
 	kept := keptBuf[:0] // edited spans still in the output
 	w.spliced = w.spliced[:0]
 	if cap(w.spliced) > 1<<20 {
-		w.spliced = nil // a long line's edit: its buffer is not kept for the next
+		// A long line's edit: its buffer is not kept for the next line,
+		// but the next long edit may take it back.
+		spare(w.spliced)
+		w.spliced = nil
 	}
 	for k, sp := range l.spans {
 		if n == w.moveLine && k == w.movePart {

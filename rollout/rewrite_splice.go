@@ -27,6 +27,15 @@ type splice struct {
 	change  Change
 }
 
+// splicedLen is the length of raw with the splices applied.
+func splicedLen(raw []byte, sps []splice) int {
+	n := len(raw)
+	for _, s := range sps {
+		n += len(s.ins) - s.del
+	}
+	return n
+}
+
 // appendSplices appends raw with the splices applied to dst.
 func appendSplices(dst, raw []byte, sps []splice) []byte {
 	slices.SortStableFunc(sps, func(a, b splice) int { return cmp.Compare(a.at, b.at) })
@@ -129,6 +138,10 @@ func (w *rewriter) editObject(l *line, k int, sp span, applied []bool, outLine i
 	// Appended after the line's earlier objects: a piece returned before
 	// keeps its bytes even when the buffer grows (it keeps the old array).
 	start := len(w.spliced)
+	if n := start + splicedLen(raw, sps); n > 1<<20 && cap(w.spliced) < n {
+		// A long line: one buffer of its size, not append's growth.
+		w.spliced = append(longBuffer(n), w.spliced...)
+	}
 	w.spliced = appendSplices(w.spliced, raw, sps)
 	edited := w.spliced[start:len(w.spliced):len(w.spliced)]
 	if !validObject(edited[base : len(edited)-(len(raw)-(sp.objE-sp.start))]) {
