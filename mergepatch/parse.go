@@ -451,8 +451,14 @@ func contains(keys []string, key string) bool {
 // members parses the members of the object at p.i, calling f with p.i at
 // each member's value, which f must consume.
 func (p *parser) members(f func(key, rawKey string, off int) error) error {
-	defer func(obj int) { p.obj = obj }(p.obj)
+	outer := p.obj
 	p.obj = p.i
+	err := p.memberList(f)
+	p.obj = outer
+	return err
+}
+
+func (p *parser) memberList(f func(key, rawKey string, off int) error) error {
 	p.i++ // '{'
 	p.skipWS()
 	if p.i < len(p.s) && p.s[p.i] == '}' {
@@ -521,6 +527,12 @@ func (p *parser) str() (string, error) {
 	start := p.i + 1
 	escaped := false
 	for i := start; i < len(s); {
+		for i < len(s) && plainASCII[s[i]] {
+			i++
+		}
+		if i == len(s) {
+			break
+		}
 		switch c := s[i]; {
 		case c == '"':
 			p.i = i + 1
@@ -559,6 +571,15 @@ func (p *parser) str() (string, error) {
 	p.i = len(s)
 	return "", p.errorf("unterminated string")
 }
+
+// plainASCII marks the bytes a string holds as they are: printable ASCII
+// but the quote and the backslash.
+var plainASCII = func() (t [256]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
 
 func (p *parser) literal(lit string) error {
 	if !strings.HasPrefix(p.s[p.i:], lit) {

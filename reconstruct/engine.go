@@ -229,7 +229,7 @@ func (e *engine) feedObject(rec *rollout.Record, pos Pos) {
 		return
 	}
 	if typ == rollout.TypeWorldState {
-		e.worldState(pos, rec.PayloadBytes())
+		e.worldState(pos, rec)
 		return
 	}
 	payload := rec.Payload()

@@ -8,12 +8,13 @@ import (
 	"github.com/tidwall/gjson"
 )
 
-// worldState replays a world_state line from its payload bytes: the state
-// is parsed once, straight from the line, and no copy of the payload is
-// made (a replay meets one such line per model step).
-func (e *engine) worldState(pos Pos, payload []byte) {
+// worldState replays a world_state line: the state is parsed once,
+// straight from the line, and no copy of the payload is made (a replay
+// meets one such line per model step).
+func (e *engine) worldState(pos Pos, rec *rollout.Record) {
+	payload := rec.PayloadBytes()
 	var fullRaw, state []byte
-	rollout.Members(payload, func(key []byte, start, end int) bool {
+	rec.PayloadMembers(func(key []byte, start, end int) bool {
 		switch string(key) {
 		case "full":
 			if fullRaw == nil {
