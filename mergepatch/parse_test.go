@@ -227,3 +227,76 @@ func TestAccessors(t *testing.T) {
 		t.Errorf("json.Marshal via MarshalJSON = %s, %v", out, err)
 	}
 }
+
+// TestLazyObjects covers objects below eagerDepth, kept as text until
+// first use: what reads them, what merges into them, and the objects that
+// must be built at once (a null member, a repeated key).
+func TestLazyObjects(t *testing.T) {
+	t.Parallel()
+	doc := mustParse(t, `{"s":{"f":{ "a" : 1, "b":{"c":[1, {"d":null}]}},"g":{"x":1}}}`)
+	f, _ := doc.Get("s")
+	f, _ = f.Get("f")
+	if f.obj.Load() != nil || f.raw != `{"a":1,"b":{"c":[1,{"d":null}]}}` {
+		t.Fatalf("s.f: built %v, text %q; want lazy, compact text", f.obj.Load() != nil, f.raw)
+	}
+	if got := doc.String(); got != `{"s":{"f":{"a":1,"b":{"c":[1,{"d":null}]}},"g":{"x":1}}}` {
+		t.Errorf("String() = %s", got)
+	}
+	if b, ok := f.Get("b"); !ok || b.String() != `{"c":[1,{"d":null}]}` {
+		t.Errorf("s.f.b = %v, %v", b, ok)
+	}
+	if ms := f.Members(); len(ms) != 2 || ms[0].Key != "a" || ms[1].Key != "b" {
+		t.Errorf("Members() = %v", ms)
+	}
+	if !Equal(f, mustParse(t, `{"b":{"c":[1,{"d":null}]},"a":1.0}`)) {
+		t.Errorf("Equal with the same object built from other text: false")
+	}
+
+	// Merging into a lazy member, and a lazy patch member into a built one.
+	got, changed := Merge(doc, mustParse(t, `{"s":{"f":{"b":{"c":2,"e":{"h":{"i":null}}}},"g":{"y":{"z":{}}}}}`))
+	if want := `{"s":{"f":{"a":1,"b":{"c":2,"e":{"h":{}}}},"g":{"x":1,"y":{"z":{}}}}}`; !changed || got.String() != want {
+		t.Errorf("Merge = %s, %v; want %s, true", got, changed, want)
+	}
+	if doc.String() != `{"s":{"f":{"a":1,"b":{"c":[1,{"d":null}]}},"g":{"x":1}}}` {
+		t.Errorf("Merge changed its target: %s", doc)
+	}
+
+	// A null member or a repeated key below eagerDepth: built at once.
+	p := mustParse(t, `{"s":{"f":{"a":null,"b":1},"g":{"k":1,"k":2}}}`)
+	s, _ := p.Get("s")
+	for _, key := range []string{"f", "g"} {
+		if v, _ := s.Get(key); v.obj.Load() == nil || v.raw != "" {
+			t.Errorf("s.%s is lazy, want built", key)
+		}
+	}
+	if got := Apply(mustParse(t, `{}`), p).String(); got != `{"s":{"f":{"b":1},"g":{"k":2}}}` {
+		t.Errorf("Apply onto {} = %s", got)
+	}
+	if d := p.Duplicates(); len(d) != 1 || d[0].Path != "/s/g" || d[0].Key != "k" {
+		t.Errorf("Duplicates() = %v, want one at /s/g", d)
+	}
+	if got := NullMembers(p); len(got) != 1 || got[0] != "/s/f/a" {
+		t.Errorf("NullMembers() = %v", got)
+	}
+}
+
+// TestLazyObjectConcurrentUse builds one lazy object from several
+// goroutines (go test -race checks the publication).
+func TestLazyObjectConcurrentUse(t *testing.T) {
+	t.Parallel()
+	doc := mustParse(t, `{"s":{"f":{"a":1,"b":2}}}`)
+	s, _ := doc.Get("s")
+	f, _ := s.Get("f")
+	done := make(chan *Value)
+	for range 4 {
+		go func() {
+			v, _ := f.Get("b")
+			done <- v
+		}()
+	}
+	for range 4 {
+		if v := <-done; v.String() != "2" {
+			t.Errorf("Get(b) = %s", v)
+		}
+	}
+}
