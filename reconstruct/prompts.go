@@ -21,14 +21,32 @@ func promptKey(text string) string {
 	return t
 }
 
+// A prompt is announced by up to two events: user_message (every mode) and,
+// in paginated files, item_completed with a UserMessage item (0.153 writes
+// both after the response item). Each kind pairs with the items on its own,
+// so that the second announcement of one prompt does not look like a prompt
+// without its item.
+type promptSource uint8
+
+const (
+	fromUserMessage promptSource = 1 << iota
+	fromItemCompleted
+)
+
 type pendingPrompt struct {
 	pos Pos
 	key string
+	src promptSource
+}
+
+type promptItem struct {
+	key     string
+	matched promptSource // the kinds of event already paired with it
 }
 
 type promptTracker struct {
-	items  []string        // keys of user message items not yet matched by an event
-	events []pendingPrompt // user_message events not yet matched by an item
+	items  []promptItem    // user message items of the turn
+	events []pendingPrompt // events not yet matched by an item
 	unread bool            // a line since the last judgement was not read: it may hold the item
 }
 
@@ -38,28 +56,32 @@ func (t *promptTracker) item(text string) {
 	if k == "" {
 		return
 	}
-	for i, p := range t.events {
-		if matchPrompt(p.key, k) {
-			t.events = append(t.events[:i], t.events[i+1:]...)
-			return
+	it := promptItem{key: k}
+	kept := t.events[:0]
+	for _, p := range t.events {
+		if it.matched&p.src == 0 && matchPrompt(p.key, k) {
+			it.matched |= p.src
+			continue
 		}
+		kept = append(kept, p)
 	}
-	t.items = append(t.items, k)
+	t.events = kept
+	t.items = append(t.items, it)
 }
 
-// event notes a user_message event.
-func (t *promptTracker) event(pos Pos, text string) {
+// event notes an announcement of a prompt by an event of kind src.
+func (t *promptTracker) event(pos Pos, text string, src promptSource) {
 	k := promptKey(text)
 	if k == "" {
 		return // an image-only prompt: nothing to compare
 	}
-	for i, it := range t.items {
-		if matchPrompt(k, it) {
-			t.items = append(t.items[:i], t.items[i+1:]...)
+	for i := range t.items {
+		if it := &t.items[i]; it.matched&src == 0 && matchPrompt(k, it.key) {
+			it.matched |= src
 			return
 		}
 	}
-	t.events = append(t.events, pendingPrompt{pos: pos, key: k})
+	t.events = append(t.events, pendingPrompt{pos: pos, key: k, src: src})
 }
 
 // matchPrompt compares an event's key with an item's: equal, or one a
@@ -71,13 +93,29 @@ func matchPrompt(ev, it string) bool {
 // judge reports the events left without their item and starts over; it
 // runs where a turn ends and at the end of the file.
 func (e *engine) judgePrompts() {
+	var reported []pendingPrompt
 	for _, p := range e.prompts.events {
 		if e.prompts.unread {
 			break
 		}
+		if announcedBefore(reported, p) {
+			continue // the other event of the same prompt: reported once
+		}
+		reported = append(reported, p)
 		e.emit(p.pos, PromptMissingFromHistoryEvidence{Prompt: p.key})
 	}
 	e.prompts = promptTracker{}
+}
+
+// announcedBefore reports whether an event of the other kind already
+// stands for p's prompt.
+func announcedBefore(reported []pendingPrompt, p pendingPrompt) bool {
+	for _, r := range reported {
+		if r.src != p.src && matchPrompt(r.key, p.key) {
+			return true
+		}
+	}
+	return false
 }
 
 // carries reports whether raw JSON holds the prompt's key as a string.

@@ -62,7 +62,7 @@ func (e *engine) event(rec *rollout.Record, pos Pos) {
 	if kind == "user_message" {
 		text := rollout.DecodeString(message)
 		e.userInput(pos, text)
-		e.prompts.event(pos, text)
+		e.prompts.event(pos, text, fromUserMessage)
 		return
 	}
 	if kind == "" {
@@ -111,7 +111,7 @@ func (e *engine) event(rec *rollout.Record, pos Pos) {
 				return true
 			})
 			e.userInput(pos, b.String())
-			e.prompts.event(pos, b.String())
+			e.prompts.event(pos, b.String(), fromItemCompleted)
 		}
 	case "thread_rolled_back":
 		e.rollback(pos, int(p.Get("num_turns").Int()))
