@@ -38,8 +38,9 @@ const usage = `usage:
       bytes before and after, time of verify and repair; appends to -md
   benchtool shapes-gen -o DIR [-fleet-files 5000] [-fleet-median 100KB] [-fleet-max 200MB]
                 [-small-size 200MB] [-patches 30000] [-ids 1000000] [-missing-ids 100000]
+                [-long-line 60MB]
       write the workload shapes of DIR/shapes: fleet/ (half .zst), small-lines.jsonl,
-      worldstate.jsonl and worldstate-events.jsonl, ids.jsonl, fixes.jsonl
+      worldstate.jsonl and worldstate-events.jsonl, ids.jsonl, fixes.jsonl, longline.jsonl
   benchtool shapes -rollout BINARY -dir DIR [-md FILE] [-reps 3]
       measure rollout on each shape against the baselines on the same input;
       appends a section to -md

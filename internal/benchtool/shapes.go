@@ -39,6 +39,7 @@ type shapesSpec struct {
 	MissingIDs     int    `json:"missing_ids"`
 	GenVersion     int    `json:"gen_version"`
 	FleetSigmaX100 int    `json:"fleet_sigma_x100"`
+	LongLine       int64  `json:"long_line"`
 }
 
 const shapesVersion = 2
@@ -53,6 +54,7 @@ const (
 	shapeWorldEvents = "worldstate-events.jsonl"
 	shapeIDs         = "ids.jsonl"
 	shapeFixes       = "fixes.jsonl"
+	shapeLong        = "longline.jsonl"
 )
 
 func cmdShapesGen(args []string) error {
@@ -64,6 +66,7 @@ func cmdShapesGen(args []string) error {
 	fleetMax := fs.String("fleet-max", "200MB", "largest file of fleet/ (one file has this size)")
 	fs.IntVar(&s.FleetSigmaX100, "fleet-sigma", 100, "log-normal sigma of the fleet sizes, times 100")
 	small := fs.String("small-size", "200MB", "size of small-lines.jsonl")
+	long := fs.String("long-line", "60MB", "size of the tool output on the long line of longline.jsonl")
 	fs.IntVar(&s.Patches, "patches", 30000, "world-state patches in worldstate.jsonl")
 	fs.IntVar(&s.IDs, "ids", 1000000, "items with ids in ids.jsonl")
 	fs.IntVar(&s.MissingIDs, "missing-ids", 100000, "items without id in fixes.jsonl (as many again have one)")
@@ -73,7 +76,7 @@ func cmdShapesGen(args []string) error {
 		return exitError(2)
 	}
 	if *dir == "" || fs.NArg() > 0 {
-		fmt.Fprintln(os.Stderr, "usage: benchtool shapes-gen -o DIR [-fleet-files 5000] [-fleet-max 200MB] [-small-size 200MB] [-patches 30000] [-ids 1000000] [-missing-ids 100000]")
+		fmt.Fprintln(os.Stderr, "usage: benchtool shapes-gen -o DIR [-fleet-files 5000] [-fleet-max 200MB] [-small-size 200MB] [-patches 30000] [-ids 1000000] [-missing-ids 100000] [-long-line 60MB]")
 		return exitError(2)
 	}
 	s.Version, s.GenVersion = shapesVersion, gen.Version
@@ -85,6 +88,9 @@ func cmdShapesGen(args []string) error {
 		return err
 	}
 	if s.SmallBytes, err = parseSize(*small); err != nil {
+		return err
+	}
+	if s.LongLine, err = parseSize(*long); err != nil {
 		return err
 	}
 	root := filepath.Join(*dir, "shapes")
@@ -122,6 +128,7 @@ func cmdShapesGen(args []string) error {
 		func() error {
 			return writeShape(filepath.Join(root, shapeFixes), 4, s, writeIDs(s.MissingIDs, s.MissingIDs))
 		},
+		func() error { return writeShape(filepath.Join(root, shapeLong), 5, s, writeLongLine) },
 	}
 	for i, size := range fleetSizes(s) {
 		jobs = append(jobs, func() error { return writeFleetFile(filepath.Join(root, shapeFleet), s, i, size) })
@@ -473,6 +480,23 @@ func writeIDs(n, missing int) func(*shapeWriter, shapesSpec) {
 			w.endTurn()
 		}
 	}
+}
+
+// writeLongLine: a short session whose one tool output is s.LongLine bytes
+// of text (issue 11: a line costs about its size once) and has no id, so
+// repair edits the long line.
+func writeLongLine(w *shapeWriter, s shapesSpec) {
+	w.meta()
+	w.startTurn()
+	w.message("user", 100, true)
+	w.reasoning(60, true)
+	id := "call_" + strconv.FormatUint(w.rng.Uint64(), 36)
+	w.end(append(w.begin("response_item"), `{"type":"function_call","id":"fc_`+w.uuid()+`","name":"shell","arguments":"{\"command\":[\"cat\",\"build.log\"]}","call_id":"`+id+`"}`...))
+	l := append(w.begin("response_item"), `{"type":"function_call_output","call_id":"`+id+`","output":`...)
+	l = w.appendText(l, int(s.LongLine))
+	w.end(append(l, '}'))
+	w.message("assistant", 80, true)
+	w.endTurn()
 }
 
 // fleetFiles lists the fleet's files with their sizes on disk.

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -46,6 +47,8 @@ func shapeRows() []shapeRow {
 		gjson(shapeIDs), verify(shapeIDs),
 		gjson(shapeFixes), verify(shapeFixes),
 		{key: shapeFixes + "/repair", input: shapeFixes, name: "rollout repair (dry run)", argv: []string{"{rollout}", "repair", "{in}"}},
+		verify(shapeLong),
+		{key: shapeLong + "/repair", input: shapeLong, name: "rollout repair (dry run)", argv: []string{"{rollout}", "repair", "{in}"}},
 	}
 }
 
@@ -87,7 +90,7 @@ func cmdShapes(args []string) error {
 
 	var hdr strings.Builder
 	sizes := map[string]int64{}
-	for _, name := range []string{shapeSmall, shapeWorld, shapeWorldEvents, shapeIDs, shapeFixes} {
+	for _, name := range []string{shapeSmall, shapeWorld, shapeWorldEvents, shapeIDs, shapeFixes, shapeLong} {
 		fi, err := os.Stat(filepath.Join(root, name))
 		if err != nil {
 			return err
@@ -115,6 +118,7 @@ func cmdShapes(args []string) error {
 	fmt.Fprintf(&hdr, "- small-lines.jsonl: %s of 150-400 byte event lines (an item every 8 lines)\n", fmtMB(sizes[shapeSmall]))
 	fmt.Fprintf(&hdr, "- worldstate.jsonl: %s, %d world-state patches each adding 1-3 keys, each after a reasoning item; worldstate-events.jsonl: the same with every patch line replaced by an `event_msg` line of the same size\n", fmtMB(sizes[shapeWorld]), spec.Patches)
 	fmt.Fprintf(&hdr, "- ids.jsonl: %s, %d items with ids in turns of about 20; fixes.jsonl: %s, %d items without id among as many with one\n", fmtMB(sizes[shapeIDs]), spec.IDs, fmtMB(sizes[shapeFixes]), spec.MissingIDs)
+	fmt.Fprintf(&hdr, "- longline.jsonl: %s, a short session whose one tool output (without id, so repair edits it) is %s of text\n", fmtMB(sizes[shapeLong]), fmtMB(spec.LongLine))
 	fmt.Print(hdr.String())
 
 	// Page cache warm-up.
@@ -237,6 +241,14 @@ func shapeTargets(by map[string]*rowResult) []string {
 	rss("ids.jsonl verify", shapeIDs+"/verify", 250)
 	ratio("fixes.jsonl repair dry-run time / verify time", shapeFixes+"/repair", shapeFixes+"/verify", 2)
 	rss("fixes.jsonl repair dry run", shapeFixes+"/repair", 400)
+	// A line costs about its size once (issue 11): verify holds the line,
+	// repair the line and its edited copy; 40 MiB is the small-file
+	// baseline and its slack.
+	if r := by[shapeLong+"/verify"]; r != nil {
+		line := float64(r.bytes) / (1 << 20)
+		rss("longline.jsonl verify", shapeLong+"/verify", math.Round(1.5*line+40))
+		rss("longline.jsonl repair dry run", shapeLong+"/repair", math.Round(2.5*line+40))
+	}
 	return lines
 }
 

@@ -16,7 +16,7 @@ import (
 // pair of the same size, and fixes.jsonl with its missing ids.
 func TestShapes(t *testing.T) {
 	args := []string{"-fleet-files", "6", "-fleet-median", "60KB", "-fleet-max", "400KB", "-small-size", "200KB",
-		"-patches", "300", "-ids", "2000", "-missing-ids", "300"}
+		"-patches", "300", "-ids", "2000", "-missing-ids", "300", "-long-line", "5MB"}
 	a, b := t.TempDir(), t.TempDir()
 	for _, d := range []string{a, b} {
 		if err := cmdShapesGen(append([]string{"-o", d}, args...)); err != nil {
@@ -30,7 +30,7 @@ func TestShapes(t *testing.T) {
 		}
 		return data
 	}
-	for _, name := range []string{shapeSmall, shapeWorld, shapeWorldEvents, shapeIDs, shapeFixes} {
+	for _, name := range []string{shapeSmall, shapeWorld, shapeWorldEvents, shapeIDs, shapeFixes, shapeLong} {
 		if !bytes.Equal(read(a, name), read(b, name)) {
 			t.Errorf("%s differs between two runs with the same options", name)
 		}
@@ -62,7 +62,7 @@ func TestShapes(t *testing.T) {
 	if res, err := checks.Run(paths[zst], nil, checks.Options{}); err != nil || res.Records < 10 {
 		t.Errorf("fleet file %s: %v", paths[zst], err)
 	}
-	for _, name := range []string{shapeSmall, shapeWorld, shapeWorldEvents, shapeIDs, shapeFixes} {
+	for _, name := range []string{shapeSmall, shapeWorld, shapeWorldEvents, shapeIDs, shapeFixes, shapeLong} {
 		res, err := checks.Run(filepath.Join(a, "shapes", name), nil, checks.Options{})
 		if err != nil {
 			t.Fatal(err)
@@ -75,7 +75,7 @@ func TestShapes(t *testing.T) {
 				t.Errorf("%s:%d: %s %s", name, f.Line, f.Rule, f.Message)
 			}
 		}
-		if want := map[string]int{shapeFixes: 300}[name]; missing != want {
+		if want := map[string]int{shapeFixes: 300, shapeLong: 1}[name]; missing != want {
 			t.Errorf("%s: %d missing ids, want %d", name, missing, want)
 		}
 	}
