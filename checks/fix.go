@@ -155,7 +155,7 @@ func PlanFixes(res *Result, facts *FixFacts, opts FixOptions) (*FixPlan, error) 
 		concat:   map[int]bool{},
 		seen:     make(map[plannedKey]bool, fixable),
 		envelope: st.Era != rollout.EraBare,
-		ids:      newIDSource(st, opts, fixable),
+		ids:      newIDSource(st, opts),
 		facts:    facts,
 	}
 	p.ids.anchors = facts.anchors
@@ -598,9 +598,10 @@ type idOwner struct {
 	assigned    bool
 }
 
-// newIDSource makes the ids of a plan of about fixes edits.
-func newIDSource(st *reconstruct.State, opts FixOptions, fixes int) *idSource {
-	s := &idSource{thread: st.ThreadID, taken: make(map[uint64]idOwner, st.History.Len()+fixes)}
+func newIDSource(st *reconstruct.State, opts FixOptions) *idSource {
+	// Not sized up front: a history holds items without ids too, and a
+	// map sized for all of them would be twice what it needs.
+	s := &idSource{thread: st.ThreadID, taken: map[uint64]idOwner{}}
 	if opts.RandomIDs {
 		s.random = opts.Random
 		if s.random == nil {

@@ -156,7 +156,7 @@ func TestPlanFixes(t *testing.T) {
 
 func TestIDSource(t *testing.T) {
 	st := &reconstruct.State{ThreadID: "019cd6f2-8a30-7c1e-9d2a-4b5c6d7e8f90"}
-	s := newIDSource(st, FixOptions{}, 0)
+	s := newIDSource(st, FixOptions{})
 	want := "msg_" + rollout.DerivedUUIDv7(1000, st.ThreadID, 3, -1)
 	if got := s.id("msg", 1000, 3, -1); got != want {
 		t.Errorf("id = %s, want %s", got, want)
@@ -167,7 +167,7 @@ func TestIDSource(t *testing.T) {
 	// An id already in the file is never given again.
 	live := "fco_" + rollout.DerivedUUIDv7(1000, st.ThreadID, 4, -1)
 	st.History = reconstruct.NewHistory(reconstruct.Item{ID: live})
-	s = newIDSource(st, FixOptions{}, 0)
+	s = newIDSource(st, FixOptions{})
 	got := s.id("fco", 1000, 4, -1)
 	if got == live {
 		t.Errorf("collision with a live id: %s", got)
@@ -180,7 +180,7 @@ func TestIDSource(t *testing.T) {
 		t.Errorf("the salted id changed between two rewrites: %s, then %s", got, again)
 	}
 	// Random ids: random bits, remembered for the same (line, index).
-	r := newIDSource(st, FixOptions{RandomIDs: true, Random: bytes.NewReader(bytes.Repeat([]byte{0xab}, 40))}, 0)
+	r := newIDSource(st, FixOptions{RandomIDs: true, Random: bytes.NewReader(bytes.Repeat([]byte{0xab}, 40))})
 	a, b := r.id("msg", 1000, 3, -1), r.id("msg", 1000, 3, -1)
 	if a != b || a == want || !strings.HasPrefix(a, "msg_00000000-03e8-7") {
 		t.Errorf("random ids %s, %s", a, b)
