@@ -34,8 +34,9 @@ var worldstateRules = []*Rule{
 	}),
 	on(Rule{ID: "worldstate/null-in-snapshot", Severity: Info, Since: "0.1.0",
 		Title: "a null inside a section of a full world-state snapshot",
-		Doc: "Codex persists the model-visible world state as WorldStateItem {full, state} (codex-rs/protocol/src/protocol.rs, rust-v0.149) and writes every top-level section of a snapshot (agents_md, apps_instructions, environments, git_attribution, host_skills, model, multi_agent_mode, permissions, personality, skills, ...), null when the section is unset: those nulls are normal and not reported. " +
-			"A null inside a section has not been seen in snapshots Codex wrote (0.146-0.147) and is ambiguous once patches are replayed (an RFC 7386 patch cannot set a member to null, only delete it), so it is reported for a look, as info. Nulls inside arrays are fine.",
+		Doc: "Codex persists the model-visible world state as WorldStateItem {full, state} (codex-rs/protocol/src/protocol.rs, rust-v0.147.0), one member per section (agents_md, apps_instructions, environments, git_attribution, host_skills, model, multi_agent_mode, permissions, personality, skills, ...). " +
+			"Its writer at rust-v0.147.0 (codex-rs/core/src/context/world_state/mod.rs, WorldState::snapshot and remove_null_object_fields) leaves out a section whose snapshot is null and strips null object fields inside sections; nulls are written only in patches, for removed keys. Top-level null sections were reported in real 0.146-0.147 snapshots (issue #10, not located) and are harmless: not reported. " +
+			"A null inside a section is not written by that code and is ambiguous once patches are replayed (an RFC 7386 patch cannot set a member to null, only delete it), so it is reported for a look, as info. Nulls inside arrays are fine.",
 	}, func(e reconstruct.WorldStateNullInSnapshotEvidence) string {
 		return fmt.Sprintf("null object fields in a full snapshot: %v", e.Paths)
 	}),
