@@ -16,9 +16,11 @@ import (
 // bufio buffer is returned in place. A longer one (an inline image, a tool
 // output of tens of MB) costs one buffer of its exact size: when the stream
 // can be read again by offset (a plain file), the line is first scanned to
-// learn its length and then read once into that buffer; otherwise its pieces
-// are copied as they come and joined once. Growing a buffer by append
-// instead cost about three times the line at the peak.
+// learn its length and then read once into that buffer; otherwise it is
+// copied into the last long line's buffer (or the spare one) while it fits,
+// and beyond that its pieces are copied as they come and joined once.
+// Growing a buffer by append instead cost about three times the line at
+// the peak.
 
 // Rereadable is a stream that can read its own bytes again by their offset
 // in the stream (0: its first byte). Rereader returns nil when it cannot (a
@@ -97,6 +99,7 @@ func (s *lineSource) next(limit int64, pass func([]byte) error) (lineRead, error
 		scan.SetSeed(s.seed)
 	}
 	defer func() { clear(s.chunks); s.chunks = s.chunks[:0] }()
+	var acc []byte // a long line of a stream, while it fits a buffer at hand
 	for first := true; ; first = false {
 		chunk, err := s.br.ReadSlice('\n')
 		if errors.Is(err, errWholeLine) {
@@ -110,6 +113,11 @@ func (s *lineSource) next(limit int64, pass func([]byte) error) (lineRead, error
 		for _, b := range chunk[max(len(chunk)-2, 0):] {
 			r.tail[0], r.tail[1] = r.tail[1], b
 		}
+		if first && s.at == nil && errors.Is(err, bufio.ErrBufferFull) {
+			if acc = s.buf[:0]; cap(acc) == 0 {
+				acc = takeSpare()
+			}
+		}
 		switch {
 		case r.oversized:
 			if pass != nil {
@@ -119,6 +127,9 @@ func (s *lineSource) next(limit int64, pass func([]byte) error) (lineRead, error
 			}
 		case r.size > limit:
 			r.oversized = true
+			if len(s.chunks) == 0 && len(acc) > 0 {
+				s.chunks = append(s.chunks, acc) // what was held back
+			}
 			if pass != nil {
 				if err := s.passHeld(start, r.size-int64(len(chunk)), &scan, pass); err != nil {
 					return r, err
@@ -132,7 +143,14 @@ func (s *lineSource) next(limit int64, pass func([]byte) error) (lineRead, error
 			r.line = chunk // in bufio's buffer, valid until the next read
 		case s.at != nil:
 			scan.Write(chunk)
+		case len(s.chunks) == 0 && len(acc)+len(chunk) <= cap(acc):
+			// Into the last long line's buffer, or the spare one: a line
+			// read again (repair's passes over a .zst) takes no new memory.
+			acc = append(acc, chunk...)
 		default:
+			if len(s.chunks) == 0 && len(acc) > 0 {
+				s.chunks = append(s.chunks, acc)
+			}
 			s.chunks = append(s.chunks, append([]byte(nil), chunk...))
 		}
 		if err == nil {
@@ -149,6 +167,11 @@ func (s *lineSource) next(limit int64, pass func([]byte) error) (lineRead, error
 	}
 	s.off += r.size
 	if r.oversized || r.line != nil || r.size == 0 {
+		return r, nil
+	}
+	if s.at == nil && len(s.chunks) == 0 {
+		s.buf = acc
+		r.line = acc
 		return r, nil
 	}
 	line := s.buffer(int(r.size))
@@ -274,6 +297,18 @@ func longBuffer(n int) []byte {
 	}
 	const round = 1 << 20
 	return make([]byte, 0, (n+round-1)/round*round)
+}
+
+// takeSpare returns the spare buffer, empty, whatever its size (nil when
+// there is none).
+func takeSpare() []byte {
+	spareLong.mu.Lock()
+	defer spareLong.mu.Unlock()
+	if b := spareLong.p.Value(); b != nil {
+		spareLong.p = weak.Pointer[[]byte]{}
+		return (*b)[:0]
+	}
+	return nil
 }
 
 // spare lets b go, for a later longBuffer to take while the collector has

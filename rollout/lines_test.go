@@ -21,6 +21,7 @@ func longLines() string {
 		long("x", readBufferSize+17) + "\n" +
 		"\n" +
 		long("y", 2*readBufferSize) + "\r\n" +
+		long("v", readBufferSize+100) + "\n" + // fits the last long line's buffer
 		`{"b":2}` + "\n" +
 		long("z", readBufferSize-8) + "\n" + // fits the buffer, with its "\n" or not
 		long("w", 3*readBufferSize+5)
@@ -165,18 +166,24 @@ func TestRewriteLongLinesFileVsStream(t *testing.T) {
 			if full {
 				opts.OnLine = func(DiffLine) error { return nil }
 			}
-			f, err := Open(p, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var out bytes.Buffer
-			st, err := Rewrite(&out, f, &Plan{}, opts)
-			f.Close()
-			if err != nil {
-				t.Fatalf("max %d: %v", max, err)
-			}
-			if out.String() != in || st.BytesIn != int64(len(in)) {
-				t.Errorf("max %d full %v: output (%d bytes, %d read) differs from the input (%d bytes)", max, full, out.Len(), st.BytesIn, len(in))
+			for _, file := range []bool{true, false} {
+				var src io.ReadCloser = io.NopCloser(strings.NewReader(in))
+				if file {
+					f, err := Open(p, nil)
+					if err != nil {
+						t.Fatal(err)
+					}
+					src = f
+				}
+				var out bytes.Buffer
+				st, err := Rewrite(&out, src, &Plan{}, opts)
+				src.Close()
+				if err != nil {
+					t.Fatalf("max %d: %v", max, err)
+				}
+				if out.String() != in || st.BytesIn != int64(len(in)) {
+					t.Errorf("max %d full %v file %v: output (%d bytes, %d read) differs from the input (%d bytes)", max, full, file, out.Len(), st.BytesIn, len(in))
+				}
 			}
 		}
 	}
