@@ -84,6 +84,17 @@ func TestDuplicateIDFromFile(t *testing.T) {
 		fromFile := dups(f)
 		f.Close()
 		fromStream := dups(io.MultiReader(strings.NewReader(src))) // cannot be read again
+		var viaPath []int                                          // as verify opens it
+		if _, err := reconstruct.ReplayFile(path, nil, reconstruct.ReplayOptions{}, func(o reconstruct.Observation) {
+			if o.Kind() == reconstruct.ItemDuplicateID {
+				viaPath = append(viaPath, o.Pos.Line)
+			}
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(tt.want, viaPath); diff != "" {
+			t.Errorf("%s, ReplayFile: duplicate-id lines (-want +got):\n%s", tt.name, diff)
+		}
 		if diff := cmp.Diff(tt.want, fromFile); diff != "" {
 			t.Errorf("%s, read from a file: duplicate-id lines (-want +got):\n%s", tt.name, diff)
 		}
