@@ -5,6 +5,7 @@ import (
 	"math"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -167,5 +168,13 @@ func TestPackID(t *testing.T) {
 		if string(b) != "pre"+tc.id {
 			t.Errorf("packID(%q) then unpackID: %q", tc.id, b[3:])
 		}
+	}
+}
+
+// TestHistItemSize guards the bytes an item costs: a million-item history
+// holds a million of them.
+func TestHistItemSize(t *testing.T) {
+	if s := unsafe.Sizeof(histItem{}); s > 48 {
+		t.Errorf("histItem is %d bytes, want at most 48", s)
 	}
 }

@@ -42,7 +42,10 @@ func (e *engine) tokenCount(rec *rollout.Record, pos Pos, info gjson.Result) {
 			e.firstReemitted = pos // reported at the end, with the count
 		}
 		if e.st.Tokens != nil {
-			e.st.Tokens.ReemittedSeen++
+			// Copied, not changed in place: turn checkpoints share it.
+			t := *e.st.Tokens
+			t.ReemittedSeen++
+			e.st.Tokens = &t
 		}
 		return
 	}

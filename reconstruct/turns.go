@@ -25,7 +25,8 @@ type turnState struct {
 }
 
 // checkpoint is what a rollback restores: the state at the start of a turn.
-// Values are shared, never copied: world-state values are immutable, and a
+// Values are shared, never copied: world-state values and token infos are
+// immutable (replaced, never changed in place), and a
 // History only grows by append until a compaction starts a new one, so its
 // first n items are the history at the checkpoint.
 type checkpoint struct {
@@ -38,12 +39,7 @@ type checkpoint struct {
 }
 
 func (e *engine) checkpoint() checkpoint {
-	var tok *TokenInfo
-	if e.st.Tokens != nil {
-		t := *e.st.Tokens
-		tok = &t
-	}
-	return checkpoint{history: e.st.History, n: e.st.History.Len(), world: e.st.WorldState, lineage: e.st.Lineage, afterCompact: e.afterCompact, tokens: tok}
+	return checkpoint{history: e.st.History, n: e.st.History.Len(), world: e.st.WorldState, lineage: e.st.Lineage, afterCompact: e.afterCompact, tokens: e.st.Tokens}
 }
 
 func (e *engine) event(rec *rollout.Record, pos Pos) {
