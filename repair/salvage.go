@@ -76,7 +76,7 @@ func (t *Txn) salvages() bool {
 // or returns the *reconstruct.ReadError a repair without salvage returns:
 // when the headers do not show a cut (the stream is corrupt, not cut), or
 // the lines decoded cannot be repaired (an unknown history mode, a torn
-// line left as it is).
+// line left as it is or too long to read).
 func (t *Txn) planSalvage(in *input, walk *rollout.ZstdCut) error {
 	line := t.Input.Records + 1
 	if in.cut.n > 0 && in.cut.last != '\n' {
@@ -90,6 +90,13 @@ func (t *Txn) planSalvage(in *input, walk *rollout.ZstdCut) error {
 	for _, u := range t.Fixes.Left {
 		if u.Finding.Rule == tornTail {
 			return readErr
+		}
+	}
+	if in.cut.n > 0 && in.cut.last != '\n' {
+		for _, f := range t.Input.Findings {
+			if f.Rule == "line/oversized" && f.Line == line {
+				return readErr // the torn line was not read: it would stay, torn
+			}
 		}
 	}
 	t.Salvage = &Salvage{Offset: off, Size: in.raw.n, Decoded: in.cut.n, Line: line}

@@ -204,7 +204,11 @@ func TestSalvageDryRunAndUndo(t *testing.T) {
 // short is still a read error, and nothing is written. So is one cut
 // before its first whole line: there is nothing to salvage.
 func TestSalvageNeedsTornTailFix(t *testing.T) {
-	cut, _ := cutZstd(t, 0.5)
+	cut, decoded := cutZstd(t, 0.5)
+	torn := len(decoded) - bytes.LastIndexByte(decoded, '\n') - 1
+	if torn < 2 {
+		t.Fatal("the cut leaves no torn line: move it")
+	}
 	dir := t.TempDir()
 	path := filepath.Join(dir, "rollout-cut.jsonl.zst")
 	os.WriteFile(path, cut, 0o644)
@@ -214,6 +218,14 @@ func TestSalvageNeedsTornTailFix(t *testing.T) {
 	var re *reconstruct.ReadError
 	if !errors.As(err, &re) || !errors.Is(err, io.ErrUnexpectedEOF) {
 		t.Errorf("err = %v, want a read error", err)
+	}
+
+	// A torn line longer than --max-line-bytes is not read: it cannot be
+	// told torn, and would stay in the result.
+	opts = options(path)
+	opts.MaxLineBytes = int64(torn - 1)
+	if _, err := run(t, opts); !errors.As(err, &re) {
+		t.Errorf("with a torn line too long to read: err = %v, want a read error", err)
 	}
 
 	os.WriteFile(path, cut[:30], 0o644)
