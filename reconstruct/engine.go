@@ -76,8 +76,7 @@ type engine struct {
 	frames  *frames.Replay // frame logs (frames.md)
 	// reread reads the file again by offset (nil: it cannot be, stdin or
 	// zstd): with it, items are hashed only when their id comes again.
-	reread  io.ReaderAt
-	maxLine int64
+	reread io.ReaderAt
 }
 
 // newEngine starts an engine that reports to obs (which may be nil).

@@ -40,8 +40,8 @@ type histItem struct {
 	index    int32  // -1 for the line's payload; math.MinInt32: see History.wide
 	typ      uint32
 	answered bool
-	packed   bool     // the id is stored packed (packID)
-	lazy     lazyHash // hash not computed yet: see engine.contentHash
+	packed   bool // the id is stored packed (packID)
+	lazy     bool // hash not computed yet: see engine.contentHash
 }
 
 type wideItem struct{ line, index int }

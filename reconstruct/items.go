@@ -1,10 +1,7 @@
 package reconstruct
 
 import (
-	"bytes"
-	"errors"
 	"hash/maphash"
-	"io"
 	"math"
 	"strings"
 	"time"
@@ -85,63 +82,39 @@ func (e *engine) addLiveItem(pos Pos, item []byte, rec *rollout.Record, index in
 	}
 	it := Item{ID: f.id, Type: f.typ, CallID: f.callID, Line: pos.Line, Offset: pos.Offset, Index: index}
 	e.checkID(pos, f, index)
+	start := 0 // where item starts in its line
+	if rec != nil {
+		start = rec.PayloadOffset()
+	}
 	switch {
 	case f.id == "":
-	case e.reread != nil && rec != nil:
-		it.lazy = lazyPayload
-	case e.reread != nil:
-		it.lazy = lazyLine
+	case e.reread != nil && start <= math.MaxUint32 && len(item) <= math.MaxUint32:
+		it.lazy, it.hash = true, uint64(start)<<32|uint64(len(item))
 	default:
 		it.hash = maphash.Bytes(hashSeed, item)
 	}
 	e.appendItem(pos, it, item)
 }
 
-// lazyHash says an item's content hash was not computed when its line was
-// read: hashing every item with an id was a tenth of verify's time, and
-// only an id seen twice needs it. The line is read again from the file
-// then (engine.contentHash).
-type lazyHash uint8
-
-const (
-	hashed      lazyHash = iota
-	lazyPayload          // the item is the payload of the line at its offset
-	lazyLine             // the item is the whole line (bare era)
-)
-
 // contentHash is the content hash of item x of the history; raw, when not
-// nil, is its bytes (the line being replayed). A lazy hash is computed from
-// the file, read again at the item's line, and kept.
+// nil, is its bytes (the line being replayed). Hashing every item with an
+// id was a tenth of verify's time, and only an id seen twice needs it: an
+// item of a file that can be read again is lazy, its hash field holding
+// where its bytes lie in its line (start<<32 | length); they are read back
+// from the file and hashed when first needed, and the hash is kept. Bytes
+// changed in the file meanwhile hash differently: the content differs.
 func (e *engine) contentHash(x *histItem, raw []byte) (uint64, bool) {
-	if x.lazy == hashed {
+	if !x.lazy {
 		return x.hash, true
 	}
 	if raw == nil {
-		var err error
-		if raw, err = e.readItemAt(x.offset, x.lazy); err != nil {
+		raw = make([]byte, x.hash&math.MaxUint32)
+		if _, err := e.reread.ReadAt(raw, x.offset+int64(x.hash>>32)); err != nil {
 			return 0, false
 		}
 	}
-	x.hash, x.lazy = maphash.Bytes(hashSeed, raw), hashed
+	x.hash, x.lazy = maphash.Bytes(hashSeed, raw), false
 	return x.hash, true
-}
-
-// readItemAt reads again the line at off and returns the item it holds.
-func (e *engine) readItemAt(off int64, lazy lazyHash) ([]byte, error) {
-	rd := rollout.NewReader(io.NewSectionReader(e.reread, off, math.MaxInt64-off), e.maxLine)
-	defer rd.Release()
-	rec, err := rd.Next()
-	if err != nil {
-		return nil, err
-	}
-	if !rec.Valid() {
-		return nil, errors.New("the line changed since it was read") // it was a JSON object then
-	}
-	item := rec.Raw
-	if lazy == lazyPayload {
-		item = rec.PayloadBytes()
-	}
-	return bytes.Clone(item), nil // Raw dies with the reader
 }
 
 // appendItem records an item in the live history, pairing tool calls and

@@ -99,7 +99,7 @@ func Replay(src io.Reader, opts ReplayOptions, observers ...Observer) (st *State
 	}
 	eng := newEngine(opts.Options, fan)
 	if !opts.HashItems {
-		eng.reread, eng.maxLine = rd.Rereader(), opts.MaxLineBytes
+		eng.reread = rd.Rereader()
 	}
 	for {
 		line = rd.Line() + 1 // a panic while reading names the line being read

@@ -71,7 +71,7 @@ type Item struct {
 	Index    int   // index inside the line's replacement_history; -1 for the line's payload
 	answered bool
 	hash     uint64
-	lazy     lazyHash // hash not computed yet
+	lazy     bool // hash not computed yet: see engine.contentHash
 }
 
 // Lineage is the context-window chain.
