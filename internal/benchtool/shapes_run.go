@@ -112,6 +112,9 @@ func cmdShapes(args []string) error {
 		}
 	}
 	slices.Sort(fileSizes)
+	if len(fileSizes) == 0 {
+		return fmt.Errorf("%s holds no rollout: shapes measures the fleet too (shapes-gen -fleet-files > 0)", filepath.Join(root, shapeFleet))
+	}
 	fmt.Fprintf(&hdr, "- fleet/: %d files (%d `.zst`), %s on disk; sizes on disk: min %s, median %s, max %s (targets drawn log-normal, median %s, sigma %.2f, clamped to 5 KB..%s, one file at the maximum); `.zst` files count with their compressed size\n",
 		len(paths), zst, fmtMB(fleetBytes), fmtKB(fileSizes[0]), fmtKB(fileSizes[len(fileSizes)/2]), fmtMB(fileSizes[len(fileSizes)-1]),
 		fmtKB(spec.FleetMedian), float64(spec.FleetSigmaX100)/100, fmtMB(spec.FleetMax))
