@@ -122,20 +122,45 @@ func BenchmarkReplayAddingKeys(b *testing.B) {
 		fmt.Fprintf(&p, `},"turn":%d}`, i)
 		patches[i] = p.String()
 	}
-	b.ReportAllocs()
-	for b.Loop() {
-		ws, err := ParseString(`{"environment":{"cwd":"/home/dev/app","shell":"zsh"},"open_files":{},"turn":0}`)
-		if err != nil {
-			b.Fatal(err)
-		}
-		for _, s := range patches {
-			p, err := ParseString(s)
+	base := `{"environment":{"cwd":"/home/dev/app","shell":"zsh"},"open_files":{},"turn":0}`
+	b.Run("ParseMerge", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			ws, err := ParseString(base)
 			if err != nil {
 				b.Fatal(err)
 			}
-			if next, changed := Merge(ws, p); changed {
-				ws = next
+			for _, s := range patches {
+				p, err := ParseString(s)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if next, changed := Merge(ws, p); changed {
+					ws = next
+				}
 			}
 		}
+	})
+	texts := make([][]byte, n)
+	for i, s := range patches {
+		texts[i] = []byte(s)
 	}
+	b.Run("MergeText", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			ws, err := ParseString(base)
+			if err != nil {
+				b.Fatal(err)
+			}
+			for _, s := range texts {
+				next, changed, ok := MergeText(ws, s)
+				if !ok {
+					b.Fatal("MergeText declined a plain patch")
+				}
+				if changed {
+					ws = next
+				}
+			}
+		}
+	})
 }

@@ -74,6 +74,14 @@ func FuzzApplyVsEvanphx(f *testing.F) {
 		tb, pb := tv.AppendJSON(nil), pv.AppendJSON(nil)
 		got, changed := Merge(tv, pv)
 		enc := got.AppendJSON(nil)
+		mt, mtChanged, ok := MergeText(tv, patch)
+		switch {
+		case ok && (!bytes.Equal(mt.AppendJSON(nil), enc) || mtChanged != changed):
+			t.Fatalf("MergeText(%s, %s) = %s, %v; Merge gives %s, %v", tb, patch, mt.AppendJSON(nil), mtChanged, enc, changed)
+		case !ok && tv.Kind() == Object && pv.Kind() == Object && pv.DuplicateCount() == 0 && len(patch) < 5*smallObject:
+			// Too short to hold an object of smallObject members.
+			t.Fatalf("MergeText(%s, %s) declined a plain object patch", tb, patch)
+		}
 		if !bytes.Equal(tv.AppendJSON(nil), tb) || !bytes.Equal(pv.AppendJSON(nil), pb) {
 			t.Fatalf("Apply(%s, %s) modified its inputs: %s, %s", tb, pb, tv.AppendJSON(nil), pv.AppendJSON(nil))
 		}

@@ -29,56 +29,97 @@ func Merge(target, patch *Value) (result *Value, changed bool) {
 	if target.Kind() != Object {
 		return withoutNulls(patch), true // merging into {} only removes null members
 	}
-	t := target.object()
-	out := *t // shares t's nodes; changes copy what they touch
-	rebuilt, ownTail := false, false
-	replace := func(i int, s slot) {
-		rebuilt = true
-		off := out.slots.tailOff()
-		if i < off {
-			out.slots = out.slots.set(i, s)
-			return
-		}
-		if !ownTail { // one copy of the tail for all the changes in it
-			out.slots.tail, out.slots.claim = slices.Clone(out.slots.tail), nil
-			ownTail = true
-		}
-		out.slots.tail[i-off] = s
-	}
+	var m merger
+	m.init(target)
 	var buf [8]slot
-	added := buf[:0]
+	added := buf[:0] // new members, on the stack while few
 	ps := &patch.object().slots
 	for j := range ps.n {
 		pm := ps.at(j)
 		if pm.Value == nil {
 			continue // a tombstone of the patch itself
 		}
-		i := t.find(pm.Key) // patch keys are unique, so t's positions stay right
-		var cur *slot
-		if i >= 0 {
-			cur = t.slots.at(i)
-		}
-		switch {
-		case pm.Value.kind == Null:
-			if cur != nil {
-				replace(i, slot{Member: Member{Key: cur.Key}, raw: cur.raw})
-				out.live--
-				changed = true
-			}
-		case cur == nil:
-			added = append(added, slot{Member: Member{Key: pm.Key, Value: withoutNulls(pm.Value)}, raw: pm.raw})
-			changed = true
-		default:
-			nv, c := Merge(cur.Value, pm.Value)
-			changed = changed || c
-			if !same(nv, cur.Value) {
-				replace(i, slot{Member: Member{Key: cur.Key, Value: nv}, raw: cur.raw})
-			}
+		// Patch keys are unique, so t's positions stay right.
+		if s, add := m.member(pm.Key, pm.raw, pm.Value); add {
+			added = append(added, s)
 		}
 	}
-	if !rebuilt && len(added) == 0 {
-		return target, changed
+	return m.result(added)
+}
+
+// merger merges the members of an object patch into an object target one
+// at a time; each key must come at most once.
+type merger struct {
+	target           *Value
+	t                *object
+	out              object // shares t's nodes; changes copy what they touch
+	rebuilt, ownTail bool
+	changed          bool
+}
+
+func (m *merger) init(target *Value) {
+	m.target, m.t = target, target.object()
+	m.out = *m.t
+}
+
+func (m *merger) replace(i int, s slot) {
+	m.rebuilt = true
+	off := m.out.slots.tailOff()
+	if i < off {
+		m.out.slots = m.out.slots.set(i, s)
+		return
 	}
+	if !m.ownTail { // one copy of the tail for all the changes in it
+		m.out.slots.tail, m.out.slots.claim = slices.Clone(m.out.slots.tail), nil
+		m.ownTail = true
+	}
+	m.out.slots.tail[i-off] = s
+}
+
+// find returns the position and slot of key in the target, or -1 and nil.
+func (m *merger) find(key string) (int, *slot) {
+	i := m.t.find(key)
+	if i < 0 {
+		return i, nil
+	}
+	return i, m.t.slots.at(i)
+}
+
+// member merges the patch member key: pv, returning the slot to append
+// when key is new.
+func (m *merger) member(key, rawKey string, pv *Value) (slot, bool) {
+	i, cur := m.find(key)
+	switch {
+	case pv.kind == Null:
+		if cur != nil {
+			m.replace(i, slot{Member: Member{Key: cur.Key}, raw: cur.raw})
+			m.out.live--
+			m.changed = true
+		}
+	case cur == nil:
+		m.changed = true
+		return slot{Member: Member{Key: key, Value: withoutNulls(pv)}, raw: rawKey}, true
+	default:
+		nv, c := Merge(cur.Value, pv)
+		m.merged(i, cur, nv, c)
+	}
+	return slot{}, false
+}
+
+// merged records nv, the merge of a patch member into the target member
+// cur at position i.
+func (m *merger) merged(i int, cur *slot, nv *Value, changed bool) {
+	m.changed = m.changed || changed
+	if !same(nv, cur.Value) {
+		m.replace(i, slot{Member: Member{Key: cur.Key, Value: nv}, raw: cur.raw})
+	}
+}
+
+func (m *merger) result(added []slot) (*Value, bool) {
+	if !m.rebuilt && len(added) == 0 {
+		return m.target, m.changed
+	}
+	out := m.out
 	if len(added) > 0 {
 		first := out.slots.n
 		out.slots = out.slots.push(added)
@@ -92,7 +133,7 @@ func Merge(target, patch *Value) (result *Value, changed bool) {
 	}
 	v, o := newObjectValue()
 	*o = out
-	return v, changed
+	return v, m.changed
 }
 
 // compacted returns o without tombstones.

@@ -203,3 +203,58 @@ func TestNullMembers(t *testing.T) {
 		t.Errorf("NullMembers of an array = %q, want none", got)
 	}
 }
+
+func TestMergeText(t *testing.T) {
+	// The RFC examples with an object target and patch, merged from text.
+	for _, c := range rfcCases {
+		tv := mustParse(t, c[0])
+		got, _, ok := MergeText(tv, []byte(c[1]))
+		if tv.Kind() != Object || !strings.HasPrefix(c[1], "{") {
+			if ok {
+				t.Errorf("MergeText(%s, %s) accepted a non-object", c[0], c[1])
+			}
+			continue
+		}
+		if !ok {
+			t.Errorf("MergeText(%s, %s) declined", c[0], c[1])
+			continue
+		}
+		if enc := got.String(); enc != c[2] {
+			t.Errorf("MergeText(%s, %s) = %s, want %s", c[0], c[1], enc, c[2])
+		}
+	}
+	base := `{"env":{"cwd":"/a"},"files":{"x":{"n":1}},"turn":0}`
+	for _, c := range []struct {
+		name, patch, want string
+		changed, ok       bool
+	}{
+		{"add below a section", `{"files":{"y":{"n":2}},"turn":1}`, `{"env":{"cwd":"/a"},"files":{"x":{"n":1},"y":{"n":2}},"turn":1}`, true, true},
+		{"no change", ` {"files":{"x":{"n":1}},"env":{}} `, base, false, true},
+		{"delete a section member", `{"files":{"x":null}}`, `{"env":{"cwd":"/a"},"files":{},"turn":0}`, true, true},
+		{"deeper merge", `{"files":{"x":{"n":null,"m":[null]}}}`, `{"env":{"cwd":"/a"},"files":{"x":{"m":[null]}},"turn":0}`, true, true},
+		{"new section drops nulls", `{"tools":{"a":null,"b":{"c":null}}}`, `{"env":{"cwd":"/a"},"files":{"x":{"n":1}},"turn":0,"tools":{"b":{}}}`, true, true},
+		{"repeated key at the root", `{"turn":1,"turn":2}`, "", false, false},
+		{"repeated key in a section", `{"files":{"y":1,"y":2}}`, "", false, false},
+		{"repeated key deeper", `{"files":{"y":{"a":1,"a":2}}}`, "", false, false},
+		{"invalid", `{"turn":1`, "", false, false},
+		{"trailing bytes", `{"turn":1} x`, "", false, false},
+		{"array", `[1]`, "", false, false},
+		{"many members", `{"a":1,"b":2,"c":3,"d":4,"e":5,"f":6,"g":7,"h":8,"i":9,"j":10,"k":11,"l":12,"m":13,"n":14,"o":15,"p":16,"q":17}`, "", false, false},
+	} {
+		tv := mustParse(t, base)
+		got, changed, ok := MergeText(tv, []byte(c.patch))
+		if ok != c.ok {
+			t.Errorf("%s: ok = %v, want %v", c.name, ok, c.ok)
+			continue
+		}
+		if tv.String() != base {
+			t.Errorf("%s: target modified: %s", c.name, tv)
+		}
+		if !ok {
+			continue
+		}
+		if enc := got.String(); enc != c.want || changed != c.changed {
+			t.Errorf("%s: = %s, %v; want %s, %v", c.name, enc, changed, c.want, c.changed)
+		}
+	}
+}

@@ -91,7 +91,11 @@ func (v vec) push(ss []slot) vec {
 		n := len(v.tail)
 		k := min(width-n, len(ss))
 		if v.claim == nil || n+k > cap(v.tail) || !v.claim.CompareAndSwap(int32(n), int32(n+k)) {
-			t := make([]slot, n, min(width, max(2*(n+k), 4)))
+			c := width // a vector past its first leaf fills every tail
+			if v.root == nil {
+				c = min(width, max(2*(n+k), 4))
+			}
+			t := make([]slot, n, c)
 			copy(t, v.tail)
 			v.tail, v.claim = t, new(atomic.Int32)
 			v.claim.Store(int32(n + k))

@@ -37,6 +37,21 @@ func (e *engine) worldState(pos Pos, rec *rollout.Record) {
 		e.emit(pos, WorldStateNotObjectEvidence{JSONType: gjson.ParseBytes(state).Type.String()})
 		return
 	}
+	if !full && e.st.WorldState != nil {
+		// The common case, a patch of a few members: merged straight from
+		// its text; anything unusual takes the path below, which reports it.
+		if next, changed, ok := mergepatch.MergeText(e.st.WorldState, state); ok {
+			if !visible {
+				e.emit(pos, WorldStateOrderEvidence{})
+			}
+			if !changed {
+				e.emit(pos, WorldStateEmptyPatchEvidence{})
+				return
+			}
+			e.st.WorldState = next
+			return
+		}
+	}
 	v, err := mergepatch.Parse(state)
 	if err != nil {
 		e.emit(pos, WorldStateNotObjectEvidence{Error: err.Error()})
