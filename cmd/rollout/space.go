@@ -158,38 +158,64 @@ func runSpace(ctx context.Context, a *app, o *spaceOptions) error {
 	}
 	progress := newProgress(a.io, "reading", paths, a.io.ErrIsTTY && o.format == "text" && o.output == "")
 	now := time.Now()
-	outcomes := make([]spaceOutcome, len(paths))
+	sum := space.NewSummary(o.top)
+	code := exitOK
+	var failed []spaceFailure
+	// Accounts fold into the summary in path order as they finish, so only
+	// the files in the bounded run-ahead window are held whole (each file's
+	// full path-class list is dropped once merged): memory follows the
+	// largest files in flight, not the fleet.
+	jobs := min(o.jobs, len(paths))
+	window := make(chan struct{}, 2*jobs)
+	type done struct {
+		i   int
+		out spaceOutcome
+	}
+	results := make(chan done)
 	next := make(chan int)
 	var wg sync.WaitGroup
-	for w := 0; w < min(o.jobs, len(paths)); w++ {
+	for w := 0; w < jobs; w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				outcomes[i] = accountFile(paths[i], a.io.In, o, now, progress.add)
+				results <- done{i, accountFile(paths[i], a.io.In, o, now, progress.add)}
 				progress.step()
 			}
 		}()
 	}
-	for i := range paths {
-		next <- i
+	go func() {
+		for i := range paths {
+			window <- struct{}{}
+			next <- i
+		}
+		close(next)
+		wg.Wait()
+		close(results)
+	}()
+	pending := map[int]spaceOutcome{}
+	want := 0
+	for d := range results {
+		pending[d.i] = d.out
+		for {
+			out, ok := pending[want]
+			if !ok {
+				break
+			}
+			delete(pending, want)
+			if out.err != nil {
+				fmt.Fprintf(a.io.Err, "rollout: error: %v\n", out.err)
+				failed = append(failed, spaceFailure{Path: paths[want], Error: out.err.Error()})
+				code = exitIncomplete
+			} else {
+				sum.Add(out.file, out.classes)
+			}
+			want++
+			<-window
+		}
 	}
-	close(next)
-	wg.Wait()
 	progress.finish()
 
-	sum := space.NewSummary(o.top)
-	code := exitOK
-	var failed []spaceFailure
-	for i, out := range outcomes {
-		if out.err != nil {
-			fmt.Fprintf(a.io.Err, "rollout: error: %v\n", out.err)
-			failed = append(failed, spaceFailure{Path: paths[i], Error: out.err.Error()})
-			code = exitIncomplete
-			continue
-		}
-		sum.Add(out.file, out.classes)
-	}
 	write := func(w io.Writer) error {
 		switch o.format {
 		case "json":
