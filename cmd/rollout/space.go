@@ -12,7 +12,6 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/rollout-dev/rollout/internal/outfile"
@@ -166,54 +165,20 @@ func runSpace(ctx context.Context, a *app, o *spaceOptions) error {
 	// full path-class list is dropped once merged): memory follows the
 	// largest files in flight, not the fleet.
 	jobs := min(o.jobs, len(paths))
-	window := make(chan struct{}, 2*jobs)
-	type done struct {
-		i   int
-		out spaceOutcome
+	work := func(i int) spaceOutcome {
+		out := accountFile(paths[i], a.io.In, o, now, progress.add)
+		progress.step()
+		return out
 	}
-	results := make(chan done)
-	next := make(chan int)
-	var wg sync.WaitGroup
-	for w := 0; w < jobs; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				results <- done{i, accountFile(paths[i], a.io.In, o, now, progress.add)}
-				progress.step()
-			}
-		}()
-	}
-	go func() {
-		for i := range paths {
-			window <- struct{}{}
-			next <- i
+	inOrder(len(paths), jobs, 2*jobs, nil, 0, work, func(i int, out spaceOutcome) {
+		if out.err != nil {
+			fmt.Fprintf(a.io.Err, "rollout: error: %v\n", out.err)
+			failed = append(failed, spaceFailure{Path: paths[i], Error: out.err.Error()})
+			code = exitIncomplete
+			return
 		}
-		close(next)
-		wg.Wait()
-		close(results)
-	}()
-	pending := map[int]spaceOutcome{}
-	want := 0
-	for d := range results {
-		pending[d.i] = d.out
-		for {
-			out, ok := pending[want]
-			if !ok {
-				break
-			}
-			delete(pending, want)
-			if out.err != nil {
-				fmt.Fprintf(a.io.Err, "rollout: error: %v\n", out.err)
-				failed = append(failed, spaceFailure{Path: paths[want], Error: out.err.Error()})
-				code = exitIncomplete
-			} else {
-				sum.Add(out.file, out.classes)
-			}
-			want++
-			<-window
-		}
-	}
+		sum.Add(out.file, out.classes)
+	})
 	progress.finish()
 
 	write := func(w io.Writer) error {

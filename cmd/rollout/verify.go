@@ -15,7 +15,6 @@ import (
 	"runtime/debug"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/rollout-dev/rollout/checks"
 	"github.com/rollout-dev/rollout/cmd/rollout/internal/config"
@@ -453,72 +452,13 @@ func exitPriority(code int) int {
 // With hash set, each result also carries the hashes of the records its
 // findings are on (for baseline fingerprints).
 func analyse(inputs []verifyInput, jobs int, stdin io.Reader, opts checks.Options, hash bool, step func(), emit func(int, fileOutcome)) {
-	if len(inputs) == 0 {
-		return
-	}
-	type done struct {
-		i   int
-		out fileOutcome
-	}
-	var (
-		mu       sync.Mutex
-		moved    = sync.NewCond(&mu)
-		inFlight int // dispatched, not yet emitted
-		waiting  int // findings of the outcomes not yet emitted
-	)
-	next := make(chan int)
-	results := make(chan done)
-	go func() {
-		defer close(next)
-		for i := range inputs {
-			mu.Lock()
-			for inFlight >= jobs && (inFlight >= aheadFiles || waiting >= aheadFindings) {
-				moved.Wait()
-			}
-			inFlight++
-			mu.Unlock()
-			next <- i
+	inOrder(len(inputs), jobs, aheadFiles, findingsOf, aheadFindings, func(i int) fileOutcome {
+		out := analyseInput(inputs[i], stdin, opts, hash)
+		if inputs[i].unusable == nil {
+			step() // progress counts the files read
 		}
-	}()
-	var wg sync.WaitGroup
-	for w := 0; w < min(jobs, len(inputs)); w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				results <- done{i, analyseInput(inputs[i], stdin, opts, hash)}
-				if inputs[i].unusable == nil {
-					step() // progress counts the files read
-				}
-			}
-		}()
-	}
-	go func() {
-		wg.Wait()
-		close(results)
-	}()
-	pending := map[int]fileOutcome{}
-	want := 0
-	for d := range results {
-		mu.Lock()
-		waiting += findingsOf(d.out)
-		mu.Unlock()
-		pending[d.i] = d.out
-		for {
-			out, ok := pending[want]
-			if !ok {
-				break
-			}
-			delete(pending, want)
-			emit(want, out)
-			want++
-			mu.Lock()
-			inFlight--
-			waiting -= findingsOf(out)
-			moved.Broadcast()
-			mu.Unlock()
-		}
-	}
+		return out
+	}, emit)
 }
 
 // How far the workers may run ahead of the file being emitted (analyse).

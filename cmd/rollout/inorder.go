@@ -1,0 +1,82 @@
+package main
+
+import (
+	"math"
+	"sync"
+)
+
+// inOrder runs work(i) for i in 0..n-1 on a pool of jobs workers and hands
+// each result to emit, on the calling goroutine, in index order: result i as
+// soon as results 0..i-1 have been emitted, so what is printed does not
+// depend on jobs. Workers run ahead of emit by at most ahead items, and
+// beyond jobs items only while the results waiting weigh less than
+// maxWeight (weight nil: no limit by weight): memory follows the largest
+// items in flight, not the run.
+func inOrder[T any](n, jobs, ahead int, weight func(T) int, maxWeight int, work func(int) T, emit func(int, T)) {
+	if n == 0 {
+		return
+	}
+	if weight == nil {
+		weight, maxWeight = func(T) int { return 0 }, math.MaxInt
+	}
+	type done struct {
+		i   int
+		out T
+	}
+	var (
+		mu       sync.Mutex
+		moved    = sync.NewCond(&mu)
+		inFlight int // dispatched, not yet emitted
+		waiting  int // weight of the results not yet emitted
+	)
+	next := make(chan int)
+	results := make(chan done)
+	go func() {
+		defer close(next)
+		for i := range n {
+			mu.Lock()
+			for inFlight >= jobs && (inFlight >= ahead || waiting >= maxWeight) {
+				moved.Wait()
+			}
+			inFlight++
+			mu.Unlock()
+			next <- i
+		}
+	}()
+	var wg sync.WaitGroup
+	for range min(jobs, n) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				results <- done{i, work(i)}
+			}
+		}()
+	}
+	go func() {
+		wg.Wait()
+		close(results)
+	}()
+	pending := map[int]T{}
+	want := 0
+	for d := range results {
+		mu.Lock()
+		waiting += weight(d.out)
+		mu.Unlock()
+		pending[d.i] = d.out
+		for {
+			out, ok := pending[want]
+			if !ok {
+				break
+			}
+			delete(pending, want)
+			emit(want, out)
+			want++
+			mu.Lock()
+			inFlight--
+			waiting -= weight(out)
+			moved.Broadcast()
+			mu.Unlock()
+		}
+	}
+}
