@@ -39,7 +39,7 @@ fuzz:
 	$(GO) test -run='^$$' -fuzz='^FuzzCheckLine$$' -fuzztime=$(FUZZTIME) ./rollout
 	$(GO) test -run='^$$' -fuzz='^FuzzEngine$$' -fuzztime=$(FUZZTIME) ./reconstruct
 	$(GO) test -run='^$$' -fuzz='^FuzzHandoffs$$' -fuzztime=$(FUZZTIME) ./reconstruct
-	$(GO) test -run='^$$' -fuzz='^FuzzReclaim$$' -fuzztime=$(FUZZTIME) ./reconstruct/frames
+	$(GO) test -run='^$$' -fuzz='^FuzzReclaim$$' -fuzztime=$(FUZZTIME) ./frames
 	$(GO) test -run='^$$' -fuzz='^FuzzApplyVsEvanphx$$' -fuzztime=$(FUZZTIME) ./mergepatch
 	$(GO) test -run='^$$' -fuzz='^FuzzParse$$' -fuzztime=$(FUZZTIME) ./mergepatch
 	$(GO) test -run='^$$' -fuzz='^FuzzString$$' -fuzztime=$(FUZZTIME) ./internal/termsafe

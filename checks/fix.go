@@ -9,8 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rollout-dev/rollout/frames"
 	"github.com/rollout-dev/rollout/reconstruct"
-	"github.com/rollout-dev/rollout/reconstruct/frames"
 	"github.com/rollout-dev/rollout/rollout"
 )
 

@@ -8,7 +8,7 @@ import (
 	"github.com/rollout-dev/rollout/rollout"
 )
 
-// Streaming frame logs (frames.md); the facts come from reconstruct/frames.
+// Streaming frame logs (frames.md); the facts come from package frames.
 var framesRules = []*Rule{
 	on(Rule{ID: "frames/delta-mismatch", Severity: Error, Since: "0.1.0",
 		Title: "a block's concatenated deltas differ from its *_end content or tool-call arguments",
@@ -80,7 +80,7 @@ func sizeText(n int64) string {
 
 // reclaimFrames plans the reclamation of a frame log (frames.md): the
 // superseded delta frames of every stream the replay could reclaim, as
-// reconstruct/frames decided them during the analysis (all or nothing per
+// package frames decided them during the analysis (all or nothing per
 // stream, caps applied). They go to quarantine like every line repair
 // removes: dropping them loses no content (the *_end frames and the
 // completed messages, kept byte for byte, carry it), but repair never

@@ -12,8 +12,8 @@ import (
 
 	"github.com/rollout-dev/rollout/fixtures/bloatgen"
 	"github.com/rollout-dev/rollout/reclaim"
-	"github.com/rollout-dev/rollout/reconstruct/space"
 	"github.com/rollout-dev/rollout/repair"
+	"github.com/rollout-dev/rollout/space"
 )
 
 // An agent idle between turns keeps its rollout open for append: reclaim

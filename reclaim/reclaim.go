@@ -32,9 +32,9 @@ import (
 	"github.com/rollout-dev/rollout/internal/outfile"
 	"github.com/rollout-dev/rollout/mergepatch"
 	"github.com/rollout-dev/rollout/reconstruct"
-	"github.com/rollout-dev/rollout/reconstruct/space"
 	"github.com/rollout-dev/rollout/repair"
 	"github.com/rollout-dev/rollout/rollout"
+	"github.com/rollout-dev/rollout/space"
 )
 
 // Policies that reclaim applies.

@@ -18,7 +18,7 @@ import (
 	"github.com/klauspost/compress/zstd"
 	"github.com/rollout-dev/rollout/fixtures/bloatgen"
 	"github.com/rollout-dev/rollout/reclaim"
-	"github.com/rollout-dev/rollout/reconstruct/space"
+	"github.com/rollout-dev/rollout/space"
 )
 
 // snapshot maps every file under dir to the hash of its bytes.

@@ -1,8 +1,8 @@
 package reconstruct
 
 import (
+	"github.com/rollout-dev/rollout/frames"
 	"github.com/rollout-dev/rollout/mergepatch"
-	"github.com/rollout-dev/rollout/reconstruct/frames"
 )
 
 // Evidence is what an observation says, one struct type per Kind. Its JSON
@@ -479,7 +479,7 @@ func (HandoffDoubleDeliveryEvidence) Kind() Kind    { return HandoffDoubleDelive
 func (HandoffBadItemsEvidence) Kind() Kind          { return HandoffBadItems }
 func (HandoffAbandonedEvidence) Kind() Kind         { return HandoffAbandoned }
 
-// Streaming frame logs (frames.md), replayed by reconstruct/frames, which
+// Streaming frame logs (frames.md), replayed by package frames, which
 // defines their facts.
 
 type FrameDeltaMismatchEvidence frames.MismatchFacts

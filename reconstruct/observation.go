@@ -100,7 +100,7 @@ const (
 	HandoffBadItems          // rule 6
 	HandoffAbandoned         // rule 7
 
-	// Streaming frame logs (frames.md), replayed by reconstruct/frames.
+	// Streaming frame logs (frames.md), replayed by package frames.
 	FrameDeltaMismatch
 	FrameUnterminated    // at the block's first frame
 	FrameSupersededBytes // once per log

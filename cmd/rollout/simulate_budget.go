@@ -10,9 +10,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/rollout-dev/rollout/budget"
 	"github.com/rollout-dev/rollout/cmd/rollout/internal/chart"
 	"github.com/rollout-dev/rollout/internal/outfile"
-	"github.com/rollout-dev/rollout/reconstruct/budget"
 	"github.com/rollout-dev/rollout/rollout"
 	"github.com/spf13/cobra"
 )

@@ -15,8 +15,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/rogpeppe/go-internal/testscript"
+	"github.com/rollout-dev/rollout/budget"
 	"github.com/rollout-dev/rollout/fixtures/gen"
-	"github.com/rollout-dev/rollout/reconstruct/budget"
 )
 
 const budgetFixtures = "../../fixtures/budget/"
@@ -317,7 +317,7 @@ func TestSimulateBudgetSVG(t *testing.T) {
 		}
 	}
 	all := strings.Join(texts, "\n")
-	// Hand-computed in reconstruct/budget/model_test.go: 64k compacts at
+	// Hand-computed in budget/model_test.go: 64k compacts at
 	// 4 and 7; 70k overflows at 4 and 8; 100k compacts at 5.
 	for _, want := range []string{
 		"Context fill per request: basic.jsonl",

@@ -11,11 +11,11 @@ import (
 	"sync"
 	"time"
 
+	"github.com/rollout-dev/rollout/budget"
 	"github.com/rollout-dev/rollout/checks"
 	"github.com/rollout-dev/rollout/cmd/rollout/internal/chart"
 	"github.com/rollout-dev/rollout/internal/outfile"
 	"github.com/rollout-dev/rollout/reconstruct"
-	"github.com/rollout-dev/rollout/reconstruct/budget"
 )
 
 // fleetMode: simulate-budget reports one rollout as before when given

@@ -16,8 +16,8 @@ import (
 
 	"github.com/rollout-dev/rollout/internal/outfile"
 	"github.com/rollout-dev/rollout/reconstruct"
-	"github.com/rollout-dev/rollout/reconstruct/space"
 	"github.com/rollout-dev/rollout/rollout"
+	"github.com/rollout-dev/rollout/space"
 	"github.com/spf13/cobra"
 )
 

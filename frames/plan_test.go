@@ -14,7 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/rollout-dev/rollout/fixtures/framegen"
-	"github.com/rollout-dev/rollout/reconstruct/frames"
+	"github.com/rollout-dev/rollout/frames"
 	"github.com/rollout-dev/rollout/rollout"
 )
 
@@ -259,7 +259,7 @@ func TestCheckCatchesBadPlans(t *testing.T) {
 // them. Fails both ways: the golden must differ from the input (something
 // is reclaimed) and equal the output.
 func TestReclaimGoldens(t *testing.T) {
-	ins, err := filepath.Glob("../../fixtures/frames/*.jsonl")
+	ins, err := filepath.Glob("../fixtures/frames/*.jsonl")
 	if err != nil {
 		t.Fatal(err)
 	}

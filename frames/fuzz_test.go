@@ -6,14 +6,14 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/rollout-dev/rollout/reconstruct/frames"
+	"github.com/rollout-dev/rollout/frames"
 )
 
 // FuzzReclaim: on any input, planning never fails or panics, the proof of
 // the plan holds, only whole lines go, and reclaiming the result again
 // drops nothing. Seeded from fixtures/frames.
 func FuzzReclaim(f *testing.F) {
-	paths, _ := filepath.Glob("../../fixtures/frames/*.jsonl")
+	paths, _ := filepath.Glob("../fixtures/frames/*.jsonl")
 	for _, p := range paths {
 		if b, err := os.ReadFile(p); err == nil && len(b) < 64<<10 {
 			f.Add(b)

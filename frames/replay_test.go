@@ -9,7 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
-	"github.com/rollout-dev/rollout/reconstruct/frames"
+	"github.com/rollout-dev/rollout/frames"
 	"github.com/rollout-dev/rollout/rollout"
 )
 

@@ -10,7 +10,7 @@ import (
 	"github.com/rollout-dev/rollout/reconstruct"
 )
 
-const fixtures = "../../fixtures/budget/"
+const fixtures = "../fixtures/budget/"
 
 // extract replays a fixture through the engine into a Collector.
 func extract(t testing.TB, path string) *Evidence {

@@ -9,8 +9,8 @@ import (
 	"testing"
 
 	"github.com/rollout-dev/rollout/fixtures/bloatgen"
-	"github.com/rollout-dev/rollout/reconstruct/space"
 	"github.com/rollout-dev/rollout/rollout"
+	"github.com/rollout-dev/rollout/space"
 	"github.com/tidwall/gjson"
 )
 

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/rollout-dev/rollout/fixtures/framegen"
-	"github.com/rollout-dev/rollout/reconstruct/frames"
+	"github.com/rollout-dev/rollout/frames"
 )
 
 // BenchmarkPlan40MiB: the stream, 200 increments of 1 KiB in the
