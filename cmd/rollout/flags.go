@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/rollout-dev/rollout/checks"
-	"github.com/rollout-dev/rollout/cmd/rollout/internal/report"
+	"github.com/rollout-dev/rollout/report"
 )
 
 // The flags several commands share, each with its one parser: a command's

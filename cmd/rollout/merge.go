@@ -10,8 +10,8 @@ import (
 
 	"github.com/rollout-dev/rollout/budget"
 	"github.com/rollout-dev/rollout/checks"
-	"github.com/rollout-dev/rollout/cmd/rollout/internal/report"
 	"github.com/rollout-dev/rollout/internal/outfile"
+	"github.com/rollout-dev/rollout/report"
 	"github.com/spf13/cobra"
 )
 

@@ -11,7 +11,7 @@ import (
 	"strings"
 
 	"github.com/rollout-dev/rollout/budget"
-	"github.com/rollout-dev/rollout/cmd/rollout/internal/chart"
+	"github.com/rollout-dev/rollout/chart"
 	"github.com/rollout-dev/rollout/internal/outfile"
 	"github.com/rollout-dev/rollout/rollout"
 	"github.com/spf13/cobra"

@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/rollout-dev/rollout/budget"
+	"github.com/rollout-dev/rollout/chart"
 	"github.com/rollout-dev/rollout/checks"
-	"github.com/rollout-dev/rollout/cmd/rollout/internal/chart"
 	"github.com/rollout-dev/rollout/internal/outfile"
 	"github.com/rollout-dev/rollout/reconstruct"
 )

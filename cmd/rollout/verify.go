@@ -17,10 +17,10 @@ import (
 	"strings"
 
 	"github.com/rollout-dev/rollout/checks"
-	"github.com/rollout-dev/rollout/cmd/rollout/internal/config"
-	"github.com/rollout-dev/rollout/cmd/rollout/internal/report"
+	"github.com/rollout-dev/rollout/internal/config"
 	"github.com/rollout-dev/rollout/internal/outfile"
 	"github.com/rollout-dev/rollout/reconstruct"
+	"github.com/rollout-dev/rollout/report"
 	"github.com/rollout-dev/rollout/rollout"
 	"github.com/spf13/cobra"
 )

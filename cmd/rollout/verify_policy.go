@@ -8,11 +8,11 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/rollout-dev/rollout/baseline"
 	"github.com/rollout-dev/rollout/checks"
-	"github.com/rollout-dev/rollout/cmd/rollout/internal/baseline"
-	"github.com/rollout-dev/rollout/cmd/rollout/internal/config"
-	"github.com/rollout-dev/rollout/cmd/rollout/internal/report"
+	"github.com/rollout-dev/rollout/internal/config"
 	"github.com/rollout-dev/rollout/internal/outfile"
+	"github.com/rollout-dev/rollout/report"
 	"github.com/rollout-dev/rollout/rollout"
 )
 

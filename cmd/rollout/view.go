@@ -11,14 +11,14 @@ import (
 	"strings"
 
 	"github.com/rollout-dev/rollout/budget"
+	"github.com/rollout-dev/rollout/chart"
 	"github.com/rollout-dev/rollout/checks"
-	"github.com/rollout-dev/rollout/cmd/rollout/internal/chart"
-	"github.com/rollout-dev/rollout/cmd/rollout/internal/htmlpage"
-	"github.com/rollout-dev/rollout/cmd/rollout/internal/view"
+	"github.com/rollout-dev/rollout/internal/htmlpage"
 	"github.com/rollout-dev/rollout/internal/outfile"
 	"github.com/rollout-dev/rollout/reconstruct"
 	"github.com/rollout-dev/rollout/repair"
 	"github.com/rollout-dev/rollout/rollout"
+	"github.com/rollout-dev/rollout/view"
 	"github.com/spf13/cobra"
 )
 

@@ -10,7 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/rollout-dev/rollout/checks"
-	"github.com/rollout-dev/rollout/cmd/rollout/internal/htmlpage"
+	"github.com/rollout-dev/rollout/internal/htmlpage"
 	"github.com/rollout-dev/rollout/reconstruct"
 	"github.com/rollout-dev/rollout/rollout"
 	"github.com/tidwall/gjson"

@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/rollout-dev/rollout/checks"
-	"github.com/rollout-dev/rollout/cmd/rollout/internal/htmlpage"
+	"github.com/rollout-dev/rollout/internal/htmlpage"
 )
 
 // Links say where the HTML report's links go. Paths are relative to the

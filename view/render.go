@@ -5,7 +5,7 @@ import (
 	"html/template"
 	"io"
 
-	"github.com/rollout-dev/rollout/cmd/rollout/internal/htmlpage"
+	"github.com/rollout-dev/rollout/internal/htmlpage"
 )
 
 // Shown is the size of the text the page holds.
