@@ -129,7 +129,7 @@ type SessionOutcome struct {
 // NewFleet starts an empty fleet for settings s (CompactAt already
 // resolved when it was auto).
 func NewFleet(s Settings, since, until string, auto bool) *Fleet {
-	f := &Fleet{SchemaVersion: SchemaVersion, Command: "simulate-budget", Kind: "fleet",
+	f := &Fleet{SchemaVersion: FleetSchemaVersion, Command: "simulate-budget", Kind: "fleet",
 		Params: FleetParams{Windows: append([]int64{}, s.Windows...), CompactAt: s.CompactAt.String(),
 			PostCompactPercent: s.PostCompactPercent, HandoffTokens: s.HandoffTokens, HandoffCap: s.HandoffCap,
 			Ledger: s.Ledger, WeightOutput: s.WeightOutput, WeightInput: s.WeightInput,

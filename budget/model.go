@@ -11,10 +11,14 @@ import (
 	"strings"
 
 	"github.com/rollout-dev/rollout/reconstruct"
+	"github.com/rollout-dev/rollout/schema"
 )
 
-// SchemaVersion is the version of the JSON result; fields are only added.
-const SchemaVersion = 1
+// The versions of the JSON result and of a fleet's, from the schema table.
+var (
+	SchemaVersion      = schema.Version(schema.Budget)
+	FleetSchemaVersion = schema.Version(schema.BudgetFleet)
+)
 
 // DefaultHandoffCap is the budget cap of handoffs.md unless configured.
 const DefaultHandoffCap = reconstruct.DefaultHandoffCap

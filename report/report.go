@@ -17,12 +17,13 @@ import (
 	"strings"
 
 	"github.com/rollout-dev/rollout/checks"
+	"github.com/rollout-dev/rollout/schema"
 )
 
 // SchemaVersion is the version of the JSON report (--format json and the
-// objects of --format jsonl). The schema is additive: fields are added,
-// never renamed or removed, without bumping it.
-const SchemaVersion = 1
+// objects of --format jsonl), from the schema table. The schema is
+// additive: fields are added, never renamed or removed, without bumping it.
+var SchemaVersion = schema.Version(schema.VerifyReport)
 
 // FileResult is what verify found in one file.
 type FileResult struct {

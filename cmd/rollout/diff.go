@@ -15,6 +15,7 @@ import (
 	"github.com/rollout-dev/rollout/internal/termsafe"
 	"github.com/rollout-dev/rollout/reconstruct"
 	"github.com/rollout-dev/rollout/rollout"
+	"github.com/rollout-dev/rollout/schema"
 	"github.com/spf13/cobra"
 )
 
@@ -174,7 +175,7 @@ func runDiff(ctx context.Context, a *app, o *diffOptions) error {
 			sides[i].AtLine = &n
 		}
 	}
-	out := diffJSON{SchemaVersion: 1, A: sides[0], B: sides[1],
+	out := diffJSON{SchemaVersion: schema.Version(schema.Diff), A: sides[0], B: sides[1],
 		Changes: compareStates(views[0], views[1]), HistoryCommon: commonPrefix(views[0].History, views[1].History)}
 	out.Equal = len(out.Changes) == 0
 	var err error

@@ -14,6 +14,7 @@ import (
 	"github.com/rollout-dev/rollout/reclaim"
 	"github.com/rollout-dev/rollout/reconstruct"
 	"github.com/rollout-dev/rollout/rollout"
+	"github.com/rollout-dev/rollout/schema"
 	"github.com/rollout-dev/rollout/space"
 	"github.com/spf13/cobra"
 )
@@ -232,7 +233,7 @@ func runReclaim(ctx context.Context, a *app, o *reclaimOptions) error {
 			DryRun        bool           `json:"dry_run"`
 			Policies      []string       `json:"policies"`
 			Files         []*reclaimFile `json:"files"`
-		}{1, "reclaim", !o.write, o.policies, files}); err != nil {
+		}{schema.Version(schema.Reclaim), "reclaim", !o.write, o.policies, files}); err != nil {
 			return err
 		}
 	} else {

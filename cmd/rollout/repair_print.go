@@ -13,6 +13,7 @@ import (
 	"github.com/rollout-dev/rollout/checks"
 	"github.com/rollout-dev/rollout/repair"
 	"github.com/rollout-dev/rollout/rollout"
+	"github.com/rollout-dev/rollout/schema"
 )
 
 // What repair says: the plan (one line per fix), the outcome, what remains,
@@ -455,7 +456,7 @@ func jsonValue(b []byte, n int, had bool) json.RawMessage {
 }
 
 func writeRepairReport(w io.Writer, out *repair.Outcome) error {
-	rep := repairReportJSON{SchemaVersion: 1, Tool: "rollout", Version: version(), Command: "repair",
+	rep := repairReportJSON{SchemaVersion: schema.Version(schema.Repair), Tool: "rollout", Version: version(), Command: "repair",
 		Path: out.Path, Output: out.Target, Written: out.Wrote, Backup: out.Backup,
 		Changes: []changeJSON{}, Quarantined: []quarantineJSON{}, NotFixed: []notFixedJSON{}}
 	if len(out.Quarantined) > 0 || out.Salvage != nil {

@@ -85,7 +85,7 @@ inconsistency with a stable rule id, file and line.
 		SilenceUsage:  true,
 		Version:       version(),
 	}
-	root.SetVersionTemplate(versionLine() + "\n")
+	root.SetVersionTemplate(versionText())
 	root.SetOut(a.io.Out)
 	root.SetErr(a.io.Err)
 	root.SetIn(a.io.In)

@@ -17,6 +17,7 @@ import (
 	"github.com/rollout-dev/rollout/internal/outfile"
 	"github.com/rollout-dev/rollout/reconstruct"
 	"github.com/rollout-dev/rollout/rollout"
+	"github.com/rollout-dev/rollout/schema"
 	"github.com/rollout-dev/rollout/space"
 	"github.com/spf13/cobra"
 )
@@ -389,7 +390,7 @@ type spaceFile struct {
 }
 
 func printSpaceJSON(w io.Writer, s *space.Summary, failed []spaceFailure) error {
-	rep := spaceReport{SchemaVersion: 1, Tool: "rollout", Version: version(), Command: "space",
+	rep := spaceReport{SchemaVersion: schema.Version(schema.Space), Tool: "rollout", Version: version(), Command: "space",
 		Files: len(s.Files), DiskBytes: s.DiskBytes, Bytes: s.Bytes, Lines: s.Lines,
 		ByType: nonNil(s.ByType()), ByClass: nonNil(s.ByClass()), Policies: s.Reclaimable(),
 		Repeats: []spaceRepeat{}, Trees: []spaceTree{}, PerFile: []spaceFile{}, Errors: failed}

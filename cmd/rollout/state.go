@@ -7,6 +7,7 @@ import (
 	"github.com/rollout-dev/rollout/checks"
 	"github.com/rollout-dev/rollout/reconstruct"
 	"github.com/rollout-dev/rollout/rollout"
+	"github.com/rollout-dev/rollout/schema"
 	"github.com/spf13/cobra"
 )
 
@@ -127,7 +128,7 @@ func runState(ctx context.Context, a *app, o *stateOptions) error {
 }
 
 func buildStateJSON(path string, st *reconstruct.State) stateJSON {
-	out := stateJSON{SchemaVersion: 1, Path: path, ThreadID: st.ThreadID, Era: string(st.Era),
+	out := stateJSON{SchemaVersion: schema.Version(schema.State), Path: path, ThreadID: st.ThreadID, Era: string(st.Era),
 		HistoryMode: st.HistoryMode, CLIVersion: st.CLIVersion, Records: st.Records,
 		Turns: []turnJSON{}, History: []itemJSON{}, Handoffs: []handoffJSON{},
 		WorldState: json.RawMessage("null"),

@@ -2,39 +2,50 @@ package main
 
 import (
 	"fmt"
+	"io"
+	"path"
 	"runtime/debug"
 	"strings"
+	"text/tabwriter"
 
-	"github.com/rollout-dev/rollout/report"
+	"github.com/rollout-dev/rollout/schema"
 	"github.com/spf13/cobra"
 )
 
 func newVersionCmd(a *app) *cobra.Command {
 	return &cobra.Command{
 		Use:     "version",
-		Short:   "Print the version, commit and report schema version (same as --version)",
+		Short:   "Print the version, commit and the version of every JSON schema (same as --version)",
 		Example: "  rollout version\n  rollout --version",
 		Args:    argsExactly(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			_, err := fmt.Fprintln(a.io.Out, versionLine())
+			_, err := io.WriteString(a.io.Out, versionText())
 			return err
 		},
 	}
 }
 
-// version is the module version: the tag `go install` built, or 0.1.0 for
-// a build from a checkout.
-func version() string {
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-		return bi.Main.Version
+// version is the module version every JSON header carries.
+func version() string { return schema.ToolVersion() }
+
+// versionText is what `rollout version` and `rollout --version` print: the
+// version line, then the table of JSON schemas (schema.Outputs).
+func versionText() string {
+	var b strings.Builder
+	b.WriteString(versionLine() + "\n")
+	b.WriteString("JSON schemas (docs/schema/):\n")
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	for _, o := range schema.Outputs() {
+		fmt.Fprintf(tw, "  %s\tv%d\t%s\t%s\n", o.Name, o.Version, o.Command, path.Base(schema.File(o.Name)))
 	}
-	return "0.1.0"
+	tw.Flush()
+	return b.String()
 }
 
-// versionLine is what `rollout version` and `rollout --version` print: the
-// module version, then what the Go toolchain stamped into the binary (the
-// VCS commit and its time, and whether the tree had local changes), then
-// the report schema version.
+// versionLine is the first line of versionText: the module version, then
+// what the Go toolchain stamped into the binary (the VCS commit and its
+// time, and whether the tree had local changes), then the verify report's
+// schema version.
 func versionLine() string {
 	var parts []string
 	if bi, ok := debug.ReadBuildInfo(); ok {
@@ -43,7 +54,7 @@ func versionLine() string {
 	if len(parts) == 0 {
 		parts = append(parts, "commit unknown")
 	}
-	parts = append(parts, fmt.Sprintf("report schema %d", report.SchemaVersion))
+	parts = append(parts, fmt.Sprintf("report schema %d", schema.Version(schema.VerifyReport)))
 	return fmt.Sprintf("rollout %s (%s)", version(), strings.Join(parts, ", "))
 }
 

@@ -1,0 +1,102 @@
+// Package schema is the one table of rollout's JSON outputs: each output's
+// name, schema version and the command that writes it, the common header
+// every output starts with, and where its JSON Schema is published
+// (docs/schema/NAME.vVERSION.json). `rollout version` prints the table
+// whole; a test in cmd/rollout validates real output of every row against
+// its published schema.
+//
+// A new JSON output is one row in outputs below, one schema file under
+// docs/schema/, and one producer in cmd/rollout's schema test (the test
+// fails for a row without one). A shape that changes incompatibly bumps its
+// row's Version (and gets a new schema file); additive fields do not.
+package schema
+
+import (
+	"fmt"
+	"runtime/debug"
+)
+
+// Name names one JSON output; it is the header's "schema" field.
+type Name string
+
+// The JSON outputs.
+const (
+	VerifyReport Name = "verify-report"         // verify --format json (merge of verify reports)
+	Budget       Name = "simulate-budget"       // simulate-budget of one rollout
+	BudgetFleet  Name = "simulate-budget-fleet" // simulate-budget of many (merge of fleet reports)
+	Repair       Name = "repair-report"         // repair --format json
+	Space        Name = "space-report"          // space --format json
+	Reclaim      Name = "reclaim-report"        // reclaim --format json
+	State        Name = "state"                 // state --format json
+	Diff         Name = "diff"                  // diff --format json
+)
+
+// Output is one row of the table.
+type Output struct {
+	Name    Name
+	Version int
+	Command string // the command that writes it
+	// Changes says what each version after 1 changed, for the docs.
+	Changes string
+}
+
+// outputs is the table, in the order `rollout version` prints it.
+var outputs = []Output{
+	{Name: VerifyReport, Version: 1, Command: "verify"},
+	{Name: Budget, Version: 1, Command: "simulate-budget"},
+	{Name: BudgetFleet, Version: 1, Command: "simulate-budget"},
+	{Name: Repair, Version: 1, Command: "repair"},
+	{Name: Space, Version: 1, Command: "space"},
+	{Name: Reclaim, Version: 1, Command: "reclaim"},
+	{Name: State, Version: 1, Command: "state"},
+	{Name: Diff, Version: 1, Command: "diff"},
+}
+
+// Outputs is a copy of the table.
+func Outputs() []Output { return append([]Output(nil), outputs...) }
+
+// Lookup is the row of name; it panics for a name not in the table, a bug.
+func Lookup(name Name) Output {
+	for _, o := range outputs {
+		if o.Name == name {
+			return o
+		}
+	}
+	panic(fmt.Sprintf("schema: %q is not in the table", name))
+}
+
+// Version is the schema version of name.
+func Version(name Name) int { return Lookup(name).Version }
+
+// File is the path of name's published JSON Schema, relative to the
+// repository root.
+func File(name Name) string {
+	o := Lookup(name)
+	return fmt.Sprintf("docs/schema/%s.v%d.json", o.Name, o.Version)
+}
+
+// Header opens every JSON output: which schema and version it follows and
+// what wrote it. Embedded (untagged) in an output's struct, its fields
+// come first in the object.
+type Header struct {
+	Schema        Name   `json:"schema"`
+	SchemaVersion int    `json:"schema_version"`
+	Tool          string `json:"tool"`
+	Version       string `json:"version"`
+	Command       string `json:"command"`
+}
+
+// NewHeader is the header of name, written by this build.
+func NewHeader(name Name) Header {
+	o := Lookup(name)
+	return Header{Schema: o.Name, SchemaVersion: o.Version, Tool: "rollout", Version: ToolVersion(), Command: o.Command}
+}
+
+// ToolVersion is the module version: the tag `go install` built, or 0.1.0
+// for a build from a checkout.
+func ToolVersion() string {
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return "0.1.0"
+}
