@@ -15,6 +15,7 @@ import (
 	"github.com/rollout-dev/rollout/chart"
 	"github.com/rollout-dev/rollout/checks"
 	"github.com/rollout-dev/rollout/internal/outfile"
+	"github.com/rollout-dev/rollout/internal/pool"
 	"github.com/rollout-dev/rollout/reconstruct"
 )
 
@@ -118,53 +119,6 @@ func (r *fleetRun) read(path string) *budget.Evidence {
 	return ev
 }
 
-// ordered runs work(i) for every i < n on jobs workers and hands the
-// results to emit in index order, so the output does not depend on jobs.
-// At most 2*jobs results wait for their turn.
-func ordered[T any](n, jobs int, work func(int) T, emit func(int, T)) {
-	type done struct {
-		i int
-		v T
-	}
-	results := make(chan done)
-	slots := make(chan struct{}, 2*jobs)
-	next := make(chan int)
-	var wg sync.WaitGroup
-	for range min(jobs, n) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				results <- done{i, work(i)}
-			}
-		}()
-	}
-	go func() {
-		for i := range n {
-			slots <- struct{}{}
-			next <- i
-		}
-		close(next)
-		wg.Wait()
-		close(results)
-	}()
-	waiting := map[int]T{}
-	want := 0
-	for d := range results {
-		waiting[d.i] = d.v
-		for {
-			v, ok := waiting[want]
-			if !ok {
-				break
-			}
-			delete(waiting, want)
-			emit(want, v)
-			want++
-			<-slots
-		}
-	}
-}
-
 // simulated is one rollout's outcome, ready to be counted.
 type simulated struct {
 	ev  *budget.Evidence
@@ -245,7 +199,7 @@ func runSimulateFleet(ctx context.Context, a *app, o *simulateBudgetOptions) err
 	r.since, r.until = since, until
 	if r.s.Ledger > 0 {
 		metas := make([]*meta, len(paths))
-		ordered(len(paths), o.jobs, func(i int) *meta {
+		pool.InOrder(len(paths), o.jobs, 2*o.jobs, nil, 0, func(i int) *meta {
 			t, p, st, err := o.sessionMeta(a, paths[i])
 			if err != nil {
 				r.fileError(paths[i], err)
@@ -329,7 +283,7 @@ func runSimulateFleet(ctx context.Context, a *app, o *simulateBudgetOptions) err
 	var fit *budget.FitGrid
 	if auto {
 		fit = budget.NewFitGrid(r.s.PostCompact < 0)
-		ordered(len(paths), o.jobs, func(i int) *budget.FitGrid {
+		pool.InOrder(len(paths), o.jobs, 2*o.jobs, nil, 0, func(i int) *budget.FitGrid {
 			ev := r.read(paths[i])
 			if ev == nil {
 				return nil
@@ -396,7 +350,7 @@ func (r *fleetRun) all(paths []string, shared map[int]bool, groups map[string][]
 		}
 	}
 	var countErr error
-	ordered(len(single), o.jobs, func(k int) *simulated {
+	pool.InOrder(len(single), o.jobs, 2*o.jobs, nil, 0, func(k int) *simulated {
 		return r.simulate(r.read(paths[single[k]]), r.s)
 	}, func(_ int, sim *simulated) {
 		if err := r.count(sim); err != nil && countErr == nil {
@@ -415,7 +369,7 @@ func (r *fleetRun) all(paths []string, shared map[int]bool, groups map[string][]
 		// The root thread's rollout first, when it is there.
 		slices.SortStableFunc(idx, func(x, y int) int { return boolRank(threads[x] != root) - boolRank(threads[y] != root) })
 		evs := make([]*budget.Evidence, len(idx))
-		ordered(len(idx), o.jobs, func(k int) *budget.Evidence { return r.read(paths[idx[k]]) },
+		pool.InOrder(len(idx), o.jobs, 2*o.jobs, nil, 0, func(k int) *budget.Evidence { return r.read(paths[idx[k]]) },
 			func(k int, ev *budget.Evidence) { evs[k] = ev })
 		evs = slices.DeleteFunc(evs, func(ev *budget.Evidence) bool { return ev == nil })
 		if len(evs) == 0 {

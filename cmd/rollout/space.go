@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/rollout-dev/rollout/internal/outfile"
+	"github.com/rollout-dev/rollout/internal/pool"
 	"github.com/rollout-dev/rollout/reconstruct"
 	"github.com/rollout-dev/rollout/rollout"
 	"github.com/rollout-dev/rollout/schema"
@@ -171,7 +172,7 @@ func runSpace(ctx context.Context, a *app, o *spaceOptions) error {
 		progress.step()
 		return out
 	}
-	inOrder(len(paths), jobs, 2*jobs, nil, 0, work, func(i int, out spaceOutcome) {
+	pool.InOrder(len(paths), jobs, 2*jobs, nil, 0, work, func(i int, out spaceOutcome) {
 		if out.err != nil {
 			fmt.Fprintf(a.io.Err, "rollout: error: %v\n", out.err)
 			failed = append(failed, spaceFailure{Path: paths[i], Error: out.err.Error()})

@@ -19,6 +19,7 @@ import (
 	"github.com/rollout-dev/rollout/checks"
 	"github.com/rollout-dev/rollout/internal/config"
 	"github.com/rollout-dev/rollout/internal/outfile"
+	"github.com/rollout-dev/rollout/internal/pool"
 	"github.com/rollout-dev/rollout/reconstruct"
 	"github.com/rollout-dev/rollout/report"
 	"github.com/rollout-dev/rollout/rollout"
@@ -452,7 +453,7 @@ func exitPriority(code int) int {
 // With hash set, each result also carries the hashes of the records its
 // findings are on (for baseline fingerprints).
 func analyse(inputs []verifyInput, jobs int, stdin io.Reader, opts checks.Options, hash bool, step func(), emit func(int, fileOutcome)) {
-	inOrder(len(inputs), jobs, aheadFiles, findingsOf, aheadFindings, func(i int) fileOutcome {
+	pool.InOrder(len(inputs), jobs, aheadFiles, findingsOf, aheadFindings, func(i int) fileOutcome {
 		out := analyseInput(inputs[i], stdin, opts, hash)
 		if inputs[i].unusable == nil {
 			step() // progress counts the files read

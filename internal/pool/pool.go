@@ -1,18 +1,20 @@
-package main
+// Package pool is the one worker pool of every command: work runs on a
+// bounded number of goroutines and its results come back in input order.
+package pool
 
 import (
 	"math"
 	"sync"
 )
 
-// inOrder runs work(i) for i in 0..n-1 on a pool of jobs workers and hands
+// InOrder runs work(i) for i in 0..n-1 on a pool of jobs workers and hands
 // each result to emit, on the calling goroutine, in index order: result i as
 // soon as results 0..i-1 have been emitted, so what is printed does not
 // depend on jobs. Workers run ahead of emit by at most ahead items, and
 // beyond jobs items only while the results waiting weigh less than
 // maxWeight (weight nil: no limit by weight): memory follows the largest
 // items in flight, not the run.
-func inOrder[T any](n, jobs, ahead int, weight func(T) int, maxWeight int, work func(int) T, emit func(int, T)) {
+func InOrder[T any](n, jobs, ahead int, weight func(T) int, maxWeight int, work func(int) T, emit func(int, T)) {
 	if n == 0 {
 		return
 	}
