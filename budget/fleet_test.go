@@ -199,3 +199,36 @@ func TestFitScore(t *testing.T) {
 		t.Errorf("a fit that reproduces nothing: %+v", best)
 	}
 }
+
+// RunFleet gives the same fleet for any number of workers, and reports an
+// unreadable rollout to Problem, leaving it out.
+func TestRunFleetJobs(t *testing.T) {
+	paths, _ := filepath.Glob(fixtures + "fleet/*/*/*/*.jsonl")
+	paths = append(paths, fixtures+"calibration-82.jsonl", fixtures+"no-such.jsonl")
+	var want []byte
+	for _, jobs := range []int{1, 3} {
+		var problems []string
+		s := DefaultSettings()
+		s.CompactAt = Auto()
+		f, err := RunFleet(FleetRun{Paths: paths, Settings: s, Jobs: jobs, PerSession: true,
+			Problem: func(p FleetProblem) { problems = append(problems, p.Path) }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b bytes.Buffer
+		if err := f.WriteJSON(&b); err != nil {
+			t.Fatal(err)
+		}
+		if want == nil {
+			want = b.Bytes()
+		} else if diff := cmp.Diff(string(want), b.String()); diff != "" {
+			t.Errorf("jobs %d: another fleet (-jobs 1 +jobs %d):\n%s", jobs, jobs, diff)
+		}
+		if !slices.Equal(problems, []string{fixtures + "no-such.jsonl"}) {
+			t.Errorf("jobs %d: problems with %q, want the missing file once", jobs, problems)
+		}
+		if f.Sessions == 0 {
+			t.Errorf("jobs %d: no session simulated", jobs)
+		}
+	}
+}

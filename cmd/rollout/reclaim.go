@@ -156,7 +156,7 @@ func runReclaim(ctx context.Context, a *app, o *reclaimOptions) error {
 	if o.undo {
 		return runReclaimUndo(a, o)
 	}
-	in, err := (&verifyOptions{paths: o.paths}).inputs(a)
+	in, err := (&inputFlags{paths: o.paths}).resolve(a)
 	if err != nil {
 		return err
 	}

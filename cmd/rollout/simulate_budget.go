@@ -18,10 +18,7 @@ import (
 )
 
 type simulateBudgetOptions struct {
-	paths        []string
-	filesFrom    string
-	shard        string
-	shardPart    shardSpec // --shard, parsed by validate
+	inputFlags
 	since, until string
 	jobs         int
 	perSession   bool
@@ -100,9 +97,9 @@ threshold P% of window W is floor(P/100 * W) tokens.`,
 	f.StringVar(&opts.format, "format", "text", "output: "+strings.Join(budgetFormats, "|")+" (svg/png: a chart of fill per request)")
 	f.StringVarP(&opts.output, "output", "o", "", "write to FILE instead of standard output")
 	f.Int64Var(&opts.maxLineBytes, "max-line-bytes", rollout.DefaultMaxLineBytes, "longest line to analyse")
-	f.StringVar(&opts.filesFrom, "files-from", "", "read one path per line from FILE (- for standard input)")
+	opts.addFilesFrom(f)
 	f.IntVar(&opts.jobs, "jobs", runtime.NumCPU(), "rollouts read in parallel (output is identical for any value)")
-	f.StringVar(&opts.shard, "shard", "", "K/N: only the rollouts whose path hashes to shard K (1..N) of N; merge the JSON reports with `rollout merge`")
+	opts.addShard(f, "K/N: only the rollouts whose path hashes to shard K (1..N) of N; merge the JSON reports with `rollout merge`")
 	f.StringVar(&opts.since, "since", "", "only sessions started at or after this time (RFC 3339 or a date)")
 	f.StringVar(&opts.until, "until", "", "only sessions started before this time (RFC 3339 or a date)")
 	f.BoolVar(&opts.perSession, "per-session", false, "also one row per rollout (path, thread id)")
@@ -153,7 +150,7 @@ func runSimulateBudget(ctx context.Context, a *app, o *simulateBudgetOptions) er
 	if err := o.checkOutputs([]string{path}); err != nil {
 		return err
 	}
-	ev, oversized, err := o.evidence(a, path)
+	ev, oversized, err := budget.ReadEvidence(path, a.io.In, o.replayOptions())
 	if err != nil {
 		return err
 	}

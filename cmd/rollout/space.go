@@ -24,8 +24,7 @@ import (
 )
 
 type spaceOptions struct {
-	paths        []string
-	filesFrom    string
+	inputFlags
 	format       string
 	output       string
 	top          int
@@ -91,7 +90,7 @@ $CODEX_HOME/archived_sessions. Nothing is modified.`,
 	f.IntVar(&opts.minRepeat, "min-repeat", space.DefaultMinRepeat, "smallest string (bytes) tracked for repetition")
 	f.StringVar(&coldAfter, "cold-after", "7d", "a file idle this long is cold (compress policy): 7d, 36h, 0s")
 	f.IntVar(&opts.jobs, "jobs", runtime.NumCPU(), "files read in parallel (output is identical for any value)")
-	f.StringVar(&opts.filesFrom, "files-from", "", "read one path per line from FILE (- for standard input)")
+	opts.addFilesFrom(f)
 	f.Int64Var(&opts.maxLineBytes, "max-line-bytes", rollout.DefaultMaxLineBytes, "longest line to walk; longer lines are counted unread")
 	f.IntVar(&opts.keepTurns, "keep-turns", 20, "before-turn: the N of the estimate (rollbacks limited to the last N user turns)")
 	f.BoolVar(&opts.force, "force", false, "read files whose first line is not a JSON object (a damaged first line)")
@@ -147,7 +146,7 @@ type spaceOutcome struct {
 }
 
 func runSpace(ctx context.Context, a *app, o *spaceOptions) error {
-	in, err := (&verifyOptions{paths: o.paths, filesFrom: o.filesFrom}).inputs(a)
+	in, err := o.resolve(a)
 	if err != nil {
 		return err
 	}

@@ -6,7 +6,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"io"
 	"io/fs"
 	"os"
@@ -27,8 +26,7 @@ import (
 )
 
 type verifyOptions struct {
-	paths        []string
-	filesFrom    string
+	inputFlags
 	formats      []string
 	failOn       string
 	selectRules  []string
@@ -37,10 +35,8 @@ type verifyOptions struct {
 	maxFindings  int
 	handoffCap   int64
 	jobs         int
-	shard        string
 	color        string
 	now          nowFlag
-	threads      []string
 	force        bool
 	// CI policy (verify_policy.go).
 	configPath    string
@@ -55,7 +51,6 @@ type verifyOptions struct {
 	failOnSev checks.Severity
 	showSev   checks.Severity
 	filter    checks.Filter
-	shardPart shardSpec
 	cfg       *config.Config // nil when no config file applies
 }
 
@@ -102,12 +97,12 @@ or from --config FILE; flags override it (docs/ci.md).`,
 	f.IntVar(&opts.maxFindings, "max-findings-per-rule", checks.DefaultMaxFindingsPerRule, "per file and rule, findings listed in full; the rest are counted in one summary finding (0: no limit)")
 	f.Int64Var(&opts.handoffCap, "handoff-cap", reconstruct.DefaultHandoffCap, "cap of a context handoff's budget (handoff/* rules)")
 	f.IntVar(&opts.jobs, "jobs", runtime.NumCPU(), "files verified in parallel (output is identical for any value)")
-	f.StringVar(&opts.shard, "shard", "", "K/N: only the files whose path hashes to shard K (1..N) of N")
-	f.StringVar(&opts.filesFrom, "files-from", "", "read one path per line from FILE (- for standard input)")
+	opts.addShard(f, "K/N: only the files whose path hashes to shard K (1..N) of N")
+	opts.addFilesFrom(f)
 	f.StringVar(&opts.color, "color", "auto", "colour: auto|always|never (NO_COLOR disables auto)")
 	f.Var(&opts.now, "now", "judge liveness at this RFC 3339 time instead of the clock (an unanswered call of a file written less than an hour before is in progress)")
 	f.BoolVar(&opts.force, "force", false, "read files whose first line is not a JSON object (a damaged first line)")
-	f.StringArrayVar(&opts.threads, "thread", nil, "also verify the rollout of thread ID, found under $CODEX_HOME (repeatable; see `rollout find`)")
+	opts.addThreads(f, "also verify the rollout of thread ID, found under $CODEX_HOME (repeatable; see `rollout find`)")
 	f.StringVar(&opts.configPath, "config", "", "read settings from FILE instead of the .rollout.yaml found from the working directory upward")
 	f.StringVar(&opts.baseline, "baseline", "", "report only findings not recorded in FILE (see --write-baseline)")
 	f.StringVar(&opts.writeBaseline, "write-baseline", "", "record every finding in FILE as accepted, then report as with --baseline FILE")
@@ -157,129 +152,6 @@ func (o *verifyOptions) validate() error {
 	return nil
 }
 
-// inShard reports whether a path belongs to shard k of n (FNV-1a of the path).
-func inShard(path string, k, n int) bool {
-	h := fnv.New32a()
-	h.Write([]byte(filepath.ToSlash(path)))
-	return int(h.Sum32()%uint32(n)) == k-1
-}
-
-// inputs resolves the paths to verify: arguments, --files-from, or the
-// default Codex directories.
-func (o *verifyOptions) inputs(a *app) (*verifyInputs, error) {
-	in := &verifyInputs{}
-	paths := append([]string(nil), o.paths...)
-	if o.filesFrom != "" {
-		var r io.Reader = a.io.In
-		if o.filesFrom == "-" {
-			a.io.stdinHint("the list of paths")
-		} else {
-			f, err := os.Open(o.filesFrom)
-			if err != nil {
-				return nil, usageError("", "reading --files-from: %v", err)
-			}
-			defer f.Close()
-			r = f
-		}
-		sc := bufio.NewReader(r)
-		for {
-			line, err := sc.ReadString('\n')
-			if p := strings.TrimRight(line, "\r\n"); strings.TrimSpace(p) != "" {
-				paths = append(paths, p)
-			}
-			if err != nil {
-				break
-			}
-		}
-	}
-	threads, err := resolveThreads(o.threads)
-	if err != nil {
-		return nil, err
-	}
-	paths = append(paths, threads...)
-	if len(paths) == 0 && o.filesFrom == "" {
-		dirs, err := codexDirs()
-		if err != nil {
-			return nil, err
-		}
-		for _, d := range dirs {
-			if fileExists(d) {
-				paths = append(paths, d)
-			}
-		}
-		if len(paths) == 0 {
-			return nil, usageError("name a file or directory, or set CODEX_HOME",
-				"no path given, and neither %s nor %s exists", dirs[0], dirs[1])
-		}
-		fmt.Fprintf(a.io.Err, "rollout: reading %s\n", strings.Join(paths, " and "))
-	}
-	if len(paths) == 0 {
-		return nil, usageError("", "--files-from %s named no paths", o.filesFrom)
-	}
-	if o.filesFrom == "-" && slices.Contains(paths, rollout.StdinPath) {
-		// The list consumed standard input: "-" would read it empty.
-		return nil, usageError("name the rollout as a file, or pass the list with --files-from FILE",
-			"standard input cannot be both --files-from - and a rollout")
-	}
-	// Discover one input at a time: a directory without rollouts is a note,
-	// not an error (a fresh Codex install has an empty sessions/).
-	var found rollout.Discovery
-	seen := map[string]bool{}
-	for _, p := range paths {
-		got, err := rollout.Discover([]string{p})
-		if errors.Is(err, rollout.ErrNoRollouts) {
-			in.notes = append(in.notes, err.Error())
-			continue
-		}
-		if err != nil {
-			return nil, &exitError{code: exitUsage, err: err}
-		}
-		for _, f := range got.Paths {
-			if !seen[f] {
-				seen[f] = true
-				found.Paths = append(found.Paths, f)
-			}
-		}
-		found.Unusable = append(found.Unusable, got.Unusable...)
-		found.Ignored = append(found.Ignored, got.Ignored...)
-	}
-	if slices.Contains(found.Paths, rollout.StdinPath) {
-		a.io.stdinHint("a rollout")
-	}
-	if k, n := o.shardPart.k, o.shardPart.n; n > 0 {
-		found.Paths = slices.DeleteFunc(found.Paths, func(p string) bool { return !inShard(p, k, n) })
-		found.Unusable = slices.DeleteFunc(found.Unusable, func(e *rollout.WalkError) bool { return !inShard(e.Path, k, n) })
-		found.Ignored = slices.DeleteFunc(found.Ignored, func(p string) bool { return !inShard(p, k, n) })
-	}
-	const listed = 10
-	for i, p := range found.Ignored {
-		if i == listed {
-			in.notes = append(in.notes, fmt.Sprintf("and %d more *.jsonl files not named rollout-* were skipped", len(found.Ignored)-listed))
-			break
-		}
-		in.notes = append(in.notes, fmt.Sprintf("skipped %s: not named rollout-*.jsonl (name it to verify it)", p))
-	}
-	in.unusable = found.Unusable
-	in.paths = found.Paths
-	in.named = make(map[string]bool, len(paths))
-	for _, p := range paths {
-		in.named[p] = true
-	}
-	return in, nil
-}
-
-// verifyInputs are the files to verify and what resolving them found.
-type verifyInputs struct {
-	paths []string
-	// named holds the paths given by the user (arguments, --files-from,
-	// the default directories), as opposed to files found by a walk.
-	named map[string]bool
-	// unusable are entries a walk found and could not use: they are
-	// reported as not analysed, never opened.
-	unusable []*rollout.WalkError
-	notes    []string
-}
-
 // fileOutcome is the result of one file, or why it has none.
 type fileOutcome struct {
 	res    *checks.Result
@@ -299,7 +171,7 @@ type verifyInput struct {
 }
 
 func runVerify(ctx context.Context, a *app, o *verifyOptions) error {
-	in, err := o.inputs(a)
+	in, err := o.resolve(a)
 	if err != nil {
 		return err
 	}

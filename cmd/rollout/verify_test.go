@@ -106,9 +106,9 @@ func TestVerifyArgs(t *testing.T) {
 			if err != nil || got == nil {
 				t.Fatalf("Execute: %v (runF called: %v)", err, got != nil)
 			}
-			if diff := cmp.Diff(tt.want, *got, cmp.AllowUnexported(verifyOptions{}, nowFlag{}), cmpopts.EquateEmpty(),
+			if diff := cmp.Diff(tt.want, *got, cmp.AllowUnexported(verifyOptions{}, inputFlags{}, nowFlag{}), cmpopts.EquateEmpty(),
 				// what validate parses from the flags compared here
-				cmpopts.IgnoreFields(verifyOptions{}, "outputs", "failOnSev", "showSev", "filter", "shardPart")); diff != "" {
+				cmpopts.IgnoreFields(verifyOptions{}, "outputs", "failOnSev", "showSev", "filter", "inputFlags.shardPart")); diff != "" {
 				t.Errorf("options (-want +got):\n%s", diff)
 			}
 		})

@@ -1,0 +1,163 @@
+package main
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/rollout-dev/rollout/rollout"
+	"github.com/spf13/pflag"
+)
+
+// inputFlags are the flags every command that reads many rollouts shares
+// to select them: PATH arguments, --files-from, --shard and --thread (each
+// command adds the ones it has).
+type inputFlags struct {
+	paths     []string
+	filesFrom string
+	shard     string
+	threads   []string
+	shardPart shardSpec // --shard, parsed by validate
+}
+
+func (o *inputFlags) addFilesFrom(f *pflag.FlagSet) {
+	f.StringVar(&o.filesFrom, "files-from", "", "read one path per line from FILE (- for standard input)")
+}
+
+func (o *inputFlags) addShard(f *pflag.FlagSet, usage string) {
+	f.StringVar(&o.shard, "shard", "", usage)
+}
+
+func (o *inputFlags) addThreads(f *pflag.FlagSet, usage string) {
+	f.StringArrayVar(&o.threads, "thread", nil, usage)
+}
+
+// inShard reports whether a path belongs to shard k of n (FNV-1a of the path).
+func inShard(path string, k, n int) bool {
+	h := fnv.New32a()
+	h.Write([]byte(filepath.ToSlash(path)))
+	return int(h.Sum32()%uint32(n)) == k-1
+}
+
+// resolve finds the rollouts to read: arguments, --files-from, --thread,
+// or the default Codex directories; walked, deduplicated and sharded.
+func (o *inputFlags) resolve(a *app) (*verifyInputs, error) {
+	in := &verifyInputs{}
+	paths := append([]string(nil), o.paths...)
+	if o.filesFrom != "" {
+		var r io.Reader = a.io.In
+		if o.filesFrom == "-" {
+			a.io.stdinHint("the list of paths")
+		} else {
+			f, err := os.Open(o.filesFrom)
+			if err != nil {
+				return nil, usageError("", "reading --files-from: %v", err)
+			}
+			defer f.Close()
+			r = f
+		}
+		sc := bufio.NewReader(r)
+		for {
+			line, err := sc.ReadString('\n')
+			if p := strings.TrimRight(line, "\r\n"); strings.TrimSpace(p) != "" {
+				paths = append(paths, p)
+			}
+			if err != nil {
+				break
+			}
+		}
+	}
+	threads, err := resolveThreads(o.threads)
+	if err != nil {
+		return nil, err
+	}
+	paths = append(paths, threads...)
+	if len(paths) == 0 && o.filesFrom == "" {
+		dirs, err := codexDirs()
+		if err != nil {
+			return nil, err
+		}
+		for _, d := range dirs {
+			if fileExists(d) {
+				paths = append(paths, d)
+			}
+		}
+		if len(paths) == 0 {
+			return nil, usageError("name a file or directory, or set CODEX_HOME",
+				"no path given, and neither %s nor %s exists", dirs[0], dirs[1])
+		}
+		fmt.Fprintf(a.io.Err, "rollout: reading %s\n", strings.Join(paths, " and "))
+	}
+	if len(paths) == 0 {
+		return nil, usageError("", "--files-from %s named no paths", o.filesFrom)
+	}
+	if o.filesFrom == "-" && slices.Contains(paths, rollout.StdinPath) {
+		// The list consumed standard input: "-" would read it empty.
+		return nil, usageError("name the rollout as a file, or pass the list with --files-from FILE",
+			"standard input cannot be both --files-from - and a rollout")
+	}
+	// Discover one input at a time: a directory without rollouts is a note,
+	// not an error (a fresh Codex install has an empty sessions/).
+	var found rollout.Discovery
+	seen := map[string]bool{}
+	for _, p := range paths {
+		got, err := rollout.Discover([]string{p})
+		if errors.Is(err, rollout.ErrNoRollouts) {
+			in.notes = append(in.notes, err.Error())
+			continue
+		}
+		if err != nil {
+			return nil, &exitError{code: exitUsage, err: err}
+		}
+		for _, f := range got.Paths {
+			if !seen[f] {
+				seen[f] = true
+				found.Paths = append(found.Paths, f)
+			}
+		}
+		found.Unusable = append(found.Unusable, got.Unusable...)
+		found.Ignored = append(found.Ignored, got.Ignored...)
+	}
+	if slices.Contains(found.Paths, rollout.StdinPath) {
+		a.io.stdinHint("a rollout")
+	}
+	if k, n := o.shardPart.k, o.shardPart.n; n > 0 {
+		found.Paths = slices.DeleteFunc(found.Paths, func(p string) bool { return !inShard(p, k, n) })
+		found.Unusable = slices.DeleteFunc(found.Unusable, func(e *rollout.WalkError) bool { return !inShard(e.Path, k, n) })
+		found.Ignored = slices.DeleteFunc(found.Ignored, func(p string) bool { return !inShard(p, k, n) })
+	}
+	const listed = 10
+	for i, p := range found.Ignored {
+		if i == listed {
+			in.notes = append(in.notes, fmt.Sprintf("and %d more *.jsonl files not named rollout-* were skipped", len(found.Ignored)-listed))
+			break
+		}
+		in.notes = append(in.notes, fmt.Sprintf("skipped %s: not named rollout-*.jsonl (name it to verify it)", p))
+	}
+	in.unusable = found.Unusable
+	in.paths = found.Paths
+	in.named = make(map[string]bool, len(paths))
+	for _, p := range paths {
+		in.named[p] = true
+	}
+	return in, nil
+}
+
+// verifyInputs are the files to verify and what resolving them found.
+type verifyInputs struct {
+	paths []string
+	// named holds the paths given by the user (arguments, --files-from,
+	// the default directories), as opposed to files found by a walk.
+	named map[string]bool
+	// unusable are entries a walk found and could not use: they are
+	// reported as not analysed, never opened.
+	unusable []*rollout.WalkError
+	notes    []string
+}
+
