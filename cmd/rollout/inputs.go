@@ -160,4 +160,3 @@ type verifyInputs struct {
 	unusable []*rollout.WalkError
 	notes    []string
 }
-
