@@ -92,7 +92,7 @@ func (o *inputFlags) resolve(a *app) (*verifyInputs, error) {
 			return nil, usageError("name a file or directory, or set CODEX_HOME",
 				"no path given, and neither %s nor %s exists", dirs[0], dirs[1])
 		}
-		fmt.Fprintf(a.io.Err, "rollout: reading %s\n", strings.Join(paths, " and "))
+		printf(a.io.Err, "reading %s", strings.Join(paths, " and "))
 	}
 	if len(paths) == 0 {
 		return nil, usageError("", "--files-from %s named no paths", o.filesFrom)

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"fmt"
 	"io"
 	"os"
 
@@ -52,6 +51,6 @@ func (io *IO) useColor(mode string, tty bool) bool {
 // waiting for it: otherwise `rollout verify -` just seems to hang.
 func (io *IO) stdinHint(what string) {
 	if io.InIsTTY {
-		fmt.Fprintf(io.Err, "rollout: hint: reading %s from standard input (a terminal): paste it and end with Ctrl-D, or name a file\n", what)
+		hintf(io.Err, "reading %s from standard input (a terminal): paste it and end with Ctrl-D, or name a file", what)
 	}
 }

@@ -148,9 +148,7 @@ func mergeVerify(a *app, o *mergeOptions, failOn checks.Severity, inputs *outfil
 		case slices.ContainsFunc(f.Findings, func(fd checks.Finding) bool { return fd.Severity >= ropts.FailOn }):
 			c = exitFindings
 		}
-		if exitPriority(c) > exitPriority(code) {
-			code = c
-		}
+		code = worse(code, c)
 	}
 	if code != exitOK {
 		return silentExit(code)

@@ -162,12 +162,8 @@ func runReclaim(ctx context.Context, a *app, o *reclaimOptions) error {
 	}
 	paths := in.paths
 	o.opts.Now = time.Now()
-	code := exitOK
-	raise := func(c int) {
-		if exitPriority(c) > exitPriority(code) {
-			code = c
-		}
-	}
+	var status exitStatus
+	raise := status.raise
 
 	files := make([]*reclaimFile, len(paths))
 	plans := make([]*reclaim.Plan, len(paths))
@@ -239,10 +235,7 @@ func runReclaim(ctx context.Context, a *app, o *reclaimOptions) error {
 	} else {
 		printReclaimText(a.io.Out, files, o)
 	}
-	if code != exitOK {
-		return silentExit(code)
-	}
-	return nil
+	return status.err()
 }
 
 func fillPlan(f *reclaimFile, p *reclaim.Plan) {
@@ -384,7 +377,7 @@ func runReclaimUndo(a *app, o *reclaimOptions) error {
 	for _, p := range o.paths {
 		res, err := reclaim.Undo(p)
 		if err != nil {
-			fmt.Fprintf(a.io.Err, "rollout: error: %v\n", err)
+			errorf(a.io.Err, "%v", err)
 			code = exitUnsafe
 			continue
 		}

@@ -205,7 +205,7 @@ func runRepairMany(ctx context.Context, a *app, o *repairOptions) error {
 	outcomes := map[string]int{}
 	code := exitOK
 	for _, u := range found.Unusable {
-		fmt.Fprintf(a.io.Err, "rollout: error: %s\n", termsafe.String(u.Error()))
+		errorf(a.io.Err, "%s", termsafe.String(u.Error()))
 		outcomes["not read"]++
 		code = worse(code, exitIncomplete)
 	}
@@ -238,13 +238,6 @@ func runRepairMany(ctx context.Context, a *app, o *repairOptions) error {
 func repairOutcomeName(code int) string {
 	return map[int]string{exitOK: "clean", exitFindings: "errors remain", exitIncomplete: "incomplete",
 		exitUnsafe: "refused", exitUsage: "unusable", exitInternal: "internal error"}[code]
-}
-
-func worse(a, b int) int {
-	if exitPriority(b) > exitPriority(a) {
-		return b
-	}
-	return a
 }
 
 // runUndo undoes the last in-place repair of each file.

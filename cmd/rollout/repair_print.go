@@ -330,7 +330,7 @@ func (p *repairPrinter) printOutcome(out *repair.Outcome, remaining []checks.Fin
 		p.printRemaining(out, remaining, nerr)
 	}
 	if !o.write && !out.NothingToFix() && out.Refusal == nil {
-		fmt.Fprintf(e, "rollout: hint: add --write to apply the plan (the original is kept as %s.bak), or --write -o OUT to write elsewhere\n", o.path)
+		hintf(e, "add --write to apply the plan (the original is kept as %s.bak), or --write -o OUT to write elsewhere", o.path)
 	}
 	var optIn []string
 	seen := map[string]bool{}
@@ -341,7 +341,7 @@ func (p *repairPrinter) printOutcome(out *repair.Outcome, remaining []checks.Fin
 		}
 	}
 	if len(optIn) > 0 {
-		fmt.Fprintf(e, "rollout: hint: %s %s an opt-in fix: add --fix default,%s to apply it\n",
+		hintf(e, "%s %s an opt-in fix: add --fix default,%s to apply it",
 			strings.Join(optIn, ", "), plural(len(optIn), "has", "have"), strings.Join(optIn, ","))
 	}
 }
@@ -353,7 +353,7 @@ func (p *repairPrinter) printRemaining(out *repair.Outcome, remaining []checks.F
 	if out.NothingToFix() {
 		where = "lines of the file"
 	}
-	fmt.Fprintf(e, "rollout: %d %s (%s):\n", nerr, plural(nerr, "error remains", "errors remain"), where)
+	printf(e, "%d %s (%s):", nerr, plural(nerr, "error remains", "errors remain"), where)
 	left := map[string]string{}
 	for _, u := range out.Fixes.Left {
 		left[u.Finding.Rule] = u.Reason

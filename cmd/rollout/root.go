@@ -103,7 +103,8 @@ inconsistency with a stable rule id, file and line.
 func run(args []string, io *IO) (code int) {
 	defer func() {
 		if v := recover(); v != nil {
-			fmt.Fprintf(io.Err, "rollout: internal error: %v\n%s", v, debug.Stack())
+			internalf(io.Err, "%v", v)
+			io.Err.Write(debug.Stack())
 			code = exitInternal
 		}
 	}()
@@ -124,8 +125,8 @@ func reportError(io *IO, err error) int {
 	switch {
 	case errors.As(err, &ie):
 		code = exitInternal
-		fmt.Fprintf(io.Err, "rollout: internal error: %s:%d: %v\n", ie.Path, ie.Line, ie.Value)
-		fmt.Fprintf(io.Err, "rollout: hint: this is a bug; please report it with the file if you can share it\n")
+		internalf(io.Err, "%s:%d: %v", ie.Path, ie.Line, ie.Value)
+		hintf(io.Err, "this is a bug; please report it with the file if you can share it")
 		return code
 	case errors.As(err, &ee):
 		code = ee.code
@@ -135,12 +136,12 @@ func reportError(io *IO, err error) int {
 		code = exitUsage
 	}
 	if msg := err.Error(); msg != "" {
-		fmt.Fprintf(io.Err, "rollout: error: %s\n", msg)
+		errorf(io.Err, "%s", msg)
 	}
 	if ee != nil && ee.hint != "" {
-		fmt.Fprintf(io.Err, "rollout: hint: %s\n", ee.hint)
+		hintf(io.Err, "%s", ee.hint)
 	} else if hint := inputHint(err); hint != "" {
-		fmt.Fprintf(io.Err, "rollout: hint: %s\n", hint)
+		hintf(io.Err, "%s", hint)
 	}
 	return code
 }

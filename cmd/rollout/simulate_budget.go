@@ -164,10 +164,10 @@ func runSimulateBudget(ctx context.Context, a *app, o *simulateBudgetOptions) er
 		return usageError("", "%v", err)
 	}
 	for _, w := range r.Warnings {
-		fmt.Fprintf(a.io.Err, "rollout: warning: %s\n", w)
+		warningf(a.io.Err, "%s", w)
 	}
 	if oversized > 0 {
-		fmt.Fprintf(a.io.Err, "rollout: warning: %s: %d line(s) over --max-line-bytes were not read; the evidence may miss requests\n", path, oversized)
+		warningf(a.io.Err, "%s: %d line(s) over --max-line-bytes were not read; the evidence may miss requests", path, oversized)
 	}
 
 	if o.series != "" {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"sync"
 	"time"
 
 	"github.com/rollout-dev/rollout/budget"
@@ -45,7 +44,7 @@ func runSimulateFleet(ctx context.Context, a *app, o *simulateBudgetOptions) err
 		return err
 	}
 	for _, n := range in.notes {
-		fmt.Fprintf(a.io.Err, "rollout: note: %s\n", n)
+		notef(a.io.Err, "%s", n)
 	}
 	if err := o.checkOutputs(in.paths); err != nil {
 		return err
@@ -54,15 +53,8 @@ func runSimulateFleet(ctx context.Context, a *app, o *simulateBudgetOptions) err
 	if err != nil {
 		return err
 	}
-	code := exitOK
-	var mu sync.Mutex
-	raise := func(c int) {
-		mu.Lock()
-		defer mu.Unlock()
-		if exitPriority(c) > exitPriority(code) {
-			code = c
-		}
-	}
+	var status exitStatus
+	raise := status.raise
 	run := budget.FleetRun{Paths: in.paths, Settings: o.settings, Since: since, Until: until,
 		SinceText: o.since, UntilText: o.until, PerSession: o.perSession, Jobs: o.jobs,
 		Replay: o.replayOptions(), Stdin: a.io.In,
@@ -70,13 +62,13 @@ func runSimulateFleet(ctx context.Context, a *app, o *simulateBudgetOptions) err
 			var ie *reconstruct.InternalError
 			switch {
 			case errors.As(p.Err, &ie):
-				fmt.Fprintf(a.io.Err, "rollout: internal error: %s:%d: %v\n", ie.Path, ie.Line, ie.Value)
+				internalf(a.io.Err, "%s:%d: %v", ie.Path, ie.Line, ie.Value)
 				raise(exitInternal)
 			case p.Err != nil:
-				fmt.Fprintf(a.io.Err, "rollout: error: %v\n", p.Err)
+				errorf(a.io.Err, "%v", p.Err)
 				raise(fileErrorCode(p.Err))
 			default:
-				fmt.Fprintf(a.io.Err, "rollout: warning: %s\n", p.Warning)
+				warningf(a.io.Err, "%s", p.Warning)
 				if p.Incomplete {
 					raise(exitIncomplete)
 				}
@@ -106,10 +98,7 @@ func runSimulateFleet(ctx context.Context, a *app, o *simulateBudgetOptions) err
 	if err := writeFleet(a, fleet, o.format, o.output); err != nil {
 		return err
 	}
-	if code != exitOK {
-		return silentExit(code)
-	}
-	return nil
+	return status.err()
 }
 
 // writeFleet renders a fleet in a format, to standard output or a file.

@@ -173,7 +173,7 @@ func runSpace(ctx context.Context, a *app, o *spaceOptions) error {
 	}
 	pool.InOrder(len(paths), jobs, 2*jobs, nil, 0, work, func(i int, out spaceOutcome) {
 		if out.err != nil {
-			fmt.Fprintf(a.io.Err, "rollout: error: %v\n", out.err)
+			errorf(a.io.Err, "%v", out.err)
 			failed = append(failed, spaceFailure{Path: paths[i], Error: out.err.Error()})
 			code = exitIncomplete
 			return

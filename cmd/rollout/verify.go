@@ -196,20 +196,16 @@ func runVerify(ctx context.Context, a *app, o *verifyOptions) error {
 	progress := newProgress(a.io, "verifying", in.paths, a.io.ErrIsTTY && humanOnly(o.outputs))
 	run := &report.Report{Tool: "rollout", Version: version(), Command: "verify", Notes: in.notes}
 	reports := openReports(a, o, run, report.Options{FailOn: pol.failOn, Statistics: o.statistics}, progress)
-	code := exitOK
-	raise := func(c int) {
-		if exitPriority(c) > exitPriority(code) {
-			code = c
-		}
-	}
+	var status exitStatus
+	raise := status.raise
 	// Messages about files go to stderr in input order, after the run.
 	type message struct {
 		order int
 		text  string
 	}
 	var messages []message
-	say := func(order int, format string, args ...any) {
-		messages = append(messages, message{order, fmt.Sprintf(format, args...)})
+	say := func(order int, kind, format string, args ...any) {
+		messages = append(messages, message{order, msgLine(kind, format, args...)})
 	}
 	emit := func(i int, out fileOutcome) {
 		path, order := inputs[i].path, inputs[i].order
@@ -217,17 +213,17 @@ func runVerify(ctx context.Context, a *app, o *verifyOptions) error {
 			var ie *reconstruct.InternalError
 			switch {
 			case errors.As(out.err, &ie):
-				say(order, "rollout: internal error: %s:%d: %v\n", ie.Path, ie.Line, ie.Value)
+				say(order, "internal error", "%s:%d: %v", ie.Path, ie.Line, ie.Value)
 				raise(exitInternal)
 			case in.named[path]:
-				say(order, "rollout: error: %v\n", out.err)
+				say(order, "error", "%v", out.err)
 				if hint := inputHint(out.err); hint != "" {
-					say(order, "rollout: hint: %s\n", hint)
+					say(order, "hint", "%s", hint)
 				}
 				raise(fileErrorCode(out.err))
 			default:
 				// Found by a walk: the run over that directory is incomplete.
-				say(order, "rollout: error: %v\n", out.err)
+				say(order, "error", "%v", out.err)
 				raise(exitIncomplete)
 			}
 			if out.res == nil {
@@ -272,10 +268,7 @@ func runVerify(ctx context.Context, a *app, o *verifyOptions) error {
 	if err := reports.close(); err != nil {
 		return err
 	}
-	if code != exitOK {
-		return silentExit(code)
-	}
-	return nil
+	return status.err()
 }
 
 // fileError says why a file could not be analysed, with a stable code. The
@@ -310,10 +303,6 @@ func fileErrorCode(err error) int {
 		return exitIncomplete
 	}
 	return exitUsage
-}
-
-func exitPriority(code int) int {
-	return map[int]int{exitOK: 0, exitFindings: 1, exitIncomplete: 2, exitUnsafe: 3, exitUsage: 4, exitInternal: 5}[code]
 }
 
 // analyse verifies files on a pool of workers and hands each outcome to

@@ -224,7 +224,7 @@ func (p *verifyPolicy) finish(a *app) error {
 	}); err != nil {
 		return &exitError{code: exitUsage, err: fmt.Errorf("writing the baseline to %s: %w", p.recordPath, err)}
 	}
-	fmt.Fprintf(a.io.Err, "rollout: wrote %s: %d findings accepted\n", p.recordPath, p.suppressed)
+	printf(a.io.Err, "wrote %s: %d findings accepted", p.recordPath, p.suppressed)
 	return nil
 }
 
