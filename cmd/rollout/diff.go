@@ -419,7 +419,10 @@ func showValue(v any) string {
 func utf8RuneStart(b byte) bool { return b&0xc0 != 0x80 }
 
 func count(n int, what string) string {
-	return fmt.Sprintf("%d %s", n, plural(n, what, what+"s"))
+	if n != 1 {
+		what += "s"
+	}
+	return fmt.Sprintf("%d %s", n, what)
 }
 
 // writeJSON writes v as indented JSON that is safe on a terminal (the

@@ -14,6 +14,7 @@ import (
 	"github.com/rollout-dev/rollout/internal/outfile"
 	"github.com/rollout-dev/rollout/reconstruct"
 	"github.com/rollout-dev/rollout/repair"
+	"github.com/rollout-dev/rollout/report"
 	"github.com/rollout-dev/rollout/rollout"
 	"github.com/spf13/cobra"
 )
@@ -294,16 +295,24 @@ func runRepair(ctx context.Context, a *app, o *repairOptions) error {
 		}
 		return err
 	}
-	p := &repairPrinter{a: a, o: o}
+	p := o.printer(a)
 	if !t.NothingToFix() {
-		p.printPlan(&t.Outcome)
-		if err := p.printDiff(t); err != nil {
+		p.PrintPlan(&t.Outcome)
+		if err := p.PrintDiff(t); err != nil {
 			t.Finish()
 			return err
 		}
 	}
 	out := t.Finish()
-	return p.finish(out)
+	return o.finish(a, p, out)
+}
+
+// printer prints this repair's plan, diff and outcome.
+func (o *repairOptions) printer(a *app) *report.RepairPrinter {
+	return &report.RepairPrinter{Out: a.io.Out, Err: a.io.Err, Path: o.path, Write: o.write, Output: o.output,
+		Diff: o.diff, Color: a.io.useColor(o.color, a.io.OutIsTTY), OutIsTTY: a.io.OutIsTTY,
+		Say:  func(format string, args ...any) { printf(a.io.Err, format, args...) },
+		Hint: func(format string, args ...any) { hintf(a.io.Err, format, args...) }}
 }
 
 // checkOutputs refuses, before anything is read, a report or -o output
@@ -353,15 +362,14 @@ func refusalError(ref *repair.Refusal) error {
 
 // finish prints the outcome and the remaining findings, writes the report
 // and returns the exit code.
-func (p *repairPrinter) finish(out *repair.Outcome) error {
-	o := p.o
+func (o *repairOptions) finish(a *app, p *report.RepairPrinter, out *repair.Outcome) error {
 	if out.NothingToFix() {
-		fmt.Fprintf(p.a.io.Out, "%s: nothing to repair\n", o.path)
+		fmt.Fprintf(a.io.Out, "%s: nothing to repair\n", o.path)
 	}
 	remaining := out.Remaining()
-	p.printOutcome(out, remaining)
+	p.PrintOutcome(out, remaining)
 	if o.report != "" {
-		if err := outfile.Write(o.report, outfile.Options{}, func(w io.Writer) error { return writeRepairReport(w, out) }); err != nil {
+		if err := outfile.Write(o.report, outfile.Options{}, func(w io.Writer) error { return report.WriteRepairJSON(w, out) }); err != nil {
 			return &exitError{code: exitUsage, err: fmt.Errorf("writing the report to %s: %w", o.report, err)}
 		}
 	}

@@ -2,10 +2,8 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"strings"
 	"testing"
-	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -67,17 +65,5 @@ func TestRepairOptions(t *testing.T) {
 				t.Errorf("options (-want +got):\n%s", diff)
 			}
 		})
-	}
-}
-
-// TestRepairReportValuesAreUTF8: a before/after value with invalid UTF-8
-// (an id holding a stray byte) was copied into --report as it was; the
-// report must stay valid UTF-8 (issue 11).
-func TestRepairReportValuesAreUTF8(t *testing.T) {
-	for _, v := range []string{"\"fc_\xff\xfe\"", "\"ok\"", "12", "\"a\xc3\""} {
-		got := jsonValue([]byte(v), len(v), true)
-		if !utf8.Valid(got) || !json.Valid(got) {
-			t.Errorf("jsonValue(%q) = %q: not valid UTF-8 JSON", v, got)
-		}
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/rollout-dev/rollout/internal/outfile"
 	"github.com/rollout-dev/rollout/reconstruct"
 	"github.com/rollout-dev/rollout/repair"
+	"github.com/rollout-dev/rollout/report"
 	"github.com/rollout-dev/rollout/rollout"
 	"github.com/rollout-dev/rollout/view"
 	"github.com/spf13/cobra"
@@ -149,7 +150,7 @@ func viewFindings(o *viewOptions, res *checks.Result) []*view.Finding {
 	}
 	planned := map[key]bool{}
 	left := map[key]string{}
-	var lines []planLine
+	var lines []report.PlanLine
 	// The dry run keeps every finding and change: it runs only where the
 	// analysis listed every finding (no rule past --max-findings-per-rule),
 	// so its memory stays bounded too.
@@ -169,7 +170,7 @@ func viewFindings(o *viewOptions, res *checks.Result) []*view.Finding {
 			for _, u := range out.Fixes.Left {
 				left[key{u.Finding.Rule, u.Finding.Line}] = u.Reason
 			}
-			lines = planLines(out.Changes)
+			lines = report.PlanLines(out.Changes)
 		}
 	}
 	out := make([]*view.Finding, 0, len(res.Findings))
@@ -177,8 +178,8 @@ func viewFindings(o *viewOptions, res *checks.Result) []*view.Finding {
 		vf := &view.Finding{Finding: f}
 		k := key{f.Rule, f.Line}
 		for _, pl := range lines {
-			if planned[k] && pl.rule == f.Rule && coversLine(pl.where, f.Line) {
-				vf.Fix = append(vf.Fix, pl.where+": "+pl.what)
+			if planned[k] && pl.Rule == f.Rule && coversLine(pl.Where, f.Line) {
+				vf.Fix = append(vf.Fix, pl.Where+": "+pl.What)
 			}
 		}
 		switch r, _ := checks.Lookup(f.Rule); {

@@ -1,6 +1,7 @@
-package main
+package report
 
 import (
+	"encoding/json"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -43,6 +44,18 @@ func TestAppendShort(t *testing.T) {
 			if got, want := string(appendShort([]byte("> "), b, n)), "> "+shortOracle(b, n); got != want {
 				t.Fatalf("appendShort(%q, %d) = %q, want %q", b, n, got, want)
 			}
+		}
+	}
+}
+
+// TestRepairReportValuesAreUTF8: a before/after value with invalid UTF-8
+// (an id holding a stray byte) was copied into --report as it was; the
+// report must stay valid UTF-8 (issue 11).
+func TestRepairReportValuesAreUTF8(t *testing.T) {
+	for _, v := range []string{"\"fc_\xff\xfe\"", "\"ok\"", "12", "\"a\xc3\""} {
+		got := jsonValue([]byte(v), len(v), true)
+		if !utf8.Valid(got) || !json.Valid(got) {
+			t.Errorf("jsonValue(%q) = %q: not valid UTF-8 JSON", v, got)
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package main
+package report
 
 import (
 	"bufio"
@@ -19,10 +19,19 @@ import (
 // What repair says: the plan (one line per fix), the outcome, what remains,
 // and the JSON report.
 
-// repairPrinter prints one repair.
-type repairPrinter struct {
-	a *app
-	o *repairOptions
+// RepairPrinter prints one repair (`rollout repair`): the plan, the diff,
+// the outcome and the errors that remain.
+type RepairPrinter struct {
+	Out, Err io.Writer
+	Path     string // the input as named
+	Write    bool   // --write: the plan is applied
+	Output   string // -o: where it is written, "" in place
+	Diff     string // --diff: "short", "full" or ""
+	Color    bool   // colour the short diff
+	OutIsTTY bool   // Out is a terminal: the full diff is escaped
+	// Say and Hint write one message on Err; the command owns their
+	// prefix.
+	Say, Hint func(format string, args ...any)
 }
 
 // appendShort appends a value rendered for the one-line plan: invalid
@@ -81,19 +90,20 @@ scan:
 	return dst
 }
 
-// planLine is one line of the printed plan: a change, or a run of ordinal
+// PlanLine is one line of the printed plan: a change, or a run of ordinal
 // changes on consecutive lines shifted by the same amount.
-type planLine struct {
-	rule, where, what string
+type PlanLine struct {
+	Rule, Where, What string
 }
 
-func planLines(cs []repair.Change) []planLine {
-	var out []planLine
+// PlanLines are the lines of the plan of changes cs, as repair prints them.
+func PlanLines(cs []repair.Change) []PlanLine {
+	var out []PlanLine
 	var where, what []byte
 	for i := 0; i < len(cs); {
 		j := planGroup(cs, i)
 		where, what = appendWhere(where[:0], cs[i:j]), appendWhat(what[:0], cs[i:j])
-		out = append(out, planLine{cs[i].Rule, string(where), string(what)})
+		out = append(out, PlanLine{cs[i].Rule, string(where), string(what)})
 		i = j
 	}
 	return out
@@ -196,8 +206,8 @@ func ordinalRun(cs []repair.Change, i int) int {
 	return j
 }
 
-func (p *repairPrinter) printPlan(out *repair.Outcome) {
-	w := bufio.NewWriterSize(p.a.io.Out, 64<<10)
+func (p *RepairPrinter) PrintPlan(out *repair.Outcome) {
+	w := bufio.NewWriterSize(p.Out, 64<<10)
 	defer w.Flush()
 	// Two passes over the changes, the first for the count and the column
 	// widths: the plan is printed as it is made, never held as strings.
@@ -218,10 +228,10 @@ func (p *repairPrinter) printPlan(out *repair.Outcome) {
 		lines++
 	}
 	mode := "planned (dry run: nothing is written)"
-	if p.o.write {
+	if p.Write {
 		mode = "planned"
 	}
-	fmt.Fprintf(w, "%s: %d %s %s\n", p.o.path, lines, plural(lines, "fix", "fixes"), mode)
+	fmt.Fprintf(w, "%s: %d %s %s\n", p.Path, lines, plural(lines, "fix", "fixes"), mode)
 	var what []byte
 	for i := 0; i < len(cs); {
 		j := planGroup(cs, i)
@@ -250,9 +260,9 @@ func (p *repairPrinter) printPlan(out *repair.Outcome) {
 		}
 		fmt.Fprintf(w, "  note: Codex keeps a projection of this paginated thread (%s) in thread_history_1.sqlite, by byte offset and ordinal: if this repair changes a line before its cursor, stop Codex and remove the thread's projection (docs/repair.md, \"Codex's history database\")\n", st.ThreadID)
 	}
-	if out.Links > 1 && p.o.output == "" {
+	if out.Links > 1 && p.Output == "" {
 		fmt.Fprintf(w, "  note: %s has %d other hard %s: %s the old content (the repair writes a new file)\n",
-			p.o.path, out.Links-1, plural(int(out.Links-1), "link", "links"), plural(int(out.Links-1), "it keeps", "they keep"))
+			p.Path, out.Links-1, plural(int(out.Links-1), "link", "links"), plural(int(out.Links-1), "it keeps", "they keep"))
 	}
 }
 
@@ -272,9 +282,8 @@ func plural(n int, one, many string) string {
 
 // printOutcome says what was written and what remains: the counts on
 // stdout, the remaining errors on stderr.
-func (p *repairPrinter) printOutcome(out *repair.Outcome, remaining []checks.Finding) {
-	w, e := p.a.io.Out, p.a.io.Err
-	o := p.o
+func (p *RepairPrinter) PrintOutcome(out *repair.Outcome, remaining []checks.Finding) {
+	w := p.Out
 	switch {
 	case out.Wrote && !out.NothingToFix():
 		fmt.Fprintf(w, "wrote %s (%d lines, %d changed", out.Target, out.LinesOut, len(out.Changes))
@@ -329,8 +338,8 @@ func (p *repairPrinter) printOutcome(out *repair.Outcome, remaining []checks.Fin
 	if nerr > 0 {
 		p.printRemaining(out, remaining, nerr)
 	}
-	if !o.write && !out.NothingToFix() && out.Refusal == nil {
-		hintf(e, "add --write to apply the plan (the original is kept as %s.bak), or --write -o OUT to write elsewhere", o.path)
+	if !p.Write && !out.NothingToFix() && out.Refusal == nil {
+		p.Hint("add --write to apply the plan (the original is kept as %s.bak), or --write -o OUT to write elsewhere", p.Path)
 	}
 	var optIn []string
 	seen := map[string]bool{}
@@ -341,19 +350,19 @@ func (p *repairPrinter) printOutcome(out *repair.Outcome, remaining []checks.Fin
 		}
 	}
 	if len(optIn) > 0 {
-		hintf(e, "%s %s an opt-in fix: add --fix default,%s to apply it",
+		p.Hint("%s %s an opt-in fix: add --fix default,%s to apply it",
 			strings.Join(optIn, ", "), plural(len(optIn), "has", "have"), strings.Join(optIn, ","))
 	}
 }
 
 // printRemaining lists the errors left after the repair on stderr.
-func (p *repairPrinter) printRemaining(out *repair.Outcome, remaining []checks.Finding, nerr int) {
-	e := p.a.io.Err
+func (p *RepairPrinter) printRemaining(out *repair.Outcome, remaining []checks.Finding, nerr int) {
+	e := p.Err
 	where := "lines of the repaired file"
 	if out.NothingToFix() {
 		where = "lines of the file"
 	}
-	printf(e, "%d %s (%s):", nerr, plural(nerr, "error remains", "errors remain"), where)
+	p.Say("%d %s (%s):", nerr, plural(nerr, "error remains", "errors remain"), where)
 	left := map[string]string{}
 	for _, u := range out.Fixes.Left {
 		left[u.Finding.Rule] = u.Reason
@@ -455,8 +464,8 @@ func jsonValue(b []byte, n int, had bool) json.RawMessage {
 	return s
 }
 
-func writeRepairReport(w io.Writer, out *repair.Outcome) error {
-	rep := repairReportJSON{SchemaVersion: schema.Version(schema.Repair), Tool: "rollout", Version: version(), Command: "repair",
+func WriteRepairJSON(w io.Writer, out *repair.Outcome) error {
+	rep := repairReportJSON{SchemaVersion: schema.Version(schema.Repair), Tool: "rollout", Version: schema.ToolVersion(), Command: "repair",
 		Path: out.Path, Output: out.Target, Written: out.Wrote, Backup: out.Backup,
 		Changes: []changeJSON{}, Quarantined: []quarantineJSON{}, NotFixed: []notFixedJSON{}}
 	if len(out.Quarantined) > 0 || out.Salvage != nil {
@@ -509,17 +518,17 @@ func writeRepairReport(w io.Writer, out *repair.Outcome) error {
 
 // printDiff prints the diff --diff asks for. The unified diff (--diff=full)
 // is written as is for patch, and escaped only when it goes to a terminal.
-func (p *repairPrinter) printDiff(t *repair.Txn) error {
-	w := p.a.io.Out
-	switch p.o.diff {
+func (p *RepairPrinter) PrintDiff(t *repair.Txn) error {
+	w := p.Out
+	switch p.Diff {
 	case "short":
-		d := &wordDiff{w: w, color: p.a.io.useColor(p.o.color, p.a.io.OutIsTTY)}
+		d := &wordDiff{w: w, color: p.Color}
 		if err := t.DiffLines(d.line); err != nil {
 			return err
 		}
 		return d.close()
 	case "full":
-		if p.a.io.OutIsTTY {
+		if p.OutIsTTY {
 			w = &termsafeWriter{w: w}
 		}
 		return t.WriteDiff(w)
