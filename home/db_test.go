@@ -1,0 +1,147 @@
+package home
+
+import (
+	"database/sql"
+	"net/url"
+	"path/filepath"
+	"testing"
+)
+
+// openRW opens a database for writing, as Codex does (WAL mode).
+func openRW(t *testing.T, path string) *sql.DB {
+	t.Helper()
+	q := url.Values{}
+	q.Add("_pragma", "busy_timeout(2000)")
+	q.Add("_pragma", "journal_mode(wal)")
+	db, err := sql.Open("sqlite", dsn(path, q))
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.SetMaxOpenConns(1)
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+func exec(t *testing.T, db interface {
+	Exec(string, ...any) (sql.Result, error)
+}, stmts ...string) {
+	t.Helper()
+	for _, s := range stmts {
+		if _, err := db.Exec(s); err != nil {
+			t.Fatalf("%s: %v", s, err)
+		}
+	}
+}
+
+// TestReadWhileCodexWrites: a write transaction held open by another
+// connection neither blocks the reader nor shows it uncommitted rows, and
+// the reader leaves the files as they were.
+func TestReadWhileCodexWrites(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state_5.sqlite")
+	w := openRW(t, path)
+	exec(t, w, `CREATE TABLE threads (id TEXT PRIMARY KEY, rollout_path TEXT NOT NULL, archived INTEGER NOT NULL DEFAULT 0)`,
+		`INSERT INTO threads (id, rollout_path) VALUES ('a', '/x/a.jsonl')`)
+	tx, err := w.Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	exec(t, tx, `INSERT INTO threads (id, rollout_path) VALUES ('b', '/x/b.jsonl')`)
+	before := stampOf(path)
+	d, err := OpenDB(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	if d.immutable {
+		t.Fatal("opened immutable although a -wal exists")
+	}
+	ths, err := Threads(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ths) != 1 || ths[0].ID != "a" || ths[0].HistoryMode != "" || !ths[0].HasArchived {
+		t.Fatalf("threads = %+v, want only the committed row a", ths)
+	}
+	if after := stampOf(path); after != before {
+		t.Errorf("the reader changed the database files: %s -> %s", before, after)
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	ths, err = Threads(d)
+	if err != nil || len(ths) != 2 {
+		t.Fatalf("after commit: %+v, %v", ths, err)
+	}
+}
+
+// TestReadCheckpointedLeavesNoFiles: a database with no -wal is read
+// without creating one (or a -shm) beside it.
+func TestReadCheckpointedLeavesNoFiles(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "state_5.sqlite")
+	w := openRW(t, path)
+	exec(t, w, `CREATE TABLE threads (id TEXT PRIMARY KEY, rollout_path TEXT NOT NULL)`,
+		`INSERT INTO threads VALUES ('a', '/x/a.jsonl')`)
+	w.Close() // the last connection checkpoints and removes the WAL
+	if exists(path + "-wal") {
+		t.Fatal("setup: -wal still there")
+	}
+	d, err := OpenDB(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ths, err := Threads(d)
+	d.Close()
+	if err != nil || len(ths) != 1 {
+		t.Fatalf("threads %+v, %v", ths, err)
+	}
+	for _, suf := range []string{"-wal", "-shm", "-journal"} {
+		if exists(path + suf) {
+			t.Errorf("reading left %s behind", suf)
+		}
+	}
+}
+
+// TestReadDuringChangeRereads: an immutable read that races a writer is
+// done again in read-only mode and sees the committed state.
+func TestReadDuringChangeRereads(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state_5.sqlite")
+	w := openRW(t, path)
+	exec(t, w, `CREATE TABLE threads (id TEXT PRIMARY KEY, rollout_path TEXT NOT NULL)`)
+	w.Close()
+	d, err := OpenDB(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	w2 := openRW(t, path)
+	first := true
+	var n int
+	err = d.Read(func(tx *sql.Tx) error {
+		if first { // Codex starts and writes while we read
+			exec(t, w2, `INSERT INTO threads VALUES ('a', '/x/a.jsonl')`)
+			first = false
+		}
+		return tx.QueryRow(`SELECT count(*) FROM threads`).Scan(&n)
+	})
+	if err != nil || n != 1 || d.immutable {
+		t.Fatalf("count %d, immutable %v, err %v: want the reread to see the new row", n, d.immutable, err)
+	}
+}
+
+// TestUnknownSchema: a threads table without rollout_path is a schema
+// error naming the column, not a failure to read.
+func TestUnknownSchema(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state_9.sqlite")
+	w := openRW(t, path)
+	exec(t, w, `CREATE TABLE threads (id TEXT PRIMARY KEY, path TEXT)`)
+	d, err := OpenDB(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	_, err = Threads(d)
+	if !IsSchema(err) {
+		t.Fatalf("err = %v, want a SchemaError", err)
+	}
+}

@@ -1,0 +1,142 @@
+package home
+
+import (
+	"database/sql"
+	"math"
+	"strings"
+)
+
+// Thread is a row of the threads table of state_N.sqlite: what the resume
+// picker and the app list.
+type Thread struct {
+	ID          string
+	RolloutPath string
+	// HistoryMode is "legacy" or "paginated"; "" when the schema predates
+	// the column (state migration 0040).
+	HistoryMode string
+	Archived    bool
+	HasArchived bool // the schema has the archived column
+}
+
+// Threads reads the threads table by column name.
+func Threads(d *DB) ([]Thread, error) {
+	var out []Thread
+	err := d.Read(func(tx *sql.Tx) error {
+		cols, err := need(tx, d.Path, "threads", "id", "rollout_path")
+		if err != nil {
+			return err
+		}
+		sel := []string{"id", "rollout_path"}
+		hm, ar := cols["history_mode"], cols["archived"]
+		sel = append(sel, optional(hm, "history_mode", "''"), optional(ar, "archived", "0"))
+		rows, err := tx.Query(`SELECT ` + strings.Join(sel, ", ") + ` FROM threads ORDER BY id`)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var t Thread
+			var mode sql.NullString
+			var archived sql.NullInt64
+			if err := rows.Scan(&t.ID, &t.RolloutPath, &mode, &archived); err != nil {
+				return err
+			}
+			t.HistoryMode, t.Archived, t.HasArchived = mode.String, archived.Int64 != 0, ar
+			out = append(out, t)
+		}
+		return rows.Err()
+	})
+	return out, err
+}
+
+func optional(have bool, col, zero string) string {
+	if have {
+		return col
+	}
+	return zero
+}
+
+// Cursor is a thread's row of thread_history_projection_state: how far
+// Codex has projected the rollout into thread_turns and thread_items.
+type Cursor struct {
+	ThreadID string
+	// Offset is the byte offset of the first record not yet projected;
+	// Ordinal the ordinal Codex expects there.
+	Offset, Ordinal int64
+	// Raw is the stored offset. Newer Codex versions store an incomplete
+	// lineage as -1-offset and a legacy backfill in progress as the
+	// largest integer (Pending).
+	Raw     int64
+	Pending bool
+}
+
+// Cursors reads every projection cursor.
+func Cursors(d *DB) ([]Cursor, error) {
+	var out []Cursor
+	err := d.Read(func(tx *sql.Tx) error {
+		if _, err := need(tx, d.Path, "thread_history_projection_state", "thread_id", "next_rollout_byte_offset", "next_rollout_ordinal"); err != nil {
+			return err
+		}
+		rows, err := tx.Query(`SELECT thread_id, next_rollout_byte_offset, next_rollout_ordinal FROM thread_history_projection_state ORDER BY thread_id`)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var c Cursor
+			if err := rows.Scan(&c.ThreadID, &c.Raw, &c.Ordinal); err != nil {
+				return err
+			}
+			c.Offset = c.Raw
+			switch {
+			case c.Raw == math.MaxInt64:
+				c.Pending = true
+			case c.Raw < 0:
+				c.Offset = -1 - c.Raw
+			}
+			out = append(out, c)
+		}
+		return rows.Err()
+	})
+	return out, err
+}
+
+// Item is a row of thread_items: a copy of one item of the thread, made
+// from the record at Ordinal.
+type Item struct {
+	TurnID, ItemID, Type string
+	Ordinal              int64
+}
+
+// Items reads the projected items of a thread, by ordinal.
+func Items(d *DB, threadID string) ([]Item, error) {
+	var out []Item
+	err := d.Read(func(tx *sql.Tx) error {
+		cols, err := need(tx, d.Path, "thread_items", "thread_id", "item_id", "rollout_ordinal")
+		if err != nil {
+			return err
+		}
+		sel := "turn_id"
+		if !cols["turn_id"] {
+			sel = "''"
+		}
+		typ := "item_type"
+		if !cols["item_type"] {
+			typ = "''"
+		}
+		rows, err := tx.Query(`SELECT `+sel+`, item_id, `+typ+`, rollout_ordinal FROM thread_items WHERE thread_id = ? ORDER BY rollout_ordinal`, threadID)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var it Item
+			if err := rows.Scan(&it.TurnID, &it.ItemID, &it.Type, &it.Ordinal); err != nil {
+				return err
+			}
+			out = append(out, it)
+		}
+		return rows.Err()
+	})
+	return out, err
+}
