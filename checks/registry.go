@@ -20,4 +20,5 @@ var registry = slices.Concat(
 	tokensRules,
 	framesRules,
 	handoffRules,
+	homeRules,
 )

@@ -5,10 +5,12 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/rogpeppe/go-internal/txtar"
 
 	"github.com/rollout-dev/rollout/checks"
 	"github.com/rollout-dev/rollout/rollout"
@@ -100,6 +102,26 @@ func TestRegistry(t *testing.T) {
 			}
 		}
 	}
+	// The home/ rules are triggered by the home fixtures (run by the home
+	// package, which builds each home's databases).
+	homeFixtures, _ := filepath.Glob("../fixtures/home/*.txtar")
+	for _, p := range homeFixtures {
+		ar, err := txtar.ParseFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		name := strings.TrimSuffix(filepath.Base(p), ".txtar")
+		for _, f := range ar.Files {
+			if f.Name != "want" {
+				continue
+			}
+			for _, l := range strings.Split(string(f.Data), "\n") {
+				if fs := strings.Fields(l); len(fs) >= 3 && fs[2] == "home/"+strings.SplitN(name, ".", 2)[0] {
+					triggered[fs[2]] = true
+				}
+			}
+		}
+	}
 	rules := checks.Rules()
 	if len(rules) == 0 {
 		t.Fatal("empty registry")
@@ -123,7 +145,11 @@ func TestRegistry(t *testing.T) {
 			t.Errorf("%s: opt-in fix without Fix text", r.ID)
 		}
 		if !triggered[r.ID] {
-			t.Errorf("%s: no fixture triggers it (add %s/%s.txtar)", r.ID, rulesDir, fixtureName(r.ID))
+			if r.Area() == "home" {
+				t.Errorf("%s: no home fixture triggers it (add ../fixtures/home/%s.txtar)", r.ID, strings.TrimPrefix(r.ID, "home/"))
+			} else {
+				t.Errorf("%s: no fixture triggers it (add %s/%s.txtar)", r.ID, rulesDir, fixtureName(r.ID))
+			}
 		}
 	}
 }

@@ -118,6 +118,23 @@ const (
 
 	FlowWorldState // follows every world_state line
 
+	// A Codex home (home/): its databases, locks and migration leftovers
+	// against its rollouts, observed by the home package, not by a replay.
+	HomeRowFileMissing
+	HomeRowOutsideHome
+	HomeRowOtherThread
+	HomeRolloutWithoutRow
+	HomeHistoryModeMismatch
+	HomeArchivedMismatch
+	HomeProjectionPastEOF
+	HomeProjectionOffBoundary
+	HomeProjectionOrdinal
+	HomeProjectedItemMismatch
+	HomeWriterLockHeld
+	HomeWriterLockStale
+	HomeMigrationPending
+	HomeMigrationStaged
+
 	kindEnd // keep last
 )
 

@@ -1,0 +1,148 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/rollout-dev/rollout/checks"
+	"github.com/rollout-dev/rollout/report"
+	"github.com/rollout-dev/rollout/home"
+	"github.com/spf13/cobra"
+)
+
+type homeOptions struct {
+	dir          string
+	formats      []string
+	failOn       string
+	selectRules  []string
+	ignoreRules  []string
+	color        string
+	maxLineBytes int64
+
+	report    *verifyOptions // the report outputs, shared with verify's printers
+	failOnSev checks.Severity
+	filter    checks.Filter
+}
+
+func newHomeCmd(a *app, runF func(context.Context, *homeOptions) error) *cobra.Command {
+	opts := &homeOptions{}
+	cmd := &cobra.Command{
+		Use:   "home [CODEX_HOME]",
+		Short: "Check a Codex home: its SQLite index and projection, writer locks and migration leftovers against its rollouts",
+		Long: `home checks what a Codex home keeps beside its rollout files against the files:
+the threads index of state_N.sqlite (what the resume picker lists), the history
+projection of thread_history_N.sqlite and its byte cursor, the writer locks in
+thread-writer-locks/ and what a crashed migration leaves. Each finding says
+what Codex will do and the remedy (rules home/..., see ` + "`rollout explain home/`" + `).
+
+The databases are read read-only, in short transactions with a busy timeout,
+so a running Codex is neither blocked nor disturbed; nothing is written.
+CODEX_HOME defaults to $CODEX_HOME, then ~/.codex. Report formats, --fail-on,
+--select and --ignore are verify's; exit codes too (3: a database could not
+be read, see the notes).`,
+		Example: `  rollout home
+  rollout home ~/.codex --format json=home.json --format text
+  rollout home --select home/projection-past-eof,home/writer-lock-held /srv/codex`,
+		Args: argsAtMost(1, "at most one Codex home"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 1 {
+				opts.dir = args[0]
+			}
+			if err := opts.validate(); err != nil {
+				return err
+			}
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return runHome(cmd.Context(), a, opts)
+		},
+	}
+	f := cmd.Flags()
+	f.StringArrayVar(&opts.formats, "format", nil, "report format: "+strings.Join(report.Formats(), "|")+", or FORMAT=FILE (repeatable)")
+	f.StringVar(&opts.failOn, "fail-on", "error", "exit 1 on findings at or above this severity: error|warning|info|never")
+	f.StringSliceVar(&opts.selectRules, "select", nil, "only these home rules (e.g. home/projection-past-eof)")
+	f.StringSliceVar(&opts.ignoreRules, "ignore", nil, "skip these home rules")
+	f.StringVar(&opts.color, "color", "auto", "colour: auto|always|never (NO_COLOR disables auto)")
+	f.Int64Var(&opts.maxLineBytes, "max-line-bytes", 0, "longest rollout line read when comparing a projection (default: verify's)")
+	return cmd
+}
+
+func (o *homeOptions) validate() error {
+	var err error
+	if o.failOnSev, err = parseFailOn(o.failOn); err != nil {
+		return err
+	}
+	o.report = &verifyOptions{formats: o.formats, color: o.color}
+	if o.report.outputs, err = parseOutputs(o.formats); err != nil {
+		return err
+	}
+	if o.color != "auto" && o.color != "always" && o.color != "never" {
+		return usageError("use --color auto|always|never", "invalid --color %q", o.color)
+	}
+	if o.filter, err = checks.NewFilter(o.selectRules, o.ignoreRules); err != nil {
+		return ruleError(err)
+	}
+	return nil
+}
+
+func runHome(ctx context.Context, a *app, o *homeOptions) error {
+	dir := o.dir
+	if dir == "" {
+		var err error
+		if dir, err = codexHome(); err != nil {
+			return err
+		}
+	}
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		return usageError("name a Codex home directory, or set CODEX_HOME", "%s is not a directory", dir)
+	}
+	if err := o.report.checkOutputs(nil); err != nil {
+		return err
+	}
+	rep, err := home.Check(home.New(dir), home.CheckOptions{MaxLineBytes: o.maxLineBytes})
+	if err != nil {
+		return &exitError{code: exitUsage, err: fmt.Errorf("checking %s: %w", dir, err)}
+	}
+	run := &report.Report{Tool: "rollout", Version: version(), Command: "home", Notes: rep.Notes}
+	run.Notes = append(run.Notes, fmt.Sprintf("checked %d rollouts and %d threads rows of %s", rep.Files, rep.Threads, dir))
+	byPath := map[string]*report.FileResult{}
+	var order []string
+	code := exitOK
+	for _, ob := range rep.Observations {
+		fd, ok := checks.FindingOf(ob.Path, ob.Observation)
+		if !ok || !o.filter.Keep(fd.Rule) {
+			continue
+		}
+		fr := byPath[fd.Path]
+		if fr == nil {
+			fr = &report.FileResult{Path: fd.Path}
+			byPath[fd.Path] = fr
+			order = append(order, fd.Path)
+		}
+		fr.Findings = append(fr.Findings, fd)
+		if fd.Severity >= o.failOnSev {
+			code = exitFindings
+		}
+	}
+	if rep.Incomplete && exitPriority(exitIncomplete) > exitPriority(code) {
+		code = exitIncomplete
+	}
+	reports := openReports(a, o.report, run, report.Options{FailOn: o.failOnSev}, &progress{})
+	slices.Sort(order)
+	for _, p := range order {
+		fr := byPath[p]
+		checks.SortFindings(fr.Findings)
+		fr.Normalize()
+		reports.file(fr)
+	}
+	if err := reports.close(); err != nil {
+		return err
+	}
+	if code != exitOK {
+		return silentExit(code)
+	}
+	return nil
+}
