@@ -46,6 +46,10 @@ func FindThreads(paths []string, query string) []ThreadMatch {
 	return out
 }
 
+// MetaThreadID is the thread id of the session_meta near the top of the
+// rollout at path ("" when none is read).
+func MetaThreadID(path string) string { return metaThreadID(path) }
+
 // metaThreadID reads the thread id from the session_meta near the top of a
 // rollout (envelope era: payload.id; bare era: the first line's id).
 func metaThreadID(path string) string {

@@ -219,6 +219,14 @@ type Options struct {
 	CopyFrom os.FileInfo
 	// CopyXattrsFrom names the file of CopyFrom, to read its xattrs.
 	CopyXattrsFrom string
+	// TempDir is where the temporary file is made ("": beside the target).
+	// It must be on the target's file system: Commit renames across it.
+	TempDir string
+	// RegularOnly refuses (*UnsafeError) a target that exists and is not a
+	// regular file: a symlink is neither followed nor replaced, a device or
+	// FIFO never written through. For the files rollout derives from a
+	// rollout, where a planted symlink would send a root process anywhere.
+	RegularOnly bool
 }
 
 // File is an output being written. Write to it, then Commit or Abort.
@@ -241,6 +249,11 @@ var ErrNotDurable = errors.New("syncing the directory failed")
 func Create(path string, opts Options) (*File, error) {
 	if opts.Perm == 0 {
 		opts.Perm = 0o666
+	}
+	if opts.RegularOnly {
+		if err := CheckRegularOrAbsent(path); err != nil {
+			return nil, err
+		}
 	}
 	target, err := resolveLinks(path)
 	if err != nil {
@@ -265,17 +278,20 @@ func Create(path string, opts Options) (*File, error) {
 		// Replacing a regular file keeps what it was.
 		opts.CopyFrom, opts.CopyXattrsFrom = fi, target
 	}
-	f, tmp, err := createTemp(target, opts.Perm)
+	f, tmp, err := createTemp(target, opts.TempDir, opts.Perm)
 	if err != nil {
 		return nil, err
 	}
 	return &File{path: path, target: target, f: f, tmp: tmp, opts: opts}, nil
 }
 
-// createTemp makes a new file next to target, created with perm so that
-// the umask applies.
-func createTemp(target string, perm fs.FileMode) (*os.File, string, error) {
-	dir, base := filepath.Split(target)
+// createTemp makes a new file next to target (or in dir), created with
+// perm so that the umask applies.
+func createTemp(target, dir string, perm fs.FileMode) (*os.File, string, error) {
+	beside, base := filepath.Split(target)
+	if dir == "" {
+		dir = beside
+	}
 	for i := 0; ; i++ {
 		name := filepath.Join(dir, "."+base+".tmp"+strconv.FormatUint(uint64(rand.Uint32()), 36))
 		f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, perm)

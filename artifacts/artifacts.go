@@ -1,0 +1,305 @@
+// Package artifacts decides where rollout keeps what it leaves behind a
+// rollout it changes: repair's backups, quarantine and undo record,
+// reclaim's archive, the bytes an agent appended while a file was being
+// replaced, and the temporary files of a write.
+//
+// Codex looks for sessions by walking $CODEX_HOME/sessions and
+// $CODEX_HOME/archived_sessions: file names that carry a thread id (Codex
+// 0.58 resumed FILE.repair-undo.json) and rollout-*.jsonl[.zst] globs (the
+// quarantine, reclaim's archive) are taken for sessions there. So for a
+// rollout inside a Codex home, every artifact goes to one place of ours
+// beside those trees, mirroring the rollout's path:
+//
+//	$CODEX_HOME/sessions/2026/03/10/rollout-…-<id>.jsonl
+//	$CODEX_HOME/rollout-artifacts/sessions/2026/03/10/rollout-…-<id>.jsonl.bak
+//
+// A rollout anywhere else (a copy a support engineer works on) keeps its
+// artifacts beside it, FILE.bak and so on, as it always has.
+//
+// Every name is derived from the rollout's own path, never read from a
+// file: undo records and archives name nothing that undo trusts.
+package artifacts
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// StoreDir is the directory of a Codex home that holds rollout's artifacts.
+const StoreDir = "rollout-artifacts"
+
+// Suffixes of the artifacts of FILE, after FILE's base name.
+const (
+	BackupSuffix     = ".bak" // .bak, .bak.1, .bak.2, ...
+	QuarantineSuffix = ".quarantine.jsonl"
+	UndoSuffix       = ".repair-undo.json"
+	ArchiveSuffix    = ".reclaimed.jsonl.zst" // after the plain name (FILE without .zst)
+	LateSuffix       = ".late"                // .late, .late.1, ...: bytes appended during a replace
+)
+
+// MaxIndex bounds the numbered artifacts (FILE.bak.N, FILE.late.N).
+const MaxIndex = 999
+
+// Place is where the artifacts of one rollout go.
+type Place struct {
+	File string // the rollout, as named
+	// Home is the Codex home the rollout is in ("" when none); Tree is
+	// "sessions" or "archived_sessions".
+	Home, Tree string
+	Dir        string // the directory of every artifact
+	Base       string // the rollout's base name: every artifact is Dir/Base+suffix
+}
+
+// trees are the directories of a Codex home that Codex lists and searches.
+var trees = []string{"sessions", "archived_sessions"}
+
+// For finds the place of path's artifacts. A rollout is in a Codex home
+// when a directory above it is named sessions or archived_sessions (the
+// nearest one): the home is that directory's parent. The path is made
+// absolute to find the home (symlinks are not resolved); the names are
+// relative when path is.
+func For(path string) (Place, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return Place{}, err
+	}
+	p := Place{File: path, Base: filepath.Base(abs), Dir: filepath.Dir(path)}
+	for d := filepath.Dir(abs); ; {
+		parent := filepath.Dir(d)
+		if parent == d {
+			return p, nil // no home: beside the file
+		}
+		if name := filepath.Base(d); name == trees[0] || name == trees[1] {
+			if filepath.Base(parent) == StoreDir {
+				return p, nil // a file of the store itself
+			}
+			rel, err := filepath.Rel(parent, filepath.Dir(abs))
+			if err != nil {
+				return Place{}, err
+			}
+			p.Home, p.Tree = parent, name
+			p.Dir = filepath.Join(parent, StoreDir, rel)
+			if !filepath.IsAbs(path) {
+				// Named as the user named the file: relative to here.
+				if cwd, err := os.Getwd(); err == nil {
+					if h, err := filepath.Rel(cwd, p.Home); err == nil {
+						p.Home, p.Dir = h, filepath.Join(h, StoreDir, rel)
+					}
+				}
+			}
+			return p, nil
+		}
+		d = parent
+	}
+}
+
+// InHome reports whether the rollout is in a Codex home (its artifacts are
+// in the store, not beside it).
+func (p Place) InHome() bool { return p.Home != "" }
+
+func (p Place) name(suffix string) string { return filepath.Join(p.Dir, p.Base+suffix) }
+
+func numbered(name string, i int) string {
+	if i == 0 {
+		return name
+	}
+	return name + "." + strconv.Itoa(i)
+}
+
+// Backup is the i-th backup name: FILE.bak, FILE.bak.1, ...
+func (p Place) Backup(i int) string { return numbered(p.name(BackupSuffix), i) }
+
+// Late is the i-th name for bytes appended while FILE was replaced.
+func (p Place) Late(i int) string { return numbered(p.name(LateSuffix), i) }
+
+// Quarantine holds the lines repair removed from FILE.
+func (p Place) Quarantine() string { return p.name(QuarantineSuffix) }
+
+// UndoRecord is what repair --undo FILE reads.
+func (p Place) UndoRecord() string { return p.name(UndoSuffix) }
+
+// Archive is reclaim's archive of the bytes it removed from FILE (named
+// after the plain file: FILE.jsonl and FILE.jsonl.zst share it).
+func (p Place) Archive() string {
+	return filepath.Join(p.Dir, strings.TrimSuffix(p.Base, ".zst")+ArchiveSuffix)
+}
+
+// Beside is the place older versions of rollout used inside a Codex home:
+// next to the file. Undo reads what they left there, and `rollout
+// artifacts` moves it to the store.
+func (p Place) Beside() Place {
+	return Place{File: p.File, Dir: filepath.Dir(p.File), Base: p.Base}
+}
+
+// IsBackup reports whether base is one of the names Backup gives.
+func (p Place) IsBackup(base string) (int, bool) { return p.indexOf(base, BackupSuffix) }
+
+// IsLate reports whether base is one of the names Late gives.
+func (p Place) IsLate(base string) (int, bool) { return p.indexOf(base, LateSuffix) }
+
+func (p Place) indexOf(base, suffix string) (int, bool) {
+	rest, ok := strings.CutPrefix(base, p.Base+suffix)
+	if !ok {
+		return 0, false
+	}
+	if rest == "" {
+		return 0, true
+	}
+	n, ok := strings.CutPrefix(rest, ".")
+	i, err := strconv.Atoi(n)
+	if !ok || err != nil || i < 1 || i > MaxIndex || strconv.Itoa(i) != n {
+		return 0, false
+	}
+	return i, true
+}
+
+// ErrUnsafeStore is a store path that is not a plain directory of ours: a
+// symlink (it could send our files anywhere) or a file.
+var ErrUnsafeStore = errors.New("not a plain directory")
+
+// Prepare creates the directory of the artifacts when it is the store's
+// (in a Codex home), private (0700, given the home's owner when root runs
+// it), and checks that no part of it below the home is a symlink. Beside
+// the file there is nothing to create.
+func (p Place) Prepare() error {
+	if !p.InHome() {
+		return nil
+	}
+	rel, err := filepath.Rel(p.Home, p.Dir)
+	if err != nil {
+		return err
+	}
+	home, err := os.Stat(p.Home)
+	if err != nil {
+		return err
+	}
+	d := p.Home
+	for _, part := range strings.Split(rel, string(filepath.Separator)) {
+		d = filepath.Join(d, part)
+		fi, err := os.Lstat(d)
+		if errors.Is(err, fs.ErrNotExist) {
+			if err := os.Mkdir(d, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+				return err
+			}
+			giveTo(d, home)
+			fi, err = os.Lstat(d)
+		}
+		if err != nil {
+			return err
+		}
+		if !fi.IsDir() {
+			return fmt.Errorf("%s: %w", d, ErrUnsafeStore)
+		}
+	}
+	return nil
+}
+
+// Check refuses a store directory that exists and is not safe to use (a
+// symlink, a file), without creating anything: for the commands that only
+// read or remove artifacts.
+func (p Place) Check() error {
+	if !p.InHome() {
+		return nil
+	}
+	rel, err := filepath.Rel(p.Home, p.Dir)
+	if err != nil {
+		return err
+	}
+	d := p.Home
+	for _, part := range strings.Split(rel, string(filepath.Separator)) {
+		d = filepath.Join(d, part)
+		fi, err := os.Lstat(d)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if !fi.IsDir() {
+			return fmt.Errorf("%s: %w", d, ErrUnsafeStore)
+		}
+	}
+	return nil
+}
+
+// TempDir is where the temporary file that replaces FILE is written: the
+// store, when it is on FILE's file system (a rename cannot cross file
+// systems), else FILE's own directory. Call it after Prepare.
+func (p Place) TempDir() string {
+	dir := filepath.Dir(p.File)
+	if p.InHome() && sameDevice(p.Dir, dir) {
+		return p.Dir
+	}
+	return dir
+}
+
+// Tidy removes the store directories of the place that are empty, from
+// the deepest up to the store itself: what a refused or undone write
+// leaves is nothing. Beside the file it does nothing.
+func (p Place) Tidy() {
+	if !p.InHome() {
+		return
+	}
+	top := filepath.Join(p.Home, StoreDir)
+	for d := p.Dir; len(d) >= len(top); d = filepath.Dir(d) {
+		if os.Remove(d) != nil {
+			return // not empty, or not ours to remove
+		}
+	}
+}
+
+// Temps lists the temporary files of writes to the rollout or to its
+// artifacts (".BASE[SUFFIX].tmpXXXX", see outfile.Create) in the store and
+// beside the file: a write killed before its rename leaves one. Every
+// command that makes them holds the rollout's lock (repair.Lock) while they
+// exist, so under that lock any found is a leftover.
+func (p Place) Temps() []string {
+	dirs := []string{p.Dir}
+	if d := filepath.Dir(p.File); d != p.Dir {
+		dirs = append(dirs, d)
+	}
+	var out []string
+	for _, d := range dirs {
+		es, err := os.ReadDir(d)
+		if err != nil {
+			continue
+		}
+		for _, e := range es {
+			if e.Type().IsRegular() && p.isTemp(e.Name()) {
+				out = append(out, filepath.Join(d, e.Name()))
+			}
+		}
+	}
+	return out
+}
+
+func (p Place) isTemp(name string) bool {
+	i := strings.LastIndex(name, ".tmp")
+	if i < 0 || i+4 == len(name) {
+		return false
+	}
+	for _, c := range name[i+4:] {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'z') {
+			return false
+		}
+	}
+	plain := strings.TrimSuffix(p.Base, ".zst")
+	switch name[:i] {
+	case "." + p.Base, "." + plain, "." + plain + ".zst", "." + plain + ArchiveSuffix,
+		"." + p.Base + BackupSuffix, "." + p.Base + QuarantineSuffix, "." + p.Base + UndoSuffix, "." + p.Base + LateSuffix:
+		return true
+	}
+	return false
+}
+
+// RemoveTemps removes what Temps finds. Call it only holding the lock.
+func (p Place) RemoveTemps() {
+	for _, t := range p.Temps() {
+		os.Remove(t)
+	}
+}
