@@ -17,6 +17,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"os"
 	"path/filepath"
@@ -28,6 +29,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/klauspost/compress/zstd"
+	"github.com/rollout-dev/rollout/artifacts"
 	"github.com/rollout-dev/rollout/checks"
 	"github.com/rollout-dev/rollout/internal/outfile"
 	"github.com/rollout-dev/rollout/mergepatch"
@@ -40,8 +42,9 @@ import (
 // Policies that reclaim applies.
 var Policies = []string{space.PolicyCompress, space.PolicySupersededCheckpoints, space.PolicyDuplicateExecOutput, space.PolicyBeforeTurn}
 
-// ArchiveSuffix names the archive of removed bytes beside the plain path.
-const ArchiveSuffix = ".reclaimed.jsonl.zst"
+// ArchiveSuffix names the archive of removed bytes after the plain name,
+// in the file's place (package artifacts).
+const ArchiveSuffix = artifacts.ArchiveSuffix
 
 // Options configure planning and applying.
 type Options struct {
@@ -52,6 +55,9 @@ type Options struct {
 	HandoffCap   int64
 	// Force writes a file another process holds open for writing.
 	Force bool
+	// Stage, when set (tests), is called right before the file is replaced
+	// or removed (repair.StageSwitch).
+	Stage func(string)
 	// BeforeTurn is the N of before-turn: rollbacks are limited to the
 	// last N user turns.
 	BeforeTurn int
@@ -94,9 +100,24 @@ func (p *Plan) OutPath() string {
 	return p.Path
 }
 
-// ArchivePath is where the removed bytes go.
+// ArchivePath is where the removed bytes go: in the file's place (outside
+// sessions/ and archived_sessions/ in a Codex home, else beside it).
 func ArchivePath(path string) string {
-	return strings.TrimSuffix(path, ".zst") + ArchiveSuffix
+	place, err := artifacts.For(path)
+	if err != nil {
+		return strings.TrimSuffix(path, ".zst") + ArchiveSuffix
+	}
+	return place.Archive()
+}
+
+// archives are the places an archive of path may be: its place, and
+// beside the file where older versions left it in a Codex home.
+func archives(path string) []string {
+	place, err := artifacts.For(path)
+	if err != nil || !place.InHome() {
+		return []string{ArchivePath(path)}
+	}
+	return []string{place.Archive(), place.Beside().Archive()}
 }
 
 // ErrCompressedInput: splice policies need the plain file.
@@ -112,8 +133,10 @@ func PlanFile(path string, o Options) (*Plan, *space.File, error) {
 	if err := outfile.CheckRegularOrAbsent(path); err != nil {
 		return nil, nil, err
 	}
-	if err := outfile.CheckRegularOrAbsent(ArchivePath(path)); err != nil {
-		return nil, nil, err
+	for _, a := range archives(path) {
+		if err := outfile.CheckRegularOrAbsent(a); err != nil {
+			return nil, nil, err
+		}
 	}
 	// The space account is a record observer of the one replay loop.
 	acct := space.New(space.Options{Plan: true})
@@ -174,9 +197,12 @@ func PlanFile(path string, o Options) (*Plan, *space.File, error) {
 		}
 	}
 	if !p.Empty() {
-		if _, err := os.Lstat(ArchivePath(path)); err == nil {
-			p.Cuts, p.Compress = nil, false
-			p.Blocked = fmt.Sprintf("already reclaimed: %s exists (rollout reclaim --undo %s first)", ArchivePath(path), path)
+		for _, a := range archives(path) {
+			if _, err := os.Lstat(a); err == nil {
+				p.Cuts, p.Compress = nil, false
+				p.Blocked = fmt.Sprintf("already reclaimed: %s exists (rollout reclaim --undo %s first)", a, path)
+				break
+			}
 		}
 	}
 	return p, sf, nil
@@ -206,6 +232,9 @@ type Result struct {
 	Written      bool
 	OutPath      string
 	ArchivePath  string
+	// Late is what an agent appended to the file while it was replaced or
+	// removed (nil: nothing); those bytes are kept in Late.Kept.
+	Late *repair.Late
 }
 
 // Refused reports whether the proof failed.
@@ -219,7 +248,9 @@ type Pending struct {
 	out    *outfile.File
 	arch   *outfile.File
 	guard  *repair.Guard // the lock repair also takes, held until Discard
-	force  bool
+	place  artifacts.Place
+	read   int64 // bytes of the file read (and proven)
+	opts   Options
 }
 
 // Prepare builds the new file and its archive, and replays old and new. With
@@ -227,7 +258,7 @@ type Pending struct {
 // otherwise they go to a private temporary directory (a dry run).
 func Prepare(p *Plan, o Options, inPlace bool) (pend *Pending, err error) {
 	res := &Result{Plan: p, OutPath: p.OutPath(), ArchivePath: ArchivePath(p.Path)}
-	pd := &Pending{Result: res, force: o.Force}
+	pd := &Pending{Result: res, opts: o}
 	if p.Empty() {
 		res.Identical, res.BytesAfter = true, p.DiskBytes
 		return pd, nil
@@ -239,6 +270,10 @@ func Prepare(p *Plan, o Options, inPlace bool) (pend *Pending, err error) {
 		}
 	}()
 	outPath, archPath := res.OutPath, res.ArchivePath
+	if pd.place, err = artifacts.For(p.Path); err != nil {
+		return nil, err
+	}
+	tempDir := ""
 	if inPlace {
 		// The same lock as repair's: two rewrites of one file never interleave.
 		if pend.guard, err = repair.Lock(p.Path); err != nil {
@@ -249,6 +284,11 @@ func Prepare(p *Plan, o Options, inPlace bool) (pend *Pending, err error) {
 				return nil, r
 			}
 		}
+		if err := pd.place.Prepare(); err != nil {
+			return nil, err
+		}
+		pd.place.RemoveTemps() // a write killed before its rename left them
+		tempDir = pd.place.TempDir()
 	} else {
 		if pend.dir, err = os.MkdirTemp("", "rollout-reclaim-"); err != nil {
 			return nil, err
@@ -262,10 +302,10 @@ func Prepare(p *Plan, o Options, inPlace bool) (pend *Pending, err error) {
 	}
 	// The new file keeps the old one's mode, owner, group and xattrs; the
 	// archive holds the user's data, so it is private like the quarantine.
-	if pend.out, err = outfile.Create(outPath, outfile.Options{CopyFrom: fi, CopyXattrsFrom: p.Path}); err != nil {
+	if pend.out, err = outfile.Create(outPath, outfile.Options{CopyFrom: fi, CopyXattrsFrom: p.Path, TempDir: tempDir, RegularOnly: true}); err != nil {
 		return nil, err
 	}
-	if pend.arch, err = outfile.Create(archPath, outfile.Options{Perm: 0o600}); err != nil {
+	if pend.arch, err = outfile.Create(archPath, outfile.Options{Perm: 0o600, RegularOnly: true}); err != nil {
 		return nil, err
 	}
 	out, arch := pend.out.OS(), pend.arch.OS()
@@ -276,7 +316,7 @@ func Prepare(p *Plan, o Options, inPlace bool) (pend *Pending, err error) {
 		return nil, err
 	}
 	defer src.Close()
-	origHash := sha256.New()
+	origHash := &countingHash{Hash: sha256.New()}
 	newHash := sha256.New()
 	var dst io.Writer = out
 	var enc *zstd.Encoder
@@ -314,9 +354,11 @@ func Prepare(p *Plan, o Options, inPlace bool) (pend *Pending, err error) {
 			return nil, err
 		}
 	}
-	trailer := archiveTrailer{Reclaimed: 1, Path: filepath.Base(p.Path), Result: filepath.Base(res.OutPath),
+	trailer := archiveTrailer{Reclaimed: archiveVersion, Path: filepath.Base(p.Path), Result: filepath.Base(res.OutPath),
+		ThreadID: rollout.MetaThreadID(p.Path), OriginalSize: origHash.n,
 		Policies: o.Policies, OriginalSHA256: hex.EncodeToString(origHash.Sum(nil)),
 		ResultSHA256: hex.EncodeToString(newHash.Sum(nil)), ResultCompressed: p.Compress, Cuts: len(p.Cuts)}
+	pd.read = origHash.n
 	tb, _ := json.Marshal(trailer)
 	aw.Write(append(tb, '\n'))
 	if err := aw.Flush(); err != nil {
@@ -338,7 +380,9 @@ func Prepare(p *Plan, o Options, inPlace bool) (pend *Pending, err error) {
 }
 
 // Commit puts a prepared, proven reclaim in place: the archive first, so the
-// file never changes without it, then the new file by rename.
+// file never changes without it, then, through the write guard
+// (repair.Guard.Replace), the new file by rename (compress: the .zst is
+// renamed into place and the plain file removed).
 func (pd *Pending) Commit() error {
 	res := pd.Result
 	if res.Plan.Empty() {
@@ -348,27 +392,30 @@ func (pd *Pending) Commit() error {
 		return errors.New("reclaim: only a proven, in-place preparation can be committed")
 	}
 	p := res.Plan
-	if !pd.force {
-		// Again right before the renames: an agent may have opened it since.
-		if r := pd.guard.CheckWriters(); r != nil {
-			return r
-		}
-	}
 	if err := pd.arch.Commit(); err != nil {
 		return err
 	}
-	if err := pd.out.Commit(); err != nil {
-		os.Remove(res.ArchivePath)
-		return err
-	}
-	res.Written = true
-	if p.Compress {
-		if err := os.Remove(p.Path); err != nil {
+	committed := false
+	late, err := pd.guard.Replace(repair.Switch{Read: pd.read, Place: pd.place, Force: pd.opts.Force, At: pd.opts.Stage}, func() error {
+		if err := pd.out.Commit(); err != nil {
 			return err
 		}
-		return outfile.SyncDir(filepath.Dir(p.Path))
+		committed = true
+		if p.Compress {
+			return os.Remove(p.Path)
+		}
+		return nil
+	})
+	if err != nil {
+		if committed && p.Compress {
+			os.Remove(res.OutPath) // the plain file stays: it is the rollout
+		}
+		os.Remove(res.ArchivePath)
+		pd.place.Tidy()
+		return err
 	}
-	return nil
+	res.Written, res.Late = true, late
+	return outfile.SyncDir(filepath.Dir(p.Path))
 }
 
 // Discard removes what Prepare wrote and Commit did not take.
@@ -378,13 +425,32 @@ func (pd *Pending) Discard() {
 	pd.guard.Release()
 	if pd.dir != "" {
 		os.RemoveAll(pd.dir)
+	} else if !pd.Result.Written {
+		pd.place.Tidy()
 	}
 }
 
+// countingHash counts the bytes it hashes.
+type countingHash struct {
+	hash.Hash
+	n int64
+}
+
+func (h *countingHash) Write(p []byte) (int, error) {
+	h.n += int64(len(p))
+	return h.Hash.Write(p)
+}
+
+// archiveVersion is the version of the archive's last line: 1 had no
+// thread id and sizes.
+const archiveVersion = 2
+
 type archiveTrailer struct {
-	Reclaimed        int      `json:"reclaimed"`
-	Path             string   `json:"path"`
+	Reclaimed        int      `json:"reclaimed"` // archiveVersion
+	Path             string   `json:"path"`      // base names, checked, never used: Undo derives both from FILE
 	Result           string   `json:"result"`
+	ThreadID         string   `json:"thread_id,omitempty"`
+	OriginalSize     int64    `json:"original_size,omitempty"`
 	Policies         []string `json:"policies"`
 	OriginalSHA256   string   `json:"original_sha256"`
 	ResultSHA256     string   `json:"result_sha256"` // of the result's content

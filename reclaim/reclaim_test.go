@@ -134,7 +134,7 @@ func TestReclaimProperties(t *testing.T) {
 					if !r.Written {
 						continue
 					}
-					if _, err := reclaim.Undo(r.OutPath); err != nil {
+					if _, err := reclaim.Undo(r.OutPath, reclaim.UndoOptions{}); err != nil {
 						t.Fatal(err)
 					}
 				}
@@ -206,7 +206,7 @@ func TestUndoRefusesChangedFile(t *testing.T) {
 	f.WriteString(`{"timestamp":"2026-03-10T10:00:00.000Z","ordinal":99,"type":"event_msg","payload":{"type":"agent_message","message":"later"}}` + "\n")
 	f.Close()
 	before := snapshot(t, dir)
-	if _, err := reclaim.Undo(paths[0]); !errors.Is(err, reclaim.ErrChangedSinceReclaim) {
+	if _, err := reclaim.Undo(paths[0], reclaim.UndoOptions{}); !errors.Is(err, reclaim.ErrChangedSinceReclaim) {
 		t.Fatalf("undo of a changed file: %v", err)
 	}
 	if got := snapshot(t, dir); fmt.Sprint(got) != fmt.Sprint(before) {
@@ -291,7 +291,7 @@ func TestReclaimKeepsModeRefusesLinks(t *testing.T) {
 	if fi, err := os.Stat(reclaim.ArchivePath(paths[0])); err != nil || fi.Mode().Perm()&0o077 != 0 {
 		t.Errorf("the archive is readable by others: %v %v", fi.Mode(), err)
 	}
-	if _, err := reclaim.Undo(paths[0]); err != nil {
+	if _, err := reclaim.Undo(paths[0], reclaim.UndoOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	// An archive path that is a FIFO is refused, not opened.

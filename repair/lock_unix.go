@@ -4,7 +4,9 @@ package repair
 
 import (
 	"errors"
+	"fmt"
 	"os"
+	"path/filepath"
 	"syscall"
 )
 
@@ -48,4 +50,28 @@ func ownerOf(fi os.FileInfo) (uid, gid int) {
 		return int(st.Uid), int(st.Gid)
 	}
 	return -1, -1
+}
+
+// replaceable refuses, before anything is made, a file whose directory
+// will not let this process rename another file over it: a directory it
+// cannot write, or a sticky one (like /tmp) where the file and the
+// directory belong to others. The rename would fail after the backup and
+// the quarantine were in place, and in a sticky directory a backup linked
+// to another user's file could not even be removed again.
+func replaceable(path string, fi os.FileInfo) error {
+	dir := filepath.Dir(path)
+	if err := syscall.Access(dir, 2|1); err != nil { // W_OK|X_OK
+		return fmt.Errorf("%w: %s cannot be replaced: its directory is not writable (%v)", errWriteFailed, path, err)
+	}
+	dfi, err := os.Stat(dir)
+	if err != nil {
+		return fmt.Errorf("%w: %v", errWriteFailed, err)
+	}
+	euid := os.Geteuid()
+	fuid, _ := ownerOf(fi)
+	duid, _ := ownerOf(dfi)
+	if dfi.Mode()&os.ModeSticky != 0 && euid != 0 && euid != fuid && euid != duid {
+		return fmt.Errorf("%w: %s cannot be replaced: %s is a sticky directory, where only the owner of a file (uid %d), of the directory or root may replace it", errWriteFailed, path, dir, fuid)
+	}
+	return nil
 }

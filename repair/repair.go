@@ -19,6 +19,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rollout-dev/rollout/artifacts"
 	"github.com/rollout-dev/rollout/checks"
 	"github.com/rollout-dev/rollout/internal/outfile"
 	"github.com/rollout-dev/rollout/rollout"
@@ -58,8 +59,11 @@ type Options struct {
 type Outcome struct {
 	Path       string // the input
 	Target     string // the file the result replaces or creates
-	Quarantine string // where removed lines go (Target.quarantine.jsonl)
+	Quarantine string // where removed lines go (Target.quarantine.jsonl, see package artifacts)
 	Backup     string // the copy of the original kept by an in-place write ("": none)
+	// Late is what an agent appended to the input while it was replaced
+	// (nil: nothing): those bytes are kept in Late.Kept.
+	Late *Late
 	// Compression of the result: an in-place repair keeps the input's
 	// (zstd content is written back as zstd whatever the name); with
 	// Output, the output's name decides (.zst or not).
@@ -197,11 +201,12 @@ type Txn struct {
 	seed    maphash.Seed // of the change-detection hashes of this repair
 	src     snapshot     // the input as the analysis read it
 	in      rollout.Compression
-	out     *sinks   // the temporary files of a write
-	locked  *os.File // the input, locked for the whole write (nil: dry run)
-	linesIn int      // lines of the input the rewrite read
-	changed int      // edits the rewrite applied
-	tail    []byte   // Salvage: the unreadable tail
+	out     *sinks          // the temporary files of a write
+	lock    *Guard          // the input, locked for the whole write (nil: dry run)
+	place   artifacts.Place // where the artifacts of Target go
+	linesIn int             // lines of the input the rewrite read
+	changed int             // edits the rewrite applied
+	tail    []byte          // Salvage: the unreadable tail
 }
 
 // Begin analyses the input, plans its fixes and, when there are any,
@@ -230,6 +235,9 @@ func Begin(opts Options) (txn *Txn, err error) {
 		if r := t.checkWriters(); r != nil {
 			return nil, r
 		}
+		if opts.Output == "" {
+			t.place.RemoveTemps() // a write killed before its rename left them
+		}
 	}
 	// With Output, the input is copied to it while the analysis reads it
 	// (as it is, or decompressed or compressed): when there is nothing to
@@ -237,7 +245,11 @@ func Begin(opts Options) (txn *Txn, err error) {
 	var copyTo *outFile
 	if opts.Write && opts.Output != "" {
 		var err error
-		if copyTo, err = createOut(t.Target, t.Compression != t.in, t.Compression, false); err != nil {
+		if err := t.place.Prepare(); err != nil {
+			return nil, &Refusal{Kind: WriteFailed, Path: t.place.Dir, Err: fmt.Errorf("%w: %v", errWriteFailed, err)}
+		}
+		if copyTo, err = createOut(t.Target, t.place.TempDir(), false, t.Compression != t.in, t.Compression, false); err != nil {
+			t.place.Tidy()
 			return nil, &Refusal{Kind: WriteFailed, Path: t.Target, Err: err}
 		}
 	}
@@ -253,6 +265,7 @@ func Begin(opts Options) (txn *Txn, err error) {
 	}
 	copyTo.abort()
 	if err != nil {
+		t.place.Tidy()
 		return nil, err
 	}
 	if err := t.rewrite(); err != nil {
@@ -338,12 +351,18 @@ func (t *Txn) checkPaths() error {
 			}
 		}
 	}
-	t.Quarantine = t.Target + outfile.QuarantineSuffix
+	if t.place, err = artifacts.For(t.Target); err != nil {
+		return &rollout.PathError{Path: t.Target, Err: err}
+	}
+	t.Quarantine = t.place.Quarantine()
 	if o.Write {
+		if err := t.place.Check(); err != nil {
+			return &Refusal{Kind: NotRegular, Path: t.place.Dir, Err: err}
+		}
 		// Never read, follow or replace anything but a regular file there.
 		others := []string{t.Quarantine}
 		if o.Output == "" && !o.NoBackup {
-			others = append(others, o.Path+outfile.BackupSuffix)
+			others = append(others, t.place.Backup(0), t.place.UndoRecord())
 		}
 		for _, p := range others {
 			if err := outfile.CheckRegularOrAbsent(p); err != nil {
@@ -361,15 +380,13 @@ func (t *Txn) lockInput() error {
 	if err != nil {
 		return err
 	}
-	t.locked = g.f
+	t.lock = g
 	return nil
 }
 
 func (t *Txn) unlock() {
-	if t.locked != nil {
-		t.locked.Close()
-		t.locked = nil
-	}
+	t.lock.Release()
+	t.lock = nil
 }
 
 // checkWriters refuses (InUse) when another process holds the input open
@@ -377,10 +394,10 @@ func (t *Txn) unlock() {
 // rollout open for append, and its next write would land in the replaced
 // file.
 func (t *Txn) checkWriters() *Refusal {
-	if t.opts.Force || t.opts.Output != "" || t.locked == nil {
+	if t.opts.Force || t.opts.Output != "" || t.lock == nil {
 		return nil
 	}
-	return (&Guard{path: t.Path, f: t.locked}).CheckWriters()
+	return t.lock.CheckWriters()
 }
 
 // sniff reads the first bytes of path to tell how it is stored. A format

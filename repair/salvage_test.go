@@ -192,7 +192,7 @@ func TestSalvageDryRunAndUndo(t *testing.T) {
 	if !bytes.Equal(read(t, out.Backup), cut) {
 		t.Error("the backup is not the cut file")
 	}
-	if _, err := Undo(path); err != nil {
+	if _, err := Undo(path, UndoOptions{}); err != nil {
 		t.Fatalf("undo: %v", err)
 	}
 	if n := names(t, dir); len(n) != 1 || !bytes.Equal(read(t, path), cut) {

@@ -3,6 +3,8 @@ package repair
 import (
 	"bufio"
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"hash/maphash"
@@ -10,11 +12,11 @@ import (
 	"io/fs"
 	"os"
 	"slices"
-	"strconv"
 	"sync"
 
 	"github.com/klauspost/compress/zstd"
 
+	"github.com/rollout-dev/rollout/artifacts"
 	"github.com/rollout-dev/rollout/checks"
 	"github.com/rollout-dev/rollout/internal/outfile"
 	"github.com/rollout-dev/rollout/rollout"
@@ -173,12 +175,13 @@ type outFile struct {
 	err  error // the goroutine's error, once finished
 }
 
-// createOut creates the temporary file for target. encode: the bytes
-// written are a rollout to store with compression c (else they are stored
-// as they come). writeback: start writing to disk early (off for a copy
-// that may be thrown away).
-func createOut(target string, encode bool, c rollout.Compression, writeback bool) (*outFile, error) {
-	of, err := outfile.Create(target, outfile.Options{Perm: 0o600})
+// createOut creates the temporary file for target (in tempDir, "": beside
+// it). encode: the bytes written are a rollout to store with compression c
+// (else they are stored as they come). writeback: start writing to disk
+// early (off for a copy that may be thrown away). regularOnly: target is a
+// file rollout derives (the input, its quarantine), never followed.
+func createOut(target, tempDir string, regularOnly, encode bool, c rollout.Compression, writeback bool) (*outFile, error) {
+	of, err := outfile.Create(target, outfile.Options{Perm: 0o600, TempDir: tempDir, RegularOnly: regularOnly})
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", errWriteFailed, err)
 	}
@@ -339,7 +342,7 @@ func (q *quarantineFile) addLine(line []byte) error {
 // existing file is opened without following a symlink and must be
 // regular: a symlink to /dev/zero or a FIFO there is refused.
 func (q *quarantineFile) start() error {
-	out, err := createOut(q.target, false, rollout.Plain, false)
+	out, err := createOut(q.target, "", true, false, rollout.Plain, false)
 	if err != nil {
 		return err
 	}
@@ -405,8 +408,12 @@ func (s *sinks) abort() {
 func (t *Txn) rewrite() error {
 	var sink io.Writer = io.Discard
 	if t.opts.Write {
-		out, err := createOut(t.Target, true, t.Compression, true)
+		if err := t.place.Prepare(); err != nil {
+			return &Refusal{Kind: WriteFailed, Path: t.place.Dir, Err: fmt.Errorf("%w: %v", errWriteFailed, err)}
+		}
+		out, err := createOut(t.Target, t.place.TempDir(), t.opts.Output == "", true, t.Compression, true)
 		if err != nil {
+			t.place.Tidy()
 			return &Refusal{Kind: WriteFailed, Path: t.Target, Err: err}
 		}
 		q := quarantineFile{target: t.Quarantine}
@@ -557,8 +564,11 @@ func (t *Txn) onQuarantine(e rollout.QuarantineEntry) error {
 
 // discard removes the temporary files of a write that will not happen.
 func (t *Txn) discard() {
-	t.out.abort()
-	t.out = nil
+	if t.out != nil {
+		t.out.abort()
+		t.out = nil
+		t.place.Tidy()
+	}
 }
 
 // commit puts the result in place: temporary files completed and fsynced,
@@ -568,16 +578,25 @@ func (t *Txn) discard() {
 func (t *Txn) commit() (ref *Refusal) {
 	s := t.out
 	inPlace := t.opts.Output == ""
+	var qBefore *quarantineState // what the quarantine held, once it is replaced
 	defer func() {
 		if ref != nil {
 			s.abort()
+			if qBefore != nil {
+				qBefore.restore(t.Quarantine)
+			}
 			if t.Backup != "" {
 				os.Remove(t.Backup)
 				t.Backup = ""
 			}
+			t.place.Tidy()
 		}
 	}()
 	failed := func(err error) *Refusal {
+		var r *Refusal
+		if errors.As(err, &r) {
+			return r
+		}
 		if errors.Is(err, errFileChanged) {
 			return &Refusal{Kind: Changed, Path: t.Path, Err: err}
 		}
@@ -603,113 +622,122 @@ func (t *Txn) commit() (ref *Refusal) {
 		}
 	}
 	t.at("written")
+	if inPlace {
+		if err := replaceable(t.Path, t.src.fi); err != nil {
+			return &Refusal{Kind: WriteFailed, Path: t.Path, Err: err}
+		}
+	}
 	if inPlace && !t.opts.NoBackup {
 		var err error
-		if t.Backup, err = makeBackup(t.Path); err != nil {
+		if t.Backup, err = makeBackup(t.Path, t.place); err != nil {
 			return failed(fmt.Errorf("%w: keeping a backup: %v", errWriteFailed, err))
 		}
 	}
 	t.at("backed-up")
-	var orig *os.File
+	var original fileSum
 	if inPlace {
 		var err error
-		if orig, err = t.unchanged(); err != nil {
+		if original, err = t.unchanged(); err != nil {
 			return failed(err)
 		}
-		defer orig.Close()
 	}
 	if r := t.checkWriters(); r != nil {
 		return r // a writer opened the file since Begin looked
 	}
 	t.at("checked")
-	// What the quarantine held before, for Undo (read before it is replaced).
-	var qBefore *quarantineState
-	if inPlace && t.Backup != "" && s.q.out != nil {
-		qBefore, _ = quarantineBefore(s.q.target)
-	}
 	var notDurable error
 	if s.q.out != nil {
+		before, err := quarantineBefore(s.q.target)
+		if err != nil {
+			return failed(fmt.Errorf("%w: reading %s: %v", errWriteFailed, s.q.target, err))
+		}
 		nd, err := s.q.out.commit()
 		if err != nil {
 			return failed(err)
 		}
-		s.q.out, notDurable = nil, nd
+		s.q.out, notDurable, qBefore = nil, nd, before
 	}
 	t.at("quarantined")
-	nd, err := s.out.commit()
-	if err != nil {
+	put := func() error {
+		nd, err := s.out.commit()
+		if err != nil {
+			return err
+		}
+		s.out = nil
+		if nd != nil {
+			notDurable = nd
+		}
+		return nil
+	}
+	if inPlace {
+		// The one guard of every replace: the input still as read, no
+		// writer, and what arrives during the rename kept.
+		late, err := t.lock.Replace(Switch{Read: t.src.size, Place: t.place, Force: t.opts.Force, At: t.at}, put)
+		if err != nil {
+			return failed(err)
+		}
+		t.Late = late
+	} else if err := put(); err != nil {
 		return failed(err)
 	}
-	s.out = nil
 	t.Wrote = true
-	if nd != nil {
-		notDurable = nd
-	}
 	if notDurable != nil {
 		t.Warning = fmt.Sprintf("%s was replaced, but syncing its directory failed: %v", t.Target, notDurable)
 	}
 	t.at("renamed")
 	if inPlace && t.Backup != "" {
-		if err := t.recordUndo(qBefore); err != nil && t.Warning == "" {
+		if err := t.recordUndo(original, qBefore); err != nil && t.Warning == "" {
 			t.Warning = fmt.Sprintf("%s was repaired, but the record for repair --undo could not be written: %v", t.Path, err)
-		}
-	}
-	if orig != nil {
-		// A writer holding the old file open keeps appending to it, not to
-		// the new one: say so loudly.
-		if fi, err := orig.Stat(); err == nil && fi.Size() != t.src.fi.Size() {
-			where := "they are lost from FILE (it was replaced)"
-			if t.Backup != "" {
-				where = "they are in " + t.Backup
-			}
-			t.Warning = fmt.Sprintf("%s grew by %d bytes while it was being replaced: %s", t.Path, fi.Size()-t.src.fi.Size(), where)
 		}
 	}
 	return nil
 }
 
+// fileSum is a file's size and SHA-256.
+type fileSum struct {
+	Size   int64  `json:"size"`
+	SHA256 string `json:"sha256"`
+}
+
 // unchanged checks, right before the rename, that the input is still what
 // the analysis read: the same file (inode), size and mtime, and the same
-// bytes. It returns the file open, to notice a writer still appending.
-func (t *Txn) unchanged() (*os.File, error) {
+// bytes. It returns their SHA-256, for the undo record.
+func (t *Txn) unchanged() (fileSum, error) {
 	path := t.Path
 	fi, err := os.Lstat(path)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", errFileChanged, err)
+		return fileSum{}, fmt.Errorf("%w: %v", errFileChanged, err)
 	}
 	switch {
 	case fi.Mode()&os.ModeSymlink != 0 || !os.SameFile(fi, t.src.fi):
-		return nil, fmt.Errorf("%w: %s was replaced by another file", errFileChanged, path)
+		return fileSum{}, fmt.Errorf("%w: %s was replaced by another file", errFileChanged, path)
 	case fi.Size() != t.src.fi.Size():
-		return nil, fmt.Errorf("%w: %s is now %d bytes, it was %d", errFileChanged, path, fi.Size(), t.src.fi.Size())
+		return fileSum{}, fmt.Errorf("%w: %s is now %d bytes, it was %d", errFileChanged, path, fi.Size(), t.src.fi.Size())
 	case !fi.ModTime().Equal(t.src.fi.ModTime()):
-		return nil, fmt.Errorf("%w: %s was modified at %s", errFileChanged, path, fi.ModTime().Format("15:04:05.000"))
+		return fileSum{}, fmt.Errorf("%w: %s was modified at %s", errFileChanged, path, fi.ModTime().Format("15:04:05.000"))
 	}
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", errFileChanged, err)
+		return fileSum{}, fmt.Errorf("%w: %v", errFileChanged, err)
 	}
+	defer f.Close()
 	h := newHashingReader(f, t.seed)
-	if _, err := io.CopyBuffer(io.Discard, h, make([]byte, 1<<20)); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("%w: %v", errFileChanged, err)
+	sum := sha256.New()
+	if _, err := io.CopyBuffer(sum, h, make([]byte, 1<<20)); err != nil {
+		return fileSum{}, fmt.Errorf("%w: %v", errFileChanged, err)
 	}
 	if h.n != t.src.size || h.h.Sum64() != t.src.hash {
-		f.Close()
-		return nil, fmt.Errorf("%w: the content of %s differs from what was read", errFileChanged, path)
+		return fileSum{}, fmt.Errorf("%w: the content of %s differs from what was read", errFileChanged, path)
 	}
-	return f, nil
+	return fileSum{Size: h.n, SHA256: hex.EncodeToString(sum.Sum(nil))}, nil
 }
 
-// makeBackup keeps the input as FILE.bak (FILE.bak.1, .2, ... when taken):
-// a hard link when the file system has them (instant, and the backup is
-// the very inode that is replaced), a copy otherwise.
-func makeBackup(path string) (string, error) {
-	for i := 0; i < 1000; i++ {
-		name := path + ".bak"
-		if i > 0 {
-			name += "." + strconv.Itoa(i)
-		}
+// makeBackup keeps the input as FILE.bak (FILE.bak.1, .2, ... when taken)
+// in its place: a hard link when the file system allows it (instant, and
+// the backup is the very inode that is replaced), a copy otherwise.
+func makeBackup(path string, place artifacts.Place) (string, error) {
+	for i := 0; i <= artifacts.MaxIndex; i++ {
+		name := place.Backup(i)
 		err := os.Link(path, name)
 		if err == nil {
 			return name, nil
@@ -726,7 +754,7 @@ func makeBackup(path string) (string, error) {
 		}
 		return name, nil
 	}
-	return "", errors.New("FILE.bak through FILE.bak.999 all exist")
+	return "", fmt.Errorf("%s through .%d all exist", place.Backup(0), artifacts.MaxIndex)
 }
 
 func copyNew(src, dst string) error {

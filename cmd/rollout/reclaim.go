@@ -13,6 +13,7 @@ import (
 
 	"github.com/rollout-dev/rollout/reclaim"
 	"github.com/rollout-dev/rollout/reconstruct"
+	"github.com/rollout-dev/rollout/repair"
 	"github.com/rollout-dev/rollout/rollout"
 	"github.com/rollout-dev/rollout/schema"
 	"github.com/rollout-dev/rollout/space"
@@ -149,7 +150,15 @@ type reclaimFile struct {
 	NewFindings    []string          `json:"new_findings,omitempty"`
 	Refused        string            `json:"refused,omitempty"`
 	Written        bool              `json:"written"`
+	Late           *lateBytes        `json:"late,omitempty"`
 	Error          string            `json:"error,omitempty"`
+}
+
+// lateBytes is what an agent appended while the file was replaced: not in
+// the new file, kept in KeptIn.
+type lateBytes struct {
+	Bytes  int64  `json:"bytes"`
+	KeptIn string `json:"kept_in"`
 }
 
 func runReclaim(ctx context.Context, a *app, o *reclaimOptions) error {
@@ -165,6 +174,7 @@ func runReclaim(ctx context.Context, a *app, o *reclaimOptions) error {
 	var status exitStatus
 	raise := status.raise
 
+	var lates []*repair.Late
 	files := make([]*reclaimFile, len(paths))
 	plans := make([]*reclaim.Plan, len(paths))
 	for i, p := range paths {
@@ -216,6 +226,11 @@ func runReclaim(ctx context.Context, a *app, o *reclaimOptions) error {
 					raise(exitUnsafe)
 				}
 				files[i].Written = pend[i].Result.Written
+				if l := pend[i].Result.Late; l != nil {
+					files[i].Late = &lateBytes{Bytes: l.Bytes, KeptIn: l.Kept}
+					lates = append(lates, l)
+					raise(exitUnsafe)
+				}
 			}
 			pend[i].Discard()
 		}
@@ -234,6 +249,9 @@ func runReclaim(ctx context.Context, a *app, o *reclaimOptions) error {
 		}
 	} else {
 		printReclaimText(a.io.Out, files, o)
+	}
+	for _, l := range lates {
+		reportError(a.io, lateError(l))
 	}
 	return status.err()
 }
@@ -375,13 +393,24 @@ func indent(s, pre string) string {
 func runReclaimUndo(a *app, o *reclaimOptions) error {
 	code := exitOK
 	for _, p := range o.paths {
-		res, err := reclaim.Undo(p)
+		res, err := reclaim.Undo(p, reclaim.UndoOptions{Force: o.opts.Force, Stage: o.opts.Stage})
 		if err != nil {
-			errorf(a.io.Err, "%v", err)
+			reportError(a.io, &exitError{code: exitUnsafe, err: err})
 			code = exitUnsafe
-			continue
+			if res == nil {
+				continue
+			}
 		}
-		fmt.Fprintf(a.io.Out, "%s: restored from %s (%d ranges put back); removed %s\n", res.Path, res.From, res.Restored, res.Archive)
+		note := ""
+		if res.Resumed {
+			note = " (an undo stopped after its rename, finished)"
+		}
+		fmt.Fprintf(a.io.Out, "%s: restored from %s (%d ranges put back); removed %s%s\n",
+			termsafe.String(res.Path), termsafe.String(res.From), res.Restored, termsafe.String(res.Archive), note)
+		if res.Late != nil {
+			reportError(a.io, lateError(res.Late))
+			code = exitUnsafe
+		}
 	}
 	if code != exitOK {
 		return silentExit(code)

@@ -88,7 +88,14 @@ code is that of the worst outcome.
 SHA-256) and what the quarantine held before. repair --undo FILE checks that
 FILE is still that file and the quarantine unchanged since, then puts FILE.bak
 back as FILE and takes the repair's entries out of the quarantine (exit 4,
-nothing touched, when something changed).
+nothing touched, when something changed or the record names any file but
+FILE's own). Run again, it finishes an undo that was stopped.
+
+Inside a Codex home (a directory above FILE is named sessions or
+archived_sessions) FILE.bak, FILE.quarantine.jsonl and FILE.repair-undo.json go
+to $CODEX_HOME/rollout-artifacts/ at FILE's path, never beside FILE, where Codex
+would take them for sessions; elsewhere they go beside FILE. Bytes an agent
+appends while FILE is being replaced go to FILE.late there (exit 4).
 
 Exit codes: 0 when no error remains after the repair, 1 when some remain
 (they are listed), 3 when lines were too long to analyse, 4 when the write was
@@ -245,35 +252,48 @@ func repairOutcomeName(code int) string {
 func runUndo(a *app, o *repairOptions) error {
 	code := exitOK
 	for _, p := range o.paths {
-		out, err := repair.Undo(p)
+		out, err := repair.Undo(p, repair.UndoOptions{Force: o.force, Stage: o.stage})
 		if err != nil {
 			var ref *repair.Refusal
 			switch {
 			case errors.As(err, &ref) && ref.Kind == repair.Changed:
-				err = &exitError{code: exitUnsafe, err: ref, hint: "nothing was touched; compare the files by hand (rollout diff " + p + ".bak " + p + ")"}
+				err = &exitError{code: exitUnsafe, err: ref, hint: "nothing was touched; compare the files by hand (rollout diff BACKUP " + p + ")"}
 			case errors.As(err, &ref):
 				err = refusalError(ref)
 			case errors.Is(err, repair.ErrNothingToUndo):
 				err = &exitError{code: exitUsage, err: err}
 			}
+			code = worse(code, reportError(a.io, err))
 			if out == nil {
-				code = worse(code, reportError(a.io, err))
 				continue
 			}
-			code = worse(code, reportError(a.io, err))
 		}
-		fmt.Fprintf(a.io.Out, "%s: restored from %s\n", termsafe.String(p), termsafe.String(out.Backup))
+		note := ""
+		if out.Resumed {
+			note = " (an undo stopped after its rename, finished)"
+		}
+		fmt.Fprintf(a.io.Out, "%s: restored from %s%s\n", termsafe.String(p), termsafe.String(out.Backup), note)
 		switch {
 		case out.Quarantine != "" && out.Deleted:
 			fmt.Fprintf(a.io.Out, "removed %s (the repair created it, %s)\n", termsafe.String(out.Quarantine), count(out.Removed, "line"))
 		case out.Quarantine != "":
 			fmt.Fprintf(a.io.Out, "removed %s the repair added from %s\n", count(out.Removed, "line"), termsafe.String(out.Quarantine))
 		}
+		if out.Late != nil {
+			code = worse(code, reportError(a.io, lateError(out.Late)))
+		}
 	}
 	if code != exitOK {
 		return silentExit(code)
 	}
 	return nil
+}
+
+// lateError is exit 4 for bytes an agent appended while a file was
+// replaced: kept, but not in the file.
+func lateError(l *repair.Late) error {
+	return &exitError{code: exitUnsafe, err: errors.New(termsafe.String(l.Error())),
+		hint: "an agent was writing to it: stop it before replacing the file, then add those bytes back if they belong there"}
 }
 
 func runRepair(ctx context.Context, a *app, o *repairOptions) error {
@@ -384,6 +404,9 @@ func (o *repairOptions) finish(a *app, p *report.RepairPrinter, out *repair.Outc
 		case f.Severity == checks.Error && code == exitOK:
 			code = exitFindings
 		}
+	}
+	if out.Late != nil {
+		return lateError(out.Late)
 	}
 	if out.Warning != "" {
 		return &exitError{code: exitUnsafe, err: errors.New(out.Warning)}

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/spf13/cobra"
 
 	"github.com/rollout-dev/rollout/fixtures/gen"
 )
@@ -317,18 +318,30 @@ func TestRepairHelperProcess(t *testing.T) {
 		}
 	}
 	code := 0
-	if pause := os.Getenv("ROLLOUT_REPAIR_PAUSE"); pause != "" && len(args) > 0 && args[0] == "repair" {
+	if pause := os.Getenv("ROLLOUT_REPAIR_PAUSE"); pause != "" && len(args) > 0 && (args[0] == "repair" || args[0] == "reclaim") {
 		io := systemIO()
 		a := &app{io: io}
-		cmd := newRepairCmd(a, func(ctx context.Context, o *repairOptions) error {
-			o.stage = func(s string) {
-				if s == pause {
-					fmt.Fprintln(os.Stderr, "PAUSED "+s)
-					select {}
-				}
+		stage := func(s string) {
+			if s == pause {
+				fmt.Fprintln(os.Stderr, "PAUSED "+s)
+				select {}
 			}
-			return runRepair(ctx, a, o)
-		})
+		}
+		var cmd *cobra.Command
+		if args[0] == "repair" {
+			cmd = newRepairCmd(a, func(ctx context.Context, o *repairOptions) error {
+				o.stage = stage
+				if o.undo {
+					return runUndo(a, o)
+				}
+				return runRepair(ctx, a, o)
+			})
+		} else {
+			cmd = newReclaimCmd(a, func(ctx context.Context, o *reclaimOptions) error {
+				o.opts.Stage = stage
+				return runReclaim(ctx, a, o)
+			})
+		}
 		cmd.SetArgs(args[1:])
 		cmd.SilenceErrors, cmd.SilenceUsage = true, true
 		if err := cmd.Execute(); err != nil {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"runtime/debug"
 
+	"github.com/rollout-dev/rollout/internal/termsafe"
 	"github.com/rollout-dev/rollout/reconstruct"
 	"github.com/rollout-dev/rollout/rollout"
 	"github.com/spf13/cobra"
@@ -135,11 +136,12 @@ func reportError(io *IO, err error) int {
 	case errors.As(err, &pe), errors.Is(err, fs.ErrNotExist):
 		code = exitUsage
 	}
+	// Messages name files, and a file name is anyone's bytes: escaped.
 	if msg := err.Error(); msg != "" {
-		errorf(io.Err, "%s", msg)
+		errorf(io.Err, "%s", termsafe.String(msg))
 	}
 	if ee != nil && ee.hint != "" {
-		hintf(io.Err, "%s", ee.hint)
+		hintf(io.Err, "%s", termsafe.String(ee.hint))
 	} else if hint := inputHint(err); hint != "" {
 		hintf(io.Err, "%s", hint)
 	}
