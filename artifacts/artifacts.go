@@ -303,3 +303,179 @@ func (p Place) RemoveTemps() {
 		os.Remove(t)
 	}
 }
+
+// Kinds of artifacts, as Found reports them.
+const (
+	KindBackup     = "backup"
+	KindQuarantine = "quarantine"
+	KindUndo       = "undo record"
+	KindArchive    = "reclaim archive"
+	KindLate       = "late bytes"
+	KindTemp       = "temporary file"
+)
+
+// Found is an artifact on disk.
+type Found struct {
+	Path    string
+	Kind    string
+	Rollout string // the rollout it belongs to (it may no longer exist)
+	Size    int64
+	// Stray: it is inside sessions/ or archived_sessions/ (left there by an
+	// older rollout), where Codex may take it for a session.
+	Stray bool
+}
+
+// OfFile lists the artifacts of one rollout: in its place, and beside it.
+func OfFile(path string) ([]Found, error) {
+	p, err := For(path)
+	if err != nil {
+		return nil, err
+	}
+	var out []Found
+	places := []Place{p}
+	if p.InHome() {
+		places = append(places, p.Beside())
+	}
+	for i, pl := range places {
+		es, err := os.ReadDir(pl.Dir)
+		if err != nil {
+			continue
+		}
+		for _, e := range es {
+			if !e.Type().IsRegular() {
+				continue
+			}
+			if kind := pl.kindOf(e.Name()); kind != "" {
+				f := Found{Path: filepath.Join(pl.Dir, e.Name()), Kind: kind, Rollout: path, Stray: i > 0}
+				if fi, err := e.Info(); err == nil {
+					f.Size = fi.Size()
+				}
+				out = append(out, f)
+			}
+		}
+	}
+	return out, nil
+}
+
+// kindOf tells which artifact of the place's rollout base is ("": none).
+func (p Place) kindOf(base string) string {
+	plain := strings.TrimSuffix(p.Base, ".zst")
+	switch {
+	case base == p.Base+QuarantineSuffix:
+		return KindQuarantine
+	case base == p.Base+UndoSuffix:
+		return KindUndo
+	case base == plain+ArchiveSuffix:
+		return KindArchive
+	case p.isTemp(base):
+		return KindTemp
+	}
+	if _, ok := p.IsBackup(base); ok {
+		return KindBackup
+	}
+	if _, ok := p.IsLate(base); ok {
+		return KindLate
+	}
+	return ""
+}
+
+// rolloutOf finds the rollout an artifact's base name belongs to: the
+// rollout-*.jsonl[.zst] name it starts with (its own name, the plain name
+// for an archive; a temporary file is ".NAME...tmpX").
+func rolloutOf(base string) (string, string) {
+	name := strings.TrimPrefix(base, ".")
+	for _, ext := range []string{".jsonl.zst", ".jsonl"} {
+		i := strings.Index(name, ext)
+		for i >= 0 {
+			cand := name[:i+len(ext)]
+			if strings.HasPrefix(cand, "rollout-") {
+				p := Place{Base: cand}
+				if k := p.kindOf(base); k != "" {
+					return cand, k
+				}
+			}
+			j := strings.Index(name[i+1:], ext)
+			if j < 0 {
+				break
+			}
+			i += 1 + j
+		}
+	}
+	return "", ""
+}
+
+// Scan lists the artifacts of a Codex home: every file of its store, and
+// the strays older versions left inside sessions/ and archived_sessions/.
+func Scan(home string) ([]Found, error) {
+	var out []Found
+	store := filepath.Join(home, StoreDir)
+	for _, tree := range trees {
+		root := filepath.Join(home, tree)
+		err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				if errors.Is(err, fs.ErrNotExist) && path == root {
+					return nil
+				}
+				return err
+			}
+			if !d.Type().IsRegular() {
+				return nil
+			}
+			name, kind := rolloutOf(d.Name())
+			if kind == "" {
+				return nil
+			}
+			f := Found{Path: path, Kind: kind, Rollout: filepath.Join(filepath.Dir(path), name), Stray: true}
+			if fi, err := d.Info(); err == nil {
+				f.Size = fi.Size()
+			}
+			out = append(out, f)
+			return nil
+		})
+		if err != nil {
+			return out, err
+		}
+	}
+	err := filepath.WalkDir(store, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) && path == store {
+				return nil
+			}
+			return err
+		}
+		if d.Type()&fs.ModeSymlink != 0 || !d.Type().IsRegular() {
+			return nil
+		}
+		rel, err := filepath.Rel(store, filepath.Dir(path))
+		if err != nil {
+			return nil
+		}
+		name, kind := rolloutOf(d.Name())
+		f := Found{Path: path, Kind: kind, Rollout: filepath.Join(home, rel, name)}
+		if kind == "" {
+			f.Kind, f.Rollout = "unknown", ""
+		}
+		if fi, err := d.Info(); err == nil {
+			f.Size = fi.Size()
+		}
+		out = append(out, f)
+		return nil
+	})
+	return out, err
+}
+
+// Destination is where a stray belongs: the same artifact in its
+// rollout's place ("" for a temporary file, which is removed, not moved).
+func (f Found) Destination() (string, error) {
+	if f.Kind == KindTemp {
+		return "", nil
+	}
+	p, err := For(f.Rollout)
+	if err != nil {
+		return "", err
+	}
+	if !p.InHome() {
+		return "", fmt.Errorf("%s is not in a Codex home", f.Rollout)
+	}
+	return filepath.Join(p.Dir, filepath.Base(f.Path)), nil
+}
