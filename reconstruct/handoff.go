@@ -150,16 +150,10 @@ type handoffTracker struct {
 	n    int                 // handoffs seen
 }
 
-// noteItem remembers an item id for rule 6: ids dropped by a compaction or
-// a rollback still name items of the rollout. Hashes keep this a few bytes
-// per item, and only dropped items are noted: live ones are in engine.ids.
-func (t *handoffTracker) noteItem(id string) {
-	if id == "" {
-		return
-	}
-	t.noteHash(maphash.String(hashSeed, id))
-}
-
+// noteHash remembers the hash of an item id for rule 6: ids dropped by a
+// compaction or a rollback still name items of the rollout. Hashes keep
+// this a few bytes per item, and only dropped items are noted: live ones
+// are in engine.ids.
 func (t *handoffTracker) noteHash(h uint64) {
 	if t.seen == nil {
 		t.seen = map[uint64]struct{}{}

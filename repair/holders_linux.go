@@ -62,6 +62,3 @@ func openForWriting(fdinfo string) bool {
 	}
 	return false
 }
-
-// writersChecked says whether writersOf can see other processes' files.
-const writersChecked = true

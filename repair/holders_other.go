@@ -9,4 +9,3 @@ import "os"
 // docs/repair.md).
 func writersOf(os.FileInfo) []Holder { return nil }
 
-const writersChecked = false

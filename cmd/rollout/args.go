@@ -27,15 +27,6 @@ func argsAtMost(n int, what string) cobra.PositionalArgs {
 	}
 }
 
-func argsBetween(lo, hi int, what string) cobra.PositionalArgs {
-	return func(cmd *cobra.Command, args []string) error {
-		if len(args) < lo || len(args) > hi {
-			return argCountError(cmd, args, what)
-		}
-		return nil
-	}
-}
-
 func argCountError(cmd *cobra.Command, args []string, what string) error {
 	got := "none"
 	if len(args) > 0 {

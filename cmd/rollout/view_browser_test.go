@@ -201,9 +201,9 @@ func TestViewInBrowser(t *testing.T) {
 		t.Errorf("the page has %d scripts, want its own only", n)
 	}
 	// A collapsed output opens when a link points into it.
-	open := eval[bool](t, b, `(() => { const d = document.querySelector('#L6 details'); d.id = 'probe'; location.hash = '#probe'; return true; })()`)
+	eval[bool](t, b, `(() => { const d = document.querySelector('#L6 details'); d.id = 'probe'; location.hash = '#probe'; return true; })()`)
 	chromedp.Do(b.ctx, chromedp.Sleep(100*time.Millisecond))
-	open = eval[bool](t, b, `document.querySelector('#L6 details').open`)
+	open := eval[bool](t, b, `document.querySelector('#L6 details').open`)
 	if !open {
 		t.Errorf("following a link into a collapsed section does not open it")
 	}
