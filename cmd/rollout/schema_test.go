@@ -13,6 +13,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/rollout-dev/rollout/checks"
+	"github.com/rollout-dev/rollout/schema"
 )
 
 // The JSON Schema of the verify report is a published contract: real
@@ -152,5 +153,140 @@ func cmdJSONSchema(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("%s validates against %s", args[1], args[0])
 	case !neg && err != nil:
 		ts.Fatalf("%s does not validate against %s: %v", args[1], args[0], err)
+	}
+}
+
+// jsonOutputs make real output of every JSON output in the schema table,
+// in the shapes a run can give. A row of the table without a producer
+// fails TestEveryJSONOutputValidates.
+var jsonOutputs = map[schema.Name]func(t *testing.T, dir string) [][]byte{
+	schema.VerifyReport: func(t *testing.T, dir string) [][]byte {
+		return [][]byte{runJSON(t, "verify", "--format", "json", "--fail-on", "never", "../../fixtures")}
+	},
+	schema.Budget: func(t *testing.T, dir string) [][]byte {
+		return [][]byte{runJSON(t, "simulate-budget", "--format", "json", "../../fixtures/budget/basic.jsonl"),
+			runJSON(t, "simulate-budget", "--format", "json", "--window", "64k", "--window", "128k", "../../fixtures/budget/handoff-seed.jsonl")}
+	},
+	schema.BudgetFleet: func(t *testing.T, dir string) [][]byte {
+		return [][]byte{runJSON(t, "simulate-budget", "--format", "json", "--compact-at", "auto", "--per-session", "../../fixtures/budget/fleet"),
+			runJSON(t, "simulate-budget", "--format", "json", "--ledger", "100k", "../../fixtures/budget/fleet")}
+	},
+	schema.Repair: func(t *testing.T, dir string) [][]byte {
+		in := filepath.Join(dir, "repair.jsonl")
+		copyFile(t, demoRollout, in)
+		rep := filepath.Join(dir, "repair.json")
+		runQuiet(t, "repair", "--report", rep, in)
+		dry, err := os.ReadFile(rep)
+		if err != nil {
+			t.Fatal(err)
+		}
+		runQuiet(t, "repair", "--write", "--report", rep, in)
+		wrote, err := os.ReadFile(rep)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return [][]byte{dry, wrote}
+	},
+	schema.Space: func(t *testing.T, dir string) [][]byte {
+		return [][]byte{runJSON(t, "space", "--format", "json", "../../fixtures/demo", "../../fixtures/budget/fleet")}
+	},
+	schema.Reclaim: func(t *testing.T, dir string) [][]byte {
+		return [][]byte{runJSON(t, "reclaim", "--format", "json", "--policy", "superseded-checkpoints,duplicate-exec-output,compress", "../../fixtures/demo", "../../fixtures/budget/fleet")}
+	},
+	schema.State: func(t *testing.T, dir string) [][]byte {
+		return [][]byte{runJSON(t, "state", demoRollout), runJSON(t, "state", "--at-line", "5", demoRollout)}
+	},
+	schema.Diff: func(t *testing.T, dir string) [][]byte {
+		return [][]byte{runJSON(t, "diff", "--format", "json", "--at-line", "5", "--at-line", "30", demoRollout),
+			runJSON(t, "diff", "--format", "json", demoRollout, demoRollout)}
+	},
+}
+
+// runJSON runs rollout with args and returns its standard output, which
+// must be JSON.
+func runJSON(t *testing.T, args ...string) []byte {
+	t.Helper()
+	io, stdout, stderr := testIO("")
+	if code := run(args, io); code == exitUsage || code == exitInternal {
+		t.Fatalf("rollout %v: exit %d\n%s", args, code, stderr)
+	}
+	if stdout.Len() > 0 && !json.Valid(stdout.Bytes()) {
+		t.Fatalf("rollout %v: not JSON:\n%s", args, stdout)
+	}
+	return stdout.Bytes()
+}
+
+// runQuiet runs rollout with args for what it writes to files.
+func runQuiet(t *testing.T, args ...string) {
+	t.Helper()
+	io, _, stderr := testIO("")
+	if code := run(args, io); code == exitUsage || code == exitInternal {
+		t.Fatalf("rollout %v: exit %d\n%s", args, code, stderr)
+	}
+}
+
+func copyFile(t *testing.T, from, to string) {
+	t.Helper()
+	b, err := os.ReadFile(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(to, b, 0o666); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestEveryJSONOutputValidates: real output of every row of the schema
+// table validates against the schema published for its version, which
+// names that version.
+func TestEveryJSONOutputValidates(t *testing.T) {
+	t.Parallel()
+	for _, o := range schema.Outputs() {
+		t.Run(string(o.Name), func(t *testing.T) {
+			t.Parallel()
+			file := "../../" + schema.File(o.Name)
+			sch, err := jsonschema.NewCompiler().Compile(file)
+			if err != nil {
+				t.Fatalf("compile %s: %v", file, err)
+			}
+			produce, ok := jsonOutputs[o.Name]
+			if !ok {
+				t.Fatalf("no producer of %s in jsonOutputs", o.Name)
+			}
+			for i, out := range produce(t, t.TempDir()) {
+				if err := validateReport(sch, out); err != nil {
+					t.Errorf("output %d does not follow %s: %v\n%s", i, file, err, out)
+				}
+				var head struct {
+					Version int `json:"schema_version"`
+				}
+				if err := json.Unmarshal(out, &head); err != nil || head.Version != o.Version {
+					t.Errorf("output %d: schema_version %d, the table says %d (%v)", i, head.Version, o.Version, err)
+				}
+			}
+		})
+	}
+}
+
+// TestSchemasRejectWrongShapes proves the published schemas can fail.
+func TestSchemasRejectWrongShapes(t *testing.T) {
+	t.Parallel()
+	for name, bad := range map[schema.Name]string{
+		schema.Budget:      `{"schema_version": 1, "command": "simulate-budget", "path": "x", "requests": "8"}`,
+		schema.BudgetFleet: `{"schema_version": 1, "command": "simulate-budget", "kind": "single"}`,
+		schema.Repair:      `{"schema_version": 1, "tool": "rollout", "version": "1", "command": "repair", "path": "x", "output": "x", "written": "no", "changes": [], "quarantined": [], "not_fixed": [], "remaining": {}}`,
+		schema.Space:       `{"schema_version": 1, "command": "space"}`,
+		schema.Reclaim:     `{"schema_version": 1, "command": "reclaim", "dry_run": true, "policies": [], "files": [{"path": "x"}]}`,
+		schema.State:       `{"schema_version": 2}`,
+		schema.Diff:        `{"schema_version": 1, "a": {}, "b": {}, "equal": true, "history_common_prefix": 0, "changes": [{"path": "x", "change": "moved"}]}`,
+	} {
+		file := "../../" + schema.File(name)
+		sch, err := jsonschema.NewCompiler().Compile(file)
+		if err != nil {
+			t.Fatalf("compile %s: %v", file, err)
+		}
+		if err := validateReport(sch, []byte(bad)); err == nil {
+			t.Errorf("%s accepts %s", file, bad)
+		}
 	}
 }
