@@ -8,4 +8,3 @@ import "os"
 // only the change checks protect a file an agent appends to (see
 // docs/repair.md).
 func writersOf(os.FileInfo) []Holder { return nil }
-
