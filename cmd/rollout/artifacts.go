@@ -13,6 +13,7 @@ import (
 	"github.com/rollout-dev/rollout/artifacts"
 	"github.com/rollout-dev/rollout/internal/termsafe"
 	"github.com/rollout-dev/rollout/repair"
+	"github.com/rollout-dev/rollout/report"
 )
 
 type artifactsOptions struct {
@@ -94,9 +95,9 @@ func runArtifacts(a *app, o *artifactsOptions) error {
 			where = "  (inside Codex's trees: rollout artifacts --move)"
 			strays++
 		}
-		fmt.Fprintf(a.io.Out, "%-15s %10s  %s%s\n", f.Kind, size(f.Size), termsafe.String(f.Path), where)
+		fmt.Fprintf(a.io.Out, "%-15s %10s  %s%s\n", f.Kind, report.Size(f.Size), termsafe.String(f.Path), where)
 	}
-	fmt.Fprintf(a.io.Out, "%s, %s", count(len(found), "artifact"), size(total))
+	fmt.Fprintf(a.io.Out, "%s, %s", count(len(found), "artifact"), report.Size(total))
 	if strays > 0 {
 		fmt.Fprintf(a.io.Out, "; %d inside sessions/ or archived_sessions/", strays)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/rollout-dev/rollout/checks"
 	"github.com/rollout-dev/rollout/internal/termsafe"
 	"github.com/rollout-dev/rollout/reconstruct"
+	"github.com/rollout-dev/rollout/report"
 	"github.com/rollout-dev/rollout/rollout"
 	"github.com/rollout-dev/rollout/schema"
 	"github.com/spf13/cobra"
@@ -344,7 +345,7 @@ func isIdent(s string) bool {
 }
 
 func printDiff(w io.Writer, d *diffJSON, na, nb int) error {
-	bw := &errWriter{w: w}
+	bw := &report.ErrWriter{W: w}
 	pr := func(format string, args ...any) { fmt.Fprintf(bw, format, args...) }
 	side := func(mark string, s diffSide) {
 		at := ""
@@ -357,7 +358,7 @@ func printDiff(w io.Writer, d *diffJSON, na, nb int) error {
 	side("+++", d.B)
 	if d.Equal {
 		pr("same state: %s\n", count(na, "history item"))
-		return bw.err
+		return bw.Err
 	}
 	switch {
 	case na == nb && d.HistoryCommon == na:
@@ -392,7 +393,7 @@ func printDiff(w io.Writer, d *diffJSON, na, nb int) error {
 		}
 	}
 	pr("%s\n", count(len(d.Changes), "difference"))
-	return bw.err
+	return bw.Err
 }
 
 // showValue is a value as compact JSON, escaped for the terminal and cut

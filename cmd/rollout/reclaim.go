@@ -14,6 +14,7 @@ import (
 	"github.com/rollout-dev/rollout/reclaim"
 	"github.com/rollout-dev/rollout/reconstruct"
 	"github.com/rollout-dev/rollout/repair"
+	"github.com/rollout-dev/rollout/report"
 	"github.com/rollout-dev/rollout/rollout"
 	"github.com/rollout-dev/rollout/schema"
 	"github.com/rollout-dev/rollout/space"
@@ -345,7 +346,7 @@ func printReclaimText(w io.Writer, files []*reclaimFile, o *reclaimOptions) {
 		if len(f.Cuts) == 0 {
 			fmt.Fprintf(w, "%s: nothing to reclaim\n", f.Path)
 		} else {
-			fmt.Fprintf(w, "%s: %s -> %s (+ %s archive), frees %s; %s\n", f.Path, size(f.BytesBefore), size(f.BytesAfter), size(f.ArchiveBytes), size(f.Freed), verdict)
+			fmt.Fprintf(w, "%s: %s -> %s (+ %s archive), frees %s; %s\n", f.Path, report.Size(f.BytesBefore), report.Size(f.BytesAfter), report.Size(f.ArchiveBytes), report.Size(f.Freed), verdict)
 		}
 		for _, p := range reclaim.Policies {
 			if n := f.Cuts[p]; n > 0 {
@@ -370,7 +371,7 @@ func printReclaimText(w io.Writer, files []*reclaimFile, o *reclaimOptions) {
 	if o.write {
 		mode = fmt.Sprintf("%d files written; undo with rollout reclaim --undo FILE", written)
 	}
-	fmt.Fprintf(w, "%d files, %s -> %s (+ %s in archives), frees %s (%s)\n", len(files), size(before), size(after), size(archived), size(before-after), mode)
+	fmt.Fprintf(w, "%d files, %s -> %s (+ %s in archives), frees %s (%s)\n", len(files), report.Size(before), report.Size(after), report.Size(archived), report.Size(before-after), mode)
 	if refused > 0 {
 		fmt.Fprintf(w, "%d files refused\n", refused)
 	}

@@ -2,10 +2,7 @@ package main
 
 import (
 	"context"
-	"encoding/csv"
-	"encoding/json"
 	"fmt"
-	"github.com/rollout-dev/rollout/internal/termsafe"
 	"io"
 	"os"
 	"runtime"
@@ -17,8 +14,8 @@ import (
 	"github.com/rollout-dev/rollout/internal/outfile"
 	"github.com/rollout-dev/rollout/internal/pool"
 	"github.com/rollout-dev/rollout/reconstruct"
+	"github.com/rollout-dev/rollout/report"
 	"github.com/rollout-dev/rollout/rollout"
-	"github.com/rollout-dev/rollout/schema"
 	"github.com/rollout-dev/rollout/space"
 	"github.com/spf13/cobra"
 )
@@ -160,7 +157,7 @@ func runSpace(ctx context.Context, a *app, o *spaceOptions) error {
 	now := time.Now()
 	sum := space.NewSummary(o.top)
 	code := exitOK
-	var failed []spaceFailure
+	var failed []report.SpaceFailure
 	// Accounts fold into the summary in path order as they finish, so only
 	// the files in the bounded run-ahead window are held whole (each file's
 	// full path-class list is dropped once merged): memory follows the
@@ -174,7 +171,7 @@ func runSpace(ctx context.Context, a *app, o *spaceOptions) error {
 	pool.InOrder(len(paths), jobs, 2*jobs, nil, 0, work, func(i int, out spaceOutcome) {
 		if out.err != nil {
 			errorf(a.io.Err, "%v", out.err)
-			failed = append(failed, spaceFailure{Path: paths[i], Error: out.err.Error()})
+			failed = append(failed, report.SpaceFailure{Path: paths[i], Error: out.err.Error()})
 			code = exitIncomplete
 			return
 		}
@@ -185,11 +182,11 @@ func runSpace(ctx context.Context, a *app, o *spaceOptions) error {
 	write := func(w io.Writer) error {
 		switch o.format {
 		case "json":
-			return printSpaceJSON(w, sum, failed)
+			return report.WriteSpaceJSON(w, sum, failed)
 		case "csv":
-			return printSpaceCSV(w, sum)
+			return report.WriteSpaceCSV(w, sum)
 		}
-		return printSpaceText(w, sum)
+		return report.WriteSpaceText(w, sum)
 	}
 	if o.output == "" {
 		if err := write(a.io.Out); err != nil {
@@ -202,11 +199,6 @@ func runSpace(ctx context.Context, a *app, o *spaceOptions) error {
 		return silentExit(code)
 	}
 	return nil
-}
-
-type spaceFailure struct {
-	Path  string `json:"path"`
-	Error string `json:"error"`
 }
 
 // accountFile reads one rollout into its space account.
@@ -256,191 +248,4 @@ func accountFile(path string, stdin io.Reader, o *spaceOptions, now time.Time, o
 		file.CompressedBytes = cc.Size()
 	}
 	return spaceOutcome{file: file, classes: classes}
-}
-
-// size formats a byte count for people: 1,023 B, 12.3 KiB, 4.56 GiB.
-func size(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	div, exp := int64(unit), 0
-	for m := n / unit; m >= unit && exp < 4; m /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTP"[exp])
-}
-
-func share(n, total int64) string {
-	if total == 0 {
-		return "0.0%"
-	}
-	return fmt.Sprintf("%.1f%%", 100*float64(n)/float64(total))
-}
-
-// bar is a 20-cell share bar: the treemap of a terminal.
-func bar(n, total int64) string {
-	const cells = 20
-	full := 0
-	if total > 0 {
-		full = int((n*cells + total/2) / total)
-	}
-	return strings.Repeat("█", full) + strings.Repeat("░", cells-full)
-}
-
-func printSpaceText(w io.Writer, s *space.Summary) error {
-	ew := &errWriter{w: w}
-	fmt.Fprintf(ew, "%d files, %s on disk (%s of content, %d lines)\n", len(s.Files), size(s.DiskBytes), size(s.Bytes), s.Lines)
-	if len(s.Files) == 0 {
-		return ew.err
-	}
-	fmt.Fprintf(ew, "\nBY RECORD TYPE\n")
-	for _, b := range s.ByType() {
-		fmt.Fprintf(ew, "  %s %10s %6s %8d  %s\n", bar(b.Bytes, s.Bytes), size(b.Bytes), share(b.Bytes, s.Bytes), b.Count, termsafe.String(b.Name))
-	}
-	fmt.Fprintf(ew, "\nBY JSON PATH (top %d)\n", s.Top)
-	for _, b := range s.ByClass() {
-		fmt.Fprintf(ew, "  %10s %6s %8d  %s\n", size(b.Bytes), share(b.Bytes, s.Bytes), b.Count, termsafe.String(b.Name))
-	}
-	if reps := s.Repeats(); len(reps) > 0 {
-		fmt.Fprintf(ew, "\nREPEATED STRINGS (copies x size, bytes beyond the first copy, class and place of the first)\n")
-		for _, r := range reps {
-			fmt.Fprintf(ew, "  %16s %10s  %s  %s:%d\n", fmt.Sprintf("%d x %s", r.Count, size(r.Size)), size(r.Wasted()), termsafe.String(r.Class), termsafe.String(r.Path), r.FirstLine)
-		}
-	}
-	fmt.Fprintf(ew, "\nLARGEST FILES (on disk, content, lines)\n")
-	for _, f := range s.Largest() {
-		fmt.Fprintf(ew, "  %10s %10s %8d  %s\n", size(f.DiskBytes), size(f.Bytes), f.Lines, termsafe.String(f.Path))
-	}
-	if trees := s.Trees(); len(trees) > 0 {
-		fmt.Fprintf(ew, "\nPARENT AND SUB-AGENT TREES (on disk, files, root)\n")
-		for _, t := range trees {
-			fmt.Fprintf(ew, "  %10s %8d  %s\n", size(t.DiskBytes), t.Files, termsafe.String(t.Root.Path))
-		}
-	}
-	fmt.Fprintf(ew, "\nRECLAIM POLICIES (rollout reclaim --policy P; what each frees and gives up)\n")
-	for _, p := range s.Reclaimable() {
-		fmt.Fprintf(ew, "  %-22s %10s %6s in %d files; gives up %s\n", p.Policy, size(p.Bytes), share(p.Bytes, s.DiskBytes), p.Files, p.GivesUp)
-	}
-	return ew.err
-}
-
-// errWriter keeps the first write error so printers can check once.
-type errWriter struct {
-	w   io.Writer
-	err error
-}
-
-func (e *errWriter) Write(p []byte) (int, error) {
-	if e.err != nil {
-		return len(p), nil
-	}
-	_, e.err = e.w.Write(p)
-	return len(p), nil
-}
-
-// spaceReport is the JSON report of `rollout space`: a designed schema,
-// additive only.
-type spaceReport struct {
-	SchemaVersion int                `json:"schema_version"`
-	Tool          string             `json:"tool"`
-	Version       string             `json:"version"`
-	Command       string             `json:"command"`
-	Files         int                `json:"files"`
-	DiskBytes     int64              `json:"disk_bytes"`
-	Bytes         int64              `json:"bytes"`
-	Lines         int64              `json:"lines"`
-	ByType        []space.Bucket     `json:"by_type"`
-	ByClass       []space.Bucket     `json:"by_class"`
-	Repeats       []spaceRepeat      `json:"repeats"`
-	Trees         []spaceTree        `json:"trees"`
-	Policies      []space.PolicyFree `json:"policies"`
-	PerFile       []spaceFile        `json:"per_file"`
-	Errors        []spaceFailure     `json:"errors"`
-}
-
-type spaceRepeat struct {
-	space.LocatedRepeat
-	Wasted int64 `json:"wasted"`
-}
-
-type spaceTree struct {
-	RootPath     string `json:"root_path"`
-	RootThreadID string `json:"root_thread_id"`
-	Files        int    `json:"files"`
-	DiskBytes    int64  `json:"disk_bytes"`
-	Bytes        int64  `json:"bytes"`
-}
-
-type spaceFile struct {
-	Path           string           `json:"path"`
-	ThreadID       string           `json:"thread_id"`
-	ParentThreadID string           `json:"parent_thread_id"`
-	DiskBytes      int64            `json:"disk_bytes"`
-	Bytes          int64            `json:"bytes"`
-	Lines          int              `json:"lines"`
-	Compressed     bool             `json:"compressed"`
-	Cold           bool             `json:"cold"`
-	Compactions    int              `json:"compactions"`
-	RepeatWasted   int64            `json:"repeat_wasted"`
-	Reclaimable    map[string]int64 `json:"reclaimable"`
-	ByType         []space.Bucket   `json:"by_type"`
-	ByClass        []space.Bucket   `json:"by_class"`
-}
-
-func printSpaceJSON(w io.Writer, s *space.Summary, failed []spaceFailure) error {
-	rep := spaceReport{SchemaVersion: schema.Version(schema.Space), Tool: "rollout", Version: version(), Command: "space",
-		Files: len(s.Files), DiskBytes: s.DiskBytes, Bytes: s.Bytes, Lines: s.Lines,
-		ByType: nonNil(s.ByType()), ByClass: nonNil(s.ByClass()), Policies: s.Reclaimable(),
-		Repeats: []spaceRepeat{}, Trees: []spaceTree{}, PerFile: []spaceFile{}, Errors: failed}
-	if rep.Errors == nil {
-		rep.Errors = []spaceFailure{}
-	}
-	for _, r := range s.Repeats() {
-		rep.Repeats = append(rep.Repeats, spaceRepeat{r, r.Wasted()})
-	}
-	for _, t := range s.Trees() {
-		rep.Trees = append(rep.Trees, spaceTree{t.Root.Path, t.Root.ThreadID, t.Files, t.DiskBytes, t.Bytes})
-	}
-	for _, f := range s.Files {
-		sf := spaceFile{Path: f.Path, ThreadID: f.ThreadID, ParentThreadID: f.ParentThreadID,
-			DiskBytes: f.DiskBytes, Bytes: f.Bytes, Lines: f.Lines, Compressed: f.Compressed, Cold: f.Cold,
-			Compactions: f.Compactions, RepeatWasted: f.RepeatWasted, Reclaimable: map[string]int64{},
-			ByType: nonNil(f.ByType[:min(len(f.ByType), s.Top)]), ByClass: nonNil(f.ByClass)}
-		for _, p := range space.Policies {
-			sf.Reclaimable[p.Name] = f.Freed(p.Name)
-		}
-		rep.PerFile = append(rep.PerFile, sf)
-	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(rep)
-}
-
-func nonNil(b []space.Bucket) []space.Bucket {
-	if b == nil {
-		return []space.Bucket{}
-	}
-	return b
-}
-
-// printSpaceCSV writes one row per file.
-func printSpaceCSV(w io.Writer, s *space.Summary) error {
-	cw := csv.NewWriter(w)
-	head := []string{"path", "thread_id", "parent_thread_id", "disk_bytes", "bytes", "lines", "compactions", "repeat_wasted"}
-	for _, p := range space.Policies {
-		head = append(head, "frees_"+strings.ReplaceAll(p.Name, "-", "_"))
-	}
-	cw.Write(head)
-	for _, f := range s.Files {
-		row := []string{f.Path, f.ThreadID, f.ParentThreadID, strconv.FormatInt(f.DiskBytes, 10),
-			strconv.FormatInt(f.Bytes, 10), strconv.Itoa(f.Lines), strconv.Itoa(f.Compactions), strconv.FormatInt(f.RepeatWasted, 10)}
-		for _, p := range space.Policies {
-			row = append(row, strconv.FormatInt(f.Freed(p.Name), 10))
-		}
-		cw.Write(row)
-	}
-	cw.Flush()
-	return cw.Error()
 }
