@@ -59,7 +59,8 @@ type engine struct {
 	orphanOutputs    []Observation // held until the end: the file's Codex version is known then
 	lastTime         time.Time     // timestamp of the last record that has a valid one
 	turnEvents       bool          // a task_started was seen: turns come from events, not user messages
-	prompts          promptTracker // user_message events and user message items, paired (prompts.go)
+	prompts          promptTracker // the prompts and user input items of the open turn (prompts.go)
+	promptVerdicts   []promptVerdict
 	lastPrompt       string        // key of the latest user message of the live history
 	emptyCompaction  *Observation  // the newest compaction, when its replacement_history is empty
 	turn             *turnState    // the open turn, nil outside turns
@@ -473,6 +474,7 @@ func (e *engine) Finish() *State {
 	}
 	e.orphanCalls()
 	e.judgePrompts()
+	e.reportPrompts()
 	if e.st.Era == rollout.EraEnvelope && e.st.HistoryMode == rollout.HistoryLegacy {
 		for _, o := range e.overLimit {
 			e.obs(o)

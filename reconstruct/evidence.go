@@ -214,10 +214,14 @@ type TurnIDMismatchEvidence struct {
 	Closed  string `json:"closed"`
 }
 
-// PromptMissingFromHistoryEvidence: a user_message event without its user
-// message item; Prompt is the first bytes of its text.
+// PromptMissingFromHistoryEvidence: a turn whose prompt was announced by
+// an event (user_message, or item_completed with a UserMessage) but whose
+// history holds no user input item; Prompt is the first bytes of the
+// event's text, Answered whether the turn left other items in the history
+// (what the model sees of it on resume: answers without the question).
 type PromptMissingFromHistoryEvidence struct {
-	Prompt string `json:"prompt"`
+	Prompt   string `json:"prompt"`
+	Answered bool   `json:"answered"`
 }
 
 // RollbackTooManyEvidence: Derived when the user turns were counted from

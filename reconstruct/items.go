@@ -73,12 +73,15 @@ func readItem(item []byte, rec *rollout.Record) itemFields {
 func (e *engine) addLiveItem(pos Pos, item []byte, rec *rollout.Record, index int) {
 	f := readItem(item, rec)
 	e.sinceWS = true
-	if isUserMessage(f.typ, f.role) && !contextualContent(f.content) {
+	switch {
+	case isUserMessage(f.typ, f.role) && !contextualContent(f.content):
 		text := contentText(f.content)
 		e.userTurnBoundary(pos)
 		e.userInput(pos, text)
-		e.prompts.item(text)
+		e.prompts.input()
 		e.lastPrompt = promptKey(text)
+	case f.typ != "message" || f.role == "assistant":
+		e.prompts.answer()
 	}
 	it := Item{ID: f.id, Type: f.typ, CallID: f.callID, Line: pos.Line, Offset: pos.Offset, Index: index}
 	e.checkID(pos, f, index)
@@ -406,6 +409,7 @@ func (e *engine) interAgent(rec *rollout.Record, pos Pos, p gjson.Result) {
 	if e.turn != nil {
 		e.turn.User = true
 	}
+	e.prompts.input()
 	id := p.Get("id")
 	if id.String() == "" {
 		e.missingIDs = append(e.missingIDs, Observation{Pos: pos,

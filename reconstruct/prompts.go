@@ -5,14 +5,20 @@ import (
 	"strings"
 )
 
-// Prompts pair each user_message event with the user message of the model
-// history. Codex persists both in legacy mode (the event for the UI, the
-// response item for the model); a resume rebuilds the model's history from
-// the response items only, so an event without its item means the model
-// resumes with the answers and tool calls of a turn but not its question.
+// Prompts: a turn whose prompt was announced by an event but whose history
+// holds no user input item. Codex persists a prompt twice in a turn: the
+// user input item for the model, and an event for the UI (user_message in
+// legacy mode, item_completed with a UserMessage item in paginated mode).
+// Resume rebuilds the model's history from the response items alone
+// (Session::reconstruct_history_from_rollout: RolloutItem::EventMsg(_)
+// changes nothing), so a turn with the event and no item resumes without
+// its question. The two are never paired by their text: redaction writes
+// the two copies differently and a pasted image puts tags and the image
+// before the text in the item. The structure is judged: whether the turn
+// holds any user input item at all.
 
-// promptKey is what two spellings of one prompt share: the first bytes of
-// the trimmed text (the item splits text into parts, the event joins them).
+// promptKey is the first bytes of a prompt's trimmed text: what the
+// message of a finding quotes, and what compaction/lost-prompt compares.
 func promptKey(text string) string {
 	t := strings.TrimSpace(text)
 	if len(t) > 64 {
@@ -21,101 +27,89 @@ func promptKey(text string) string {
 	return t
 }
 
-// A prompt is announced by up to two events: user_message (every mode) and,
-// in paginated files, item_completed with a UserMessage item (0.153 writes
-// both after the response item). Each kind pairs with the items on its own,
-// so that the second announcement of one prompt does not look like a prompt
-// without its item.
+// matchPrompt compares two keys: equal, or one a prefix of the other (an
+// item may carry the text in several parts).
+func matchPrompt(a, b string) bool {
+	return strings.HasPrefix(a, b) || strings.HasPrefix(b, a)
+}
+
+// A prompt is announced by up to two kinds of event: user_message (legacy
+// mode) and item_completed with a UserMessage item (paginated mode). A file
+// can hold both for one prompt (a converted legacy file), so each kind is
+// counted on its own and the larger count is the number of prompts.
 type promptSource uint8
 
 const (
-	fromUserMessage promptSource = 1 << iota
+	fromUserMessage promptSource = iota
 	fromItemCompleted
 )
 
-type pendingPrompt struct {
-	pos Pos
-	key string
-	src promptSource
-}
-
-type promptItem struct {
-	key     string
-	matched promptSource // the kinds of event already paired with it
-}
-
+// promptTracker counts, within one turn, the prompt announcements, the
+// user input items and the other model-visible items.
 type promptTracker struct {
-	items  []promptItem    // user message items of the turn
-	events []pendingPrompt // events not yet matched by an item
-	unread bool            // a line since the last judgement was not read: it may hold the item
+	events  [2]int // announcements by kind
+	first   Pos    // the first announcement beyond the input items so far
+	text    string // its first bytes
+	excess  bool   // first is set
+	inputs  int    // user message and inter-agent items
+	answers int    // every other item: what the model sees of the turn
+	unread  bool   // a line of the turn was not read: it may hold the item
 }
 
-// item notes a user message of the history.
-func (t *promptTracker) item(text string) {
-	k := promptKey(text)
-	if k == "" {
-		return
-	}
-	it := promptItem{key: k}
-	kept := t.events[:0]
-	for _, p := range t.events {
-		if it.matched&p.src == 0 && matchPrompt(p.key, k) {
-			it.matched |= p.src
-			continue
-		}
-		kept = append(kept, p)
-	}
-	t.events = kept
-	t.items = append(t.items, it)
-}
+// input notes a user input item of the history.
+func (t *promptTracker) input() { t.inputs++ }
+
+// answer notes another item of the turn's history.
+func (t *promptTracker) answer() { t.answers++ }
 
 // event notes an announcement of a prompt by an event of kind src.
+// Codex writes the item before its event, so an announcement that
+// outnumbers the inputs seen so far is the candidate for a prompt without
+// its item.
 func (t *promptTracker) event(pos Pos, text string, src promptSource) {
-	k := promptKey(text)
-	if k == "" {
-		return // an image-only prompt: nothing to compare
+	t.events[src]++
+	if !t.excess && t.events[src] > t.inputs {
+		t.first, t.text, t.excess = pos, promptKey(text), true
 	}
-	for i := range t.items {
-		if it := &t.items[i]; it.matched&src == 0 && matchPrompt(k, it.key) {
-			it.matched |= src
-			return
-		}
-	}
-	t.events = append(t.events, pendingPrompt{pos: pos, key: k, src: src})
 }
 
-// matchPrompt compares an event's key with an item's: equal, or one a
-// prefix of the other (the item may carry the text in several parts).
-func matchPrompt(ev, it string) bool {
-	return strings.HasPrefix(ev, it) || strings.HasPrefix(it, ev)
+// promptVerdict is a turn without its prompt, reported at the end of the
+// file unless the turn is rolled back (Codex drops it then, question and
+// answers alike).
+type promptVerdict struct {
+	pos  Pos
+	turn *turnState // nil: before any turn
+	ev   PromptMissingFromHistoryEvidence
 }
 
-// judge reports the events left without their item and starts over; it
-// runs where a turn ends and at the end of the file.
+// judgePrompts ends the turn's count; it runs where a turn ends (at its
+// closing event, the next turn's start, a derived turn's next user
+// message) and at the end of the file. A turn started at a user message
+// (a file with no turn events) holds its item by construction: there an
+// announcement beyond the turn's items has none.
 func (e *engine) judgePrompts() {
-	var reported []pendingPrompt
-	for _, p := range e.prompts.events {
-		if e.prompts.unread {
-			break
-		}
-		if announcedBefore(reported, p) {
-			continue // the other event of the same prompt: reported once
-		}
-		reported = append(reported, p)
-		e.emit(p.pos, PromptMissingFromHistoryEvidence{Prompt: p.key})
-	}
+	t := e.prompts
 	e.prompts = promptTracker{}
+	prompts := max(t.events[0], t.events[1])
+	missing := prompts > 0 && t.inputs == 0
+	if e.turn != nil && e.turn.derived {
+		missing = prompts > t.inputs
+	}
+	if !missing || t.unread {
+		return
+	}
+	e.promptVerdicts = append(e.promptVerdicts, promptVerdict{pos: t.first, turn: e.turn,
+		ev: PromptMissingFromHistoryEvidence{Prompt: t.text, Answered: t.answers > 0}})
 }
 
-// announcedBefore reports whether an event of the other kind already
-// stands for p's prompt.
-func announcedBefore(reported []pendingPrompt, p pendingPrompt) bool {
-	for _, r := range reported {
-		if r.src != p.src && matchPrompt(r.key, p.key) {
-			return true
+// reportPrompts reports the turns without their prompt that survive.
+func (e *engine) reportPrompts() {
+	for _, v := range e.promptVerdicts {
+		if v.turn == nil || !v.turn.RolledBack {
+			e.emit(v.pos, v.ev)
 		}
 	}
-	return false
+	e.promptVerdicts = nil
 }
 
 // carries reports whether raw JSON holds the prompt's key as a string.

@@ -145,6 +145,7 @@ func (e *engine) userTurnBoundary(pos Pos) {
 	if e.turnEvents {
 		return
 	}
+	e.judgePrompts()
 	if e.turn != nil {
 		e.turn.Status = "completed"
 	}
