@@ -52,21 +52,27 @@ type engine struct {
 	afterCompact     bool
 	lastTotal        *usage
 	skipDecrease     bool
-	missingIDs       []Observation // held until the end: whether the file uses ids is known then
-	failClosed       bool          // an unknown history mode: only line and envelope checks run
-	overLimit        []Observation // records the paginated migration would drop, judged at the end (history mode)
-	anchorWanted     bool          // a line whose time does not parse awaits the next valid one
-	orphanOutputs    []Observation // held until the end: the file's Codex version is known then
-	lastTime         time.Time     // timestamp of the last record that has a valid one
-	turnEvents       bool          // a task_started was seen: turns come from events, not user messages
-	prompts          promptTracker // the prompts and user input items of the open turn (prompts.go)
-	promptVerdicts   []promptVerdict
-	lastPrompt       string        // key of the latest user message of the live history
-	emptyCompaction  *Observation  // the newest compaction, when its replacement_history is empty
-	turn             *turnState    // the open turn, nil outside turns
-	turns            []*turnState
-	types            *typeTable // item types of every History of this replay
-	calls            textIndex  // live call_id -> index into st.History
+	// threadCounter: the file carries token_usage_record lines, whose
+	// thread_token_usage is the cumulative counter (tokens.go).
+	threadCounter      bool
+	lastThread         *int64
+	skipThreadDecrease bool
+	contextTurnID      string        // turn_id of a turn_context seen outside an open turn with events (turns.go)
+	missingIDs         []Observation // held until the end: whether the file uses ids is known then
+	failClosed         bool          // an unknown history mode: only line and envelope checks run
+	overLimit          []Observation // records the paginated migration would drop, judged at the end (history mode)
+	anchorWanted       bool          // a line whose time does not parse awaits the next valid one
+	orphanOutputs      []Observation // held until the end: the file's Codex version is known then
+	lastTime           time.Time     // timestamp of the last record that has a valid one
+	turnEvents         bool          // a task_started was seen: turns come from events, not user messages
+	prompts            promptTracker // the prompts and user input items of the open turn (prompts.go)
+	promptVerdicts     []promptVerdict
+	lastPrompt         string       // key of the latest user message of the live history
+	emptyCompaction    *Observation // the newest compaction, when its replacement_history is empty
+	turn               *turnState   // the open turn, nil outside turns
+	turns              []*turnState
+	types              *typeTable // item types of every History of this replay
+	calls              textIndex  // live call_id -> index into st.History
 	// pending are the unanswered calls of each call_id, in order: an
 	// output answers the latest, so an output inserted right after a call
 	// (repair's aborted output) answers that call even when the id is
@@ -240,9 +246,9 @@ func (e *engine) feedObject(rec *rollout.Record, pos Pos) {
 	case rollout.TypeCompacted:
 		e.compacted(rec, pos, payload)
 	case rollout.TypeTurnContext:
-		if t := payload.Get("turn_id"); t.Exists() && e.turn != nil && e.turn.ID == "" {
-			e.turn.ID = t.String()
-		}
+		e.turnContext(payload)
+	case rollout.TypeTokenUsageRecord:
+		e.tokenUsageRecord(pos, payload)
 	case rollout.TypeInterAgent:
 		e.interAgent(rec, pos, payload)
 	case rollout.TypeContextHandoff:
@@ -372,7 +378,7 @@ func (e *engine) sessionMeta(rec *rollout.Record, pos Pos, p gjson.Result) {
 			e.emit(pos, MetaUnexpectedExtraEvidence{ID: p.Get("id").String()})
 		}
 		// A fork replays its parent: its token counters start over.
-		e.lastTotal = nil
+		e.lastTotal, e.lastThread = nil, nil
 		return
 	}
 	e.metaSeen = true

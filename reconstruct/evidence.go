@@ -319,9 +319,13 @@ func (AgentCommMissingIDEvidence) Kind() Kind { return AgentCommMissingID }
 
 // Token usage.
 
+// TokensTotalDecreasedEvidence: Counter is the cumulative counter that
+// fell: token_count's total_token_usage, or token_usage_record's
+// thread_token_usage in files that carry those records.
 type TokensTotalDecreasedEvidence struct {
-	Previous int64 `json:"previous"`
-	Got      int64 `json:"got"`
+	Previous int64  `json:"previous"`
+	Got      int64  `json:"got"`
+	Counter  string `json:"counter"`
 }
 type TokensOverWindowEvidence struct {
 	Fill   int64 `json:"fill"`

@@ -49,8 +49,8 @@ func (e *engine) tokenCount(rec *rollout.Record, pos Pos, info gjson.Result) {
 		}
 		return
 	}
-	if e.lastTotal != nil && !e.skipDecrease && total.total < e.lastTotal.total {
-		e.emit(pos, TokensTotalDecreasedEvidence{Previous: e.lastTotal.total, Got: total.total})
+	if e.lastTotal != nil && !e.skipDecrease && !e.threadCounter && total.total < e.lastTotal.total {
+		e.emit(pos, TokensTotalDecreasedEvidence{Previous: e.lastTotal.total, Got: total.total, Counter: "total_token_usage"})
 	}
 	last := info.Get("last_token_usage")
 	lu := readUsage(last)
@@ -68,7 +68,7 @@ func (e *engine) tokenCount(rec *rollout.Record, pos Pos, info gjson.Result) {
 		Timestamp: string(ts)})
 	t := total
 	e.lastTotal = &t
-	e.skipDecrease = false
+	e.skipDecrease, e.skipThreadDecrease = false, false
 	seen := 1
 	if e.st.Tokens != nil {
 		seen = e.st.Tokens.RequestsSeen + 1
@@ -76,4 +76,26 @@ func (e *engine) tokenCount(rec *rollout.Record, pos Pos, info gjson.Result) {
 	e.st.Tokens = &TokenInfo{Line: pos.Line, Fill: fill, Window: window, TotalTokens: total.total,
 		InputTokens: total.input, CachedInput: total.cached, OutputTokens: total.output,
 		ReasoningOut: total.reasoning, RequestsSeen: seen}
+}
+
+// tokenUsageRecord follows the thread's counter. Codex writes one
+// token_usage_record per completed response (newer than rust-v0.149.0:
+// TokenUsageRecord {usage, turn_token_usage, thread_token_usage}), before
+// the token_count of the same response. Its thread_token_usage is the
+// thread's cumulative usage; a token_count's total_token_usage need not be
+// any more: 0.153.4 writes the turn's usage there, restarting each turn.
+// So in a file that carries these records the thread counter is the one
+// judged, and a token_count total that falls is what that version writes.
+func (e *engine) tokenUsageRecord(pos Pos, p gjson.Result) {
+	u := p.Get("thread_token_usage")
+	if !u.IsObject() {
+		return
+	}
+	e.threadCounter = true
+	thread := readUsage(u).total
+	if e.lastThread != nil && !e.skipThreadDecrease && thread < *e.lastThread {
+		e.emit(pos, TokensTotalDecreasedEvidence{Previous: *e.lastThread, Got: thread, Counter: "thread_token_usage"})
+	}
+	e.lastThread = &thread
+	e.skipThreadDecrease = false
 }

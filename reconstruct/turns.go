@@ -22,6 +22,9 @@ type turnState struct {
 	// derived: started at a user message because the file persists no turn
 	// events (Codex before about 0.104); such a turn has no closing event.
 	derived bool
+	// idFromContext: ID came from a turn_context, not from the turn's
+	// own events.
+	idFromContext bool
 }
 
 // checkpoint is what a rollback restores: the state at the start of a turn.
@@ -77,6 +80,14 @@ func (e *engine) event(rec *rollout.Record, pos Pos) {
 			e.turn.Status = "unclosed"
 		}
 		t := &turnState{ID: p.Get("turn_id").String(), Pos: pos, Status: "open", cp: e.checkpoint(), window: p.Get("model_context_window").Int()}
+		if prev := e.lastTurn(); prev != nil && prev.idFromContext && t.ID != "" && prev.ID == t.ID {
+			// The turn_context that named the previous turn was this one's.
+			prev.ID, prev.idFromContext = "", false
+		}
+		if t.ID == "" {
+			t.ID, t.idFromContext = e.contextTurnID, e.contextTurnID != ""
+		}
+		e.contextTurnID = ""
 		e.turns = append(e.turns, t)
 		e.turn = t
 		e.emit(pos, FlowTurnStartedEvidence{TurnID: t.ID, Window: t.window})
@@ -86,7 +97,12 @@ func (e *engine) event(rec *rollout.Record, pos Pos) {
 			return
 		}
 		closing := p.Get("turn_id").String()
-		if closing != "" && e.turn.ID != "" && closing != e.turn.ID {
+		switch {
+		case closing == "":
+		case e.turn.ID == "" || e.turn.idFromContext:
+			// The closing event names the turn: it is the turn's own.
+			e.turn.ID, e.turn.idFromContext = closing, false
+		case closing != e.turn.ID:
 			e.emit(pos, TurnIDMismatchEvidence{Started: e.turn.ID, Closed: closing})
 		}
 		e.turn.Status = "completed"
@@ -114,6 +130,35 @@ func (e *engine) event(rec *rollout.Record, pos Pos) {
 	case "token_count":
 		e.tokenCount(rec, pos, p.Get("info"))
 	}
+}
+
+// turnContext attributes a turn_context's turn_id. Codex writes a turn's
+// turn_context after its task_started, and in files without turn events
+// (before 0.100) before its user message: so it names the open turn only
+// when that turn started from an event and has no id yet, and otherwise
+// the turn that starts next. A derived turn never takes a turn_context
+// seen inside it: that one belongs to the next user message. (A file cut
+// out of a longer one, a usage example, starts this way.)
+func (e *engine) turnContext(p gjson.Result) {
+	id := p.Get("turn_id").String()
+	if id == "" {
+		return
+	}
+	if e.turn != nil && !e.turn.derived {
+		if e.turn.ID == "" {
+			e.turn.ID, e.turn.idFromContext = id, true
+		}
+		return
+	}
+	e.contextTurnID = id
+}
+
+// lastTurn is the latest turn, nil before the first.
+func (e *engine) lastTurn() *turnState {
+	if len(e.turns) == 0 {
+		return nil
+	}
+	return e.turns[len(e.turns)-1]
 }
 
 // followedEvents are the event types event acts on.
@@ -149,7 +194,8 @@ func (e *engine) userTurnBoundary(pos Pos) {
 	if e.turn != nil {
 		e.turn.Status = "completed"
 	}
-	t := &turnState{Pos: pos, Status: "open", cp: e.checkpoint(), derived: true}
+	t := &turnState{Pos: pos, Status: "open", cp: e.checkpoint(), derived: true, ID: e.contextTurnID, idFromContext: e.contextTurnID != ""}
+	e.contextTurnID = ""
 	e.turns = append(e.turns, t)
 	e.turn = t
 	e.emit(pos, FlowTurnStartedEvidence{Derived: true})
@@ -206,7 +252,7 @@ func (e *engine) rollback(pos Pos, n int) {
 	e.st.Lineage = cp.lineage
 	e.afterCompact = cp.afterCompact
 	e.st.Tokens = cp.tokens
-	e.skipDecrease = true
+	e.skipDecrease, e.skipThreadDecrease = true, true
 	e.reindex()
 	e.emit(pos, FlowRollbackEvidence{NumTurns: n, FromLine: from.Pos.Line})
 }

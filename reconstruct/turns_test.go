@@ -135,3 +135,45 @@ func TestLegacyCompactionReindexes(t *testing.T) {
 		t.Errorf("%d live items, want the message and the output", st.History.Len())
 	}
 }
+
+// TestUsageSliceTurnIDs: in a slice of a 0.153 file without task_started
+// (a usage tool's copy), each turn_context comes before its turn's user
+// message. The first turn was named after the next turn's turn_context
+// (usage-example-007); each turn takes the turn_context before it, and the
+// last one the id of its task_complete.
+func TestUsageSliceTurnIDs(t *testing.T) {
+	const fx = "../fixtures/real/tokens-total-decreased.v153-usage-slice.txtar"
+	_, st := replay(t, section(t, fx, "clean.jsonl"), reconstruct.Options{})
+	var got []string
+	for _, turn := range st.Turns {
+		got = append(got, fmt.Sprintf("%d %s %s", turn.StartLine, turn.ID, turn.Status))
+	}
+	want := []string{"3 usage-example-006 completed", "8 usage-example-007 completed", "13 usage-example-008 completed"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("turns (-want +got):\n%s", diff)
+	}
+}
+
+// TestTurnIDFromEvents: a turn takes its id from its task_started; a
+// turn_context naming the next turn does not rename the one still open,
+// and a turn with no id of its own takes its closing event's.
+func TestTurnIDFromEvents(t *testing.T) {
+	src := `{"timestamp":"2026-09-05T09:30:00.000Z","type":"session_meta","payload":{"id":"019f1c02-4e50-7a61-8b72-9c8d7e6f5a40","cli_version":"0.153.4"}}
+{"timestamp":"2026-09-05T09:30:00.100Z","type":"event_msg","payload":{"type":"task_started"}}
+{"timestamp":"2026-09-05T09:30:00.200Z","type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"one"}]}}
+{"timestamp":"2026-09-05T09:30:00.300Z","type":"event_msg","payload":{"type":"task_complete","turn_id":"t1"}}
+{"timestamp":"2026-09-05T09:30:00.400Z","type":"event_msg","payload":{"type":"task_started"}}
+{"timestamp":"2026-09-05T09:30:00.500Z","type":"turn_context","payload":{"turn_id":"t3"}}
+{"timestamp":"2026-09-05T09:30:00.600Z","type":"event_msg","payload":{"type":"task_started","turn_id":"t3"}}
+{"timestamp":"2026-09-05T09:30:00.700Z","type":"event_msg","payload":{"type":"task_complete","turn_id":"t3"}}
+`
+	_, st := replay(t, src, reconstruct.Options{})
+	var got []string
+	for _, turn := range st.Turns {
+		got = append(got, fmt.Sprintf("%d %q %s", turn.StartLine, turn.ID, turn.Status))
+	}
+	want := []string{`2 "t1" completed`, `5 "" unclosed`, `7 "t3" completed`}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("turns (-want +got):\n%s", diff)
+	}
+}
