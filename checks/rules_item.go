@@ -46,10 +46,62 @@ var itemRules = []*Rule{
 	}, func(e reconstruct.ItemDuplicateIDEvidence) string {
 		return fmt.Sprintf("id %v is already used by a different item on line %d", e.ID, e.FirstLine)
 	}),
+	on(Rule{ID: "item/duplicate", Severity: Error, Since: "0.3.0",
+		Title: "an item appended twice, byte for byte (warning for an item without id)",
+		Doc: "The same item is in the live history twice: the same id and the same bytes, or, for a tool call or output without id, the same call_id and the same bytes. A writer appended it twice (a retried append after a crash, a resume that wrote the history again, an exact duplicate line). Codex rebuilds the history with both copies and sends them: with an id the Responses API rejects every later request (\"Duplicate item found with id ... Remove duplicate items from your input\"), so the thread cannot continue (error); without an id the model sees the call or output twice (warning). " +
+			"It is one call for the pairing: Codex's normalize step (ensure_call_outputs_present and remove_orphan_outputs, codex-rs/core/src/context_manager/normalize.rs at rust-v0.147.0) pairs calls and outputs by call_id, so the copy of an answered call is answered too, and neither tool/orphan-call nor tool/duplicate-call-id is reported for it. An item that reuses an id with other content is item/duplicate-id.",
+		Fix:  "move the later copy's line to FILE.quarantine.jsonl (nothing is lost: the first copy stays)",
+		plan: withEvidence(dropDuplicate),
+		context: severityBy(func(e reconstruct.ItemDuplicateEvidence, _ *reconstruct.State) Severity {
+			if e.ID != "" {
+				return Error
+			}
+			return Warning
+		}),
+	}, func(e reconstruct.ItemDuplicateEvidence) string {
+		if e.ID != "" {
+			return fmt.Sprintf("%v %v repeats the item on line %d byte for byte: Codex sends both and the API rejects every request (\"Duplicate item found with id\")", e.ItemType, e.ID, e.FirstLine)
+		}
+		return fmt.Sprintf("%v for call_id %v repeats the one on line %d byte for byte: Codex sends it twice", e.ItemType, e.CallID, e.FirstLine)
+	}),
 	on(Rule{ID: "item/bad-uuidv7", Severity: Warning, Since: "0.1.0",
 		Title: "a locally formed id whose UUID is not a valid version 7",
 		Doc:   "Locally assigned ids are <prefix>_<uuidv7>; another version or variant means the id was not made by Codex.",
 	}, func(e reconstruct.ItemBadUUIDv7Evidence) string {
 		return fmt.Sprintf("id %v: %v", e.ID, e.Reason)
 	}),
+}
+
+// dropDuplicate moves the later copy of an item appended twice to
+// quarantine: the whole line when it holds only that item, else the one
+// object (a concatenated line). The first copy is what stays.
+func dropDuplicate(p *planner, f Finding, e reconstruct.ItemDuplicateEvidence) string {
+	switch {
+	case e.ItemIndex >= 0:
+		return "the copy is inside a compaction's replacement history"
+	case e.FirstLine == f.Line:
+		return "both copies are on one line"
+	}
+	id, callID, typ := e.ID, e.CallID, e.ItemType
+	envelope := p.envelope
+	p.add(f.Line, "duplicate:"+id+":"+callID, rollout.Edit{Kind: rollout.EditDrop, Label: f.Rule, Match: func(obj []byte) bool {
+		item := obj
+		if envelope {
+			item = member(obj, "payload")
+			if typ == rollout.TypeInterAgent {
+				return stringIs(member(obj, "type"), typ) && rollout.DecodeString(member(item, "id")) == id
+			}
+			if !stringIs(member(obj, "type"), rollout.TypeResponseItem) {
+				return false
+			}
+		}
+		if !stringIs(member(item, "type"), typ) {
+			return false
+		}
+		if id != "" {
+			return rollout.DecodeString(member(item, "id")) == id
+		}
+		return rollout.DecodeString(member(item, "call_id")) == callID
+	}})
+	return ""
 }

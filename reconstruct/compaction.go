@@ -38,6 +38,7 @@ func (e *engine) compacted(rec *rollout.Record, pos Pos, p gjson.Result) {
 		e.st.History = newHistory(e.types)
 		e.ids.reset()
 		e.calls.reset()
+		e.outputs.reset()
 		clear(e.pending)
 		raw := []byte(rh.Raw)
 		i := 0
@@ -53,7 +54,7 @@ func (e *engine) compacted(rec *rollout.Record, pos Pos, p gjson.Result) {
 				e.checkPrefixedID(pos, f.id, f.typ, prefix, typed, i)
 			}
 			it := Item{ID: f.id, Type: f.typ, CallID: f.callID, Line: pos.Line, Offset: pos.Offset, Index: i}
-			if f.id != "" {
+			if f.id != "" || f.callID != "" {
 				it.hash = maphash.Bytes(hashSeed, item)
 			}
 			e.appendItem(pos, it, item)

@@ -73,6 +73,7 @@ type engine struct {
 	turns              []*turnState
 	types              *typeTable // item types of every History of this replay
 	calls              textIndex  // live call_id -> index into st.History
+	outputs            textIndex  // live output call_id -> index of its first output
 	// pending are the unanswered calls of each call_id, in order: an
 	// output answers the latest, so an output inserted right after a call
 	// (repair's aborted output) answers that call even when the id is
@@ -91,7 +92,7 @@ func newEngine(opts Options, obs Observer) *engine {
 	if obs == nil {
 		obs = func(Observation) {}
 	}
-	e := &engine{opts: opts, obs: obs, types: newTypeTable(), calls: textIndex{call: true}, pending: map[string][]int{}}
+	e := &engine{opts: opts, obs: obs, types: newTypeTable(), calls: textIndex{call: true}, outputs: textIndex{call: true}, pending: map[string][]int{}}
 	e.st.History = newHistory(e.types)
 	e.st.Era = rollout.EraUnknown
 	e.st.Handoffs = map[string]*Handoff{}

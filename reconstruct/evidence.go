@@ -159,6 +159,18 @@ type ItemBadUUIDv7Evidence struct {
 	ItemIndex int    `json:"item_index"`
 }
 
+// ItemDuplicateEvidence: the item repeats, byte for byte, the live item
+// on FirstLine: the same id, or without an id the same call_id (CallID).
+type ItemDuplicateEvidence struct {
+	ID        string `json:"id,omitempty"`
+	CallID    string `json:"call_id,omitempty"`
+	ItemType  string `json:"item_type"`
+	FirstLine int    `json:"first_line"`
+	ItemIndex int    `json:"item_index"`
+}
+
+func (ItemDuplicateEvidence) Kind() Kind { return ItemDuplicate }
+
 func (ItemMissingIDEvidence) Kind() Kind      { return ItemMissingID }
 func (ItemPrefixMismatchEvidence) Kind() Kind { return ItemPrefixMismatch }
 func (ItemDuplicateIDEvidence) Kind() Kind    { return ItemDuplicateID }

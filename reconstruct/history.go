@@ -42,7 +42,12 @@ type histItem struct {
 	answered bool
 	packed   bool // the id is stored packed (packID)
 	lazy     bool // hash not computed yet: see engine.contentHash
+	dup      bool // a byte-for-byte copy of an earlier live item (item/duplicate)
 }
+
+// hashed reports whether the item's content hash is known or can be read
+// back (items without an id or a call_id are not hashed).
+func (x *histItem) hashed() bool { return x.lazy || x.hash != 0 }
 
 type wideItem struct{ line, index int }
 

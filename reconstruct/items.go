@@ -90,7 +90,8 @@ func (e *engine) addLiveItem(pos Pos, item []byte, rec *rollout.Record, index in
 		start = rec.PayloadOffset()
 	}
 	switch {
-	case f.id == "":
+	case f.id == "" && f.callID == "":
+		// Only items with an id or a call_id are compared (duplicates).
 	case e.reread != nil && start <= math.MaxUint32 && len(item) <= math.MaxUint32:
 		it.lazy, it.hash = true, uint64(start)<<32|uint64(len(item))
 	default:
@@ -121,15 +122,17 @@ func (e *engine) contentHash(x *histItem, raw []byte) (uint64, bool) {
 }
 
 // appendItem records an item in the live history, pairing tool calls and
-// spotting reused ids. raw is the item's bytes.
+// spotting reused ids and items appended twice. raw is the item's bytes.
 func (e *engine) appendItem(pos Pos, it Item, raw []byte) {
 	h := e.st.History
 	i := h.Len()
 	h.append(it)
-	if it.ID != "" {
-		if j, ok := e.ids.add(h, i); ok && !e.sameItem(h, j, i, raw) {
-			e.emit(pos, ItemDuplicateIDEvidence{ID: it.ID, FirstLine: h.pos(j).Line, ItemIndex: it.Index})
-		}
+	if e.duplicate(pos, h, i, it, raw) {
+		// The same item again: Codex sends both copies, but it is one
+		// call (or one output) for the pairing, as Codex's normalize step
+		// pairs by call_id.
+		h.item(i).dup = true
+		return
 	}
 	switch {
 	case rollout.IsToolCall(it.Type) && it.CallID != "":
@@ -142,6 +145,9 @@ func (e *engine) appendItem(pos Pos, it Item, raw []byte) {
 		}
 		e.pending[it.CallID] = append(e.pending[it.CallID], i)
 	case rollout.IsToolOutput(it.Type):
+		if it.CallID != "" {
+			e.outputs.add(h, i)
+		}
 		// Another output for an answered call is not an orphan.
 		if _, known := e.calls.getItem(h, i); !e.answer(it.CallID) && !known {
 			// Reported at the end, when the file's Codex version is known.
@@ -151,12 +157,39 @@ func (e *engine) appendItem(pos Pos, it Item, raw []byte) {
 	}
 }
 
+// duplicate reports item i (just appended, its bytes raw) when it repeats
+// an earlier live item byte for byte: the same id, or without an id the
+// same call_id of a tool call or output. Another item under a used id is
+// item/duplicate-id.
+func (e *engine) duplicate(pos Pos, h *History, i int, it Item, raw []byte) bool {
+	var j int
+	var ok bool
+	switch {
+	case it.ID != "":
+		if j, ok = e.ids.add(h, i); ok && !e.sameItem(h, j, i, raw) {
+			e.emit(pos, ItemDuplicateIDEvidence{ID: it.ID, FirstLine: h.pos(j).Line, ItemIndex: it.Index})
+			return false
+		}
+	case it.CallID != "" && rollout.IsToolCall(it.Type):
+		j, ok = e.calls.getItem(h, i)
+		ok = ok && e.sameItem(h, j, i, raw)
+	case it.CallID != "" && rollout.IsToolOutput(it.Type):
+		j, ok = e.outputs.getItem(h, i)
+		ok = ok && e.sameItem(h, j, i, raw)
+	}
+	if ok {
+		e.emit(pos, ItemDuplicateEvidence{ID: it.ID, CallID: it.CallID, ItemType: it.Type,
+			FirstLine: h.pos(j).Line, ItemIndex: it.Index})
+	}
+	return ok
+}
+
 // sameItem reports whether items j and i of h (i just appended, its bytes
 // raw) have the same type and content. A hash that cannot be computed (the
-// file changed under us) counts as different content.
+// file changed under us), or an item never hashed, counts as different.
 func (e *engine) sameItem(h *History, j, i int, raw []byte) bool {
 	first, last := h.item(j), h.item(i)
-	if first.typ != last.typ {
+	if first.typ != last.typ || !first.hashed() || !last.hashed() {
 		return false
 	}
 	a, okA := e.contentHash(first, nil)
@@ -217,6 +250,7 @@ func looksLikeUUID(s string) bool {
 func (e *engine) reindex() {
 	e.ids.reset()
 	e.calls.reset()
+	e.outputs.reset()
 	clear(e.pending)
 	h := e.st.History
 	for i := range h.Len() {
@@ -232,6 +266,8 @@ func (e *engine) reindex() {
 	for i := range h.Len() {
 		x := h.item(i)
 		switch {
+		case x.dup:
+			// A copy of an earlier item: it pairs as that one.
 		case h.isToolCall(x) && x.callLen > 0:
 			call := string(h.callID(x))
 			if j, ok := e.calls.add(h, i); ok && h.item(j).answered {
@@ -239,6 +275,9 @@ func (e *engine) reindex() {
 			}
 			e.pending[call] = append(e.pending[call], i)
 		case h.isToolOutput(x):
+			if x.callLen > 0 {
+				e.outputs.add(h, i)
+			}
 			e.answer(string(h.callID(x)))
 		}
 	}
@@ -279,7 +318,7 @@ func (e *engine) orphanCalls() {
 	answered, version := e.normalizes(answersOrphanCallsSince)
 	h := e.st.History
 	for i := range h.Len() {
-		if x := h.item(i); !h.isToolCall(x) || x.answered || x.callLen == 0 {
+		if x := h.item(i); !h.isToolCall(x) || x.answered || x.callLen == 0 || x.dup {
 			continue
 		}
 		it := h.At(i)

@@ -135,6 +135,8 @@ const (
 	HomeMigrationPending
 	HomeMigrationStaged
 
+	ItemDuplicate // an item appended twice, byte for byte
+
 	kindEnd // keep last
 )
 

@@ -341,10 +341,18 @@ func (p *RepairPrinter) PrintOutcome(out *repair.Outcome, remaining []checks.Fin
 	if !p.Write && !out.NothingToFix() && out.Refusal == nil {
 		p.Hint("add --write to apply the plan (the original is kept as %s.bak), or --write -o OUT to write elsewhere", p.Path)
 	}
+	// An opt-in fix is offered only for what remains after this repair:
+	// a finding the plan's own fixes resolve (the call of an orphan output
+	// restored by splitting a glued line, the copy of a call removed) would
+	// be "fixed" again by discarding or inventing data.
+	left := map[string]bool{}
+	for _, f := range remaining {
+		left[f.Rule] = true
+	}
 	var optIn []string
 	seen := map[string]bool{}
 	for _, u := range out.Fixes.Left {
-		if strings.HasPrefix(u.Reason, "opt-in") && !seen[u.Finding.Rule] {
+		if strings.HasPrefix(u.Reason, "opt-in") && left[u.Finding.Rule] && !seen[u.Finding.Rule] {
 			seen[u.Finding.Rule] = true
 			optIn = append(optIn, u.Finding.Rule)
 		}

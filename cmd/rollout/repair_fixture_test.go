@@ -18,6 +18,7 @@ import (
 	"github.com/klauspost/compress/zstd"
 	"github.com/rogpeppe/go-internal/txtar"
 
+	"github.com/rollout-dev/rollout/checks"
 	"github.com/rollout-dev/rollout/rollout"
 )
 
@@ -246,6 +247,7 @@ func TestRepairFixtures(t *testing.T) {
 			if diff := cmp.Diff(string(fx.want), string(got)); diff != "" {
 				t.Errorf("%s: repaired file (-want +got):\n%s", fx.source, diff)
 			}
+			checkOptInHints(t, dryErr, path)
 			if p := planLinesOf(out); !cmp.Equal(p, plan) {
 				t.Errorf("--write plan differs from the dry run's:\n%s\nvs\n%s", strings.Join(p, "\n"), strings.Join(plan, "\n"))
 			}
@@ -371,5 +373,34 @@ func TestRepairHandoffGoldens(t *testing.T) {
 				t.Errorf("second repair is not a no-op:\n%s", stdout)
 			}
 		})
+	}
+}
+
+// optInHint is repair's hint naming opt-in fixes.
+var optInHint = regexp.MustCompile(`(?m)^rollout: hint: (.+) (?:has|have) an opt-in fix`)
+
+// checkOptInHints: every opt-in fix repair's hint offers is for a finding
+// the repaired file (at path) still has. A hint for a finding the plan's
+// own fixes resolve would send the user to a fix that discards or invents
+// data (an orphan's output dropped, a fake "aborted" output added) where
+// the plan already fixed it losslessly.
+func checkOptInHints(t *testing.T, stderr, path string) {
+	t.Helper()
+	m := optInHint.FindStringSubmatch(stderr)
+	if m == nil {
+		return
+	}
+	res, err := checks.Run(path, nil, checks.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	left := map[string]bool{}
+	for _, f := range res.Findings {
+		left[f.Rule] = true
+	}
+	for _, rule := range strings.Split(m[1], ", ") {
+		if !left[rule] {
+			t.Errorf("repair hints at %s's opt-in fix, but the repaired file has no %s finding:\n%s", rule, rule, stderr)
+		}
 	}
 }
