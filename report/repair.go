@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"github.com/rollout-dev/rollout/artifacts"
 	"github.com/rollout-dev/rollout/internal/termsafe"
 	"io"
 	"strconv"
@@ -231,7 +232,7 @@ func (p *RepairPrinter) PrintPlan(out *repair.Outcome) {
 	if p.Write {
 		mode = "planned"
 	}
-	fmt.Fprintf(w, "%s: %d %s %s\n", p.Path, lines, plural(lines, "fix", "fixes"), mode)
+	fmt.Fprintf(w, "%s: %d %s %s\n", termsafe.String(p.Path), lines, plural(lines, "fix", "fixes"), mode)
 	var what []byte
 	for i := 0; i < len(cs); {
 		j := planGroup(cs, i)
@@ -262,7 +263,7 @@ func (p *RepairPrinter) PrintPlan(out *repair.Outcome) {
 	}
 	if out.Links > 1 && p.Output == "" {
 		fmt.Fprintf(w, "  note: %s has %d other hard %s: %s the old content (the repair writes a new file)\n",
-			p.Path, out.Links-1, plural(int(out.Links-1), "link", "links"), plural(int(out.Links-1), "it keeps", "they keep"))
+			termsafe.String(p.Path), out.Links-1, plural(int(out.Links-1), "link", "links"), plural(int(out.Links-1), "it keeps", "they keep"))
 	}
 }
 
@@ -286,13 +287,13 @@ func (p *RepairPrinter) PrintOutcome(out *repair.Outcome, remaining []checks.Fin
 	w := p.Out
 	switch {
 	case out.Wrote && !out.NothingToFix():
-		fmt.Fprintf(w, "wrote %s (%d lines, %d changed", out.Target, out.LinesOut, len(out.Changes))
+		fmt.Fprintf(w, "wrote %s (%d lines, %d changed", termsafe.String(out.Target), out.LinesOut, len(out.Changes))
 		if out.Backup != "" {
-			fmt.Fprintf(w, "; the original is kept as %s", out.Backup)
+			fmt.Fprintf(w, "; the original is kept as %s", termsafe.String(out.Backup))
 		}
 		fmt.Fprintln(w, ")")
 	case out.Wrote:
-		fmt.Fprintf(w, "wrote %s (unchanged copy)\n", out.Target)
+		fmt.Fprintf(w, "wrote %s (unchanged copy)\n", termsafe.String(out.Target))
 	}
 	if n := len(out.Quarantined); n > 0 {
 		verb := "would go"
@@ -300,9 +301,9 @@ func (p *RepairPrinter) PrintOutcome(out *repair.Outcome, remaining []checks.Fin
 			verb = "went"
 		}
 		if k := out.AlreadyQuarantined; k > 0 {
-			fmt.Fprintf(w, "%d %s %s to %s (%d already there, not added again)\n", n, plural(n, "line", "lines"), verb, out.Quarantine, k)
+			fmt.Fprintf(w, "%d %s %s to %s (%d already there, not added again)\n", n, plural(n, "line", "lines"), verb, termsafe.String(out.Quarantine), k)
 		} else {
-			fmt.Fprintf(w, "%d %s %s to %s\n", n, plural(n, "line", "lines"), verb, out.Quarantine)
+			fmt.Fprintf(w, "%d %s %s to %s\n", n, plural(n, "line", "lines"), verb, termsafe.String(out.Quarantine))
 		}
 	}
 	if sv := out.Salvage; sv != nil && out.Refusal == nil {
@@ -314,7 +315,7 @@ func (p *RepairPrinter) PrintOutcome(out *repair.Outcome, remaining []checks.Fin
 		if sv.Duplicate {
 			again = " (already there, not added again)"
 		}
-		fmt.Fprintf(w, "the unreadable end of the zstd stream (%d bytes from byte %d on) %s to %s as base64%s\n", sv.TailBytes(), sv.Offset, verb, out.Quarantine, again)
+		fmt.Fprintf(w, "the unreadable end of the zstd stream (%d bytes from byte %d on) %s to %s as base64%s\n", sv.TailBytes(), sv.Offset, verb, termsafe.String(out.Quarantine), again)
 	}
 	var nerr, nwarn, ninfo int
 	for _, f := range remaining {
@@ -339,7 +340,11 @@ func (p *RepairPrinter) PrintOutcome(out *repair.Outcome, remaining []checks.Fin
 		p.printRemaining(out, remaining, nerr)
 	}
 	if !p.Write && !out.NothingToFix() && out.Refusal == nil {
-		p.Hint("add --write to apply the plan (the original is kept as %s.bak), or --write -o OUT to write elsewhere", p.Path)
+		backup := p.Path + artifacts.BackupSuffix
+		if place, err := artifacts.For(p.Path); err == nil {
+			backup = place.Backup(0)
+		}
+		p.Hint("add --write to apply the plan (the original is kept as %s), or --write -o OUT to write elsewhere", termsafe.String(backup))
 	}
 	// An opt-in fix is offered only for what remains after this repair:
 	// a finding the plan's own fixes resolve (the call of an orphan output

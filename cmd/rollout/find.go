@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/rollout-dev/rollout/internal/termsafe"
 	"github.com/rollout-dev/rollout/rollout"
 	"github.com/spf13/cobra"
 )
@@ -59,10 +60,10 @@ func runFind(ctx context.Context, a *app, o *findOptions) error {
 	}
 	for _, m := range matches {
 		if !o.long {
-			fmt.Fprintln(a.io.Out, m.Path)
+			fmt.Fprintln(a.io.Out, termsafe.String(m.Path))
 			continue
 		}
-		fmt.Fprintf(a.io.Out, "%s\t%s\t%s\n", m.Path, m.ThreadID, matchSource(m, o.query))
+		fmt.Fprintf(a.io.Out, "%s\t%s\t%s\n", termsafe.String(m.Path), termsafe.String(m.ThreadID), matchSource(m, o.query))
 	}
 	return nil
 }

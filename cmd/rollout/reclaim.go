@@ -318,7 +318,7 @@ func printReclaimText(w io.Writer, files []*reclaimFile, o *reclaimOptions) {
 	written, refused := 0, 0
 	for _, f := range files {
 		if f.Error != "" {
-			fmt.Fprintf(w, "%s: error: %s\n", f.Path, f.Error)
+			fmt.Fprintf(w, "%s: error: %s\n", termsafe.String(f.Path), termsafe.String(f.Error))
 			continue
 		}
 		before += f.BytesBefore
@@ -340,24 +340,24 @@ func printReclaimText(w io.Writer, files []*reclaimFile, o *reclaimOptions) {
 			written++
 		}
 		if f.Blocked != "" {
-			fmt.Fprintf(w, "%s: skipped: %s\n", f.Path, f.Blocked)
+			fmt.Fprintf(w, "%s: skipped: %s\n", termsafe.String(f.Path), termsafe.String(f.Blocked))
 			continue
 		}
 		if len(f.Cuts) == 0 {
-			fmt.Fprintf(w, "%s: nothing to reclaim\n", f.Path)
+			fmt.Fprintf(w, "%s: nothing to reclaim\n", termsafe.String(f.Path))
 		} else {
-			fmt.Fprintf(w, "%s: %s -> %s (+ %s archive), frees %s; %s\n", f.Path, report.Size(f.BytesBefore), report.Size(f.BytesAfter), report.Size(f.ArchiveBytes), report.Size(f.Freed), verdict)
+			fmt.Fprintf(w, "%s: %s -> %s (+ %s archive), frees %s; %s\n", termsafe.String(f.Path), report.Size(f.BytesBefore), report.Size(f.BytesAfter), report.Size(f.ArchiveBytes), report.Size(f.Freed), verdict)
 		}
 		for _, p := range reclaim.Policies {
 			if n := f.Cuts[p]; n > 0 {
 				what := fmt.Sprintf("%d ranges", n)
 				if p == space.PolicyCompress {
-					what = "-> " + f.OutPath
+					what = "-> " + termsafe.String(f.OutPath)
 				}
 				fmt.Fprintf(w, "  %-24s %s\n", p, what)
 			}
 			if why, ok := f.Skipped[p]; ok {
-				fmt.Fprintf(w, "  %-24s skipped: %s\n", p, why)
+				fmt.Fprintf(w, "  %-24s skipped: %s\n", p, termsafe.String(why))
 			}
 		}
 		if f.StateDiff != "" {

@@ -384,7 +384,7 @@ func refusalError(ref *repair.Refusal) error {
 // and returns the exit code.
 func (o *repairOptions) finish(a *app, p *report.RepairPrinter, out *repair.Outcome) error {
 	if out.NothingToFix() {
-		fmt.Fprintf(a.io.Out, "%s: nothing to repair\n", o.path)
+		fmt.Fprintf(a.io.Out, "%s: nothing to repair\n", termsafe.String(o.path))
 	}
 	remaining := out.Remaining()
 	p.PrintOutcome(out, remaining)
