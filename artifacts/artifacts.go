@@ -40,6 +40,7 @@ const (
 	UndoSuffix       = ".repair-undo.json"
 	ArchiveSuffix    = ".reclaimed.jsonl.zst" // after the plain name (FILE without .zst)
 	LateSuffix       = ".late"                // .late, .late.1, ...: bytes appended during a replace
+	ViewSuffix       = ".view.html"           // rollout view's page, after the name without .jsonl[.zst]
 )
 
 // MaxIndex bounds the numbered artifacts (FILE.bak.N, FILE.late.N).
@@ -127,6 +128,12 @@ func (p Place) UndoRecord() string { return p.name(UndoSuffix) }
 // after the plain file: FILE.jsonl and FILE.jsonl.zst share it).
 func (p Place) Archive() string {
 	return filepath.Join(p.Dir, strings.TrimSuffix(p.Base, ".zst")+ArchiveSuffix)
+}
+
+// View is rollout view's page of FILE: NAME.view.html for NAME.jsonl[.zst].
+func (p Place) View() string {
+	name := strings.TrimSuffix(strings.TrimSuffix(p.Base, ".zst"), ".jsonl")
+	return filepath.Join(p.Dir, name+ViewSuffix)
 }
 
 // Beside is the place older versions of rollout used inside a Codex home:
@@ -312,6 +319,7 @@ const (
 	KindArchive    = "reclaim archive"
 	KindLate       = "late bytes"
 	KindTemp       = "temporary file"
+	KindView       = "view page"
 )
 
 // Found is an artifact on disk.
@@ -367,6 +375,8 @@ func (p Place) kindOf(base string) string {
 		return KindUndo
 	case base == plain+ArchiveSuffix:
 		return KindArchive
+	case base == strings.TrimSuffix(plain, ".jsonl")+ViewSuffix:
+		return KindView
 	case p.isTemp(base):
 		return KindTemp
 	}
@@ -383,6 +393,9 @@ func (p Place) kindOf(base string) string {
 // rollout-*.jsonl[.zst] name it starts with (its own name, the plain name
 // for an archive; a temporary file is ".NAME...tmpX").
 func rolloutOf(base string) (string, string) {
+	if v, ok := strings.CutSuffix(base, ViewSuffix); ok && strings.HasPrefix(v, "rollout-") {
+		return v + ".jsonl", KindView
+	}
 	name := strings.TrimPrefix(base, ".")
 	for _, ext := range []string{".jsonl.zst", ".jsonl"} {
 		i := strings.Index(name, ext)

@@ -10,11 +10,13 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/rollout-dev/rollout/artifacts"
 	"github.com/rollout-dev/rollout/budget"
 	"github.com/rollout-dev/rollout/chart"
 	"github.com/rollout-dev/rollout/checks"
 	"github.com/rollout-dev/rollout/internal/htmlpage"
 	"github.com/rollout-dev/rollout/internal/outfile"
+	"github.com/rollout-dev/rollout/internal/termsafe"
 	"github.com/rollout-dev/rollout/reconstruct"
 	"github.com/rollout-dev/rollout/repair"
 	"github.com/rollout-dev/rollout/report"
@@ -46,7 +48,8 @@ replaces stay visible, marked. The page makes no network request and runs no
 script but its own, so it opens safely from file:// or as a CI artifact.
 
 The page goes beside FILE as NAME.view.html unless -o names another file
-(- for standard output).`,
+(- for standard output); inside a Codex home it goes to
+$CODEX_HOME/rollout-artifacts/ at FILE's path, never into sessions/.`,
 		Example: `  rollout view fixtures/demo/rollout-2026-03-10T09-35-30-019cd719-fabd-7808-8020-00009e3779b2.jsonl
   rollout view -o thread.html --thread 019cd719-fabd-7808-8020-00009e3779b2`,
 		Args: argsAtMost(1, "one FILE (or --thread ID)"),
@@ -79,7 +82,7 @@ The page goes beside FILE as NAME.view.html unless -o names another file
 		},
 	}
 	f := cmd.Flags()
-	f.StringVarP(&opts.output, "output", "o", "", "write the page to FILE (- for standard output; default: beside FILE as NAME.view.html)")
+	f.StringVarP(&opts.output, "output", "o", "", "write the page to FILE (- for standard output; default: NAME.view.html beside FILE, or under $CODEX_HOME/rollout-artifacts/ for a rollout in a Codex home)")
 	f.IntVar(&opts.maxText, "max-text", view.DefaultMaxText, "longest string shown in the page, in bytes; longer ones are cut and show their size")
 	f.Int64Var(&opts.maxLineBytes, "max-line-bytes", rollout.DefaultMaxLineBytes, "longest line to analyse")
 	f.Int64Var(&opts.handoffCap, "handoff-cap", reconstruct.DefaultHandoffCap, "cap of a context handoff's budget (handoff/* rules)")
@@ -88,12 +91,17 @@ The page goes beside FILE as NAME.view.html unless -o names another file
 	return cmd
 }
 
-// viewPath is where the page of a rollout goes by default: beside it, its
-// name with .view.html for .jsonl[.zst]. verify --format html links there.
+// viewPath is where the page of a rollout goes by default: in its place
+// (package artifacts: beside it, or in a Codex home under
+// $CODEX_HOME/rollout-artifacts/, never in sessions/ where Codex 0.58 took a
+// name with the thread id for the session), its name with .view.html for
+// .jsonl[.zst]. verify --format html links there.
 func viewPath(path string) string {
-	base := strings.TrimSuffix(path, ".zst")
-	base = strings.TrimSuffix(base, ".jsonl")
-	return base + ".view.html"
+	place, err := artifacts.For(path)
+	if err != nil {
+		return strings.TrimSuffix(strings.TrimSuffix(path, ".zst"), ".jsonl") + artifacts.ViewSuffix
+	}
+	return place.View()
 }
 
 func runView(ctx context.Context, a *app, o *viewOptions) error {
@@ -130,10 +138,15 @@ func runView(ctx context.Context, a *app, o *viewOptions) error {
 	if o.output == "-" {
 		return render(a.io.Out)
 	}
+	if place, err := artifacts.For(o.path); err == nil && o.output == place.View() {
+		if err := place.Prepare(); err != nil {
+			return &exitError{code: exitUsage, err: fmt.Errorf("writing the view to %s: %w", o.output, err)}
+		}
+	}
 	if err := outfile.Write(o.output, outfile.Options{}, render); err != nil {
 		return &exitError{code: exitUsage, err: fmt.Errorf("writing the view to %s: %w", o.output, err)}
 	}
-	fmt.Fprintf(a.io.Out, "wrote %s (%d records, %d findings)\n", o.output, res.Records, len(findings))
+	fmt.Fprintf(a.io.Out, "wrote %s (%d records, %d findings)\n", termsafe.String(o.output), res.Records, len(findings))
 	return nil
 }
 
