@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"path/filepath"
 	"time"
 
 	_ "modernc.org/sqlite" // the pure-Go SQLite driver: no cgo, same binary everywhere
@@ -78,7 +79,10 @@ func (d *DB) open() error {
 // dsn is the URI of path with the query q (the path escaped: a name may
 // hold '?' or '#').
 func dsn(path string, q url.Values) string {
-	u := url.URL{Scheme: "file", Path: path, RawQuery: q.Encode()}
+	if abs, err := filepath.Abs(path); err == nil {
+		path = abs // a relative path would read as the URI's authority
+	}
+	u := url.URL{Scheme: "file", Path: filepath.ToSlash(path), RawQuery: q.Encode()}
 	return u.String()
 }
 

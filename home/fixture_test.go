@@ -5,12 +5,9 @@ package home_test
 import (
 	"bufio"
 	"bytes"
-	"database/sql"
 	"encoding/json"
 	"flag"
 	"fmt"
-	"io/fs"
-	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -22,50 +19,22 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/rogpeppe/go-internal/txtar"
-	_ "modernc.org/sqlite"
 
 	"github.com/rollout-dev/rollout/checks"
+	"github.com/rollout-dev/rollout/fixtures/homegen"
 	"github.com/rollout-dev/rollout/home"
 )
 
 // The home fixtures (fixtures/home/README.md): a home Codex made, then one
 // change, and the complete list of findings the change must produce.
-const (
-	fixturesDir = "../fixtures/home"
-	baseHome    = "codex-0.171.0"
-)
+var fixturesDir = homegen.Dir()
 
-// buildHome lays the base home out in a new directory: its files as they
-// are, its databases from their SQL dumps (in WAL mode, as Codex keeps
-// them), @HOME@ replaced by the directory.
-func buildHome(t *testing.T, base string) string {
+func buildHome(t *testing.T) string {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "codex-home")
-	src := filepath.Join(fixturesDir, "base", base)
-	err := filepath.WalkDir(src, func(p string, e fs.DirEntry, err error) error {
-		if err != nil || e.IsDir() {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		if db, ok := strings.CutSuffix(rel, ".sql"); ok && !strings.Contains(rel, string(filepath.Separator)) {
-			runSQL(t, filepath.Join(dir, db+".sqlite"), strings.ReplaceAll(string(b), "@HOME@", dir))
-			return nil
-		}
-		return writeFile(filepath.Join(dir, rel), b)
-	})
-	if err != nil {
+	if err := homegen.Build(dir, homegen.Base); err != nil {
 		t.Fatal(err)
 	}
-	for _, d := range []string{home.WriterLocksDir, ".tmp"} {
-		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	writeFile(filepath.Join(dir, home.WriterLocksDir, ".coordination.lock"), nil)
 	return dir
 }
 
@@ -76,19 +45,10 @@ func writeFile(path string, b []byte) error {
 	return os.WriteFile(path, b, 0o644)
 }
 
-// runSQL runs statements on a database, creating it in WAL mode.
 func runSQL(t *testing.T, path, script string) {
 	t.Helper()
-	q := url.Values{}
-	q.Add("_pragma", "journal_mode(wal)")
-	q.Add("_pragma", "busy_timeout(2000)")
-	db, err := sql.Open("sqlite", (&url.URL{Scheme: "file", Path: path, RawQuery: q.Encode()}).String())
-	if err != nil {
+	if err := homegen.Exec(path, script); err != nil {
 		t.Fatal(err)
-	}
-	defer db.Close()
-	if _, err := db.Exec(script); err != nil {
-		t.Fatalf("%s: %v", filepath.Base(path), err)
 	}
 }
 
@@ -227,7 +187,7 @@ func TestFixtures(t *testing.T) {
 	defer func() { pinEvidence(t, keys) }()
 	for _, fx := range loadFixtures(t) {
 		t.Run(fx.name, func(t *testing.T) {
-			dir := buildHome(t, baseHome)
+			dir := buildHome(t)
 			for _, l := range fx.setup {
 				apply(t, dir, fx, l)
 			}

@@ -150,3 +150,6 @@ func resolve(path string) string {
 		p = parent
 	}
 }
+
+// Contains reports whether path lies inside the home.
+func (h *Home) Contains(path string) bool { return inside(h.Dir, path) }

@@ -140,3 +140,20 @@ func Items(d *DB, threadID string) ([]Item, error) {
 	})
 	return out, err
 }
+
+// ThreadsByPrefix reads the threads rows whose id starts with prefix
+// (case-insensitive), by id.
+func ThreadsByPrefix(d *DB, prefix string) ([]Thread, error) {
+	all, err := Threads(d)
+	if err != nil {
+		return nil, err
+	}
+	prefix = strings.ToLower(prefix)
+	var out []Thread
+	for _, t := range all {
+		if strings.HasPrefix(strings.ToLower(t.ID), prefix) {
+			out = append(out, t)
+		}
+	}
+	return out, nil
+}

@@ -11,6 +11,9 @@ import (
 	"github.com/rollout-dev/rollout/internal/termsafe"
 	"github.com/rollout-dev/rollout/schema"
 	"github.com/rollout-dev/rollout/space"
+	"path/filepath"
+
+	"github.com/rollout-dev/rollout/home"
 )
 
 // The reports of `rollout space`: text, JSON and CSV.
@@ -53,9 +56,12 @@ func bar(n, total int64) string {
 }
 
 // WriteSpaceText writes the text report of `rollout space`.
-func WriteSpaceText(w io.Writer, s *space.Summary) error {
+// homes is the state of the Codex homes read (databases, migration
+// leftovers), top the rows of each table.
+func WriteSpaceText(w io.Writer, s *space.Summary, homes []home.Usage, top int) error {
 	ew := &ErrWriter{W: w}
 	fmt.Fprintf(ew, "%d files, %s on disk (%s of content, %d lines)\n", len(s.Files), Size(s.DiskBytes), Size(s.Bytes), s.Lines)
+	defer writeHomeUsage(ew, homes, top)
 	if len(s.Files) == 0 {
 		return ew.Err
 	}
@@ -108,6 +114,22 @@ type spaceReport struct {
 	Policies      []space.PolicyFree `json:"policies"`
 	PerFile       []spaceFile        `json:"per_file"`
 	Errors        []SpaceFailure     `json:"errors"`
+	// Homes: the state of each Codex home read (databases, migration
+	// leftovers), biggest file first.
+	Homes []spaceHome `json:"homes"`
+}
+
+type spaceHome struct {
+	Path    string          `json:"path"`
+	Bytes   int64           `json:"bytes"`
+	Biggest string          `json:"biggest"`
+	Files   []spaceHomeFile `json:"files"`
+}
+
+type spaceHomeFile struct {
+	Path  string `json:"path"`
+	Kind  string `json:"kind"`
+	Bytes int64  `json:"bytes"`
 }
 
 type spaceRepeat struct {
@@ -140,13 +162,24 @@ type spaceFile struct {
 }
 
 // WriteSpaceJSON writes the JSON report of `rollout space`.
-func WriteSpaceJSON(w io.Writer, s *space.Summary, failed []SpaceFailure) error {
+func WriteSpaceJSON(w io.Writer, s *space.Summary, failed []SpaceFailure, homes []home.Usage) error {
 	rep := spaceReport{SchemaVersion: schema.Version(schema.Space), Tool: "rollout", Version: schema.ToolVersion(), Command: "space",
 		Files: len(s.Files), DiskBytes: s.DiskBytes, Bytes: s.Bytes, Lines: s.Lines,
 		ByType: nonNil(s.ByType()), ByClass: nonNil(s.ByClass()), Policies: s.Reclaimable(),
 		Repeats: []spaceRepeat{}, Trees: []spaceTree{}, PerFile: []spaceFile{}, Errors: failed}
 	if rep.Errors == nil {
 		rep.Errors = []SpaceFailure{}
+	}
+	rep.Homes = []spaceHome{}
+	for _, u := range homes {
+		h := spaceHome{Path: u.Home, Bytes: u.Bytes, Files: []spaceHomeFile{}}
+		if b, ok := u.Biggest(); ok {
+			h.Biggest = b.Path
+		}
+		for _, f := range u.Files {
+			h.Files = append(h.Files, spaceHomeFile{f.Path, f.Kind, f.Bytes})
+		}
+		rep.Homes = append(rep.Homes, h)
 	}
 	for _, r := range s.Repeats() {
 		rep.Repeats = append(rep.Repeats, spaceRepeat{r, r.Wasted()})
@@ -208,4 +241,24 @@ func (e *ErrWriter) Write(p []byte) (int, error) {
 	}
 	_, e.Err = e.W.Write(p)
 	return len(p), nil
+}
+
+// writeHomeUsage writes the state of each home: its total, its biggest
+// file, and its largest files.
+func writeHomeUsage(ew *ErrWriter, homes []home.Usage, top int) {
+	for _, u := range homes {
+		b, ok := u.Biggest()
+		if !ok {
+			continue
+		}
+		fmt.Fprintf(ew, "\nCODEX HOME STATE (%s: databases and migration leftovers, %s; the biggest: %s, %s)\n",
+			termsafe.String(u.Home), Size(u.Bytes), termsafe.String(filepath.Base(b.Path)), Size(b.Bytes))
+		for i, f := range u.Files {
+			if i == top {
+				fmt.Fprintf(ew, "  and %d more\n", len(u.Files)-top)
+				break
+			}
+			fmt.Fprintf(ew, "  %10s  %-17s %s\n", Size(f.Bytes), f.Kind, termsafe.String(f.Path))
+		}
+	}
 }

@@ -14,6 +14,9 @@ type ThreadMatch struct {
 	ThreadID string
 	NameID   string // the id in the file name ("" when none)
 	MetaID   string // session_meta's id ("" when none was read)
+	// Indexed: found through Codex's threads table (state_N.sqlite), not
+	// by reading the file.
+	Indexed bool
 }
 
 // metaLinesRead bounds how far FindThreads looks for session_meta: it is the

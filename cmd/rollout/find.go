@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 
+	"github.com/rollout-dev/rollout/home"
 	"github.com/rollout-dev/rollout/internal/termsafe"
 	"github.com/rollout-dev/rollout/rollout"
 	"github.com/spf13/cobra"
@@ -72,6 +74,9 @@ func runFind(ctx context.Context, a *app, o *findOptions) error {
 func matchSource(m rollout.ThreadMatch, query string) string {
 	q := strings.ToLower(query)
 	var by []string
+	if m.Indexed {
+		by = append(by, "threads")
+	}
 	if m.NameID != "" && strings.HasPrefix(m.NameID, q) {
 		by = append(by, "name")
 	}
@@ -105,11 +110,17 @@ func codexDirs() ([]string, error) {
 	return []string{filepath.Join(home, "sessions"), filepath.Join(home, "archived_sessions")}, nil
 }
 
-// findThread resolves a thread id or prefix among the Codex directories.
+// findThread resolves a thread id or prefix among the Codex directories:
+// through Codex's threads table when the home has one and it names
+// existing files of the home, else by the file names and session_meta of
+// every rollout.
 func findThread(query string) ([]rollout.ThreadMatch, []string, error) {
 	dirs, err := codexDirs()
 	if err != nil {
 		return nil, nil, err
+	}
+	if m := indexedThreads(filepath.Dir(dirs[0]), query); len(m) > 0 {
+		return m, dirs, nil
 	}
 	var files []string
 	for _, d := range dirs {
@@ -178,4 +189,43 @@ func fileOrThread(cmd *cobra.Command, args []string, thread string) (string, err
 		return args[0], nil
 	}
 	return "", argCountError(cmd, args, "one FILE (or --thread ID)")
+}
+
+// indexedThreads are the rollouts Codex's threads table names for the
+// threads matching query: nil when the home has no readable table, or a
+// row names a file that is missing or outside the home (the walk then
+// decides, as Codex falls back to file names).
+func indexedThreads(dir, query string) []rollout.ThreadMatch {
+	h := home.New(dir)
+	path := h.StateDB()
+	if path == "" {
+		return nil
+	}
+	d, err := home.OpenDB(path)
+	if err != nil {
+		return nil
+	}
+	defer d.Close()
+	rows, err := home.ThreadsByPrefix(d, query)
+	if err != nil || len(rows) == 0 {
+		return nil
+	}
+	out := make([]rollout.ThreadMatch, 0, len(rows))
+	for _, t := range rows {
+		if !h.Contains(t.RolloutPath) || !fileExists(t.RolloutPath) {
+			return nil
+		}
+		m := rollout.ThreadMatch{Path: t.RolloutPath, ThreadID: t.ID, Indexed: true}
+		m.NameID, _ = rollout.ThreadIDFromName(t.RolloutPath)
+		out = append(out, m)
+	}
+	// sessions, then archived_sessions, each sorted, as the walk prints them
+	sort.SliceStable(out, func(i, j int) bool {
+		ai, aj := strings.Contains(out[i].Path, "/"+home.ArchivedSessionsDir+"/"), strings.Contains(out[j].Path, "/"+home.ArchivedSessionsDir+"/")
+		if ai != aj {
+			return aj
+		}
+		return out[i].Path < out[j].Path
+	})
+	return out
 }

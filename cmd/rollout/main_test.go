@@ -15,7 +15,28 @@ import (
 	"github.com/klauspost/compress/zstd"
 	"github.com/rogpeppe/go-internal/testscript"
 	"github.com/rollout-dev/rollout/fixtures/bloatgen"
+	"github.com/rollout-dev/rollout/fixtures/homegen"
 )
+
+// cmdCodexHome: codexhome DIR lays out the home Codex 0.171.0 made
+// (fixtures/home/base) in DIR: one paginated thread, its row, its
+// projection.
+func cmdCodexHome(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: codexhome dir")
+	}
+	ts.Check(homegen.Build(ts.MkAbs(args[0]), homegen.Base))
+}
+
+// cmdHomeSQL: homesql DB SQL... runs statements on a database of a home
+// (@HOME@ is the database's directory).
+func cmdHomeSQL(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 2 {
+		ts.Fatalf("usage: homesql db.sqlite statements...")
+	}
+	db := ts.MkAbs(args[0])
+	ts.Check(homegen.Exec(db, strings.ReplaceAll(strings.Join(args[1:], " "), "@HOME@", filepath.Dir(db))))
+}
 
 // TestMain lets the test binary act as `rollout` inside the scripts: testscript
 // puts a copy of it on $PATH under that name, and running it calls run()
@@ -50,6 +71,8 @@ func TestScripts(t *testing.T) {
 			"unzstd":     cmdUnzstd,
 			"wholelines": cmdWholeLines,
 			"zstdtail":   cmdZstdTail,
+			"codexhome":  cmdCodexHome,
+			"homesql":    cmdHomeSQL,
 		},
 		Setup: func(env *testscript.Env) error {
 			// $REPO is the repository root, for scripts that check the

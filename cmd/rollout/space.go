@@ -5,12 +5,14 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/rollout-dev/rollout/home"
 	"github.com/rollout-dev/rollout/internal/outfile"
 	"github.com/rollout-dev/rollout/internal/pool"
 	"github.com/rollout-dev/rollout/reconstruct"
@@ -178,15 +180,16 @@ func runSpace(ctx context.Context, a *app, o *spaceOptions) error {
 		sum.Add(out.file, out.classes)
 	})
 	progress.finish()
+	homes := spaceHomes(o)
 
 	write := func(w io.Writer) error {
 		switch o.format {
 		case "json":
-			return report.WriteSpaceJSON(w, sum, failed)
+			return report.WriteSpaceJSON(w, sum, failed, homes)
 		case "csv":
 			return report.WriteSpaceCSV(w, sum)
 		}
-		return report.WriteSpaceText(w, sum)
+		return report.WriteSpaceText(w, sum, homes, o.top)
 	}
 	if o.output == "" {
 		if err := write(a.io.Out); err != nil {
@@ -248,4 +251,33 @@ func accountFile(path string, stdin io.Reader, o *spaceOptions, now time.Time, o
 		file.CompressedBytes = cc.Size()
 	}
 	return spaceOutcome{file: file, classes: classes}
+}
+
+// spaceHomes measures the state of the Codex homes space reads: the
+// default home with no PATH, else each PATH that is a home or lies in one.
+func spaceHomes(o *spaceOptions) []home.Usage {
+	var dirs []string
+	if len(o.paths) == 0 && o.filesFrom == "" && len(o.threads) == 0 {
+		if d, err := codexHome(); err == nil && fileExists(d) {
+			dirs = append(dirs, d)
+		}
+	}
+	for _, p := range o.paths {
+		if fi, err := os.Stat(p); err == nil && fi.IsDir() && home.IsHome(p) {
+			dirs = append(dirs, p)
+		} else if h, ok := home.Of(filepath.Join(p, "x")); ok {
+			dirs = append(dirs, h.Dir)
+		}
+	}
+	var out []home.Usage
+	seen := map[string]bool{}
+	for _, d := range dirs {
+		abs, _ := filepath.Abs(d)
+		if seen[abs] {
+			continue
+		}
+		seen[abs] = true
+		out = append(out, home.New(d).Usage())
+	}
+	return out
 }
