@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // WriterLock is what the writer lock of a thread says: Codex holds an
@@ -18,8 +19,10 @@ type WriterLock struct {
 	ThreadID string
 	Exists   bool
 	Held     bool // some process holds the lock now
-	PID      int  // from the file; 0 when it names none
-	Alive    bool // PID is a running process
+	// PID is the holder (from /proc/locks on Linux) or the pid the file
+	// names; 0 when neither says.
+	PID   int
+	Alive bool // PID is a running process
 }
 
 // ErrNoLocks: file locks are not available on this system, so Codex's
@@ -55,6 +58,11 @@ func (h *Home) ProbeWriterLock(threadID string) (WriterLock, error) {
 	}
 	wl.Held = held
 	wl.PID = readPID(wl.Path)
+	if held {
+		if pid := lockHolder(f); pid > 0 {
+			wl.PID = pid // the holder itself, whatever the file says
+		}
+	}
 	wl.Alive = wl.PID > 0 && alive(wl.PID)
 	return wl, nil
 }
@@ -143,15 +151,39 @@ func isUUID(s string) bool {
 // MaintenanceLock is Codex's home-wide lock for the jobs that publish a
 // rollout by renaming a replacement over it (compression, migration):
 // while rollout holds it, those jobs skip their run.
-type MaintenanceLock struct{ f *os.File }
+type MaintenanceLock struct {
+	key  string
+	done bool
+}
 
 // ErrMaintenanceBusy: Codex's compression or migration is running.
 var ErrMaintenanceBusy = errors.New("Codex's rollout compression or migration is running (it holds .tmp/rollout-maintenance.lock)")
+
+// heldMaintenance are the maintenance locks this process holds, by home:
+// a flock conflicts with another open of the same file even in one
+// process, so every guard of one run (a reclaim of a thread tree locks
+// each file) shares one descriptor.
+var heldMaintenance = struct {
+	sync.Mutex
+	m map[string]*maintenanceFile
+}{m: map[string]*maintenanceFile{}}
+
+type maintenanceFile struct {
+	f    *os.File
+	refs int
+}
 
 // AcquireMaintenance takes the maintenance lock without waiting, creating
 // .tmp/rollout-maintenance.lock as Codex does when it is absent.
 func (h *Home) AcquireMaintenance() (*MaintenanceLock, error) {
 	path := filepath.Join(h.Dir, MaintenanceLockPath)
+	key := resolve(path)
+	heldMaintenance.Lock()
+	defer heldMaintenance.Unlock()
+	if mf := heldMaintenance.m[key]; mf != nil {
+		mf.refs++
+		return &MaintenanceLock{key: key}, nil
+	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, err
 	}
@@ -168,13 +200,23 @@ func (h *Home) AcquireMaintenance() (*MaintenanceLock, error) {
 		f.Close()
 		return nil, ErrMaintenanceBusy
 	}
-	return &MaintenanceLock{f: f}, nil
+	heldMaintenance.m[key] = &maintenanceFile{f: f, refs: 1}
+	return &MaintenanceLock{key: key}, nil
 }
 
-// Release drops the maintenance lock.
+// Release drops the maintenance lock (the last release of the process
+// closes it).
 func (m *MaintenanceLock) Release() {
-	if m != nil && m.f != nil {
-		m.f.Close()
-		m.f = nil
+	if m == nil || m.done {
+		return
+	}
+	m.done = true
+	heldMaintenance.Lock()
+	defer heldMaintenance.Unlock()
+	if mf := heldMaintenance.m[m.key]; mf != nil {
+		if mf.refs--; mf.refs == 0 {
+			mf.f.Close()
+			delete(heldMaintenance.m, m.key)
+		}
 	}
 }

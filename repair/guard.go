@@ -18,15 +18,20 @@ import (
 // any other command that replaces a rollout (rollout reclaim): an
 // exclusive advisory lock on the file for the whole transaction, shared by
 // every such command so that two rewrites of one file never interleave,
-// and the refusal of a file another process holds open for writing.
+// and the refusal of a file another process holds open for writing. In a
+// Codex home it also holds Codex's maintenance lock for the transaction
+// and refuses a thread whose Codex writer lock is held (guard_codex.go).
 type Guard struct {
-	path string
-	f    *os.File // holds the lock; closing it releases the lock
+	path  string
+	f     *os.File // holds the lock; closing it releases the lock
+	codex *codexLocks
 }
 
 // Lock takes the exclusive lock on path without waiting: a *Refusal of
 // kind Busy when another rewrite holds it. The lock is on the inode: a
-// file replaced between open and lock is opened again.
+// file replaced between open and lock is opened again. In a Codex home it
+// then takes Codex's maintenance lock (Busy while Codex compresses or
+// migrates) and refuses (InUse) while the thread's writer lock is held.
 func Lock(path string) (*Guard, error) {
 	for range 3 {
 		f, err := os.Open(path)
@@ -43,7 +48,12 @@ func Lock(path string) (*Guard, error) {
 		locked, err1 := f.Stat()
 		now, err2 := os.Stat(path)
 		if err1 == nil && err2 == nil && os.SameFile(locked, now) {
-			return &Guard{path: path, f: f}, nil
+			c, r := lockCodex(path)
+			if r != nil {
+				f.Close()
+				return nil, r
+			}
+			return &Guard{path: path, f: f, codex: c}, nil
 		}
 		f.Close() // replaced (by another rewrite) before it was locked
 	}
@@ -55,6 +65,9 @@ func Lock(path string) (*Guard, error) {
 // rollout open for append, and its next write would land in the replaced
 // file. Linux only (from /proc); elsewhere it finds nobody.
 func (g *Guard) CheckWriters() *Refusal {
+	if r := g.codex.checkWriter(g.path); r != nil {
+		return r
+	}
 	fi, err := g.f.Stat()
 	if err != nil {
 		return nil
@@ -77,6 +90,7 @@ func (g *Guard) Release() {
 	if g != nil && g.f != nil {
 		g.f.Close()
 		g.f = nil
+		g.codex.release()
 	}
 }
 
@@ -145,6 +159,9 @@ func (g *Guard) Replace(s Switch, step func() error) (*Late, error) {
 	}
 	if n, err := g.Size(); err != nil || n != s.Read {
 		return nil, refuse(Changed, g.path, "%w: %s is now %d bytes, it was %d", errFileChanged, g.path, n, s.Read)
+	}
+	if r := g.codex.checkWriter(g.path); r != nil {
+		return nil, r // even with Force: Codex is writing the thread
 	}
 	if !s.Force {
 		if r := g.CheckWriters(); r != nil {

@@ -168,6 +168,10 @@ const (
 	// NotRegular: the quarantine or backup path exists and is not a
 	// regular file (a symlink, FIFO, device, directory).
 	NotRegular
+	// CodexWriter: a Codex process holds the thread's writer lock
+	// (thread-writer-locks/ID.lock); Refusal.Holders names it. --force does
+	// not override it.
+	CodexWriter
 )
 
 // Holder is a process holding a file open for writing.

@@ -370,8 +370,10 @@ func refusalError(ref *repair.Refusal) error {
 		e.code, e.hint = exitUsage, "decompress it (gunzip, bunzip2, unxz), repair the result, and compress it again if you need to"
 	case repair.InUse:
 		e.hint = "stop the agent (or let it exit) and run repair again; --force replaces the file anyway, and what the process writes next is lost"
+	case repair.CodexWriter:
+		e.hint = "let Codex finish the turn, or exit the Codex process that has the thread open (a TUI, `codex exec`, an idle app-server), and run again; --force does not override Codex's writer lock"
 	case repair.Busy:
-		e.hint = "wait for the other repair to finish"
+		e.hint = "wait for the other repair or reclaim, or for Codex's rollout compression or migration, to finish"
 	case repair.NotRegular:
 		e.hint = "move " + ref.Path + " out of the way: repair only appends to a regular file there"
 	case repair.BadOutput:
