@@ -235,7 +235,7 @@ func (p *planner) add(line int, key string, e rollout.Edit) {
 	p.seen[k] = true
 	p.fp.Plan.Add(line, e)
 	switch e.Kind {
-	case rollout.EditDrop, rollout.EditSplit, rollout.EditMoveFront, rollout.EditInsertAfter:
+	case rollout.EditDrop, rollout.EditSplit, rollout.EditMoveFront, rollout.EditInsertAfter, rollout.EditCut:
 		p.structural = true
 	}
 }
@@ -326,7 +326,7 @@ func (p *planner) sequence() {
 	for line, edits := range p.fp.Plan.Lines {
 		for _, e := range edits {
 			switch e.Kind {
-			case rollout.EditDrop, rollout.EditSplit, rollout.EditInsertAfter, rollout.EditMoveFront:
+			case rollout.EditDrop, rollout.EditSplit, rollout.EditInsertAfter, rollout.EditMoveFront, rollout.EditCut:
 				if from == 0 || line < from {
 					from = line
 				}

@@ -2,8 +2,10 @@ package checks
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/rollout-dev/rollout/reconstruct"
+	"github.com/rollout-dev/rollout/rollout"
 )
 
 // Line shape: what the reader sees of each physical line.
@@ -23,6 +25,16 @@ var lineRules = []*Rule{
 		plan:  dropLine,
 	}, func(e reconstruct.LineTornTailEvidence) string {
 		return fmt.Sprintf("last line is torn: %d bytes without newline that do not parse", e.Bytes)
+	}),
+	on(Rule{ID: "line/glued-record", Severity: Error, Since: "0.3.0",
+		Title: "a torn record with complete records glued after it on one line (a crash, then an append)",
+		Doc: "A writer died in the middle of a record and the next append wrote complete records right after the torn bytes, on the same line: `{\"ti…` then `{\"timestamp\":…}` (or after the NUL padding a crash can leave where the file system had allocated a block). Codex before 0.145 appends without looking at the file's last byte; from rust-v0.145.0 on open_log_file ends an unterminated last line first (ensure_rollout_is_newline_terminated, codex-rs/rollout/src/recorder.rs; openai/codex#32276, e7d0e14172), so the torn bytes stay a line of their own. " +
+			"Codex reads a rollout line by line and skips a line that is not JSON (RolloutRecorder::load_rollout_items, \"failed to parse line as JSON\"), so the intact records are lost on resume with the torn bytes: a function_call glued this way leaves its output without a call, which Codex then drops too. rollout replays the records, as it replays the objects of a concatenated line, since repair restores them: the findings of the rest of the file are those of the repaired file. " +
+			"A record is recognised by its structure: a complete object with a top-level \"timestamp\" string and \"type\", ending the line.",
+		Fix:  "split at the record boundary: the torn bytes go to FILE.quarantine.jsonl, the records stay in place byte for byte",
+		plan: withEvidence(cutGlued),
+	}, func(e reconstruct.LineGluedEvidence) string {
+		return fmt.Sprintf("%d torn bytes, then %s glued on: Codex skips the whole line, and %s with it", e.TornBytes, strings.Join(e.Records, ", "), plural(int64(len(e.Records)), "intact record"))
 	}),
 	on(Rule{ID: "line/concatenated", Severity: Error, Since: "0.1.0",
 		Title: "several JSON objects on one physical line (two writers)",
@@ -99,4 +111,14 @@ var lineRules = []*Rule{
 	}, func(reconstruct.LineBlankEvidence) string {
 		return "blank line"
 	}),
+}
+
+// cutGlued moves the torn bytes of a glued line to quarantine and keeps its
+// records, each on a line of its own.
+func cutGlued(p *planner, f Finding, e reconstruct.LineGluedEvidence) string {
+	p.add(f.Line, "cut", rollout.Edit{Kind: rollout.EditCut, Label: f.Rule})
+	if len(e.Records) > 1 {
+		p.add(f.Line, "split", rollout.Edit{Kind: rollout.EditSplit, Label: f.Rule})
+	}
+	return ""
 }

@@ -145,6 +145,19 @@ func (e *engine) Feed(rec *rollout.Record) {
 	case rollout.ShapeTorn:
 		e.emit(pos, LineTornTailEvidence{Bytes: rec.Size})
 		return
+	case rollout.ShapeGlued:
+		// Codex parses lines whole and skips this one, the intact records
+		// too, as it does a concatenated line; the fix (cutting the torn
+		// bytes off) restores them, so they are replayed, as the objects
+		// of a concatenated line are: what repair plans is what the
+		// repaired file holds.
+		e.emit(pos, LineGluedEvidence{TornBytes: int64(rec.Parts[0][0]), Records: gluedTypes(rec)})
+		for _, part := range rec.Parts {
+			sub := rollout.Record{Line: rec.Line, Offset: rec.Offset, Raw: rec.Raw[part[0]:part[1]], EOL: rec.EOL, Shape: rollout.ShapeObject}
+			sub.Size = int64(len(sub.Raw))
+			e.feedObject(&sub, pos)
+		}
+		return
 	case rollout.ShapeInvalid:
 		// Resume skips unparseable lines when it looks for the last ordinal,
 		// so they are not judged for ordinals either.
@@ -426,6 +439,21 @@ func (e *engine) sessionMeta(rec *rollout.Record, pos Pos, p gjson.Result) {
 }
 
 func (p Pos) hasOrdinal() bool { return p.Ordinal != nil }
+
+// gluedTypes names the records glued to a torn line: "type" or
+// "type/payload.type" each.
+func gluedTypes(rec *rollout.Record) []string {
+	out := make([]string, 0, len(rec.Parts))
+	for _, part := range rec.Parts {
+		sub := rollout.Record{Raw: rec.Raw[part[0]:part[1]], Shape: rollout.ShapeObject}
+		name := sub.Type()
+		if t := sub.Payload().Get("type").String(); t != "" {
+			name += "/" + t
+		}
+		out = append(out, name)
+	}
+	return out
+}
 
 func (e *engine) feedBare(rec *rollout.Record, pos Pos) {
 	if rec.Get("record_type").Exists() {

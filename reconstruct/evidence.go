@@ -22,6 +22,14 @@ type LineTornTailEvidence struct {
 type LineConcatenatedEvidence struct {
 	Objects int `json:"objects"`
 }
+
+// LineGluedEvidence: a torn record (TornBytes bytes) with complete
+// records after it on the same line; Records names them (line type, and
+// payload type: "response_item/function_call").
+type LineGluedEvidence struct {
+	TornBytes int64    `json:"torn_bytes"`
+	Records   []string `json:"records"`
+}
 type LineInvalidUTF8Evidence struct{}
 type LineLoneSurrogateEvidence struct{}
 
@@ -53,6 +61,7 @@ func (RecordOverMigrationLimitEvidence) Kind() Kind { return RecordOverMigration
 func (LineInvalidJSONEvidence) Kind() Kind   { return LineInvalidJSON }
 func (LineTornTailEvidence) Kind() Kind      { return LineTornTail }
 func (LineConcatenatedEvidence) Kind() Kind  { return LineConcatenated }
+func (LineGluedEvidence) Kind() Kind         { return LineGlued }
 func (LineInvalidUTF8Evidence) Kind() Kind   { return LineInvalidUTF8 }
 func (LineLoneSurrogateEvidence) Kind() Kind { return LineLoneSurrogate }
 func (LineDuplicateKeyEvidence) Kind() Kind  { return LineDuplicateKey }

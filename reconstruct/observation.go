@@ -136,6 +136,7 @@ const (
 	HomeMigrationStaged
 
 	ItemDuplicate // an item appended twice, byte for byte
+	LineGlued     // a torn record with complete records after it on one line
 
 	kindEnd // keep last
 )

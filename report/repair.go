@@ -167,6 +167,9 @@ func appendWhat(dst []byte, g []repair.Change) []byte {
 		return appendShort(append(dst, " bytes: "...), c.Before, c.BeforeLen)
 	case rollout.ActionSplit:
 		return append(append(dst, "split into "...), c.After...)
+	case rollout.ActionCut:
+		dst = strconv.AppendInt(append(dst, "torn bytes to quarantine, "...), int64(c.BeforeLen), 10)
+		return appendShort(append(dst, " bytes: "...), c.Before, c.BeforeLen)
 	case rollout.ActionMove:
 		return strconv.AppendInt(append(dst, "moved to line "...), int64(c.OutLine), 10)
 	case rollout.ActionInsert:

@@ -163,6 +163,11 @@ func classify(rec *Record) {
 		rec.Parts = parts
 		return
 	}
+	if parts := gluedParts(raw); parts != nil {
+		rec.Shape = ShapeGlued
+		rec.Parts = parts
+		return
+	}
 	if rec.EOL == "" && !json.Valid(raw) {
 		rec.Shape = ShapeTorn // a crash mid-write: the text does not even parse
 		return

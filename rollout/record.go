@@ -20,10 +20,11 @@ const (
 	ShapeTorn                      // last line, no terminator, does not parse
 	ShapeConcatenated              // several JSON objects on one line
 	ShapeOversized                 // longer than the reader's maximum: not parsed
+	ShapeGlued                     // torn bytes, then complete records on the same line
 )
 
 func (s Shape) String() string {
-	return [...]string{"object", "blank", "invalid", "torn", "concatenated", "oversized"}[s]
+	return [...]string{"object", "blank", "invalid", "torn", "concatenated", "oversized", "glued"}[s]
 }
 
 // Record is one physical line of a rollout.
@@ -39,7 +40,8 @@ type Record struct {
 	Shape  Shape
 
 	// Parts holds the [start,end) byte ranges of each object when Shape is
-	// ShapeConcatenated, relative to Raw.
+	// ShapeConcatenated, and of each complete record after the torn bytes
+	// (Raw[:Parts[0][0]]) when it is ShapeGlued; relative to Raw.
 	Parts [][2]int
 
 	InvalidUTF8 bool // Raw holds bytes that are not UTF-8

@@ -44,6 +44,9 @@ const (
 	// EditSplice replaces the byte range of the object that Splice returns
 	// (for fixes whose bytes checks/ computes itself).
 	EditSplice
+	// EditCut moves the torn bytes of a glued line (ShapeGlued) to
+	// quarantine; the records after them stay, in place.
+	EditCut
 )
 
 // ErrSkipEdit, wrapped in the error of a Value function, skips the edit
@@ -216,6 +219,7 @@ const (
 	ActionInsert     = "insert"
 	ActionLF         = "lf"
 	ActionEdit       = "edit" // an EditSplice: Before and After are raw bytes of the object
+	ActionCut        = "cut"  // an EditCut: Before is the torn bytes, now in quarantine
 )
 
 // Skip is an edit that could not be applied; the line stays as it was.
@@ -603,6 +607,31 @@ func (w *rewriter) diff(op byte, old, new int, text []byte, eol string) error {
 	return w.opts.OnLine(DiffLine{Op: op, Old: old, New: new, Text: text})
 }
 
+// cutTorn moves the torn bytes of a glued line to quarantine when the
+// line has an EditCut; its records become the line's spans, the first
+// starting where the torn bytes end. Without the edit the line has no
+// spans: it is written as it is.
+func (w *rewriter) cutTorn(l *line) error {
+	rec := &l.rec
+	e, ok := has(l.edits, EditCut)
+	if !ok {
+		return nil
+	}
+	torn := rec.Raw[:rec.Parts[0][0]]
+	if err := w.quarantine(QuarantineEntry{Line: rec.Line, Offset: rec.Offset, Reason: e.Label, Raw: torn}); err != nil {
+		return err
+	}
+	w.change(Change{Label: e.Label, Line: rec.Line, Offset: rec.Offset, Action: ActionCut, Before: torn})
+	l.spans = make([]span, len(rec.Parts))
+	prev := rec.Parts[0][0]
+	for i, p := range rec.Parts {
+		l.spans[i] = span{start: prev, end: p[1], objS: p[0], objE: p[1]}
+		prev = p[1]
+	}
+	l.spans[len(l.spans)-1].end = len(rec.Raw)
+	return nil
+}
+
 // spansOf splits a line into its objects.
 func spansOf(rec *Record) []span {
 	switch rec.Shape {
@@ -651,6 +680,11 @@ func (w *rewriter) process(l *line) error {
 		}
 	}
 	l.spans = spansOf(rec)
+	if rec.Shape == ShapeGlued {
+		if err := w.cutTorn(l); err != nil {
+			return err
+		}
+	}
 	if n != w.moveLine && len(l.spans) > 0 {
 		var first Edit
 		all := true

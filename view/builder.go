@@ -124,6 +124,8 @@ func (b *Builder) Record(rec *rollout.Record) {
 		b.broken(rec, "torn last line", false, true)
 	case rollout.ShapeInvalid:
 		b.broken(rec, "invalid JSON", false, true)
+	case rollout.ShapeGlued:
+		b.broken(rec, "torn bytes with a complete record glued after them (Codex skips the line)", false, true)
 	case rollout.ShapeConcatenated:
 		for i, part := range rec.Parts {
 			sub := rollout.Record{Line: rec.Line, Offset: rec.Offset, Raw: rec.Raw[part[0]:part[1]], EOL: rec.EOL, Shape: rollout.ShapeObject}

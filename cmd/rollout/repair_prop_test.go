@@ -180,6 +180,24 @@ var faults = []fault{
 		}
 		return append(lines[:i], lines[i+1:]...)
 	}},
+	// Issue 25: a crash mid-record, then an append on the same line; an
+	// item appended twice.
+	{"glued-torn", func(r *rand.Rand, lines []string, _ bool) []string {
+		i, j := 2+r.IntN(len(lines)-2), 1+r.IntN(len(lines)-1)
+		if len(lines[j]) < 2 {
+			return lines
+		}
+		lines[i] = lines[j][:1+r.IntN(len(lines[j])-1)] + lines[i]
+		return lines
+	}},
+	{"duplicate-line", func(r *rand.Rand, lines []string, _ bool) []string {
+		c := pick(lines, regexp.MustCompile(`"type":"response_item"`))
+		if len(c) == 0 {
+			return lines
+		}
+		i := c[r.IntN(len(c))]
+		return append(lines[:i+1], append([]string{lines[i]}, lines[i+1:]...)...)
+	}},
 	{"move-meta", func(r *rand.Rand, lines []string, _ bool) []string {
 		k := 1 + r.IntN(min(5, len(lines)-1))
 		if !strings.HasPrefix(lines[1], `{"`) {
@@ -431,6 +449,7 @@ func rebuildInput(t *testing.T, input, output []byte, quarantine []qEntry, chang
 		dropped map[int]bool
 		inserts []json.RawMessage
 		changed bool
+		cut     bool // the torn bytes before its records went to the quarantine
 	}
 	info := map[int]*lineInfo{}
 	get := func(l int) *lineInfo {
@@ -459,6 +478,8 @@ func rebuildInput(t *testing.T, input, output []byte, quarantine []qEntry, chang
 			li.moved = c.Object
 		case "quarantine":
 			li.dropped[c.Object] = true
+		case "cut":
+			li.cut = true
 		case "insert":
 			li.inserts = append(li.inserts, c.After)
 		default:
@@ -499,10 +520,19 @@ func rebuildInput(t *testing.T, input, output []byte, quarantine []qEntry, chang
 				t.Fatalf("input line %d ends in %q, its output in %q", n, line.eol, got)
 			}
 		}
+		var raw []byte // the torn bytes, when they were cut off
+		di := 0
+		if li.cut {
+			raw = append(raw, qs[n][0].bytes()...)
+			di = 1
+		}
 		switch {
+		case li.cut && li.split == 0:
+			o := next()
+			wantEOL(o.eol)
+			b.Write(append(raw, o.raw...))
+			b.WriteString(line.eol)
 		case li.split > 0:
-			var raw []byte
-			di := 0
 			for k := 0; k < li.split; k++ {
 				switch {
 				case k == li.moved:
