@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/rollout-dev/rollout/internal/suggest"
 )
 
 // UnknownRuleError is a rule selector (a rule id or an area "item/") that
@@ -41,11 +43,11 @@ func Suggest(sel string) []string {
 			return
 		}
 		seen[name] = true
-		d := editDistance(sel, name)
+		d := suggest.Distance(sel, name)
 		switch {
 		case sel != "" && (strings.HasSuffix(name, "/"+sel) || strings.HasPrefix(name, sel)):
 			cands = append(cands, cand{name, 0})
-		case d <= max(2, len(sel)/4):
+		case suggest.Near(d, len(sel)):
 			cands = append(cands, cand{name, d})
 		}
 	}
@@ -64,25 +66,4 @@ func Suggest(sel string) []string {
 		out = append(out, c.name)
 	}
 	return out
-}
-
-// editDistance is the Levenshtein distance between two ASCII ids.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }

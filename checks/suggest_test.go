@@ -23,14 +23,3 @@ func TestSuggest(t *testing.T) {
 		}
 	}
 }
-
-func TestEditDistance(t *testing.T) {
-	for _, tt := range []struct {
-		a, b string
-		want int
-	}{{"", "", 0}, {"abc", "", 3}, {"kitten", "sitting", 3}, {"ordnal/", "ordinal/", 1}} {
-		if got := editDistance(tt.a, tt.b); got != tt.want {
-			t.Errorf("editDistance(%q, %q) = %d, want %d", tt.a, tt.b, got, tt.want)
-		}
-	}
-}

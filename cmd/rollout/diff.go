@@ -66,7 +66,7 @@ errors and files that cannot be read.`,
 	}
 	f := cmd.Flags()
 	f.IntSliceVar(&opts.atLines, "at-line", nil, "stop the replay after line N: twice with one FILE, once or twice with two")
-	f.StringArrayVar(&opts.threads, "thread", nil, "compare the rollout of thread ID, found under $CODEX_HOME (repeatable; see `rollout find`)")
+	f.StringArrayVar(&opts.threads, "thread", nil, threadUsage("compare", true))
 	f.StringVar(&opts.format, "format", "text", "output: text|json")
 	f.Int64Var(&opts.maxLineBytes, "max-line-bytes", rollout.DefaultMaxLineBytes, "longest line to analyse")
 	f.BoolVar(&opts.force, "force", false, "read files whose first line is not a JSON object (a damaged first line)")

@@ -30,12 +30,31 @@ func (o *inputFlags) addFilesFrom(f *pflag.FlagSet) {
 	f.StringVar(&o.filesFrom, "files-from", "", "read one path per line from FILE (- for standard input)")
 }
 
-func (o *inputFlags) addShard(f *pflag.FlagSet, usage string) {
-	f.StringVar(&o.shard, "shard", "", usage)
+// addShard adds --shard K/N; what names the inputs ("files", "rollouts")
+// and more adds to the usage.
+func (o *inputFlags) addShard(f *pflag.FlagSet, what, more string) {
+	f.StringVar(&o.shard, "shard", "", "only the "+what+" whose path hashes to shard K of N (`K/N`, 1 <= K <= N)"+more)
 }
 
-func (o *inputFlags) addThreads(f *pflag.FlagSet, usage string) {
-	f.StringArrayVar(&o.threads, "thread", nil, usage)
+// addThreads adds the repeatable --thread ID; verb says what the command
+// does with the thread's rollout ("also verify").
+func (o *inputFlags) addThreads(f *pflag.FlagSet, verb string) {
+	f.StringArrayVar(&o.threads, "thread", nil, threadUsage(verb, true))
+}
+
+// addThreadFlag adds --thread ID, for a command that reads one rollout.
+func addThreadFlag(f *pflag.FlagSet, p *string, verb string) {
+	f.StringVar(p, "thread", "", threadUsage(verb, false))
+}
+
+// threadUsage is the usage of --thread: the backquoted ID is the value's
+// name in the help (--thread ID), so no other backquotes may come first.
+func threadUsage(verb string, repeatable bool) string {
+	more := ""
+	if repeatable {
+		more = "repeatable; "
+	}
+	return verb + " the rollout of thread `ID`, found under $CODEX_HOME (" + more + "see rollout find)"
 }
 
 // inShard reports whether a path belongs to shard k of n (FNV-1a of the path).

@@ -7,11 +7,14 @@ import (
 	"io/fs"
 	"os"
 	"runtime/debug"
+	"strings"
 
+	"github.com/rollout-dev/rollout/internal/suggest"
 	"github.com/rollout-dev/rollout/internal/termsafe"
 	"github.com/rollout-dev/rollout/reconstruct"
 	"github.com/rollout-dev/rollout/rollout"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // Exit codes: stable, documented in `rollout help exit-codes`.
@@ -91,7 +94,7 @@ inconsistency with a stable rule id, file and line.
 	root.SetErr(a.io.Err)
 	root.SetIn(a.io.In)
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return &exitError{code: exitUsage, err: err, hint: "see `" + c.CommandPath() + " --help`"}
+		return &exitError{code: exitUsage, err: err, hint: flagHint(c, err)}
 	})
 	root.AddCommand(newVerifyCmd(a, nil), newStateCmd(a, nil), newVersionCmd(a),
 		newExplainCmd(a), newSimulateBudgetCmd(a, nil), newMergeCmd(a), newRepairCmd(a, nil), newViewCmd(a, nil),
@@ -147,6 +150,23 @@ func reportError(io *IO, err error) int {
 		hintf(io.Err, "%s", hint)
 	}
 	return code
+}
+
+// flagHint is the hint of a flag error: for an unknown flag, the nearest
+// flags the command has, then its help.
+func flagHint(c *cobra.Command, err error) string {
+	help := "see `" + c.CommandPath() + " --help`"
+	name, ok := strings.CutPrefix(err.Error(), "unknown flag: --")
+	if !ok {
+		return help
+	}
+	var names []string
+	c.Flags().VisitAll(func(f *pflag.Flag) { names = append(names, f.Name) })
+	near := suggest.Closest(name, names, 2)
+	if len(near) == 0 {
+		return help
+	}
+	return "did you mean --" + strings.Join(near, " or --") + "? (" + help + ")"
 }
 
 func fileExists(p string) bool {

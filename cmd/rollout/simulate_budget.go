@@ -99,7 +99,7 @@ threshold P% of window W is floor(P/100 * W) tokens.`,
 	f.Int64Var(&opts.maxLineBytes, "max-line-bytes", rollout.DefaultMaxLineBytes, "longest line to analyse")
 	opts.addFilesFrom(f)
 	f.IntVar(&opts.jobs, "jobs", runtime.NumCPU(), "rollouts read in parallel (output is identical for any value)")
-	opts.addShard(f, "K/N: only the rollouts whose path hashes to shard K (1..N) of N; merge the JSON reports with `rollout merge`")
+	opts.addShard(f, "rollouts", "; merge the JSON reports with rollout merge")
 	f.StringVar(&opts.since, "since", "", "only sessions started at or after this time (RFC 3339 or a date)")
 	f.StringVar(&opts.until, "until", "", "only sessions started before this time (RFC 3339 or a date)")
 	f.BoolVar(&opts.perSession, "per-session", false, "also one row per rollout (path, thread id)")

@@ -49,7 +49,7 @@ the restored token usage and the latest record of each handoff.`,
 	cmd.Flags().IntVar(&opts.atLine, "at-line", 0, "stop the replay after line N")
 	cmd.Flags().Int64Var(&opts.maxLineBytes, "max-line-bytes", rollout.DefaultMaxLineBytes, "longest line to analyse")
 	cmd.Flags().BoolVar(&opts.force, "force", false, "read a file whose first line is not a JSON object (a damaged first line)")
-	cmd.Flags().StringVar(&opts.thread, "thread", "", "read the rollout of thread ID, found under $CODEX_HOME (see `rollout find`)")
+	addThreadFlag(cmd.Flags(), &opts.thread, "read")
 	return cmd
 }
 

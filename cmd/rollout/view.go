@@ -86,7 +86,7 @@ $CODEX_HOME/rollout-artifacts/ at FILE's path, never into sessions/.`,
 	f.IntVar(&opts.maxText, "max-text", view.DefaultMaxText, "longest string shown in the page, in bytes; longer ones are cut and show their size")
 	f.Int64Var(&opts.maxLineBytes, "max-line-bytes", rollout.DefaultMaxLineBytes, "longest line to analyse")
 	f.Int64Var(&opts.handoffCap, "handoff-cap", reconstruct.DefaultHandoffCap, "cap of a context handoff's budget (handoff/* rules)")
-	f.StringVar(&opts.thread, "thread", "", "view the rollout of thread ID, found under $CODEX_HOME (see `rollout find`)")
+	addThreadFlag(f, &opts.thread, "view")
 	f.BoolVar(&opts.force, "force", false, "read a file whose first line is not a JSON object (a damaged first line)")
 	return cmd
 }

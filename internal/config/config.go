@@ -1,8 +1,8 @@
 // Package config reads the project configuration of `rollout verify`,
 // `.rollout.yaml`, found from the working directory upward or named with
 // --config. It only parses and validates: the command decides how flags
-// override it. Unknown keys are errors naming their line, so that a typo
-// never silently turns a check off.
+// override it. Unknown keys are errors naming their line and the nearest
+// valid key, so that a typo never silently turns a check off.
 package config
 
 import (
@@ -14,8 +14,11 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"reflect"
+	"strconv"
 	"strings"
 
+	"github.com/rollout-dev/rollout/internal/suggest"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -92,18 +95,44 @@ func Load(p string) (*Config, error) {
 }
 
 // Parse decodes a config document. Unknown keys and values of the wrong
-// type are errors with their line ("line 3: field selct not found").
+// type are errors with their line, naming the key as written and, for an
+// unknown one, the nearest valid key ("line 3: unknown key "fail_on"; did
+// you mean "fail-on"?").
 func Parse(data []byte) (*Config, error) {
 	c := &Config{}
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	dec.KnownFields(true)
+	var doc yaml.Node
 	// An empty document (only comments) is an empty config.
-	if err := dec.Decode(c); err != nil && !errors.Is(err, io.EOF) {
-		var te *yaml.TypeError
-		if errors.As(err, &te) {
-			return nil, errors.New(strings.Join(te.Errors, "; "))
+	if err := yaml.NewDecoder(bytes.NewReader(data)).Decode(&doc); err != nil {
+		if errors.Is(err, io.EOF) {
+			return c, nil
 		}
 		return nil, err
+	}
+	root := &doc
+	if root.Kind == yaml.DocumentNode && len(root.Content) == 1 {
+		root = root.Content[0]
+	}
+	if root.Kind == yaml.ScalarNode && root.Tag == "!!null" {
+		return c, nil
+	}
+	if root.Kind != yaml.MappingNode {
+		return nil, fmt.Errorf("line %d: want keys and values (%s: ...), not %s", root.Line, keys()[0], nodeKind(root))
+	}
+	fields := fieldsByKey(c)
+	seen := map[string]int{}
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		k, v := root.Content[i], root.Content[i+1]
+		field, ok := fields[k.Value]
+		if !ok {
+			return nil, unknownKey(k)
+		}
+		if first, dup := seen[k.Value]; dup {
+			return nil, fmt.Errorf("line %d: %s is given twice (first on line %d)", k.Line, k.Value, first)
+		}
+		seen[k.Value] = k.Line
+		if err := v.Decode(field.Addr().Interface()); err != nil {
+			return nil, fmt.Errorf("line %d: %s: %s", v.Line, k.Value, wrongType(field.Type(), v))
+		}
 	}
 	for glob := range c.PerPathIgnores {
 		if _, err := path.Match(strings.ReplaceAll(glob, "**", "*"), ""); err != nil {
@@ -111,6 +140,67 @@ func Parse(data []byte) (*Config, error) {
 		}
 	}
 	return c, nil
+}
+
+// keys are the config's keys, in the order of Config.
+func keys() []string {
+	t := reflect.TypeFor[Config]()
+	var out []string
+	for i := range t.NumField() {
+		if k := t.Field(i).Tag.Get("yaml"); k != "" && k != "-" {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// fieldsByKey maps each key to its field of c.
+func fieldsByKey(c *Config) map[string]reflect.Value {
+	v := reflect.ValueOf(c).Elem()
+	out := map[string]reflect.Value{}
+	for i := range v.NumField() {
+		if k := v.Type().Field(i).Tag.Get("yaml"); k != "" && k != "-" {
+			out[k] = v.Field(i)
+		}
+	}
+	return out
+}
+
+func unknownKey(k *yaml.Node) error {
+	if near := suggest.Closest(k.Value, keys(), 1); len(near) > 0 {
+		return fmt.Errorf("line %d: unknown key %q; did you mean %q?", k.Line, k.Value, near[0])
+	}
+	return fmt.Errorf("line %d: unknown key %q (the keys are: %s)", k.Line, k.Value, strings.Join(keys(), ", "))
+}
+
+// wrongType says what a value should have been, for a field of type t.
+func wrongType(t reflect.Type, v *yaml.Node) string {
+	if t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	got := nodeKind(v)
+	if v.Kind == yaml.ScalarNode {
+		got = strconv.Quote(v.Value)
+	}
+	switch t.Kind() {
+	case reflect.Int, reflect.Int64:
+		return got + " is not a number"
+	case reflect.Slice:
+		return "want a list ([a, b]), not " + got
+	case reflect.Map:
+		return "want globs, each with a list of rules, not " + got
+	}
+	return "want a single value, not " + got
+}
+
+func nodeKind(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.SequenceNode:
+		return "a list"
+	case yaml.MappingNode:
+		return "a mapping"
+	}
+	return "value " + strconv.Quote(n.Value)
 }
 
 // Resolve makes a path from the config relative to its directory; an

@@ -43,8 +43,13 @@ baseline: .rollout-baseline.json
 func TestParseErrors(t *testing.T) {
 	t.Parallel()
 	for _, tt := range []struct{ doc, want string }{
-		{"select: [a/]\nfail_on: warning\n", "line 2: field fail_on not found"},
-		{"max-line-bytes: lots\n", "line 1: cannot unmarshal !!str `lots` into int64"},
+		{"select: [a/]\nfail_on: warning\n", `line 2: unknown key "fail_on"; did you mean "fail-on"?`},
+		{"selct: [a/]\n", `line 1: unknown key "selct"; did you mean "select"?`},
+		{"colour: always\n", `line 1: unknown key "colour" (the keys are: select, ignore, per-path-ignores,`},
+		{"max-line-bytes: lots\n", `line 1: max-line-bytes: "lots" is not a number`},
+		{"select: [item/]\nselect: [line/]\n", "line 2: select is given twice (first on line 1)"},
+		{"ignore: {a: b}\n", "line 1: ignore: want a list ([a, b]), not a mapping"},
+		{"- select\n", "line 1: want keys and values (select: ...), not a list"},
 		{"per-path-ignores:\n  \"[\": [x/]\n", `bad glob "["`},
 		{"select: [\n", "line 1: did not find expected node content"},
 	} {
