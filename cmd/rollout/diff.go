@@ -25,6 +25,7 @@ type diffOptions struct {
 	atLines      []int
 	threads      []string
 	format       string
+	output       string
 	maxLineBytes int64
 	force        bool
 }
@@ -68,6 +69,7 @@ errors and files that cannot be read.`,
 	f.IntSliceVar(&opts.atLines, "at-line", nil, "stop the replay after line N: twice with one FILE, once or twice with two")
 	f.StringArrayVar(&opts.threads, "thread", nil, threadUsage("compare", true))
 	f.StringVar(&opts.format, "format", "text", "output: text|json")
+	addOutput(f, &opts.output, "the comparison")
 	f.Int64Var(&opts.maxLineBytes, "max-line-bytes", rollout.DefaultMaxLineBytes, "longest line to analyse")
 	f.BoolVar(&opts.force, "force", false, "read files whose first line is not a JSON object (a damaged first line)")
 	return cmd
@@ -161,6 +163,9 @@ type diffJSON struct {
 }
 
 func runDiff(ctx context.Context, a *app, o *diffOptions) error {
+	if err := checkOutputsOf(o.paths, o.output); err != nil {
+		return err
+	}
 	var views [2]stateView
 	var sides [2]diffSide
 	for i := range 2 {
@@ -179,12 +184,12 @@ func runDiff(ctx context.Context, a *app, o *diffOptions) error {
 	out := diffJSON{SchemaVersion: schema.Version(schema.Diff), A: sides[0], B: sides[1],
 		Changes: compareStates(views[0], views[1]), HistoryCommon: commonPrefix(views[0].History, views[1].History)}
 	out.Equal = len(out.Changes) == 0
-	var err error
-	if o.format == "json" {
-		err = writeJSON(a.io.Out, out)
-	} else {
-		err = printDiff(a.io.Out, &out, len(views[0].History), len(views[1].History))
-	}
+	err := writeOutput(a, o.output, "the comparison", func(w io.Writer) error {
+		if o.format == "json" {
+			return writeJSON(w, out)
+		}
+		return printDiff(w, &out, len(views[0].History), len(views[1].History))
+	})
 	if err != nil {
 		return err
 	}

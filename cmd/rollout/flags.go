@@ -2,23 +2,81 @@ package main
 
 import (
 	"fmt"
+	"io"
+	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/spf13/pflag"
+
 	"github.com/rollout-dev/rollout/checks"
+	"github.com/rollout-dev/rollout/internal/outfile"
 	"github.com/rollout-dev/rollout/report"
 )
 
 // The flags several commands share, each with its one parser: a command's
 // validate calls it once and keeps the result in its options.
 
+// Every output a command writes (a --format FORMAT=FILE, -o FILE, --series
+// FILE, --report FILE) goes to standard output when FILE is "-", as "-"
+// reads standard input; -o, where a command writes reports with --format,
+// names the file of the one format that has none.
+
+// isStdout reports whether an output path is standard output: none, or "-".
+func isStdout(path string) bool { return path == "" || path == "-" }
+
+// addOutput adds -o, --output FILE; what says what is written.
+func addOutput(f *pflag.FlagSet, p *string, what string) {
+	f.StringVarP(p, "output", "o", "", "write "+what+" to `FILE` instead of standard output (- for standard output)")
+}
+
+// writeOutput writes what render makes to path, through a temporary file
+// renamed into place (outfile), or to standard output for "" and "-".
+// what names the output in an error ("the JSON report").
+func writeOutput(a *app, path, what string, render func(io.Writer) error) error {
+	if isStdout(path) {
+		if err := render(a.io.Out); err != nil {
+			return fmt.Errorf("writing %s: %w", what, err)
+		}
+		return nil
+	}
+	if err := outfile.Write(path, outfile.Options{}, render); err != nil {
+		if isExitError(err) {
+			return err
+		}
+		return &exitError{code: exitUsage, err: fmt.Errorf("writing %s to %s: %w", what, path, err)}
+	}
+	return nil
+}
+
+// checkOutputsOf refuses, before anything is read, an output file that is
+// one of the inputs (or an input's quarantine or backup).
+func checkOutputsOf(inputs []string, outputs ...string) error {
+	var in outfile.Inputs
+	in.Add(inputs...)
+	if err := in.Check(outputs...); err != nil {
+		return outputConflict(err)
+	}
+	return nil
+}
+
+// oneFormatOnStdout refuses two formats on standard output: they would
+// interleave.
+func oneFormatOnStdout(n int) error {
+	if n > 1 {
+		return usageError("write the others to files with --format FORMAT=FILE (or -o FILE)", "only one --format can write to standard output")
+	}
+	return nil
+}
+
 // reportOutput is one --format FORMAT[=FILE]: the printer and the file it
 // writes ("" for standard output).
 type reportOutput struct{ name, file string }
 
-// parseOutputs parses verify's (and merge's) --format list: no list means
-// text on standard output, and at most one output may go there.
-func parseOutputs(specs []string) ([]reportOutput, error) {
+// parseOutputs parses verify's (and merge's, home's) --format list with
+// -o: no list means text, a format without FILE goes to -o's file (or
+// standard output), and at most one output may go to standard output.
+func parseOutputs(specs []string, output string) ([]reportOutput, error) {
 	if len(specs) == 0 {
 		specs = []string{"text"}
 	}
@@ -29,15 +87,42 @@ func parseOutputs(specs []string) ([]reportOutput, error) {
 		if err != nil {
 			return nil, usageError("formats: "+strings.Join(report.Formats(), ", "), "%v", err)
 		}
+		if isStdout(file) {
+			file = ""
+			if !isStdout(output) {
+				file = output
+			}
+		}
 		if file == "" {
 			stdout++
 		}
 		outs = append(outs, reportOutput{name, file})
 	}
-	if stdout > 1 {
-		return nil, usageError("write the others to files with --format FORMAT=FILE", "only one --format can write to standard output")
+	if err := oneFormatOnStdout(stdout); err != nil {
+		return nil, err
+	}
+	if !isStdout(output) && !slices.ContainsFunc(outs, func(o reportOutput) bool { return o.file == output }) {
+		return nil, usageError("give -o with one --format that names no FILE", "-o %s: every --format names its own file", output)
+	}
+	if err := sameFileTwice(outs); err != nil {
+		return nil, err
 	}
 	return outs, nil
+}
+
+// sameFileTwice refuses two reports written to one file.
+func sameFileTwice(outs []reportOutput) error {
+	seen := map[string]string{}
+	for _, o := range outs {
+		if o.file == "" {
+			continue
+		}
+		if prev, ok := seen[o.file]; ok {
+			return usageError("give each format its own file", "--format %s and --format %s both write %s", prev, o.name, o.file)
+		}
+		seen[o.file] = o.name
+	}
+	return nil
 }
 
 // parseFailOn parses --fail-on: a severity, or never (report.NeverFail).

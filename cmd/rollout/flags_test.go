@@ -36,3 +36,32 @@ func TestFlagValueNames(t *testing.T) {
 		}
 	})
 }
+
+// Output flags are the same everywhere: a command that writes a report in
+// a --format also takes -o, --output FILE (issue 27: verify had none where
+// view and simulate-budget had one).
+func TestOutputFlagsConsistent(t *testing.T) {
+	formats := map[string]bool{}
+	outputs := map[string]*pflag.Flag{}
+	eachFlag(func(c *cobra.Command, f *pflag.Flag) {
+		switch f.Name {
+		case "format":
+			formats[c.CommandPath()] = true
+		case "output":
+			outputs[c.CommandPath()] = f
+		}
+	})
+	if len(formats) < 5 {
+		t.Fatalf("only %d commands with --format", len(formats))
+	}
+	for cmd := range formats {
+		o := outputs[cmd]
+		if o == nil {
+			t.Errorf("%s has --format but no -o", cmd)
+			continue
+		}
+		if o.Shorthand != "o" || !strings.Contains(o.Usage, "- for standard output") {
+			t.Errorf("%s -o: shorthand %q, usage %q", cmd, o.Shorthand, o.Usage)
+		}
+	}
+}

@@ -16,6 +16,7 @@ import (
 type homeOptions struct {
 	dir          string
 	formats      []string
+	output       string
 	failOn       string
 	selectRules  []string
 	ignoreRules  []string
@@ -62,6 +63,7 @@ be read, see the notes).`,
 	}
 	f := cmd.Flags()
 	f.StringArrayVar(&opts.formats, "format", nil, "report format: "+strings.Join(report.Formats(), "|")+", or FORMAT=FILE (repeatable)")
+	addOutput(f, &opts.output, "the report of the --format that names no FILE")
 	f.StringVar(&opts.failOn, "fail-on", "error", "exit 1 on findings at or above this severity: error|warning|info|never")
 	f.StringSliceVar(&opts.selectRules, "select", nil, "only these home rules (e.g. home/projection-past-eof)")
 	f.StringSliceVar(&opts.ignoreRules, "ignore", nil, "skip these home rules")
@@ -76,7 +78,7 @@ func (o *homeOptions) validate() error {
 		return err
 	}
 	o.report = &verifyOptions{formats: o.formats, color: o.color}
-	if o.report.outputs, err = parseOutputs(o.formats); err != nil {
+	if o.report.outputs, err = parseOutputs(o.formats, o.output); err != nil {
 		return err
 	}
 	if o.color != "auto" && o.color != "always" && o.color != "never" {

@@ -18,6 +18,7 @@ import (
 type mergeOptions struct {
 	reports    []string
 	formats    []string
+	output     string
 	failOn     string
 	color      string
 	statistics bool
@@ -51,6 +52,7 @@ text|json|csv|svg|png (or FORMAT=FILE).`,
 	}
 	f := cmd.Flags()
 	f.StringArrayVar(&o.formats, "format", nil, "output format, or FORMAT=FILE (repeatable); default text")
+	addOutput(f, &o.output, "the report of the --format that names no FILE")
 	f.StringVar(&o.failOn, "fail-on", "error", "verify reports: exit 1 on findings at or above this severity: error|warning|info|never")
 	f.StringVar(&o.color, "color", "auto", "verify reports: colour: auto|always|never (NO_COLOR disables auto)")
 	f.BoolVar(&o.statistics, "statistics", false, "verify reports: add counts by rule and severity (text and json)")
@@ -109,7 +111,7 @@ func runMerge(ctx context.Context, a *app, o *mergeOptions) error {
 }
 
 func mergeVerify(a *app, o *mergeOptions, failOn checks.Severity, inputs *outfile.Inputs, datas [][]byte) error {
-	outputs, err := parseOutputs(o.formats)
+	outputs, err := parseOutputs(o.formats, o.output)
 	if err != nil {
 		return err
 	}
@@ -171,11 +173,19 @@ func mergeBudget(a *app, o *mergeOptions, inputs *outfile.Inputs, datas [][]byte
 		}
 	}
 	stdout := 0
-	for _, spec := range formats {
+	outs := make([]reportOutput, len(formats))
+	for i, spec := range formats {
 		name, file, _ := strings.Cut(spec, "=")
 		if !slices.Contains(budgetFormats, name) {
 			return usageError("use --format "+strings.Join(budgetFormats, "|"), "invalid --format %q", spec)
 		}
+		if isStdout(file) {
+			file = ""
+			if !isStdout(o.output) {
+				file = o.output
+			}
+		}
+		outs[i] = reportOutput{name, file}
 		if file == "" {
 			stdout++
 			if name == "png" && a.io.OutIsTTY {
@@ -185,8 +195,11 @@ func mergeBudget(a *app, o *mergeOptions, inputs *outfile.Inputs, datas [][]byte
 			return outputConflict(err)
 		}
 	}
-	if stdout > 1 {
-		return usageError("write the others to files with --format FORMAT=FILE", "only one --format can write to standard output")
+	if err := oneFormatOnStdout(stdout); err != nil {
+		return err
+	}
+	if err := sameFileTwice(outs); err != nil {
+		return err
 	}
 	var fleet *budget.Fleet
 	for i, d := range datas {
@@ -205,9 +218,8 @@ func mergeBudget(a *app, o *mergeOptions, inputs *outfile.Inputs, datas [][]byte
 		}
 	}
 	fleet.Finish()
-	for _, spec := range formats {
-		name, file, _ := strings.Cut(spec, "=")
-		if err := writeFleet(a, fleet, name, file); err != nil {
+	for _, out := range outs {
+		if err := writeFleet(a, fleet, out.name, out.file); err != nil {
 			return err
 		}
 	}

@@ -27,6 +27,7 @@ type reclaimOptions struct {
 	write    bool
 	undo     bool
 	format   string
+	output   string
 	opts     reclaim.Options
 }
 
@@ -91,6 +92,7 @@ $CODEX_HOME/archived_sessions.`,
 	f.BoolVar(&o.undo, "undo", false, "restore each FILE from its FILE.reclaimed.jsonl.zst archive")
 	f.StringVar(&coldAfter, "cold-after", "7d", "compress: a file idle this long (mtime) is cold: 7d, 36h, 0s")
 	f.StringVar(&o.format, "format", "text", "output format: text|json")
+	addOutput(f, &o.output, "the report")
 	f.Int64Var(&o.opts.MaxLineBytes, "max-line-bytes", rollout.DefaultMaxLineBytes, "longest line to analyse")
 	f.BoolVar(&o.opts.Force, "force", false, "write a file another process holds open for writing (an agent idle between turns would then write to the replaced file)")
 	f.Int64Var(&o.opts.HandoffCap, "handoff-cap", reconstruct.DefaultHandoffCap, "cap of a context handoff's budget, for the proof's rule run")
@@ -171,6 +173,9 @@ func runReclaim(ctx context.Context, a *app, o *reclaimOptions) error {
 		return err
 	}
 	paths := in.paths
+	if err := checkOutputsOf(paths, o.output); err != nil {
+		return err
+	}
 	o.opts.Now = time.Now()
 	var status exitStatus
 	raise := status.raise
@@ -236,20 +241,22 @@ func runReclaim(ctx context.Context, a *app, o *reclaimOptions) error {
 			pend[i].Discard()
 		}
 	}
-	if o.format == "json" {
-		enc := json.NewEncoder(a.io.Out)
+	if err := writeOutput(a, o.output, "the report", func(w io.Writer) error {
+		if o.format != "json" {
+			printReclaimText(w, files, o)
+			return nil
+		}
+		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
-		if err := enc.Encode(struct {
+		return enc.Encode(struct {
 			SchemaVersion int            `json:"schema_version"`
 			Command       string         `json:"command"`
 			DryRun        bool           `json:"dry_run"`
 			Policies      []string       `json:"policies"`
 			Files         []*reclaimFile `json:"files"`
-		}{schema.Version(schema.Reclaim), "reclaim", !o.write, o.policies, files}); err != nil {
-			return err
-		}
-	} else {
-		printReclaimText(a.io.Out, files, o)
+		}{schema.Version(schema.Reclaim), "reclaim", !o.write, o.policies, files})
+	}); err != nil {
+		return err
 	}
 	for _, l := range lates {
 		reportError(a.io, lateError(l))

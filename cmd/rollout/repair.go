@@ -146,7 +146,7 @@ repair cannot use (gzip/bzip2/xz, or nothing in it is a rollout record).`,
 	f.Lookup("diff").NoOptDefVal = "short"
 	f.StringVar(&opts.color, "color", "auto", "colour of --diff: auto|always|never (NO_COLOR disables auto)")
 	f.StringSliceVar(&opts.fix, "fix", nil, `fixes to apply: rule ids, areas (ordinal/), "default", "all" (default: the fixes not marked opt-in)`)
-	f.StringVar(&opts.report, "report", "", "write the changes (applied, or planned in a dry run) as JSON to FILE")
+	f.StringVar(&opts.report, "report", "", "write the changes (applied, or planned in a dry run) as JSON to `FILE` (- for standard output)")
 	f.BoolVar(&opts.randomIDs, "random-ids", false, "make new ids from random bits instead of deriving them (output no longer deterministic)")
 	f.Int64Var(&opts.maxLineBytes, "max-line-bytes", rollout.DefaultMaxLineBytes, "longest line to analyse and edit; longer lines are kept as they are")
 	f.Int64Var(&opts.handoffCap, "handoff-cap", reconstruct.DefaultHandoffCap, "cap of a context handoff's budget (which handoffs must be deferred)")
@@ -166,6 +166,13 @@ func (o *repairOptions) validate() error {
 	}
 	if o.several() && (o.output != "" || o.report != "") {
 		return usageError("repair the files one at a time to use -o or --report", "-o and --report take one input file; %d paths given", len(o.paths))
+	}
+	if o.output == "-" {
+		// Everywhere else "-" is standard output; a repaired rollout is
+		// re-verified where it is written and its removed lines go beside
+		// it, which a pipe cannot hold: named, never a file called "-".
+		return usageError("write it to a file with -o OUT; --diff=full prints the change on standard output",
+			"repair -o - : the repaired rollout needs a file (it is re-verified there, and its quarantine goes beside it)")
 	}
 	if o.output != "" && !o.write {
 		return usageError("add --write: nothing is written without it", "-o %s given without --write", o.output)
@@ -391,8 +398,8 @@ func (o *repairOptions) finish(a *app, p *report.RepairPrinter, out *repair.Outc
 	remaining := out.Remaining()
 	p.PrintOutcome(out, remaining)
 	if o.report != "" {
-		if err := outfile.Write(o.report, outfile.Options{}, func(w io.Writer) error { return report.WriteRepairJSON(w, out) }); err != nil {
-			return &exitError{code: exitUsage, err: fmt.Errorf("writing the report to %s: %w", o.report, err)}
+		if err := writeOutput(a, o.report, "the report", func(w io.Writer) error { return report.WriteRepairJSON(w, out) }); err != nil {
+			return err
 		}
 	}
 	if out.Refusal != nil {

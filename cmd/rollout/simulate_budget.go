@@ -12,7 +12,6 @@ import (
 
 	"github.com/rollout-dev/rollout/budget"
 	"github.com/rollout-dev/rollout/chart"
-	"github.com/rollout-dev/rollout/internal/outfile"
 	"github.com/rollout-dev/rollout/rollout"
 	"github.com/spf13/cobra"
 )
@@ -95,7 +94,7 @@ threshold P% of window W is floor(P/100 * W) tokens.`,
 	f.Float64Var(&s.WeightInput, "weight-input", 1, "ledger charge per uncached input token")
 	f.Var((*int64Flag)(&s.ReminderEvery), "reminder-every", "count a reminder each time the charged total crosses a multiple of N")
 	f.StringVar(&opts.format, "format", "text", "output: "+strings.Join(budgetFormats, "|")+" (svg/png: a chart of fill per request)")
-	f.StringVarP(&opts.output, "output", "o", "", "write to FILE instead of standard output")
+	addOutput(f, &opts.output, "the report")
 	f.Int64Var(&opts.maxLineBytes, "max-line-bytes", rollout.DefaultMaxLineBytes, "longest line to analyse")
 	opts.addFilesFrom(f)
 	f.IntVar(&opts.jobs, "jobs", runtime.NumCPU(), "rollouts read in parallel (output is identical for any value)")
@@ -119,8 +118,11 @@ func (o *simulateBudgetOptions) validate(a *app) error {
 	if !known {
 		return usageError("use --format "+strings.Join(budgetFormats, "|"), "invalid --format %q", o.format)
 	}
-	if o.format == "png" && o.output == "" && a.io.OutIsTTY {
+	if o.format == "png" && isStdout(o.output) && a.io.OutIsTTY {
 		return usageError("write it to a file with -o FILE, or redirect standard output", "refusing to write a PNG image to a terminal")
+	}
+	if o.series == "-" && isStdout(o.output) {
+		return usageError("write the report to a file with -o FILE, or the series with --series FILE", "--series - and the report would both go to standard output")
 	}
 	s := &o.settings
 	if s.HandoffCap < 0 {
@@ -171,7 +173,7 @@ func runSimulateBudget(ctx context.Context, a *app, o *simulateBudgetOptions) er
 	}
 
 	if o.series != "" {
-		if err := outfile.Write(o.series, outfile.Options{}, func(w io.Writer) error {
+		if err := writeOutput(a, o.series, "--series", func(w io.Writer) error {
 			cw := csv.NewWriter(w)
 			cw.Write(budget.SeriesHeader)
 			if err := r.WriteSeries(cw); err != nil {
@@ -180,7 +182,7 @@ func runSimulateBudget(ctx context.Context, a *app, o *simulateBudgetOptions) er
 			cw.Flush()
 			return cw.Error()
 		}); err != nil {
-			return &exitError{code: exitUsage, err: fmt.Errorf("writing --series %s: %w", o.series, err)}
+			return err
 		}
 	}
 	write := func(w io.Writer) error {
@@ -194,12 +196,8 @@ func runSimulateBudget(ctx context.Context, a *app, o *simulateBudgetOptions) er
 		}
 		return r.WriteTable(w)
 	}
-	if o.output != "" {
-		if err := outfile.Write(o.output, outfile.Options{}, write); err != nil {
-			return &exitError{code: exitUsage, err: fmt.Errorf("writing %s to %s: %w", o.format, o.output, err)}
-		}
-	} else if err := write(a.io.Out); err != nil {
-		return fmt.Errorf("writing %s: %w", o.format, err)
+	if err := writeOutput(a, o.output, o.format, write); err != nil {
+		return err
 	}
 	if oversized > 0 {
 		return silentExit(exitIncomplete)

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"os"
 	"time"
@@ -85,10 +84,7 @@ func runSimulateFleet(ctx context.Context, a *app, o *simulateBudgetOptions) err
 		return err
 	}
 	if o.series != "" {
-		err = outfile.Write(o.series, outfile.Options{}, simulateAll)
-		if err != nil && !isExitError(err) {
-			err = &exitError{code: exitUsage, err: fmt.Errorf("writing --series %s: %w", o.series, err)}
-		}
+		err = writeOutput(a, o.series, "--series", simulateAll)
 	} else {
 		err = simulateAll(nil)
 	}
@@ -114,16 +110,7 @@ func writeFleet(a *app, f *budget.Fleet, format, output string) error {
 		}
 		return f.WriteTable(w)
 	}
-	if output != "" {
-		if err := outfile.Write(output, outfile.Options{}, write); err != nil {
-			return &exitError{code: exitUsage, err: fmt.Errorf("writing %s to %s: %w", format, output, err)}
-		}
-		return nil
-	}
-	if err := write(a.io.Out); err != nil {
-		return fmt.Errorf("writing %s: %w", format, err)
-	}
-	return nil
+	return writeOutput(a, output, format, write)
 }
 
 // timeRange parses --since and --until: RFC 3339, or a date (UTC

@@ -84,7 +84,7 @@ $CODEX_HOME/archived_sessions. Nothing is modified.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&opts.format, "format", "text", "output format: "+strings.Join(spaceFormats, "|"))
-	f.StringVarP(&opts.output, "output", "o", "", "write the report to FILE instead of standard output")
+	addOutput(f, &opts.output, "the report")
 	f.IntVar(&opts.top, "top", space.DefaultTop, "rows per table")
 	f.IntVar(&opts.minRepeat, "min-repeat", space.DefaultMinRepeat, "smallest string (bytes) tracked for repetition")
 	f.StringVar(&coldAfter, "cold-after", "7d", "a file idle this long is cold (compress policy): 7d, 36h, 0s")
@@ -155,7 +155,7 @@ func runSpace(ctx context.Context, a *app, o *spaceOptions) error {
 	if err := inputs.Check(o.output); err != nil {
 		return outputConflict(err)
 	}
-	progress := newProgress(a.io, "reading", paths, a.io.ErrIsTTY && o.format == "text" && o.output == "")
+	progress := newProgress(a.io, "reading", paths, a.io.ErrIsTTY && o.format == "text" && isStdout(o.output))
 	now := time.Now()
 	sum := space.NewSummary(o.top)
 	code := exitOK
@@ -191,12 +191,8 @@ func runSpace(ctx context.Context, a *app, o *spaceOptions) error {
 		}
 		return report.WriteSpaceText(w, sum, homes, o.top)
 	}
-	if o.output == "" {
-		if err := write(a.io.Out); err != nil {
-			return err
-		}
-	} else if err := outfile.Write(o.output, outfile.Options{}, write); err != nil {
-		return &exitError{code: exitUsage, err: fmt.Errorf("writing %s: %w", o.output, err)}
+	if err := writeOutput(a, o.output, "the report", write); err != nil {
+		return err
 	}
 	if code != exitOK {
 		return silentExit(code)

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"io"
 
 	"github.com/rollout-dev/rollout/checks"
 	"github.com/rollout-dev/rollout/reconstruct"
@@ -16,6 +17,7 @@ type stateOptions struct {
 	atLine       int
 	maxLineBytes int64
 	thread       string
+	output       string
 	force        bool
 }
 
@@ -50,6 +52,7 @@ the restored token usage and the latest record of each handoff.`,
 	cmd.Flags().Int64Var(&opts.maxLineBytes, "max-line-bytes", rollout.DefaultMaxLineBytes, "longest line to analyse")
 	cmd.Flags().BoolVar(&opts.force, "force", false, "read a file whose first line is not a JSON object (a damaged first line)")
 	addThreadFlag(cmd.Flags(), &opts.thread, "read")
+	addOutput(cmd.Flags(), &opts.output, "the state")
 	return cmd
 }
 
@@ -117,6 +120,9 @@ func runState(ctx context.Context, a *app, o *stateOptions) error {
 	if o.path == rollout.StdinPath {
 		a.io.stdinHint("a rollout")
 	}
+	if err := checkOutputsOf([]string{o.path}, o.output); err != nil {
+		return err
+	}
 	ro := checks.Options{MaxLineBytes: o.maxLineBytes, Force: o.force}.Replay()
 	ro.StopAfterLine = o.atLine
 	st, err := reconstruct.ReplayFile(o.path, a.io.In, ro)
@@ -124,7 +130,7 @@ func runState(ctx context.Context, a *app, o *stateOptions) error {
 		return err
 	}
 	out := buildStateJSON(o.path, st)
-	return writeJSON(a.io.Out, out)
+	return writeOutput(a, o.output, "the state", func(w io.Writer) error { return writeJSON(w, out) })
 }
 
 func buildStateJSON(path string, st *reconstruct.State) stateJSON {

@@ -28,6 +28,7 @@ import (
 type verifyOptions struct {
 	inputFlags
 	formats      []string
+	output       string // -o: the file of the format that names none
 	failOn       string
 	selectRules  []string
 	ignoreRules  []string
@@ -90,6 +91,7 @@ or from --config FILE; flags override it (docs/ci.md).`,
 	}
 	f := cmd.Flags()
 	f.StringArrayVar(&opts.formats, "format", nil, "report format: "+strings.Join(report.Formats(), "|")+", or FORMAT=FILE (repeatable)")
+	addOutput(f, &opts.output, "the report of the --format that names no FILE")
 	f.StringVar(&opts.failOn, "fail-on", "error", "exit 1 on findings at or above this severity: error|warning|info|never")
 	f.StringSliceVar(&opts.selectRules, "select", nil, "only these rules or areas (e.g. ordinal/,item/missing-id)")
 	f.StringSliceVar(&opts.ignoreRules, "ignore", nil, "skip these rules or areas")
@@ -122,7 +124,7 @@ func (o *verifyOptions) validate() error {
 	if len(o.formats) == 0 {
 		o.formats = []string{"text"}
 	}
-	if o.outputs, err = parseOutputs(o.formats); err != nil {
+	if o.outputs, err = parseOutputs(o.formats, o.output); err != nil {
 		return err
 	}
 	if o.jobs < 1 {

@@ -196,8 +196,8 @@ func TestRunVerify(t *testing.T) {
 				q("2 files, 24 records: 0 errors, 2 warnings, 0 infos\n")},
 		{name: "missing file", args: []string{"verify", "testdata/nosuch.jsonl"}, wantCode: exitUsage,
 			wantStderr: "rollout: error: testdata/nosuch.jsonl: no such file or directory\n"},
-		{name: "bad flag", args: []string{"verify", "--nope"}, wantCode: exitUsage,
-			wantStderr: "rollout: error: unknown flag: --nope\nrollout: hint: see `rollout verify --help`\n"},
+		{name: "bad flag", args: []string{"verify", "--bogus"}, wantCode: exitUsage,
+			wantStderr: "rollout: error: unknown flag: --bogus\nrollout: hint: see `rollout verify --help`\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

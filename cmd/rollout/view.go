@@ -115,10 +115,8 @@ func runView(ctx context.Context, a *app, o *viewOptions) error {
 	}
 	var inputs outfile.Inputs
 	inputs.Add(o.path)
-	if o.output != "-" {
-		if err := inputs.Check(o.output); err != nil {
-			return outputConflict(err)
-		}
+	if err := inputs.Check(o.output); err != nil {
+		return outputConflict(err)
 	}
 	b := view.New(view.Options{Path: o.path, Bytes: size, MaxText: o.maxText})
 	evidence := budget.NewCollector()
@@ -135,16 +133,13 @@ func runView(ctx context.Context, a *app, o *viewOptions) error {
 	pg.ChartSVG, pg.ChartNote = fillChart(o.path, evidence.Evidence(res.State))
 
 	render := func(w io.Writer) error { return view.Render(w, pg) }
-	if o.output == "-" {
-		return render(a.io.Out)
-	}
 	if place, err := artifacts.For(o.path); err == nil && o.output == place.View() {
 		if err := place.Prepare(); err != nil {
 			return &exitError{code: exitUsage, err: fmt.Errorf("writing the view to %s: %w", o.output, err)}
 		}
 	}
-	if err := outfile.Write(o.output, outfile.Options{}, render); err != nil {
-		return &exitError{code: exitUsage, err: fmt.Errorf("writing the view to %s: %w", o.output, err)}
+	if err := writeOutput(a, o.output, "the view", render); err != nil || isStdout(o.output) {
+		return err
 	}
 	fmt.Fprintf(a.io.Out, "wrote %s (%d records, %d findings)\n", termsafe.String(o.output), res.Records, len(findings))
 	return nil
