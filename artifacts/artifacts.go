@@ -38,6 +38,9 @@ const (
 	BackupSuffix     = ".bak" // .bak, .bak.1, .bak.2, ...
 	QuarantineSuffix = ".quarantine.jsonl"
 	UndoSuffix       = ".repair-undo.json"
+	// ProjectionSuffix: the rows of Codex's history projection repair
+	// deleted, for repair --undo (beside the undo record).
+	ProjectionSuffix = ".repair-undo.projection.json"
 	ArchiveSuffix    = ".reclaimed.jsonl.zst" // after the plain name (FILE without .zst)
 	LateSuffix       = ".late"                // .late, .late.1, ...: bytes appended during a replace
 	ViewSuffix       = ".view.html"           // rollout view's page, after the name without .jsonl[.zst]
@@ -123,6 +126,9 @@ func (p Place) Quarantine() string { return p.name(QuarantineSuffix) }
 
 // UndoRecord is what repair --undo FILE reads.
 func (p Place) UndoRecord() string { return p.name(UndoSuffix) }
+
+// UndoProjection holds the projection rows the undo record names.
+func (p Place) UndoProjection() string { return p.name(ProjectionSuffix) }
 
 // Archive is reclaim's archive of the bytes it removed from FILE (named
 // after the plain file: FILE.jsonl and FILE.jsonl.zst share it).
@@ -298,7 +304,7 @@ func (p Place) isTemp(name string) bool {
 	plain := strings.TrimSuffix(p.Base, ".zst")
 	switch name[:i] {
 	case "." + p.Base, "." + plain, "." + plain + ".zst", "." + plain + ArchiveSuffix,
-		"." + p.Base + BackupSuffix, "." + p.Base + QuarantineSuffix, "." + p.Base + UndoSuffix, "." + p.Base + LateSuffix:
+		"." + p.Base + BackupSuffix, "." + p.Base + QuarantineSuffix, "." + p.Base + UndoSuffix, "." + p.Base + ProjectionSuffix, "." + p.Base + LateSuffix:
 		return true
 	}
 	return false
@@ -371,7 +377,7 @@ func (p Place) kindOf(base string) string {
 	switch {
 	case base == p.Base+QuarantineSuffix:
 		return KindQuarantine
-	case base == p.Base+UndoSuffix:
+	case base == p.Base+UndoSuffix, base == p.Base+ProjectionSuffix:
 		return KindUndo
 	case base == plain+ArchiveSuffix:
 		return KindArchive

@@ -8,7 +8,7 @@ import (
 )
 
 // openRW opens a database for writing, as Codex does (WAL mode).
-func openRW(t *testing.T, path string) *sql.DB {
+func openCodexRW(t *testing.T, path string) *sql.DB {
 	t.Helper()
 	q := url.Values{}
 	q.Add("_pragma", "busy_timeout(2000)")
@@ -38,7 +38,7 @@ func exec(t *testing.T, db interface {
 // the reader leaves the files as they were.
 func TestReadWhileCodexWrites(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "state_5.sqlite")
-	w := openRW(t, path)
+	w := openCodexRW(t, path)
 	exec(t, w, `CREATE TABLE threads (id TEXT PRIMARY KEY, rollout_path TEXT NOT NULL, archived INTEGER NOT NULL DEFAULT 0)`,
 		`INSERT INTO threads (id, rollout_path) VALUES ('a', '/x/a.jsonl')`)
 	tx, err := w.Begin()
@@ -79,7 +79,7 @@ func TestReadWhileCodexWrites(t *testing.T) {
 func TestReadCheckpointedLeavesNoFiles(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "state_5.sqlite")
-	w := openRW(t, path)
+	w := openCodexRW(t, path)
 	exec(t, w, `CREATE TABLE threads (id TEXT PRIMARY KEY, rollout_path TEXT NOT NULL)`,
 		`INSERT INTO threads VALUES ('a', '/x/a.jsonl')`)
 	w.Close() // the last connection checkpoints and removes the WAL
@@ -106,7 +106,7 @@ func TestReadCheckpointedLeavesNoFiles(t *testing.T) {
 // done again in read-only mode and sees the committed state.
 func TestReadDuringChangeRereads(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "state_5.sqlite")
-	w := openRW(t, path)
+	w := openCodexRW(t, path)
 	exec(t, w, `CREATE TABLE threads (id TEXT PRIMARY KEY, rollout_path TEXT NOT NULL)`)
 	w.Close()
 	d, err := OpenDB(path)
@@ -114,7 +114,7 @@ func TestReadDuringChangeRereads(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer d.Close()
-	w2 := openRW(t, path)
+	w2 := openCodexRW(t, path)
 	first := true
 	var n int
 	err = d.Read(func(tx *sql.Tx) error {
@@ -133,7 +133,7 @@ func TestReadDuringChangeRereads(t *testing.T) {
 // error naming the column, not a failure to read.
 func TestUnknownSchema(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "state_9.sqlite")
-	w := openRW(t, path)
+	w := openCodexRW(t, path)
 	exec(t, w, `CREATE TABLE threads (id TEXT PRIMARY KEY, path TEXT)`)
 	d, err := OpenDB(path)
 	if err != nil {

@@ -153,3 +153,5 @@ func resolve(path string) string {
 
 // Contains reports whether path lies inside the home.
 func (h *Home) Contains(path string) bool { return inside(h.Dir, path) }
+
+func baseName(path string) string { return filepath.Base(path) }

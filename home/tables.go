@@ -87,13 +87,7 @@ func Cursors(d *DB) ([]Cursor, error) {
 			if err := rows.Scan(&c.ThreadID, &c.Raw, &c.Ordinal); err != nil {
 				return err
 			}
-			c.Offset = c.Raw
-			switch {
-			case c.Raw == math.MaxInt64:
-				c.Pending = true
-			case c.Raw < 0:
-				c.Offset = -1 - c.Raw
-			}
+			c.decode()
 			out = append(out, c)
 		}
 		return rows.Err()
@@ -156,4 +150,15 @@ func ThreadsByPrefix(d *DB, prefix string) ([]Thread, error) {
 		}
 	}
 	return out, nil
+}
+
+// decode sets Offset and Pending from Raw.
+func (c *Cursor) decode() {
+	c.Offset = c.Raw
+	switch {
+	case c.Raw == math.MaxInt64:
+		c.Pending = true
+	case c.Raw < 0:
+		c.Offset = -1 - c.Raw
+	}
 }

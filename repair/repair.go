@@ -21,6 +21,7 @@ import (
 
 	"github.com/rollout-dev/rollout/artifacts"
 	"github.com/rollout-dev/rollout/checks"
+	"github.com/rollout-dev/rollout/home"
 	"github.com/rollout-dev/rollout/internal/outfile"
 	"github.com/rollout-dev/rollout/rollout"
 )
@@ -89,6 +90,10 @@ type Outcome struct {
 	// Links is the number of names (hard links) the input has; above 1,
 	// the other names keep the old content after an in-place repair.
 	Links uint64
+
+	// Projection is what the repair does to Codex's history projection of
+	// the thread (nil: none, or the changes lie after its cursor).
+	Projection *ProjectionPlan
 
 	Wrote   bool     // the result was put in place
 	Refusal *Refusal // why the result was not written (nil: it was, or a dry run)
@@ -211,6 +216,8 @@ type Txn struct {
 	linesIn int             // lines of the input the rewrite read
 	changed int             // edits the rewrite applied
 	tail    []byte          // Salvage: the unreadable tail
+	// savedProjection: the projection rows the write deleted (projection.go).
+	savedProjection *home.SavedProjection
 }
 
 // Begin analyses the input, plans its fixes and, when there are any,
@@ -275,6 +282,7 @@ func Begin(opts Options) (txn *Txn, err error) {
 	if err := t.rewrite(); err != nil {
 		return nil, err
 	}
+	t.planProjection()
 	if t.Refusal == nil {
 		t.Refusal = t.guard()
 	}

@@ -28,7 +28,11 @@ const UndoSuffix = artifacts.UndoSuffix
 // rewrite): add a member with omitempty; bump UndoVersion when an older
 // rollout must refuse a record it cannot undo in full, and read the
 // versions before it as they are.
-const UndoVersion = 2
+//
+// Version 3 adds the projection rows a repair deleted from Codex's history
+// database (FILE.repair-undo.projection.json): an older rollout would
+// restore the file without them.
+const UndoVersion = 3
 
 // undoFormat marks the file as ours.
 const undoFormat = "rollout repair undo"
@@ -49,6 +53,9 @@ type undoRecord struct {
 	// Quarantine is the quarantine (beside the record) and what it held
 	// before the repair added to it (Before nil: it did not exist).
 	Quarantine *undoQuarantine `json:"quarantine,omitempty"`
+	// Projection names the rows of Codex's history projection the repair
+	// deleted (version 3; nil: none).
+	Projection *undoProjection `json:"projection,omitempty"`
 
 	// Version 1 kept these at the top level.
 	Size                int64  `json:"size,omitempty"`
@@ -116,6 +123,9 @@ func (t *Txn) recordUndo(original fileSum, qBefore *quarantineState) error {
 	rec := undoRecord{Format: undoFormat, Version: UndoVersion, File: filepath.Base(t.Path),
 		Written: &fileSum{Size: size, SHA256: sum}, Original: &original, Backup: filepath.Base(t.Backup)}
 	rec.ThreadID = rollout.MetaThreadID(t.Path)
+	if rec.Projection, err = t.saveProjection(); err != nil {
+		return fmt.Errorf("saving the projection rows: %w", err)
+	}
 	if qBefore != nil {
 		rec.Quarantine = &undoQuarantine{Name: filepath.Base(t.Quarantine)}
 		if qBefore.existed {
@@ -211,6 +221,9 @@ type UndoOutcome struct {
 	Deleted    bool   // the quarantine did not exist before: removed
 	Resumed    bool   // an undo stopped after its rename was finished
 	Late       *Late  // bytes appended to FILE during the rename, kept
+	// Projection: the rows of Codex's history projection the repair had
+	// deleted were put back.
+	Projection bool
 }
 
 // ErrNothingToUndo is a file with no undo record.
@@ -344,6 +357,11 @@ func Undo(path string, opts UndoOptions) (*UndoOutcome, error) {
 		}
 	}
 	at("quarantine")
+	if err := restoreUndoProjection(path, rp, rec.Projection, rec.ThreadID); err != nil {
+		return out, &Refusal{Kind: WriteFailed, Path: path, Err: fmt.Errorf("%s was restored, but Codex's projection of its thread could not be: %w (run repair --undo again)", path, err)}
+	}
+	out.Projection = rec.Projection != nil
+	at("projection")
 	if err := os.Remove(recPath); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return out, &Refusal{Kind: WriteFailed, Path: recPath, Err: err}
 	}

@@ -670,10 +670,15 @@ func (t *Txn) commit() (ref *Refusal) {
 		return nil
 	}
 	if inPlace {
+		// Codex's order: its projection of the thread first, then the file.
+		if err := t.deleteProjection(); err != nil {
+			return failed(err)
+		}
 		// The one guard of every replace: the input still as read, no
 		// writer, and what arrives during the rename kept.
 		late, err := t.lock.Replace(Switch{Read: t.src.size, Place: t.place, Force: t.opts.Force, At: t.at}, put)
 		if err != nil {
+			t.restoreProjection()
 			return failed(err)
 		}
 		t.Late = late

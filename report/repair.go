@@ -7,6 +7,7 @@ import (
 	"github.com/rollout-dev/rollout/artifacts"
 	"github.com/rollout-dev/rollout/internal/termsafe"
 	"io"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -262,7 +263,13 @@ func (p *RepairPrinter) PrintPlan(out *repair.Outcome) {
 		if seq := out.Fixes.Plan.Sequence; seq != nil && seq.From > 1 {
 			fmt.Fprintf(w, "  note: ordinals are renumbered from line %d on; the lines before it keep theirs\n", seq.From)
 		}
-		fmt.Fprintf(w, "  note: Codex keeps a projection of this paginated thread (%s) in thread_history_1.sqlite, by byte offset and ordinal: if this repair changes a line before its cursor, stop Codex and remove the thread's projection (docs/repair.md, \"Codex's history database\")\n", st.ThreadID)
+		if out.Projection == nil {
+			fmt.Fprintf(w, "  note: Codex keeps a projection of this paginated thread (%s) in thread_history_1.sqlite, by byte offset and ordinal: if this repair changes a line before its cursor, stop Codex and remove the thread's projection (docs/repair.md, \"Codex's history database\")\n", st.ThreadID)
+		}
+	}
+	if pp := out.Projection; pp != nil {
+		fmt.Fprintf(w, "  note: Codex's projection of thread %s in %s (%d items, %d turns) was made from the file up to byte %d, and this repair changes it from byte %d on: --write deletes the projection in one transaction before it replaces the file, as Codex does before it rewrites a rollout, and Codex projects the thread again from the repaired file; repair --undo puts the rows back\n",
+			pp.ThreadID, termsafe.String(filepath.Base(pp.DB)), pp.Items, pp.Turns, pp.Cursor, pp.From)
 	}
 	if out.Links > 1 && p.Output == "" {
 		fmt.Fprintf(w, "  note: %s has %d other hard %s: %s the old content (the repair writes a new file)\n",
@@ -297,6 +304,10 @@ func (p *RepairPrinter) PrintOutcome(out *repair.Outcome, remaining []checks.Fin
 		fmt.Fprintln(w, ")")
 	case out.Wrote:
 		fmt.Fprintf(w, "wrote %s (unchanged copy)\n", termsafe.String(out.Target))
+	}
+	if pp := out.Projection; pp != nil && pp.Deleted && out.Wrote {
+		fmt.Fprintf(w, "deleted Codex's projection of thread %s (%d items, %d turns) from %s: Codex projects it again from the file\n",
+			pp.ThreadID, pp.Items, pp.Turns, termsafe.String(pp.DB))
 	}
 	if n := len(out.Quarantined); n > 0 {
 		verb := "would go"

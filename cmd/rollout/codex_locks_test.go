@@ -15,19 +15,6 @@ import (
 	"github.com/rollout-dev/rollout/repair"
 )
 
-// codexHomeWithTear lays out the home Codex 0.171.0 made, its rollout
-// ending in a torn line (something for repair to fix).
-func codexHomeWithTear(t *testing.T) (root, path string) {
-	t.Helper()
-	root = filepath.Join(t.TempDir(), "codex")
-	if err := homegen.Build(root, homegen.Base); err != nil {
-		t.Fatal(err)
-	}
-	path = filepath.Join(root, filepath.FromSlash(homegen.Rollout))
-	appendTo(t, path, []byte(`{"timestamp":"2026-12-01T20:31:00.000Z","ordinal":24,"type":"event_msg","payl`))
-	return root, path
-}
-
 // flockFile holds an exclusive flock on path, as Codex does, writing
 // content into it; released at the end of the test.
 func flockFile(t *testing.T, path, content string) {

@@ -286,6 +286,9 @@ func runUndo(a *app, o *repairOptions) error {
 		case out.Quarantine != "":
 			fmt.Fprintf(a.io.Out, "removed %s the repair added from %s\n", count(out.Removed, "line"), termsafe.String(out.Quarantine))
 		}
+		if out.Projection {
+			fmt.Fprintf(a.io.Out, "put back Codex's projection of the thread the repair had deleted\n")
+		}
 		if out.Late != nil {
 			code = worse(code, reportError(a.io, lateError(out.Late)))
 		}
