@@ -483,3 +483,46 @@ func compact(s string) string {
 	}
 	return b.String()
 }
+
+// AppendJSONPrefix appends the compact encoding of v as AppendJSON does,
+// but stops once it has appended more than limit bytes (the key in
+// hand and the closing braces may pass it): a page that shows a large state pays for what it
+// shows, not for the whole state. whole reports whether all of v was
+// appended.
+func (v *Value) AppendJSONPrefix(dst []byte, limit int) (out []byte, whole bool) {
+	end := len(dst) + limit
+	dst, whole = v.appendPrefix(dst, end)
+	return dst, whole
+}
+
+func (v *Value) appendPrefix(dst []byte, end int) ([]byte, bool) {
+	if k := v.Kind(); k != Object || v.raw != "" { // a scalar, an array, a lazy object: its text, cut
+		text := v.raw
+		if k == Null {
+			text = "null"
+		}
+		if n := end - len(dst); n < len(text) {
+			return append(dst, text[:max(n, 0)]...), false
+		}
+		return append(dst, text...), true
+	}
+	dst = append(dst, '{')
+	first, whole := true, true
+	v.object().each(func(m Member, rawKey string) bool {
+		if len(dst) > end {
+			whole = false
+			return false
+		}
+		if !first {
+			dst = append(dst, ',')
+		}
+		first = false
+		dst = append(append(dst, rawKey...), ':')
+		dst, whole = m.Value.appendPrefix(dst, end)
+		return whole
+	})
+	if !whole {
+		return dst, false
+	}
+	return append(dst, '}'), true
+}

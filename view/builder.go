@@ -11,6 +11,7 @@ import (
 
 	"github.com/rollout-dev/rollout/checks"
 	"github.com/rollout-dev/rollout/internal/htmlpage"
+	"github.com/rollout-dev/rollout/mergepatch"
 	"github.com/rollout-dev/rollout/reconstruct"
 	"github.com/rollout-dev/rollout/rollout"
 	"github.com/tidwall/gjson"
@@ -59,6 +60,15 @@ type Builder struct {
 	era    rollout.Era
 	seen   bool  // an object record was seen (the era is known)
 	kept   int64 // bytes of text kept
+
+	// The merged world state is shown once per run of patches, at its last
+	// one, and within a budget: shown at every patch, a state that grows
+	// with each made the page and its time grow with the square of the
+	// patches.
+	pending    *Entry            // the last patch of the current run
+	pendingV   *mergepatch.Value // the state after it
+	runPatches int               // patches in the run
+	stateBytes int               // bytes of merged states shown so far
 }
 
 type span struct{ from, at int }
@@ -85,6 +95,9 @@ func New(opts Options) *Builder {
 }
 
 func (b *Builder) add(e *Entry) *Entry {
+	if b.pending != nil && e.Kind != "world" {
+		b.showState()
+	}
 	if b.full() {
 		b.page.NotShown++
 		return e
@@ -394,7 +407,12 @@ func (b *Builder) Observe(o reconstruct.Observation) {
 		case v == nil:
 			last.Blocks = append(last.Blocks, Block{Text: "no world-state baseline after this line"})
 		case !ev.Full:
-			last.Blocks = append(last.Blocks, b.jsonBlock("merged state after this line", v.AppendJSON(nil), true))
+			if b.pending != nil && b.pending != last {
+				b.runPatches++ // the run goes on: its state is shown at its end
+			} else {
+				b.runPatches = 1
+			}
+			b.pending, b.pendingV = last, v
 		}
 	}
 }
@@ -408,8 +426,37 @@ func (b *Builder) lastAt(line int) *Entry {
 	return nil
 }
 
+// stateBudget is how many bytes of merged world states a page shows: twice
+// the rollout, at least 256 KiB.
+func (b *Builder) stateBudget() int { return max(2*int(b.opts.Bytes), 256<<10) }
+
+// showState adds the merged state to the last patch of a run of patches.
+func (b *Builder) showState() {
+	e, v, n := b.pending, b.pendingV, b.runPatches
+	b.pending, b.pendingV, b.runPatches = nil, nil, 0
+	label := "merged state after this line"
+	if n > 1 {
+		label = fmt.Sprintf("merged state after this line (the %d patches from line %d on)", n, e.Line-n+1)
+	}
+	if b.stateBytes >= b.stateBudget() {
+		e.Blocks = append(e.Blocks, Block{Text: fmt.Sprintf("%s: not shown, the page already shows %d bytes of merged states (rollout state FILE prints the state)", label, b.stateBytes)})
+		return
+	}
+	text, whole := v.AppendJSONPrefix(nil, 4*b.opts.MaxText)
+	b.stateBytes += len(text)
+	bl := b.jsonBlock(label, text, true)
+	if !whole {
+		bl.Clipped = true
+		b.page.Clipped++
+	}
+	e.Blocks = append(e.Blocks, bl)
+}
+
 // Finish marks what resume keeps, places the findings and returns the page.
 func (b *Builder) Finish(st *reconstruct.State, findings []*Finding) *Page {
+	if b.pending != nil {
+		b.showState()
+	}
 	pg := &b.page
 	pg.ThreadID, pg.CLIVersion, pg.Era, pg.HistoryMode, pg.Records = st.ThreadID, st.CLIVersion, string(st.Era), st.HistoryMode, st.Records
 	pg.FirstWindowID, pg.WindowID, pg.WindowNumber = st.Lineage.FirstWindowID, st.Lineage.WindowID, st.Lineage.WindowNumber

@@ -357,3 +357,34 @@ func TestViewRefusesItsInput(t *testing.T) {
 		t.Errorf("no page beside the input: %v (stdout %q)", err, stdout)
 	}
 }
+
+// TestViewPageLinearInWorldStatePatches: 5,000 patches that each add a
+// member used to show the whole merged state at every patch, so the page
+// (and the time to make it) grew with the square of the patches: 53x the
+// rollout here. The state is shown once per run of patches, within a
+// budget, and the page stays within 20x the rollout.
+func TestViewPageLinearInWorldStatePatches(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "patches.jsonl")
+	var b strings.Builder
+	b.WriteString(`{"timestamp":"2026-03-10T09:35:30.037Z","ordinal":0,"type":"session_meta","payload":{"id":"019cd6f2-8a30-7c1e-9d2a-4b5c6d7e8f90","cli_version":"0.147.0","history_mode":"paginated"}}` + "\n")
+	b.WriteString(`{"timestamp":"2026-03-10T09:35:30.148Z","ordinal":1,"type":"world_state","payload":{"full":true,"state":{"environment":{"cwd":"/w"}}}}` + "\n")
+	for i := range 5000 {
+		fmt.Fprintf(&b, `{"timestamp":"2026-03-10T09:35:31.000Z","ordinal":%d,"type":"world_state","payload":{"full":false,"state":{"environment":{"k%d":"value %d"}}}}`+"\n", i+2, i, i)
+	}
+	os.WriteFile(in, []byte(b.String()), 0o644)
+	out := filepath.Join(dir, "page.html")
+	if code, o, e := runRollout("view", "-o", out, in); code != exitOK {
+		t.Fatalf("exit %d\n%s%s", code, o, e)
+	}
+	page := readFile(t, out)
+	if ratio := float64(len(page)) / float64(b.Len()); ratio > 20 {
+		t.Errorf("the page is %.1fx the rollout (%d bytes for %d)", ratio, len(page), b.Len())
+	}
+	if n := bytes.Count(page, []byte("merged state after this line")); n != 1 {
+		t.Errorf("the merged state is shown %d times for one run of patches", n)
+	}
+	if !bytes.Contains(page, []byte("the 5000 patches from line 3 on")) {
+		t.Error("the run's merged state does not say which patches it follows")
+	}
+}
