@@ -74,8 +74,30 @@ type FixOptions struct {
 // FixPlan is the repair of one file.
 type FixPlan struct {
 	Plan    rollout.Plan
-	Planned []*Finding // findings the plan addresses (in the analysed Result's Findings)
-	Left    []Unfixed  // findings of fixable rules it leaves, and why
+	Planned []PlannedFix // findings the plan addresses
+	Left    []Unfixed    // findings of fixable rules it leaves, and why
+
+	planned []uint64 // bit i: the analysed Result's Findings[i] is planned
+}
+
+// PlannedFix names a finding the plan addresses: its rule and line (a
+// plan of a million fixes does not keep a million findings).
+type PlannedFix struct {
+	Rule string
+	Line int
+}
+
+// Unplanned returns, in a new slice, the findings of fs (the Result the
+// plan was made from) that no planned fix addresses: what a repair keeps
+// of its input's findings once the plan is made.
+func (fp *FixPlan) Unplanned(fs []Finding) []Finding {
+	var out []Finding
+	for i := range fs {
+		if i/64 >= len(fp.planned) || fp.planned[i/64]&(1<<(i%64)) == 0 {
+			out = append(out, fs[i])
+		}
+	}
+	return out
 }
 
 // Unfixed is a finding of a fixable rule that the plan does not fix.
@@ -142,16 +164,18 @@ func PlanFixes(res *Result, facts *FixFacts, opts FixOptions) (*FixPlan, error) 
 	}
 	st := res.State
 	// Sized once for the findings that have a fix (a plan of 100,000 ids
-	// is not grown step by step).
+	// is not grown step by step), but for the ordinal rules: one sequence
+	// renumbers them all, and a million lines without ordinal must not
+	// reserve a million edits.
 	fixable := 0
 	for i := range res.Findings {
-		if r, ok := Lookup(res.Findings[i].Rule); ok && r.plan != nil {
+		if r, ok := Lookup(res.Findings[i].Rule); ok && r.plan != nil && !strings.HasPrefix(r.ID, "ordinal/") {
 			fixable++
 		}
 	}
 	p := &planner{
 		st:       st,
-		fp:       &FixPlan{Planned: make([]*Finding, 0, fixable)},
+		fp:       &FixPlan{Planned: make([]PlannedFix, 0, fixable), planned: make([]uint64, (len(res.Findings)+63)/64)},
 		concat:   map[int]bool{},
 		seen:     make(map[plannedKey]bool, fixable),
 		envelope: st.Era != rollout.EraBare,
@@ -189,7 +213,8 @@ func PlanFixes(res *Result, facts *FixFacts, opts FixOptions) (*FixPlan, error) 
 			p.fp.Left = append(p.fp.Left, Unfixed{*f, why})
 			continue
 		}
-		p.fp.Planned = append(p.fp.Planned, f)
+		p.fp.Planned = append(p.fp.Planned, PlannedFix{f.Rule, f.Line})
+		p.fp.planned[i/64] |= 1 << (i % 64)
 	}
 	p.metaInFirstLine(sel)
 	p.idsEverywhere(sel)

@@ -70,7 +70,7 @@ type Outcome struct {
 	// Output, the output's name decides (.zst or not).
 	Compression rollout.Compression
 
-	Input       *checks.Result  // the analysis of the input
+	Input       *checks.Result  // the analysis of the input (its Findings: those the plan does not fix; Fixes.Planned names the others)
 	Output      *checks.Result  // the re-verification of the result, its findings (State is nil; nil: nothing rewritten)
 	Fixes       *checks.FixPlan // the plan, and the findings it leaves
 	Changes     []Change        // what the rewrite changed, in output order
@@ -218,6 +218,9 @@ type Txn struct {
 	tail    []byte          // Salvage: the unreadable tail
 	// savedProjection: the projection rows the write deleted (projection.go).
 	savedProjection *home.SavedProjection
+	// inputErrors counts the input's errors per rule, planned ones
+	// included, once Input.Findings keeps only the unplanned (for guard).
+	inputErrors map[string]int
 }
 
 // Begin analyses the input, plans its fixes and, when there are any,
@@ -454,7 +457,10 @@ func (t *Txn) guard() *Refusal {
 	if t.LinesOut == 0 && t.Salvage != nil {
 		return refuse(NotRollout, t.Path, "%s: the zstd stream is cut short before its first whole line: there is nothing to salvage", t.Path)
 	}
-	before, after := errorsByRule(t.Input.Findings), errorsByRule(t.Output.Findings)
+	before, after := t.inputErrors, errorsByRule(t.Output.Findings)
+	if before == nil {
+		before = errorsByRule(t.Input.Findings)
+	}
 	var worse []string
 	for rule, n := range after {
 		if n > before[rule] {

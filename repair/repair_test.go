@@ -253,3 +253,36 @@ func TestOutputCompressionFollowsName(t *testing.T) {
 		})
 	}
 }
+
+// TestPlannedFindingsAreNotKept: a plan of many fixes does not keep the
+// findings it fixes through the rewrite (a million blank lines kept a
+// million findings, planned edits and changes at once: 750 MiB). The
+// outcome keeps the unplanned ones, names the planned by rule and line,
+// and the guard still counts every error of the input.
+func TestPlannedFindingsAreNotKept(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "rollout.jsonl")
+	meta := `{"timestamp":"2026-03-10T09:35:30.037Z","type":"session_meta","payload":{"id":"019cd6f2-8a30-7c1e-9d2a-4b5c6d7e8f90"}}` + "\n"
+	os.WriteFile(path, []byte(meta+strings.Repeat("\n", 500)+"garbage\n"), 0o644)
+	opts := options(path)
+	opts.Write = false
+	opts.Fix, _ = checks.SelectFixes([]string{"line/blank"})
+	out, err := run(t, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Fixes.Planned) != 500 || out.Fixes.Planned[0] != (checks.PlannedFix{Rule: "line/blank", Line: 2}) {
+		t.Errorf("planned %d, first %+v", len(out.Fixes.Planned), out.Fixes.Planned[0])
+	}
+	for _, f := range out.Input.Findings {
+		if f.Rule == "line/blank" {
+			t.Fatalf("a planned finding is kept: %+v", f)
+		}
+	}
+	if len(out.Input.Findings) != 1 || out.Input.Findings[0].Rule != "line/invalid-json" {
+		t.Errorf("the unplanned findings: %+v", out.Input.Findings)
+	}
+	if out.Refusal != nil || len(out.Changes) != 500 {
+		t.Errorf("refusal %v, %d changes", out.Refusal, len(out.Changes))
+	}
+}

@@ -157,6 +157,13 @@ func (t *Txn) analyse(copyTo *outFile) error {
 	if err == nil && in.cut != nil && in.cut.cut {
 		err = t.planSalvage(in, walk)
 	}
+	if err == nil && !t.Fixes.Plan.Empty() {
+		// The findings the plan fixes are not kept (the result's own are
+		// judged after the rewrite): a million planned fixes would keep a
+		// million findings through the rewrite. The guard keeps their counts.
+		t.inputErrors = errorsByRule(res.Findings)
+		res.Findings = t.Fixes.Unplanned(res.Findings)
+	}
 	return err
 }
 
@@ -508,7 +515,14 @@ func (o *outputs) WriteLine(body []byte, eol string) error {
 }
 
 func (t *Txn) rewriteOptions() rollout.RewriteOptions {
-	t.Changes = slices.Grow(t.Changes, t.Fixes.Plan.Len()) // most plans change each planned edit once
+	// Most plans change each planned edit once, and a renumbering each line
+	// from where it starts: sized once, a million changes are not grown
+	// step by step (each step keeps the old array until it is copied).
+	n := t.Fixes.Plan.Len()
+	if seq := t.Fixes.Plan.Sequence; seq != nil && t.Input.Records >= seq.From {
+		n += t.Input.Records - seq.From + 1
+	}
+	t.Changes = slices.Grow(t.Changes, n)
 	return rollout.RewriteOptions{
 		MaxLineBytes: t.opts.MaxLineBytes,
 		Reopen:       t.reopen,
