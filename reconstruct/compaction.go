@@ -14,14 +14,7 @@ func (e *engine) compacted(rec *rollout.Record, pos Pos, p gjson.Result) {
 	rh := p.Get("replacement_history")
 	if !rh.IsArray() {
 		e.emit(pos, CompactionLegacyEvidence{})
-		// A legacy compaction rebuilds the history from the user messages
-		// and the summary; keep the user messages.
-		kept := newHistory(e.types)
-		for it := range e.st.History.All() {
-			if it.Type == "message" {
-				kept.append(it)
-			}
-		}
+		kept := e.legacyCompaction(pos)
 		e.hof.noteDropped(e.st.History, 0)
 		e.st.History = kept
 		e.reindex() // the indexes pointed into the history just replaced
@@ -54,6 +47,7 @@ func (e *engine) compacted(rec *rollout.Record, pos Pos, p gjson.Result) {
 				e.checkPrefixedID(pos, f.id, f.typ, prefix, typed, i)
 			}
 			it := Item{ID: f.id, Type: f.typ, CallID: f.callID, Line: pos.Line, Offset: pos.Offset, Index: i}
+			it.prompt = isUserMessage(f.typ, f.role) && !contextualContent(f.content)
 			if f.id != "" || f.callID != "" {
 				it.hash = maphash.Bytes(hashSeed, item)
 			}
@@ -68,6 +62,51 @@ func (e *engine) compacted(rec *rollout.Record, pos Pos, p gjson.Result) {
 	e.afterCompact = true
 	e.emit(pos, FlowCompactionEvidence{WindowNumber: e.st.Lineage.WindowNumber})
 }
+
+// legacyCompaction is the history Codex rebuilds on resume from a
+// compacted record without replacement_history (written by Codex before
+// 0.125): the session's initial context (what came before the first user
+// prompt), then every user prompt of the history, then the record's message
+// as one more user message. Assistant messages, tool calls, reasoning and
+// the context messages of later turns are dropped. Codex 0.40 sent one
+// bridge message instead of the prompts and the summary (before 0.55). Measured with the
+// conformance harness (conformance/testdata/*/compact-local); Codex rebuilds
+// the initial context from the resuming process's settings, which the
+// engine takes to be those the file recorded.
+func (e *engine) legacyCompaction(pos Pos) *History {
+	kept := newHistory(e.types)
+	prefix := true
+	bridge := bridgeEra(e.st.CLIVersion)
+	for it := range e.st.History.All() {
+		if it.prompt {
+			prefix = false
+			if bridge {
+				continue
+			}
+		}
+		if prefix || it.prompt {
+			kept.append(it)
+		}
+	}
+	idx := SummaryIndex
+	if bridge {
+		idx = BridgeIndex
+	}
+	kept.append(Item{Type: "message", Line: pos.Line, Offset: pos.Offset, Index: idx})
+	return kept
+}
+
+// bridgeEra: the writer's version resumed a legacy compaction as one
+// bridge message. Measured with the harness: 0.40.0, 0.47.0, 0.50.0 and
+// 0.53.0 do, 0.55.0 (the next npm release) and later do not.
+func bridgeEra(cliVersion string) bool {
+	v, ok := rollout.ParseVersion(cliVersion)
+	return ok && !v.AtLeast(bridgeUntil)
+}
+
+// bridgeUntil is the first version seen to resume a legacy compaction as
+// prompts plus summary.
+var bridgeUntil = rollout.Version{Major: 0, Minor: 55}
 
 // judgeCompactedHistory looks at what a compaction's replacement_history
 // leaves the model. On resume Codex takes replacement_history as the whole

@@ -143,7 +143,7 @@ func (e *engine) Feed(rec *rollout.Record) {
 		}
 		return
 	case rollout.ShapeTorn:
-		e.emit(pos, LineTornTailEvidence{Bytes: rec.Size})
+		e.emit(pos, LineTornTailEvidence{Bytes: rec.Size, CLIVersion: e.st.CLIVersion})
 		return
 	case rollout.ShapeGlued:
 		// Codex parses lines whole and skips this one, the intact records

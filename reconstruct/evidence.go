@@ -18,6 +18,9 @@ type Evidence interface {
 type LineInvalidJSONEvidence struct{}
 type LineTornTailEvidence struct {
 	Bytes int64 `json:"bytes"`
+	// CLIVersion is the writer's (session_meta), which decides what the
+	// next resume does with the fragment (see checks, line/torn-tail).
+	CLIVersion string `json:"cli_version,omitempty"`
 }
 type LineConcatenatedEvidence struct {
 	Objects int `json:"objects"`

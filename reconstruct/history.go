@@ -23,6 +23,8 @@ type History struct {
 	n      int
 	text   [][]byte // the arena: id then call id of each item, in order
 	types  *typeTable
+	// marks holds each item's itemMark, two bits per item.
+	marks []uint64
 	// wide holds the line and index of the rare item whose values do not
 	// fit histItem's 32 bits (lines past 4G, indexes past 2G).
 	wide map[int]wideItem
@@ -48,6 +50,16 @@ type histItem struct {
 // hashed reports whether the item's content hash is known or can be read
 // back (items without an id or a call_id are not hashed).
 func (x *histItem) hashed() bool { return x.lazy || x.hash != 0 }
+
+// itemMark is what the engine noted of an item, one at a time: a user
+// prompt (a message) or an orphan output (a tool output) cannot be both.
+// History keeps two bits per item (History.marks), not a histItem field.
+type itemMark uint8
+
+const (
+	markPrompt itemMark = iota + 1 // Item.prompt
+	markOrphan                     // a tool output that answers no call before it
+)
 
 type wideItem struct{ line, index int }
 
@@ -99,7 +111,7 @@ func (h *History) At(i int) Item {
 	x := h.item(i)
 	var buf [64]byte
 	it := Item{ID: string(h.idText(buf[:0], x)), Type: h.types.names[x.typ], CallID: string(h.callID(x)),
-		Line: int(x.line), Offset: x.offset, Index: int(x.index), answered: x.answered, hash: x.hash, lazy: x.lazy}
+		Line: int(x.line), Offset: x.offset, Index: int(x.index), answered: x.answered, prompt: h.mark(i) == markPrompt, hash: x.hash, lazy: x.lazy}
 	if x.line == math.MaxUint32 || x.index == math.MinInt32 {
 		w := h.wide[i]
 		it.Line, it.Index = w.line, w.index
@@ -162,10 +174,36 @@ func (h *History) index(i int) int {
 	return int(x.index)
 }
 
+// mark is item i's itemMark.
+func (h *History) mark(i int) itemMark {
+	k := 2 * i
+	if k/64 >= len(h.marks) {
+		return 0
+	}
+	return itemMark(h.marks[k/64] >> (k % 64) & 3)
+}
+
+// setMark sets item i's itemMark (i <= Len()).
+func (h *History) setMark(i int, m itemMark) {
+	k := 2 * i
+	for k/64 >= len(h.marks) {
+		if m == 0 {
+			return
+		}
+		h.marks = append(h.marks, 0)
+	}
+	h.marks[k/64] = h.marks[k/64]&^(3<<(k%64)) | uint64(m)<<(k%64)
+}
+
 // append adds an item at the end.
 func (h *History) append(it Item) {
 	x := histItem{hash: it.hash, lazy: it.lazy, offset: it.Offset, typ: h.types.intern(it.Type), answered: it.answered,
 		line: uint32(it.Line), index: int32(it.Index)}
+	if it.prompt {
+		h.setMark(h.n, markPrompt)
+	} else {
+		h.setMark(h.n, 0)
+	}
 	if it.Line < 0 || it.Line >= math.MaxUint32 || it.Index <= math.MinInt32 || it.Index > math.MaxInt32 {
 		x.line, x.index = math.MaxUint32, math.MinInt32
 		if h.wide == nil {

@@ -84,6 +84,7 @@ func (e *engine) addLiveItem(pos Pos, item []byte, rec *rollout.Record, index in
 		e.prompts.answer()
 	}
 	it := Item{ID: f.id, Type: f.typ, CallID: f.callID, Line: pos.Line, Offset: pos.Offset, Index: index}
+	it.prompt = isUserMessage(f.typ, f.role) && !contextualContent(f.content)
 	e.checkID(pos, f, index)
 	start := 0 // where item starts in its line
 	if rec != nil {
@@ -150,6 +151,7 @@ func (e *engine) appendItem(pos Pos, it Item, raw []byte) {
 		}
 		// Another output for an answered call is not an orphan.
 		if _, known := e.calls.getItem(h, i); !e.answer(it.CallID) && !known {
+			h.setMark(i, markOrphan)
 			// Reported at the end, when the file's Codex version is known.
 			e.orphanOutputs = append(e.orphanOutputs, Observation{Pos: pos,
 				Evidence: ToolOrphanOutputEvidence{CallID: it.CallID, ItemType: it.Type, ItemIndex: it.Index}})
@@ -278,7 +280,11 @@ func (e *engine) reindex() {
 			if x.callLen > 0 {
 				e.outputs.add(h, i)
 			}
-			e.answer(string(h.callID(x)))
+			_, known := e.calls.getItem(h, i)
+			h.setMark(i, 0)
+			if !e.answer(string(h.callID(x))) && !known {
+				h.setMark(i, markOrphan)
+			}
 		}
 	}
 }
@@ -316,6 +322,9 @@ func (e *engine) orphanCalls() {
 		e.emit(o.Pos, ev)
 	}
 	answered, version := e.normalizes(answersOrphanCallsSince)
+	defer func() {
+		e.requestHistory(dropped != nil && *dropped, answered != nil && *answered, dropped != nil && *dropped)
+	}()
 	h := e.st.History
 	for i := range h.Len() {
 		if x := h.item(i); !h.isToolCall(x) || x.answered || x.callLen == 0 || x.dup {
@@ -336,6 +345,67 @@ func (e *engine) orphanCalls() {
 		}
 		e.emit(Pos{Line: it.Line, Offset: it.Offset}, ev)
 	}
+}
+
+// requestHistory turns the live history into what Codex sends: from 0.48
+// (dropOrphans) an output without its call is dropped, and every call
+// without an output gets an "aborted" one, inserted after it from 0.48
+// (after), in front of the history before (Codex 0.40 in
+// conformance/testdata/0.40.0/corrupt/orphan-call). A possibly running
+// call of the open last turn is answered too: a resume starts a new
+// process, and the old one's tool result never reaches it.
+func (e *engine) requestHistory(dropOrphans, answer, after bool) {
+	h := e.st.History
+	work := false
+	for i := range h.Len() {
+		x := h.item(i)
+		if (dropOrphans && h.mark(i) == markOrphan) || (answer && h.isToolCall(x) && !x.answered && x.callLen > 0) {
+			work = true
+			break
+		}
+	}
+	if !work {
+		return
+	}
+	out := newHistory(e.types)
+	var front []Item
+	for i := range h.Len() {
+		x := h.item(i)
+		if dropOrphans && h.mark(i) == markOrphan {
+			continue
+		}
+		it := h.At(i)
+		out.append(it)
+		if answer && h.isToolCall(x) && !x.answered && x.callLen > 0 {
+			ab := Item{Type: abortedOutputType(it.Type, after), CallID: it.CallID, Line: it.Line, Offset: it.Offset, Index: AbortedIndex, answered: true}
+			if after {
+				out.append(ab)
+			} else {
+				front = append(front, ab)
+			}
+		}
+	}
+	if len(front) > 0 {
+		all := newHistory(e.types)
+		for _, it := range front {
+			all.append(it)
+		}
+		for it := range out.All() {
+			all.append(it)
+		}
+		out = all
+	}
+	e.st.History = out
+}
+
+// abortedOutputType is the output Codex makes for an unanswered call: a
+// custom_tool_call_output for every call before 0.48, the call's own kind
+// of output from 0.48 on.
+func abortedOutputType(call string, after bool) string {
+	if !after || call == "custom_tool_call" {
+		return "custom_tool_call_output"
+	}
+	return "function_call_output"
 }
 
 // StoppedAfter is how long (in seconds) a file must have been left

@@ -68,10 +68,33 @@ type Item struct {
 	CallID   string
 	Line     int   // the line holding it
 	Offset   int64 // that line's byte offset
-	Index    int   // index inside the line's replacement_history; -1 for the line's payload
+	Index    int   // index inside the line's replacement_history; -1 for the line's payload; SummaryIndex, BridgeIndex
 	answered bool
+	prompt   bool // a user message that is not one of Codex's contextual fragments
 	hash     uint64
 	lazy     bool // hash not computed yet: see engine.contentHash
+}
+
+// Items Codex makes on resume, on no line of their own: from a legacy
+// compacted record (one without replacement_history, Codex before 0.125;
+// their Line is the record's), and for calls left without output.
+const (
+	// SummaryIndex is the user message Codex makes of the record's message
+	// (the summary, sent verbatim).
+	SummaryIndex = -2
+	// BridgeIndex is the one user message Codex before 0.55 made instead of
+	// the kept prompts and the summary: "You were originally given
+	// instructions from a user ...", the prompts, then the summary.
+	BridgeIndex = -3
+	// AbortedIndex is the "aborted" output Codex sends for a call without
+	// one; its Line is the call's.
+	AbortedIndex = -4
+)
+
+// Synthesized reports whether the item is one Codex makes on resume
+// (SummaryIndex, BridgeIndex, AbortedIndex) rather than one a line holds.
+func (it Item) Synthesized() bool {
+	return it.Index == SummaryIndex || it.Index == BridgeIndex || it.Index == AbortedIndex
 }
 
 // Lineage is the context-window chain.

@@ -106,9 +106,10 @@ func TestCurrentEventTypes(t *testing.T) {
 }
 
 // TestLegacyCompactionReindexes: a compaction without replacement_history
-// keeps only the messages, so the id and call indexes are rebuilt: an
-// output of a call it dropped is an orphan, not an answer to some other
-// item (it used to index past the shorter history and fail the file).
+// keeps only the prompts and adds the summary, so the id and call indexes
+// are rebuilt: an output of a call it dropped is an orphan, not an answer
+// to some other item (it used to index past the shorter history and fail
+// the file), and Codex 0.48+ drops it before the request.
 func TestLegacyCompactionReindexes(t *testing.T) {
 	src := `{"timestamp":"2026-04-07T09:00:00.000Z","type":"session_meta","payload":{"id":"019d672b-8a97-7c26-8934-98579f95cd19","cli_version":"0.110.0"}}
 {"timestamp":"2026-04-07T09:00:00.001Z","type":"response_item","payload":{"type":"message","id":"msg_019d672b-8ad0-72ca-8ae3-f0c3725f6a4e","role":"user","content":"hi"}}
@@ -131,8 +132,50 @@ func TestLegacyCompactionReindexes(t *testing.T) {
 	if diff := cmp.Diff(want, kinds); diff != "" {
 		t.Errorf("observations (-want +got):\n%s", diff)
 	}
-	if st.History.Len() != 2 {
-		t.Errorf("%d live items, want the message and the output", st.History.Len())
+	if st.History.Len() != 2 || st.History.At(1).Index != reconstruct.SummaryIndex {
+		t.Errorf("%d live items, want the prompt and the summary (the orphan output dropped)", st.History.Len())
+	}
+}
+
+// TestLegacyCompactionKeeps: what Codex rebuilds from a compacted record
+// without replacement_history (conformance/testdata/*/compact-local): the
+// initial context, the user prompts and the summary as a user message;
+// before 0.55 one bridge message replaces the prompts and the summary.
+func TestLegacyCompactionKeeps(t *testing.T) {
+	body := `{"timestamp":"2026-04-07T09:00:00.001Z","type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"<environment_context>\n  <cwd>/w</cwd>\n</environment_context>"}]}}
+{"timestamp":"2026-04-07T09:00:00.002Z","type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"first"}]}}
+{"timestamp":"2026-04-07T09:00:00.003Z","type":"response_item","payload":{"type":"message","role":"assistant","content":[{"type":"output_text","text":"done"}]}}
+{"timestamp":"2026-04-07T09:00:00.004Z","type":"response_item","payload":{"type":"message","role":"developer","content":[{"type":"input_text","text":"<permissions instructions>"}]}}
+{"timestamp":"2026-04-07T09:00:00.005Z","type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"<environment_context>\n  <cwd>/w</cwd>\n</environment_context>"}]}}
+{"timestamp":"2026-04-07T09:00:00.006Z","type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"second"}]}}
+{"timestamp":"2026-04-07T09:00:00.007Z","type":"response_item","payload":{"type":"reasoning","summary":[]}}
+{"timestamp":"2026-04-07T09:00:00.008Z","type":"compacted","payload":{"message":"summary"}}
+`
+	for _, tc := range []struct {
+		version string
+		lines   []int // lines of the kept items
+		last    int   // Index of the synthesized item
+	}{
+		{"0.104.0", []int{2, 3, 7, 9}, reconstruct.SummaryIndex},
+		{"0.55.0", []int{2, 3, 7, 9}, reconstruct.SummaryIndex},
+		{"0.53.0", []int{2, 9}, reconstruct.BridgeIndex},
+		{"0.40.0", []int{2, 9}, reconstruct.BridgeIndex},
+	} {
+		src := `{"timestamp":"2026-04-07T09:00:00.000Z","type":"session_meta","payload":{"id":"019d672b-8a97-7c26-8934-98579f95cd19","cli_version":"` + tc.version + `"}}` + "\n" + body
+		st, err := reconstruct.Replay(strings.NewReader(src), reconstruct.ReplayOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var lines []int
+		for it := range st.History.All() {
+			lines = append(lines, it.Line)
+		}
+		if diff := cmp.Diff(tc.lines, lines); diff != "" {
+			t.Errorf("%s: kept lines (-want +got):\n%s", tc.version, diff)
+		}
+		if n := st.History.Len(); n == 0 || st.History.At(n-1).Index != tc.last || !st.History.At(n-1).Synthesized() {
+			t.Errorf("%s: last item %+v, want the synthesized index %d", tc.version, st.History.At(n-1), tc.last)
+		}
 	}
 }
 

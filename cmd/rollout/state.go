@@ -90,6 +90,11 @@ type itemJSON struct {
 	CallID string `json:"call_id,omitempty"`
 	Line   int    `json:"line"`
 	Index  *int   `json:"replacement_index,omitempty"`
+	// Synthesized names an item Codex makes on resume from the record at
+	// Line: "compaction_summary" or "compaction_bridge" (a legacy
+	// compaction's user message), "aborted_output" (the output Codex sends
+	// for the call at Line, which has none).
+	Synthesized string `json:"synthesized,omitempty"`
 }
 
 type lineageJSON struct {
@@ -144,9 +149,16 @@ func buildStateJSON(path string, st *reconstruct.State) stateJSON {
 	}
 	for it := range st.History.All() {
 		j := itemJSON{ID: it.ID, Type: it.Type, CallID: it.CallID, Line: it.Line}
-		if it.Index >= 0 {
+		switch {
+		case it.Index >= 0:
 			idx := it.Index
 			j.Index = &idx
+		case it.Index == reconstruct.SummaryIndex:
+			j.Synthesized = "compaction_summary"
+		case it.Index == reconstruct.BridgeIndex:
+			j.Synthesized = "compaction_bridge"
+		case it.Index == reconstruct.AbortedIndex:
+			j.Synthesized = "aborted_output"
 		}
 		out.History = append(out.History, j)
 	}
