@@ -1,6 +1,7 @@
 package checks
 
 import (
+	"bytes"
 	"crypto/rand"
 	"fmt"
 	"io"
@@ -8,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/rollout-dev/rollout/frames"
 	"github.com/rollout-dev/rollout/reconstruct"
@@ -282,6 +284,19 @@ func splitLine(p *planner, f Finding) string {
 // normaliseEOL ends a CRLF line with LF.
 func normaliseEOL(p *planner, f Finding) string {
 	p.add(f.Line, "lf", rollout.Edit{Kind: rollout.EditLF, Label: f.Rule})
+	return ""
+}
+
+// validUTF8 replaces, in each object of the line, every byte sequence that
+// is not UTF-8 with U+FFFD (the bytes Codex refuses; the rest stay).
+func validUTF8(p *planner, f Finding) string {
+	p.add(f.Line, "utf8", rollout.Edit{Kind: rollout.EditSplice, Label: f.Rule,
+		Splice: func(obj []byte) (int, int, []byte, error) {
+			if utf8.Valid(obj) {
+				return 0, 0, nil, fmt.Errorf("%w: line %d: the object is UTF-8", rollout.ErrSkipEdit, f.Line)
+			}
+			return 0, len(obj), bytes.ToValidUTF8(obj, []byte("\uFFFD")), nil
+		}})
 	return ""
 }
 

@@ -8,6 +8,15 @@ import (
 	"github.com/rollout-dev/rollout/rollout"
 )
 
+// newlineBeforeAppendSince is the first version seen (conformance harness)
+// to start a new line before appending to a file whose last line is torn.
+var newlineBeforeAppendSince = rollout.Version{Major: 0, Minor: 147}
+
+func newlineBeforeAppend(cliVersion string) bool {
+	v, ok := rollout.ParseVersion(cliVersion)
+	return ok && v.AtLeast(newlineBeforeAppendSince)
+}
+
 // Line shape: what the reader sees of each physical line.
 var lineRules = []*Rule{
 	on(Rule{ID: "line/invalid-json", Severity: Error, Since: "0.1.0",
@@ -19,12 +28,25 @@ var lineRules = []*Rule{
 		return "line is not one JSON object; Codex skips it on resume"
 	}),
 	on(Rule{ID: "line/torn-tail", Severity: Error, Since: "0.1.0",
-		Title: "the last line has no newline and does not parse (crash mid-write)",
-		Doc:   "The agent was killed while writing its last line. The partial record cannot be recovered; everything before it is intact.",
-		Fix:   "cut the torn tail off into FILE.quarantine.jsonl",
-		plan:  dropLine,
+		Title: "the last line has no newline and does not parse (crash mid-write; error before Codex 0.147)",
+		Doc: "The agent was killed while writing its last line. The partial record cannot be recovered; everything before it is intact. " +
+			"What the next resume does depends on the Codex version (the writer's cli_version is taken for it). Measured with the conformance harness (conformance/testdata/*/corrupt/torn-tail.json): " +
+			"0.40, 0.58, 0.77, 0.104 and 0.125 append their first new record straight onto the fragment, so that record becomes part of an unreadable line and is lost on the resume after (error); " +
+			"0.147, 0.153.4 and 0.171 start a new line first and resume without the fragment (warning). A file with no cli_version is judged as the older versions.",
+		Fix:  "cut the torn tail off into FILE.quarantine.jsonl",
+		plan: dropLine,
+		context: severityBy(func(e reconstruct.LineTornTailEvidence, _ *reconstruct.State) Severity {
+			if newlineBeforeAppend(e.CLIVersion) {
+				return Warning
+			}
+			return Error
+		}),
 	}, func(e reconstruct.LineTornTailEvidence) string {
-		return fmt.Sprintf("last line is torn: %d bytes without newline that do not parse", e.Bytes)
+		torn := fmt.Sprintf("last line is torn: %d bytes without newline that do not parse", e.Bytes)
+		if newlineBeforeAppend(e.CLIVersion) {
+			return torn + "; Codex " + e.CLIVersion + " starts a new line before appending and resumes without them"
+		}
+		return torn + "; Codex before 0.147 appends its next record onto them, and that record is lost too"
 	}),
 	on(Rule{ID: "line/glued-record", Severity: Error, Since: "0.3.0",
 		Title: "a torn record with complete records glued after it on one line (a crash, then an append)",
@@ -44,11 +66,16 @@ var lineRules = []*Rule{
 	}, func(e reconstruct.LineConcatenatedEvidence) string {
 		return fmt.Sprintf("%d JSON objects on one line (two writers?)", e.Objects)
 	}),
-	on(Rule{ID: "line/invalid-utf8", Severity: Warning, Since: "0.1.0",
-		Title: "bytes that are not UTF-8",
-		Doc:   "JSON text must be UTF-8. Strict readers reject the line; lenient ones replace the bytes with U+FFFD, silently changing the content.",
+	on(Rule{ID: "line/invalid-utf8", Severity: Error, Since: "0.1.0",
+		Title: "bytes that are not UTF-8 (Codex refuses the whole file)",
+		Doc: "JSON text must be UTF-8. Codex reads a rollout as UTF-8 text and refuses to resume the whole file when one byte is not: " +
+			"0.40 to 0.147 fail with \"stream did not contain valid UTF-8\", 0.153.4 and 0.171 with \"thread/resume failed: list_turns is not supported yet\" " +
+			"(measured with the conformance harness on a byte 0xff inside an assistant message, conformance/testdata/*/corrupt/invalid-utf8.json). " +
+			"Lenient readers replace the bytes with U+FFFD, silently changing the content.",
+		Fix:  "replace each byte sequence that is not UTF-8 with U+FFFD, on that line only",
+		plan: validUTF8,
 	}, func(reconstruct.LineInvalidUTF8Evidence) string {
-		return "line holds bytes that are not UTF-8"
+		return "line holds bytes that are not UTF-8: Codex refuses to resume the file"
 	}),
 	on(Rule{ID: "line/lone-surrogate", Severity: Warning, Since: "0.1.0",
 		Title: "a string escapes half of a UTF-16 surrogate pair (\\ud800 alone)",
