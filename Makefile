@@ -3,7 +3,7 @@ GO ?= go
 BIN := bin/rollout
 BENCH_DIR ?= .bench
 
-.PHONY: build test bench docs fuzz clean
+.PHONY: build test bench docs fuzz clean conformance
 
 build:
 	$(GO) build -o $(BIN) ./cmd/rollout
@@ -26,6 +26,13 @@ bench: build
 	bin/benchtool run -rollout $(BIN) -dir $(BENCH_DIR) -md docs/performance.md -target-gjson 1.2
 	bin/benchtool frames -rollout $(BIN) -dir $(BENCH_DIR) -md docs/performance.md
 	bin/benchtool shapes -rollout $(BIN) -dir $(BENCH_DIR) -md docs/performance.md
+
+# Regenerates the conformance goldens (conformance/testdata) with real Codex
+# versions from npm, installed into the cache outside the repository
+# (conformance/README.md). VERSIONS="0.58.0 0.171.0" picks versions.
+VERSIONS ?=
+conformance:
+	$(GO) run ./conformance/internal/gen $(if $(VERSIONS),-versions "$(VERSIONS)")
 
 # docs/checks.md is generated from the rule registry.
 docs:

@@ -1,0 +1,452 @@
+package conformance
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/tidwall/gjson"
+)
+
+// Step is one Codex invocation of a scenario.
+type Step struct {
+	// Op: "exec" (a new session), "resume" or "fork" (of the session the
+	// scenario made first), "codex" (Args as a subcommand, "ID" standing
+	// for that session's id), or "place" (Args: VERSION SCENARIO, the
+	// rollouts of that golden put into the home, as an older Codex left
+	// them).
+	Op     string   `json:"op"`
+	Prompt string   `json:"prompt,omitempty"`
+	Args   []string `json:"args,omitempty"`
+	// Config holds -c overrides for this step only.
+	Config []string `json:"config,omitempty"`
+}
+
+// Scenario is a script of steps that makes a session with a given shape.
+type Scenario struct {
+	Name string `json:"name"`
+	// Since is the first version that can run it ("" for every version).
+	Since string `json:"since,omitempty"`
+	// Remote: the built-in provider pointed at the mock (remote compaction).
+	Remote bool   `json:"remote,omitempty"`
+	Steps  []Step `json:"steps"`
+	// Judge names the rollout the oracle resumes: "first" (the session's
+	// own file, the default) or "newest" (the last one created, a fork).
+	Judge string `json:"judge,omitempty"`
+}
+
+// OraclePrompt is the prompt of the resume whose first request is the
+// oracle.
+const OraclePrompt = Marker + " msg"
+
+// compactLimit makes a "big" step (Mock.BigUsage tokens) trigger an
+// auto-compaction and an ordinary one (1,000) not.
+const compactLimit = "model_auto_compact_token_limit=50000"
+
+// Scenarios are the golden scenarios, oldest first.
+var Scenarios = []Scenario{
+	{Name: "turns3", Steps: []Step{
+		{Op: "exec", Prompt: Marker + " reason,plan,msg"},
+		{Op: "resume", Prompt: Marker + " shell,msg"},
+		{Op: "resume", Prompt: Marker + " reason,shell,plan,msg"},
+	}},
+	{Name: "compact-local", Steps: []Step{
+		{Op: "exec", Prompt: Marker + " shell,msg"},
+		{Op: "resume", Prompt: Marker + " reason,big,shell,shell,msg", Config: []string{compactLimit}},
+		{Op: "resume", Prompt: Marker + " shell,msg"},
+	}},
+	{Name: "compact-remote", Since: "0.153.0", Remote: true, Steps: []Step{
+		{Op: "exec", Prompt: Marker + " shell,msg"},
+		{Op: "resume", Prompt: Marker + " reason,big,shell,shell,msg", Config: []string{compactLimit}},
+		{Op: "resume", Prompt: Marker + " shell,msg"},
+	}},
+	{Name: "fork", Since: "0.153.0", Judge: "newest", Steps: []Step{
+		{Op: "exec", Prompt: Marker + " reason,plan,msg"},
+		{Op: "resume", Prompt: Marker + " shell,msg"},
+		{Op: "fork", Prompt: Marker + " shell,msg"},
+	}},
+	{Name: "migrate", Since: "0.169.0", Steps: []Step{
+		{Op: "place", Args: []string{"0.125.0", "turns3"}},
+		{Op: "codex", Args: []string{"migrate-rollouts"}},
+		{Op: "codex", Args: []string{"migrate-rollouts", "--apply"}},
+		{Op: "resume", Prompt: Marker + " shell,msg"},
+	}},
+	{Name: "archive", Since: "0.147.0", Steps: []Step{
+		{Op: "exec", Prompt: Marker + " shell,msg"},
+		{Op: "codex", Args: []string{"archive", "ID"}},
+		{Op: "codex", Args: []string{"unarchive", "ID"}},
+		{Op: "resume", Prompt: Marker + " plan,msg"},
+	}},
+}
+
+// AtLeast reports whether version v is at least min (numeric x.y.z).
+func AtLeast(v, min string) bool {
+	if min == "" {
+		return true
+	}
+	a, b := parseVersion(v), parseVersion(min)
+	for i := range a {
+		if a[i] != b[i] {
+			return a[i] > b[i]
+		}
+	}
+	return true
+}
+
+func parseVersion(v string) [3]int {
+	var out [3]int
+	v, _, _ = strings.Cut(v, "-")
+	for i, p := range strings.SplitN(v, ".", 3) {
+		out[i], _ = strconv.Atoi(p)
+	}
+	return out
+}
+
+// StepResult is one step as it ran.
+type StepResult struct {
+	Step
+	ExitCode int      `json:"exit_code"`
+	Answers  []string `json:"answers"` // what the mock answered, per request
+	Changes  []Change `json:"changes"`
+	Stderr   string   `json:"stderr,omitempty"` // the tail, when the step failed
+	Stdout   string   `json:"stdout,omitempty"` // the tail, of a "codex" step
+}
+
+// Session is what a scenario left behind.
+type Session struct {
+	Version  string
+	Scenario Scenario
+	Home     *Home
+	ID       string // the id of the session the scenario started
+	Steps    []StepResult
+	// Rollouts lists the rollout files, relative to the home.
+	Rollouts []string
+	// Judged is the rollout the oracle resumes (relative to the home).
+	Judged string
+}
+
+// Generate runs a scenario with Codex c in a fresh home under dir; goldens
+// is the golden directory "place" steps read.
+func Generate(ctx context.Context, c *Codex, m *Mock, sc Scenario, dir, goldens string) (*Session, error) {
+	h, err := NewHome(dir, c, m)
+	if err != nil {
+		return nil, err
+	}
+	h.Remote = sc.Remote
+	s := &Session{Version: c.Version, Scenario: sc, Home: h}
+	for i, st := range sc.Steps {
+		hc := *h
+		hc.Config = append(append([]string(nil), h.Config...), st.Config...)
+		var r *Run
+		switch st.Op {
+		case "place":
+			r, err = place(h, goldens, st.Args)
+		case "exec":
+			r, err = hc.Exec(ctx, st.Prompt)
+		case "resume":
+			r, err = hc.Resume(ctx, s.ID, st.Prompt)
+		case "fork":
+			r, err = hc.Fork(ctx, s.ID, st.Prompt)
+		case "codex":
+			args := make([]string, len(st.Args))
+			for j, a := range st.Args {
+				args[j] = strings.ReplaceAll(a, "ID", s.ID)
+			}
+			r, err = hc.Run(ctx, args...)
+		default:
+			return nil, fmt.Errorf("conformance: %s step %d: unknown op %q", sc.Name, i, st.Op)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("conformance: %s %s step %d: %w", c.Version, sc.Name, i, err)
+		}
+		sr := StepResult{Step: st, ExitCode: r.ExitCode, Changes: r.Changes}
+		for _, q := range r.Responses() {
+			sr.Answers = append(sr.Answers, q.Answer)
+		}
+		if r.ExitCode != 0 {
+			sr.Stderr = tail([]byte(r.Stderr), 1500)
+		}
+		if st.Op == "codex" {
+			sr.Stdout = tail([]byte(r.Stdout), 1500)
+		}
+		s.Steps = append(s.Steps, sr)
+		if r.ExitCode != 0 {
+			return s, fmt.Errorf("conformance: %s %s step %d (%s) exited %d: %s", c.Version, sc.Name, i, st.Op, r.ExitCode, tail([]byte(r.Stderr), 1500))
+		}
+		if s.ID == "" {
+			if rs := h.Rollouts(); len(rs) > 0 {
+				s.ID = SessionID(filepath.Join(h.Dir, rs[0]))
+				s.Judged = rs[0]
+			}
+			if s.ID == "" {
+				return s, fmt.Errorf("conformance: %s %s: the first step made no rollout", c.Version, sc.Name)
+			}
+		}
+		if st.Op == "fork" {
+			for _, ch := range r.Changes {
+				if ch.What == "created" && isRolloutName(ch.Path) {
+					s.Judged = ch.Path
+				}
+			}
+		}
+	}
+	s.Rollouts = h.Rollouts()
+	if sc.Judge != "newest" {
+		// The session may have moved (archive and unarchive).
+		for _, r := range s.Rollouts {
+			if strings.Contains(filepath.Base(r), s.ID) {
+				s.Judged = r
+			}
+		}
+	}
+	return s, nil
+}
+
+// place puts the rollouts of golden VERSION/SCENARIO into the home.
+func place(h *Home, goldens string, args []string) (*Run, error) {
+	if len(args) != 2 {
+		return nil, fmt.Errorf("place wants VERSION SCENARIO, got %q", args)
+	}
+	g, err := ReadGolden(filepath.Join(goldens, args[0], args[1]))
+	if err != nil {
+		return nil, err
+	}
+	root := filepath.Join(goldens, args[0], args[1], "session")
+	b, err := os.ReadFile(filepath.Join(root, g.Judged))
+	if err != nil {
+		return nil, err
+	}
+	before, err := snapshot(h.Dir)
+	if err != nil {
+		return nil, err
+	}
+	if err := h.Place(map[string][]byte{g.Judged: b}); err != nil {
+		return nil, err
+	}
+	after, err := snapshot(h.Dir)
+	if err != nil {
+		return nil, err
+	}
+	return &Run{Args: append([]string{"place"}, args...), Changes: diffSnapshots(h.Dir, before, after)}, nil
+}
+
+// SessionID reads a rollout's session id from its first line (session_meta
+// of the envelope era, or the bare era's first object).
+func SessionID(path string) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	line, _ := bufio.NewReaderSize(f, 1<<16).ReadBytes('\n')
+	if id := gjson.GetBytes(line, "payload.id").String(); id != "" {
+		return id
+	}
+	return gjson.GetBytes(line, "id").String()
+}
+
+// Oracle is what Codex did when it resumed one rollout in a fresh home: the
+// first request it sent carries the history it rebuilt.
+type Oracle struct {
+	ExitCode int    `json:"exit_code"`
+	Stderr   string `json:"stderr,omitempty"` // the tail, when it failed
+	// Answer is what the mock made of the first request ("msg" for the
+	// prompt's turn; "summary" or "compaction" when Codex compacted first).
+	Answer string `json:"first_answer,omitempty"`
+	// Input is the first request's input; Rebuilt the part of it Codex took
+	// from the rollout, NewTurn the rest (the new turn's context and prompt,
+	// as Codex appended them to the rollout).
+	Rebuilt []Item `json:"rebuilt"`
+	NewTurn []Item `json:"new_turn"`
+	// Split tells how Input was split: "appended" (the items Codex appended
+	// for the new turn end the input), "prompt" (they did not: cut before
+	// the prompt), "none" (no request).
+	Split string `json:"split"`
+	// Wrote lists what the resume did to the home's rollouts: "appended
+	// PATH +N lines", "created PATH", ...
+	Wrote []string `json:"wrote"`
+	// FirstAppended is the first line Codex appended to the resumed file,
+	// abbreviated: shows whether it landed on a torn tail.
+	FirstAppended string `json:"first_appended,omitempty"`
+	// Instructions: the input began with session_meta's base
+	// instructions as a developer message (left out of Rebuilt).
+	Instructions bool `json:"instructions_message,omitempty"`
+	// GluedToTail: the file ended without a newline and Codex appended
+	// straight onto that fragment, so its first new record is part of an
+	// unreadable line.
+	GluedToTail bool `json:"glued_to_tail,omitempty"`
+	// Requests counts the model requests of the resume.
+	Requests int `json:"requests"`
+}
+
+// Resume places files (contents by path relative to a CODEX_HOME, e.g.
+// "sessions/2026/01/02/rollout-....jsonl": a rollout and the rollouts it
+// continues) in a fresh home under dir, resumes the session id with
+// OraclePrompt and tells what Codex did to rollout rel.
+// remote resumes with the built-in provider (a thread started with it
+// refuses another on resume).
+//
+// When the session was made by this harness and its case directory is gone
+// (the generating home removed), the fresh home is made at the same paths:
+// versions that rebuild the initial context on resume (after a legacy
+// compaction) write the working directory and CODEX_HOME's skill paths
+// into it, and a resume elsewhere would differ by those paths alone.
+func Resume(ctx context.Context, c *Codex, m *Mock, files map[string][]byte, rel, id, dir string, remote bool) (*Oracle, error) {
+	if cwd := sessionCwd(files[rel]); cwd != "" && filepath.Base(cwd) == "work" {
+		caseDir := filepath.Dir(cwd)
+		if _, err := os.Stat(caseDir); errors.Is(err, fs.ErrNotExist) {
+			if _, err := os.Stat(harnessRoot(cwd)); errors.Is(err, fs.ErrNotExist) {
+				defer os.RemoveAll(harnessRoot(cwd))
+			}
+			dir = caseDir
+		}
+	}
+	h, err := NewHome(dir, c, m)
+	if err != nil {
+		return nil, err
+	}
+	h.Remote = remote
+	if err := h.Place(files); err != nil {
+		return nil, err
+	}
+	r, err := h.Resume(ctx, id, OraclePrompt)
+	if err != nil {
+		return nil, err
+	}
+	o := oracleOf(r, rel, baseInstructions(files[rel]))
+	if b := files[rel]; len(b) > 0 && b[len(b)-1] != '\n' && o.FirstAppended != "" {
+		o.GluedToTail = true // the first appended line is the fragment's end
+	}
+	return o, nil
+}
+
+// sessionCwd is session_meta's cwd when it is a working directory this
+// harness made (under the temporary directory, in a rollout-conformance-
+// directory), "" otherwise.
+func sessionCwd(rollout []byte) string {
+	first, _, _ := bytes.Cut(rollout, []byte("\n"))
+	cwd := filepath.Clean(gjson.GetBytes(first, "payload.cwd").String())
+	if !filepath.IsAbs(cwd) || harnessRoot(cwd) == "" {
+		return ""
+	}
+	return cwd
+}
+
+// harnessRoot is the rollout-conformance-* directory below the temporary
+// directory that holds p, "" when there is none.
+func harnessRoot(p string) string {
+	rel, err := filepath.Rel(os.TempDir(), p)
+	if err != nil || !filepath.IsLocal(rel) {
+		return ""
+	}
+	top, _, _ := strings.Cut(filepath.ToSlash(rel), "/")
+	if !strings.HasPrefix(top, "rollout-conformance-") {
+		return ""
+	}
+	return filepath.Join(os.TempDir(), top)
+}
+
+// baseInstructions is the text of session_meta's base_instructions.
+func baseInstructions(rollout []byte) string {
+	first, _, _ := bytes.Cut(rollout, []byte("\n"))
+	return gjson.GetBytes(first, "payload.base_instructions.text").String()
+}
+
+func oracleOf(r *Run, rel, instructions string) *Oracle {
+	o := &Oracle{ExitCode: r.ExitCode, Rebuilt: []Item{}, NewTurn: []Item{}, Wrote: []string{}, Split: "none"}
+	if r.ExitCode != 0 {
+		o.Stderr = tail([]byte(r.Stderr), 800)
+	}
+	var appended []byte
+	for _, ch := range r.Changes {
+		if !isRolloutName(ch.Path) {
+			continue
+		}
+		n := bytes.Count(ch.Appended, []byte("\n"))
+		switch ch.What {
+		case "appended":
+			o.Wrote = append(o.Wrote, fmt.Sprintf("appended %s +%d lines", ch.Path, n))
+		case "created":
+			o.Wrote = append(o.Wrote, fmt.Sprintf("created %s %d lines", ch.Path, n))
+		default:
+			o.Wrote = append(o.Wrote, fmt.Sprintf("%s %s", ch.What, ch.Path))
+		}
+		if ch.Path == rel && ch.What == "appended" {
+			appended = ch.Appended
+			first, _, _ := bytes.Cut(appended, []byte("\n"))
+			o.FirstAppended = abbreviate(string(first), 120)
+		}
+	}
+	reqs := r.Responses()
+	o.Requests = len(reqs)
+	if len(reqs) == 0 {
+		return o
+	}
+	o.Answer = reqs[0].Answer
+	var input []Item
+	for _, it := range gjson.GetBytes(reqs[0].Body, "input").Array() {
+		input = append(input, ItemOf([]byte(it.Raw)))
+	}
+	// Newer versions send session_meta's base instructions as the first
+	// developer message: not history, so not part of Rebuilt.
+	if len(input) > 0 && instructions != "" && input[0].Type == "message" && input[0].Role == "developer" &&
+		input[0].Sum == ItemOf(developerMessage(instructions)).Sum {
+		o.Instructions, input = true, input[1:]
+	}
+	// The new turn's items, as Codex appended them: response items up to
+	// the prompt.
+	var turn []Item
+	for _, line := range bytes.Split(appended, []byte("\n")) {
+		if gjson.GetBytes(line, "type").String() != "response_item" {
+			continue
+		}
+		it := ItemOf([]byte(gjson.GetBytes(line, "payload").Raw))
+		turn = append(turn, it)
+		if it.Type == "message" && it.Role == "user" && it.Text == OraclePrompt {
+			break
+		}
+	}
+	if len(turn) > 0 && len(turn) <= len(input) && sameKeys(input[len(input)-len(turn):], turn) {
+		o.Split = "appended"
+		o.Rebuilt, o.NewTurn = input[:len(input)-len(turn)], input[len(input)-len(turn):]
+		return o
+	}
+	o.Split = "prompt"
+	cut := len(input)
+	for i := len(input) - 1; i >= 0; i-- {
+		if input[i].Type == "message" && input[i].Role == "user" && input[i].Text == OraclePrompt {
+			cut = i
+			break
+		}
+	}
+	o.Rebuilt, o.NewTurn = input[:cut], input[cut:]
+	return o
+}
+
+func sameKeys(a, b []Item) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].Key() != b[i].Key() {
+			return false
+		}
+	}
+	return true
+}
+
+// Versions are the versions the goldens cover, one or more per era.
+var Versions = []string{"0.40.0", "0.58.0", "0.77.0", "0.104.0", "0.125.0", "0.147.0", "0.153.4", "0.171.0"}
+
+func developerMessage(text string) []byte {
+	b, _ := json.Marshal(map[string]any{"type": "message", "role": "developer", "content": []map[string]string{{"type": "input_text", "text": text}}})
+	return b
+}
