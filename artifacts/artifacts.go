@@ -41,9 +41,12 @@ const (
 	// ProjectionSuffix: the rows of Codex's history projection repair
 	// deleted, for repair --undo (beside the undo record).
 	ProjectionSuffix = ".repair-undo.projection.json"
-	ArchiveSuffix    = ".reclaimed.jsonl.zst" // after the plain name (FILE without .zst)
-	LateSuffix       = ".late"                // .late, .late.1, ...: bytes appended during a replace
-	ViewSuffix       = ".view.html"           // rollout view's page, after the name without .jsonl[.zst]
+	// ReclaimProjectionSuffix: the same for reclaim --undo (after the
+	// plain name, beside the archive).
+	ReclaimProjectionSuffix = ".reclaimed.projection.json"
+	ArchiveSuffix           = ".reclaimed.jsonl.zst" // after the plain name (FILE without .zst)
+	LateSuffix              = ".late"                // .late, .late.1, ...: bytes appended during a replace
+	ViewSuffix              = ".view.html"           // rollout view's page, after the name without .jsonl[.zst]
 )
 
 // MaxIndex bounds the numbered artifacts (FILE.bak.N, FILE.late.N).
@@ -129,6 +132,11 @@ func (p Place) UndoRecord() string { return p.name(UndoSuffix) }
 
 // UndoProjection holds the projection rows the undo record names.
 func (p Place) UndoProjection() string { return p.name(ProjectionSuffix) }
+
+// ReclaimProjection holds the projection rows reclaim --write deleted.
+func (p Place) ReclaimProjection() string {
+	return filepath.Join(p.Dir, strings.TrimSuffix(p.Base, ".zst")+ReclaimProjectionSuffix)
+}
 
 // Archive is reclaim's archive of the bytes it removed from FILE (named
 // after the plain file: FILE.jsonl and FILE.jsonl.zst share it).
@@ -303,7 +311,7 @@ func (p Place) isTemp(name string) bool {
 	}
 	plain := strings.TrimSuffix(p.Base, ".zst")
 	switch name[:i] {
-	case "." + p.Base, "." + plain, "." + plain + ".zst", "." + plain + ArchiveSuffix,
+	case "." + p.Base, "." + plain, "." + plain + ".zst", "." + plain + ArchiveSuffix, "." + plain + ReclaimProjectionSuffix,
 		"." + p.Base + BackupSuffix, "." + p.Base + QuarantineSuffix, "." + p.Base + UndoSuffix, "." + p.Base + ProjectionSuffix, "." + p.Base + LateSuffix:
 		return true
 	}
@@ -379,7 +387,7 @@ func (p Place) kindOf(base string) string {
 		return KindQuarantine
 	case base == p.Base+UndoSuffix, base == p.Base+ProjectionSuffix:
 		return KindUndo
-	case base == plain+ArchiveSuffix:
+	case base == plain+ArchiveSuffix, base == plain+ReclaimProjectionSuffix:
 		return KindArchive
 	case base == strings.TrimSuffix(plain, ".jsonl")+ViewSuffix:
 		return KindView

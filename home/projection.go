@@ -270,6 +270,20 @@ func (h *Home) RestoreProjection(s *SavedProjection) error {
 				return fmt.Errorf("%s: table %s has no column %q the saved rows have: its schema changed since", path, st.Name, c)
 			}
 		}
+		tid := -1
+		for i, c := range st.Columns {
+			if c == "thread_id" {
+				tid = i
+			}
+		}
+		if tid < 0 {
+			return fmt.Errorf("the saved rows of %s have no thread_id", st.Name)
+		}
+		for _, row := range st.Rows {
+			if len(row) != len(st.Columns) || row[tid].Text == nil || *row[tid].Text != s.ThreadID {
+				return fmt.Errorf("a saved row of %s is not thread %s's: refusing the rows", st.Name, s.ThreadID)
+			}
+		}
 		quoted := make([]string, len(st.Columns))
 		marks := make([]string, len(st.Columns))
 		for i, c := range st.Columns {

@@ -76,3 +76,28 @@ func TestRestoreRefusesForeignTables(t *testing.T) {
 		t.Fatalf("a refused restore changed the projection: %+v", p)
 	}
 }
+
+// TestRestoreRefusesOtherThreadsRows: saved rows can only be the thread's
+// own.
+func TestRestoreRefusesOtherThreadsRows(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "codex")
+	if err := homegen.Build(dir, homegen.Base); err != nil {
+		t.Fatal(err)
+	}
+	h := home.New(dir)
+	saved, err := h.DeleteProjection(homegen.Thread)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := "ffffffff-0000-7000-8000-000000000001"
+	for _, st := range saved.Tables {
+		for i, c := range st.Columns {
+			if c == "thread_id" {
+				st.Rows[0][i] = home.Value{Text: &other}
+			}
+		}
+	}
+	if err := h.RestoreProjection(saved); err == nil {
+		t.Fatal("restored another thread's rows")
+	}
+}

@@ -31,6 +31,7 @@ import (
 	"github.com/klauspost/compress/zstd"
 	"github.com/rollout-dev/rollout/artifacts"
 	"github.com/rollout-dev/rollout/checks"
+	"github.com/rollout-dev/rollout/home"
 	"github.com/rollout-dev/rollout/internal/outfile"
 	"github.com/rollout-dev/rollout/mergepatch"
 	"github.com/rollout-dev/rollout/reconstruct"
@@ -235,6 +236,11 @@ type Result struct {
 	// Late is what an agent appended to the file while it was replaced or
 	// removed (nil: nothing); those bytes are kept in Late.Kept.
 	Late *repair.Late
+	// Projection is Codex's history projection of the thread that the cuts
+	// invalidate (nil: none, or the cuts lie after its cursor): Commit
+	// deletes it before it replaces the file, as Codex does, and keeps its
+	// rows for Undo (FILE.reclaimed.projection.json).
+	Projection *repair.ProjectionPlan
 }
 
 // Refused reports whether the proof failed.
@@ -272,6 +278,9 @@ func Prepare(p *Plan, o Options, inPlace bool) (pend *Pending, err error) {
 	outPath, archPath := res.OutPath, res.ArchivePath
 	if pd.place, err = artifacts.For(p.Path); err != nil {
 		return nil, err
+	}
+	if from, ok := firstCut(p); ok {
+		res.Projection = repair.StaleProjection(p.Path, from)
 	}
 	tempDir := ""
 	if inPlace {
@@ -395,6 +404,24 @@ func (pd *Pending) Commit() error {
 	if err := pd.arch.Commit(); err != nil {
 		return err
 	}
+	// Codex's order: its projection of the thread first, then the file.
+	var saved *home.SavedProjection
+	if res.Projection != nil {
+		var err error
+		if saved, err = res.Projection.Delete(p.Path); err != nil {
+			os.Remove(res.ArchivePath)
+			return err
+		}
+		if saved != nil {
+			if _, _, err := repair.WriteProjectionRows(pd.place.ReclaimProjection(), saved); err != nil {
+				repair.RestoreProjection(p.Path, saved)
+				os.Remove(res.ArchivePath)
+				return fmt.Errorf("keeping the projection rows for --undo: %w", err)
+			}
+		} else {
+			os.Remove(pd.place.ReclaimProjection()) // no rows: none of an older reclaim may be restored
+		}
+	}
 	committed := false
 	late, err := pd.guard.Replace(repair.Switch{Read: pd.read, Place: pd.place, Force: pd.opts.Force, At: pd.opts.Stage}, func() error {
 		if err := pd.out.Commit(); err != nil {
@@ -409,6 +436,10 @@ func (pd *Pending) Commit() error {
 	if err != nil {
 		if committed && p.Compress {
 			os.Remove(res.OutPath) // the plain file stays: it is the rollout
+		}
+		if saved != nil && repair.RestoreProjection(p.Path, saved) == nil {
+			res.Projection.Deleted = false
+			os.Remove(pd.place.ReclaimProjection())
 		}
 		os.Remove(res.ArchivePath)
 		pd.place.Tidy()
@@ -545,4 +576,16 @@ func StateDiff(a, b *reconstruct.State) string {
 			return bytes.Equal(x.AppendJSON(nil), y.AppendJSON(nil))
 		}),
 	)
+}
+
+// firstCut is the content offset of the first byte the plan's cuts change
+// (compressing changes none of the content Codex reads).
+func firstCut(p *Plan) (int64, bool) {
+	first, ok := int64(0), false
+	for _, c := range p.Cuts {
+		if off := c.LineOffset + int64(c.Start); !ok || off < first {
+			first, ok = off, true
+		}
+	}
+	return first, ok
 }

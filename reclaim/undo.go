@@ -36,6 +36,9 @@ type UndoResult struct {
 	Restored int          // byte ranges put back
 	Resumed  bool         // an undo stopped after its rename was finished
 	Late     *repair.Late // bytes appended to From while it was replaced, kept
+	// Projection: the rows of Codex's history projection reclaim had
+	// deleted were put back.
+	Projection bool
 }
 
 // UndoOptions say how Undo replaces the file.
@@ -167,6 +170,23 @@ func restore(res *UndoResult, tr *archiveTrailer, place artifacts.Place, o UndoO
 		return err
 	}
 	res.Late = late
+	// The projection rows reclaim deleted, put back over what Codex
+	// projected since from the reclaimed file.
+	rows := place.ReclaimProjection()
+	saved, err := repair.ReadProjectionRows(rows, nil)
+	if err != nil {
+		return fmt.Errorf("%s was restored, but not Codex's projection of its thread: %w (run reclaim --undo again)", res.Path, err)
+	}
+	if saved != nil {
+		if tr.ThreadID != "" && saved.ThreadID != tr.ThreadID {
+			return fmt.Errorf("%s holds thread %s's projection, and %s is thread %s's: refusing it", rows, saved.ThreadID, res.Path, tr.ThreadID)
+		}
+		if err := repair.RestoreProjection(res.Path, saved); err != nil {
+			return fmt.Errorf("%s was restored, but not Codex's projection of its thread: %w (run reclaim --undo again)", res.Path, err)
+		}
+		os.Remove(rows)
+		res.Projection = true
+	}
 	return nil
 }
 

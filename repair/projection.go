@@ -12,7 +12,6 @@ import (
 
 	"github.com/rollout-dev/rollout/home"
 	"github.com/rollout-dev/rollout/internal/outfile"
-	"github.com/rollout-dev/rollout/rollout"
 )
 
 // ProjectionPlan is what an in-place repair does to Codex's history
@@ -35,29 +34,103 @@ type ProjectionPlan struct {
 	Deleted  bool  // --write deleted the rows (saved for --undo)
 }
 
+// StaleProjection is the projection of the rollout's thread that a change
+// of its bytes from byte from on invalidates: nil when the rollout is not
+// in a Codex home, the thread has no projection, or the projection's
+// cursor is at or before from (the bytes it read stay as they are).
+func StaleProjection(path string, from int64) *ProjectionPlan {
+	h, ok := home.Of(path)
+	if !ok {
+		return nil
+	}
+	thread := threadOf(path)
+	if thread == "" {
+		return nil
+	}
+	info, err := h.ProjectionOf(thread)
+	if err != nil || info == nil || info.Cursor.Pending || from >= info.Cursor.Offset {
+		return nil
+	}
+	return &ProjectionPlan{DB: info.DB, ThreadID: thread, Cursor: info.Cursor.Offset,
+		Items: info.Items, Turns: info.Turns, From: from}
+}
+
+// Delete deletes the projection in one transaction and returns its rows.
+func (pp *ProjectionPlan) Delete(path string) (*home.SavedProjection, error) {
+	h, ok := home.Of(path)
+	if !ok {
+		return nil, nil
+	}
+	saved, err := h.DeleteProjection(pp.ThreadID)
+	if err != nil {
+		return nil, fmt.Errorf("%w: deleting Codex's projection of thread %s: %v", errWriteFailed, pp.ThreadID, err)
+	}
+	pp.Deleted = saved != nil
+	return saved, nil
+}
+
+// RestoreProjection puts deleted rows back into the home of path.
+func RestoreProjection(path string, saved *home.SavedProjection) error {
+	if saved == nil {
+		return nil
+	}
+	h, ok := home.Of(path)
+	if !ok {
+		return fmt.Errorf("%s is no longer in a Codex home: its projection rows cannot be restored", path)
+	}
+	return h.RestoreProjection(saved)
+}
+
+// WriteProjectionRows writes deleted rows to name (private to the owner),
+// returning their size and SHA-256.
+func WriteProjectionRows(name string, saved *home.SavedProjection) (int64, string, error) {
+	b, err := json.Marshal(saved)
+	if err != nil {
+		return 0, "", err
+	}
+	if err := outfile.Write(name, outfile.Options{Perm: 0o600, RegularOnly: true}, func(w io.Writer) error {
+		_, err := w.Write(b)
+		return err
+	}); err != nil {
+		return 0, "", err
+	}
+	sum := sha256.Sum256(b)
+	return int64(len(b)), hex.EncodeToString(sum[:]), nil
+}
+
+// ReadProjectionRows reads rows WriteProjectionRows wrote (nil: no such
+// file); with want set, only when they have that size and SHA-256.
+func ReadProjectionRows(name string, want *fileSum) (*home.SavedProjection, error) {
+	f, err := outfile.OpenExisting(name)
+	if err != nil || f == nil {
+		return nil, err
+	}
+	b, err := io.ReadAll(io.LimitReader(f, maxProjectionRows))
+	f.Close()
+	if err != nil {
+		return nil, err
+	}
+	if want != nil {
+		sum := sha256.Sum256(b)
+		if int64(len(b)) != want.Size || hex.EncodeToString(sum[:]) != want.SHA256 {
+			return nil, fmt.Errorf("%s is not the file the repair wrote: refusing it", name)
+		}
+	}
+	var saved home.SavedProjection
+	if err := json.NewDecoder(bytes.NewReader(b)).Decode(&saved); err != nil {
+		return nil, fmt.Errorf("reading %s: %w", name, err)
+	}
+	return &saved, nil
+}
+
 // planProjection finds the projection a rewrite in place invalidates.
 func (t *Txn) planProjection() {
 	if t.opts.Output != "" || t.NothingToFix() {
 		return
 	}
-	h, ok := home.Of(t.Path)
-	if !ok {
-		return
+	if from, ok := t.firstChange(); ok {
+		t.Projection = StaleProjection(t.Path, from)
 	}
-	thread := threadOf(t.Path)
-	if thread == "" {
-		return
-	}
-	info, err := h.ProjectionOf(thread)
-	if err != nil || info == nil || info.Cursor.Pending {
-		return
-	}
-	from, ok := t.firstChange()
-	if !ok || from >= info.Cursor.Offset {
-		return // the bytes the projection read stay as they are
-	}
-	t.Projection = &ProjectionPlan{DB: info.DB, ThreadID: thread, Cursor: info.Cursor.Offset,
-		Items: info.Items, Turns: info.Turns, From: from}
 }
 
 // firstChange is the offset of the first input byte the rewrite changes.
@@ -87,17 +160,9 @@ func (t *Txn) deleteProjection() error {
 	if t.Projection == nil || t.opts.Output != "" {
 		return nil
 	}
-	h, ok := home.Of(t.Path)
-	if !ok {
-		return nil
-	}
-	saved, err := h.DeleteProjection(t.Projection.ThreadID)
-	if err != nil {
-		return fmt.Errorf("%w: deleting Codex's projection of thread %s: %v", errWriteFailed, t.Projection.ThreadID, err)
-	}
+	saved, err := t.Projection.Delete(t.Path)
 	t.savedProjection = saved
-	t.Projection.Deleted = saved != nil
-	return nil
+	return err
 }
 
 // restoreProjection puts the deleted rows back after a refused replace.
@@ -105,7 +170,7 @@ func (t *Txn) restoreProjection() {
 	if t.savedProjection == nil {
 		return
 	}
-	if h, ok := home.Of(t.Path); ok && h.RestoreProjection(t.savedProjection) == nil {
+	if RestoreProjection(t.Path, t.savedProjection) == nil {
 		t.savedProjection, t.Projection.Deleted = nil, false
 	}
 }
@@ -124,20 +189,13 @@ func (t *Txn) saveProjection() (*undoProjection, error) {
 	if t.savedProjection == nil {
 		return nil, nil
 	}
-	b, err := json.Marshal(t.savedProjection)
+	path := t.place.UndoProjection()
+	size, sum, err := WriteProjectionRows(path, t.savedProjection)
 	if err != nil {
 		return nil, err
 	}
-	path := t.place.UndoProjection()
-	if err := outfile.Write(path, outfile.Options{Perm: 0o600, RegularOnly: true}, func(w io.Writer) error {
-		_, err := w.Write(b)
-		return err
-	}); err != nil {
-		return nil, err
-	}
-	sum := sha256.Sum256(b)
 	return &undoProjection{Name: filepath.Base(path), DB: t.savedProjection.DB, ThreadID: t.savedProjection.ThreadID,
-		Rows: fileSum{Size: int64(len(b)), SHA256: hex.EncodeToString(sum[:])}}, nil
+		Rows: fileSum{Size: size, SHA256: sum}}, nil
 }
 
 // maxProjectionRows bounds the rows file undo reads back.
@@ -157,34 +215,17 @@ func restoreUndoProjection(path string, rp placeLike, p *undoProjection, thread 
 	if thread != "" && p.ThreadID != thread {
 		return fmt.Errorf("the projection rows are thread %s's, and %s is thread %s's: refusing them", p.ThreadID, path, thread)
 	}
-	f, err := outfile.OpenExisting(name)
+	saved, err := ReadProjectionRows(name, &p.Rows)
 	if err != nil {
 		return err
 	}
-	if f == nil {
+	if saved == nil {
 		return nil // already restored and removed by an undo that stopped after it
-	}
-	b, err := io.ReadAll(io.LimitReader(f, maxProjectionRows))
-	f.Close()
-	if err != nil {
-		return err
-	}
-	sum := sha256.Sum256(b)
-	if int64(len(b)) != p.Rows.Size || hex.EncodeToString(sum[:]) != p.Rows.SHA256 {
-		return fmt.Errorf("%s is not the file the repair wrote: refusing it", name)
-	}
-	var saved home.SavedProjection
-	if err := json.NewDecoder(bytes.NewReader(b)).Decode(&saved); err != nil {
-		return fmt.Errorf("reading %s: %w", name, err)
 	}
 	if saved.ThreadID != p.ThreadID || saved.DB != p.DB {
 		return fmt.Errorf("%s does not hold the rows the undo record names: refusing it", name)
 	}
-	h, ok := home.Of(path)
-	if !ok {
-		return fmt.Errorf("%s is no longer in a Codex home: its projection rows cannot be restored", path)
-	}
-	if err := h.RestoreProjection(&saved); err != nil {
+	if err := RestoreProjection(path, saved); err != nil {
 		return err
 	}
 	return os.Remove(name)
@@ -192,5 +233,3 @@ func restoreUndoProjection(path string, rp placeLike, p *undoProjection, thread 
 
 // placeLike is the part of artifacts.Place the projection undo names.
 type placeLike interface{ UndoProjection() string }
-
-var _ = rollout.MetaThreadID

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/rollout-dev/rollout/fixtures/homegen"
 	"github.com/rollout-dev/rollout/home"
+	"github.com/rollout-dev/rollout/rollout"
 )
 
 // codexHomeWithTear lays out the home Codex 0.171.0 made, its rollout
@@ -99,16 +101,75 @@ func TestRepairKeepsProjectionBehindChanges(t *testing.T) {
 	if code != exitOK || strings.Contains(out, "deletes the projection") || strings.Contains(out, "deleted Codex's projection") {
 		t.Fatalf("exit %d\n%s%s", code, out, e)
 	}
-	if d := cmp.Diff(before, mustProjection(t, h)); d != "" {
+	if d := cmp.Diff(before, mustProjection(t, h, homegen.Thread)); d != "" {
 		t.Errorf("the projection changed (-before +after):\n%s", d)
 	}
 }
 
-func mustProjection(t *testing.T, h *home.Home) *home.ProjectionInfo {
+func mustProjection(t *testing.T, h *home.Home, thread string) *home.ProjectionInfo {
 	t.Helper()
-	p, err := h.ProjectionOf(homegen.Thread)
+	p, err := h.ProjectionOf(thread)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return p
+}
+
+// TestReclaimDeletesStaleProjection: reclaim --write whose cuts lie before
+// the projection's cursor deletes the thread's projection (the plan says
+// so first), and reclaim --undo puts the same rows back.
+func TestReclaimDeletesStaleProjection(t *testing.T) {
+	root, path := bloatHome(t)
+	thread := rolloutThread(t, path)
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A projection of the whole file, as Codex keeps it, in the schema of
+	// the history database Codex 0.171.0 made.
+	dump, err := os.ReadFile(filepath.Join(homegen.Dir(), "base", homegen.Base, "thread_history_1.sql"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := filepath.Join(root, "thread_history_1.sqlite")
+	if err := homegen.Exec(db, string(dump)); err != nil {
+		t.Fatal(err)
+	}
+	if err := homegen.Exec(db, fmt.Sprintf(`INSERT INTO thread_history_projection_state VALUES ('%s', %d, 40);
+		INSERT INTO thread_items (thread_id, turn_id, item_id, rollout_ordinal, created_at_ms, item_json, item_type) VALUES ('%s', 't1', 'i1', 3, 0, '{}', 'userMessage')`, thread, fi.Size(), thread)); err != nil {
+		t.Fatal(err)
+	}
+	os.MkdirAll(filepath.Join(root, "thread-writer-locks"), 0o755)
+	h := home.New(root)
+	before := mustProjection(t, h, thread)
+	if before == nil || before.Items != 1 {
+		t.Fatalf("setup: %+v", before)
+	}
+	code, out, e := runRollout("reclaim", "--policy", "superseded-checkpoints", path)
+	if code != exitOK || !strings.Contains(out, "--write deletes the projection") {
+		t.Fatalf("dry run: exit %d\n%s%s", code, out, e)
+	}
+	code, out, e = runRollout("reclaim", "--policy", "superseded-checkpoints", "--write", path)
+	if code != exitOK || !strings.Contains(out, "deleted Codex's projection of thread "+thread) {
+		t.Fatalf("write: exit %d\n%s%s", code, out, e)
+	}
+	if p := mustProjection(t, h, thread); p != nil {
+		t.Fatalf("after --write: %+v", p)
+	}
+	code, out, e = runRollout("reclaim", "--undo", path)
+	if code != exitOK || !strings.Contains(out, "put back Codex's projection") {
+		t.Fatalf("undo: exit %d\n%s%s", code, out, e)
+	}
+	if d := cmp.Diff(before, mustProjection(t, h, thread)); d != "" {
+		t.Errorf("after undo (-before +after):\n%s", d)
+	}
+}
+
+func rolloutThread(t *testing.T, path string) string {
+	t.Helper()
+	id := rollout.MetaThreadID(path)
+	if id == "" {
+		t.Fatalf("%s has no thread id", path)
+	}
+	return id
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"github.com/rollout-dev/rollout/internal/termsafe"
 	"io"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -155,6 +156,19 @@ type reclaimFile struct {
 	Written        bool              `json:"written"`
 	Late           *lateBytes        `json:"late,omitempty"`
 	Error          string            `json:"error,omitempty"`
+	// Projection is Codex's history projection of the thread the cuts
+	// invalidate: --write deletes it (and keeps its rows for --undo).
+	Projection *reclaimProjection `json:"projection,omitempty"`
+}
+
+type reclaimProjection struct {
+	ThreadID string `json:"thread_id"`
+	DB       string `json:"db"`
+	Cursor   int64  `json:"cursor"`
+	From     int64  `json:"from"`
+	Items    int    `json:"items"`
+	Turns    int    `json:"turns"`
+	Deleted  bool   `json:"deleted"`
 }
 
 // lateBytes is what an agent appended while the file was replaced: not in
@@ -213,6 +227,9 @@ func runReclaim(ctx context.Context, a *app, o *reclaimOptions) error {
 			files[i].StateIdentical = res.Identical
 			files[i].StateDiff = res.StateDiff
 			files[i].NewFindings = res.NewFindings
+			if pp := res.Projection; pp != nil {
+				files[i].Projection = &reclaimProjection{ThreadID: pp.ThreadID, DB: pp.DB, Cursor: pp.Cursor, From: pp.From, Items: pp.Items, Turns: pp.Turns}
+			}
 			if res.Refused() {
 				files[i].Refused = "resume would differ"
 				refused = fmt.Sprintf("%s was refused", paths[i])
@@ -232,6 +249,9 @@ func runReclaim(ctx context.Context, a *app, o *reclaimOptions) error {
 					raise(exitUnsafe)
 				}
 				files[i].Written = pend[i].Result.Written
+				if pp := pend[i].Result.Projection; pp != nil && files[i].Projection != nil {
+					files[i].Projection.Deleted = pp.Deleted
+				}
 				if l := pend[i].Result.Late; l != nil {
 					files[i].Late = &lateBytes{Bytes: l.Bytes, KeptIn: l.Kept}
 					lates = append(lates, l)
@@ -373,6 +393,15 @@ func printReclaimText(w io.Writer, files []*reclaimFile, o *reclaimOptions) {
 		for _, nf := range f.NewFindings {
 			fmt.Fprintf(w, "  new finding: %s\n", termsafe.String(fmt.Sprint(nf)))
 		}
+		if pp := f.Projection; pp != nil {
+			if pp.Deleted {
+				fmt.Fprintf(w, "  deleted Codex's projection of thread %s (%d items, %d turns) from %s: Codex projects it again from the file; reclaim --undo puts it back\n",
+					pp.ThreadID, pp.Items, pp.Turns, termsafe.String(pp.DB))
+			} else if f.Refused == "" && f.Error == "" {
+				fmt.Fprintf(w, "  note: Codex's projection of thread %s in %s (%d items, %d turns) was made from the file up to byte %d, and the cuts change it from byte %d on: --write deletes the projection in one transaction before it replaces the file, as Codex does before it rewrites a rollout; reclaim --undo puts the rows back\n",
+					pp.ThreadID, termsafe.String(filepath.Base(pp.DB)), pp.Items, pp.Turns, pp.Cursor, pp.From)
+			}
+		}
 	}
 	mode := "dry run: nothing is written; add --write to apply"
 	if o.write {
@@ -415,6 +444,9 @@ func runReclaimUndo(a *app, o *reclaimOptions) error {
 		}
 		fmt.Fprintf(a.io.Out, "%s: restored from %s (%d ranges put back); removed %s%s\n",
 			termsafe.String(res.Path), termsafe.String(res.From), res.Restored, termsafe.String(res.Archive), note)
+		if res.Projection {
+			fmt.Fprintf(a.io.Out, "put back Codex's projection of the thread reclaim had deleted\n")
+		}
 		if res.Late != nil {
 			reportError(a.io, lateError(res.Late))
 			code = exitUnsafe
