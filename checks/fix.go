@@ -434,6 +434,11 @@ func replaceID(p *planner, f Finding, id string, index int) string {
 	if id == "" {
 		return "the finding does not name the id"
 	}
+	return freshID(p, f, id, index)
+}
+
+// freshID gives the item at index whose id is id ("" too) a fresh one.
+func freshID(p *planner, f Finding, id string, index int) string {
 	p.add(f.Line, "id:"+strconv.Itoa(index)+":"+id, rollout.Edit{
 		Kind: rollout.EditSet, Label: f.Rule, Path: p.itemPath(index), Key: "id",
 		Match:    p.itemMatch("", index), // a response item or an inter-agent message

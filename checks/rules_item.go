@@ -2,6 +2,7 @@ package checks
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/rollout-dev/rollout/reconstruct"
 	"github.com/rollout-dev/rollout/rollout"
@@ -64,6 +65,22 @@ var itemRules = []*Rule{
 		}
 		return fmt.Sprintf("%v for call_id %v repeats the one on line %d byte for byte: Codex sends it twice", e.ItemType, e.CallID, e.FirstLine)
 	}),
+	on(Rule{ID: "item/rejected-id", Severity: Error, Since: "0.3.0",
+		Title: "an item id the Responses API rejects: empty, unprefixed, over 64 characters or with other characters (warning where this Codex version does not send it)",
+		Doc: "The Responses API rejects an input item whose id is empty (`Invalid 'input[5].id': ''`), longer than 64 characters, made of characters other than letters, digits, `_` and `-` (`review:rollout:user`, openai/codex#9360), or without the prefix its type expects (a bare UUID on a message: \"Expected an ID that begins with 'msg'\", openai/codex#32282, #33176; hook-injected UUIDv7 ids, #27928). The request fails and so does every later one, since the history keeps the item. " +
+			"What breaks depends on the Codex version that resumes the file (judged by its cli_version). Before 0.142 item ids are neither written nor sent: ResponseItem's id fields are skip_serializing (codex-rs/protocol/src/models.rs at rust-v0.114.0), and only the Azure endpoint with store sends non-empty ones (attach_item_ids) (warning). From 0.142 (openai/codex#28814, f00f93d8c0; on by default from 0.146, #34645) ids are written and every one is sent (error). From 0.145 (openai/codex#32312, c9d52de5ca) prepare_response_items_for_request (codex-rs/core/src/client.rs) leaves empty and unprefixed ids out of the request, so those are harmless there (warning) but still break 0.142-0.144 and Desktop builds of July 2026 (26.707); a prefixed id that is too long or has other characters is sent by every version from 0.142 on (error). " +
+			"The same id inside a compaction's replacement_history is sent too: it is reported where it is.",
+		Fix: "assign a fresh id with the right prefix (the old one stays in the backup)", OptIn: true,
+		plan: withEvidence(func(p *planner, f Finding, e reconstruct.ItemRejectedIDEvidence) string {
+			return freshID(p, f, e.ID, e.ItemIndex)
+		}),
+		context: severityBy(func(e reconstruct.ItemRejectedIDEvidence, _ *reconstruct.State) Severity {
+			if e.Sent != nil && *e.Sent {
+				return Error
+			}
+			return Warning
+		}),
+	}, rejectedIDMessage),
 	on(Rule{ID: "item/bad-uuidv7", Severity: Warning, Since: "0.1.0",
 		Title: "a locally formed id whose UUID is not a valid version 7",
 		Doc:   "Locally assigned ids are <prefix>_<uuidv7>; another version or variant means the id was not made by Codex.",
@@ -104,4 +121,24 @@ func dropDuplicate(p *planner, f Finding, e reconstruct.ItemDuplicateEvidence) s
 		return rollout.DecodeString(member(item, "call_id")) == callID
 	}})
 	return ""
+}
+
+func rejectedIDMessage(e reconstruct.ItemRejectedIDEvidence) string {
+	what := fmt.Sprintf("%v id %q (%s)", e.ItemType, e.ID, strings.Join(e.Reasons, ", "))
+	switch {
+	case e.Sent == nil:
+		return what + ": the Responses API rejects it where Codex sends it (0.142 and later; 0.145 and later leave out empty and unprefixed ids)"
+	case *e.Sent:
+		return what + ": Codex " + e.CLIVersion + " sends it and the Responses API rejects every request"
+	case e.Stripped && !versionBefore(e.CLIVersion, 0, 145):
+		return what + ": Codex " + e.CLIVersion + " leaves it out of requests, but 0.142-0.144 (and Desktop builds of that time) send it and the API rejects it"
+	}
+	return what + ": Codex " + e.CLIVersion + " does not send item ids (but to Azure with store); from 0.142 on Codex sends it and the API rejects it"
+}
+
+// versionBefore reports whether cli_version v is older than major.minor
+// (false when it does not parse).
+func versionBefore(v string, major, minor int) bool {
+	x, ok := rollout.ParseVersion(v)
+	return ok && x.Less(rollout.Version{Major: major, Minor: minor})
 }

@@ -42,8 +42,11 @@ func (e *engine) compacted(rec *rollout.Record, pos Pos, p gjson.Result) {
 				lastKept = promptKey(contentText(f.content))
 				kept = kept || (prompt != "" && matchPrompt(prompt, lastKept))
 			}
+			prefix, typed := rollout.ItemPrefix(f.typ)
+			if typed {
+				e.checkRejectedID(pos, f, i)
+			}
 			if f.id != "" {
-				prefix, typed := rollout.ItemPrefix(f.typ)
 				e.checkPrefixedID(pos, f.id, f.typ, prefix, typed, i)
 			}
 			it := Item{ID: f.id, Type: f.typ, CallID: f.callID, Line: pos.Line, Offset: pos.Offset, Index: i}

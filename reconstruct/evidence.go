@@ -183,6 +183,23 @@ type ItemDuplicateEvidence struct {
 
 func (ItemDuplicateEvidence) Kind() Kind { return ItemDuplicate }
 
+// ItemRejectedIDEvidence: an id of a shape the Responses API rejects;
+// Reasons are "empty", "unprefixed", "too-long" (over 64 characters) and
+// "charset" (outside [A-Za-z0-9_-]). Stripped: Codex 0.145 and later leave
+// it out of requests (empty or unprefixed). Sent: whether the file's Codex
+// version (CLIVersion) sends it (nil: unknown).
+type ItemRejectedIDEvidence struct {
+	ID         string   `json:"id"`
+	ItemType   string   `json:"item_type"`
+	ItemIndex  int      `json:"item_index"`
+	Reasons    []string `json:"reasons"`
+	Stripped   bool     `json:"stripped"`
+	Sent       *bool    `json:"sent"`
+	CLIVersion string   `json:"cli_version,omitempty"`
+}
+
+func (ItemRejectedIDEvidence) Kind() Kind { return ItemRejectedID }
+
 func (ItemMissingIDEvidence) Kind() Kind      { return ItemMissingID }
 func (ItemPrefixMismatchEvidence) Kind() Kind { return ItemPrefixMismatch }
 func (ItemDuplicateIDEvidence) Kind() Kind    { return ItemDuplicateID }

@@ -16,6 +16,7 @@ var hashSeed = maphash.MakeSeed()
 // walk: payloads reach megabytes and each separate lookup would scan again.
 type itemFields struct {
 	typ, id, callID, role string
+	hasID                 bool   // an "id" member, even "" (not null)
 	content               []byte // raw "content" value, for user prompts
 }
 
@@ -51,6 +52,7 @@ func readItem(item []byte, rec *rollout.Record) itemFields {
 			f.typ = decodeCommon(v)
 		case "id":
 			f.id = rollout.DecodeString(v)
+			f.hasID = string(v) != "null"
 		case "call_id":
 			f.callID = rollout.DecodeString(v)
 		case "role":
@@ -202,6 +204,12 @@ func (e *engine) sameItem(h *History, j, i int, raw []byte) bool {
 // checkID looks at an item's id: missing, prefix, UUIDv7 shape.
 func (e *engine) checkID(pos Pos, f itemFields, index int) {
 	prefix, typed := rollout.ItemPrefix(f.typ)
+	if typed {
+		e.checkRejectedID(pos, f, index)
+	}
+	if f.id == "" && f.hasID && typed {
+		return // "id":"" is item/rejected-id, not a missing id
+	}
 	if f.id == "" {
 		if typed && index < 0 {
 			e.missingIDs = append(e.missingIDs, Observation{Pos: pos,
@@ -226,6 +234,65 @@ func (e *engine) checkPrefixedID(pos Pos, id, typ, prefix string, typed bool, in
 			e.emit(pos, ItemBadUUIDv7Evidence{ID: id, Reason: err.Error(), ItemIndex: index})
 		}
 	}
+}
+
+// Item ids the Responses API rejects when they are sent (input[N].id):
+// empty, longer than 64 characters, or with characters outside
+// [A-Za-z0-9_-]; an id without a prefix (a bare UUID) is rejected for the
+// prefix the item's type expects. Which of them Codex sends depends on the
+// version:
+//
+//   - before 0.142 item ids are neither persisted nor sent (ResponseItem's
+//     id fields are skip_serializing, codex-rs/protocol/src/models.rs at
+//     rust-v0.114.0); only the Azure endpoint with store attaches non-empty
+//     ones (attach_item_ids, codex-rs/codex-api/src/endpoint/responses.rs);
+//   - from 0.142 (openai/codex#28814, f00f93d8c0, behind the item_ids
+//     feature until #34645 made it the default in 0.146) they are persisted
+//     and every one is sent;
+//   - from 0.145 (openai/codex#32312, c9d52de5ca;
+//     prepare_response_items_for_request, codex-rs/core/src/client.rs) an
+//     empty or unprefixed id is left out of the request, while a prefixed
+//     one is still sent as it is.
+var (
+	idsSentSince     = rollout.Version{Major: 0, Minor: 142}
+	unprefixedStrips = rollout.Version{Major: 0, Minor: 145}
+)
+
+// maxSentIDLength is the longest id the Responses API accepts.
+const maxSentIDLength = 64
+
+// checkRejectedID reports an item id of a shape the API rejects.
+func (e *engine) checkRejectedID(pos Pos, f itemFields, index int) {
+	if !f.hasID {
+		return
+	}
+	var reasons []string
+	_, _, prefixed := rollout.SplitID(f.id)
+	switch {
+	case f.id == "":
+		reasons = append(reasons, "empty")
+	case !prefixed:
+		reasons = append(reasons, "unprefixed")
+	}
+	if len(f.id) > maxSentIDLength {
+		reasons = append(reasons, "too-long")
+	}
+	for i := 0; i < len(f.id); i++ {
+		if c := f.id[i]; !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-') {
+			reasons = append(reasons, "charset")
+			break
+		}
+	}
+	if len(reasons) == 0 {
+		return
+	}
+	ev := ItemRejectedIDEvidence{ID: f.id, ItemType: f.typ, ItemIndex: index, Reasons: reasons,
+		Stripped: f.id == "" || !prefixed, CLIVersion: e.st.CLIVersion}
+	if v, ok := rollout.ParseVersion(e.st.CLIVersion); ok && e.st.Era == rollout.EraEnvelope {
+		sent := v.AtLeast(idsSentSince) && !(ev.Stripped && v.AtLeast(unprefixedStrips))
+		ev.Sent = &sent
+	}
+	e.emit(pos, ev)
 }
 
 // looksLikeUUID matches the 8-4-4-4-12 shape of a locally formed id.

@@ -135,8 +135,9 @@ const (
 	HomeMigrationPending
 	HomeMigrationStaged
 
-	ItemDuplicate // an item appended twice, byte for byte
-	LineGlued     // a torn record with complete records after it on one line
+	ItemDuplicate  // an item appended twice, byte for byte
+	LineGlued      // a torn record with complete records after it on one line
+	ItemRejectedID // an item id of a shape the Responses API rejects
 
 	kindEnd // keep last
 )

@@ -482,11 +482,12 @@ func TestRepairSkippedEditsWriteNothing(t *testing.T) {
 	os.WriteFile(path, []byte(in), 0o644)
 	old := time.Now().Add(-time.Hour).Truncate(time.Second)
 	os.Chtimes(path, old, old)
-	code, stdout, stderr := runRollout("repair", "--write", path)
+	// "id":"" is an id the API rejects (item/rejected-id, an opt-in fix).
+	code, stdout, stderr := runRollout("repair", "--write", "--fix", "default,item/rejected-id", path)
 	if code != exitOK {
 		t.Fatalf("exit %d\n%s%s", code, stdout, stderr)
 	}
-	if !strings.Contains(stdout, `line 3  item/missing-id  not fixed: the object has 2 "id" members`) {
+	if !strings.Contains(stdout, `line 3  item/rejected-id  not fixed: the object has 2 "id" members`) {
 		t.Errorf("the skipped fix is not reported:\n%s", stdout)
 	}
 	fi, _ := os.Stat(path)
