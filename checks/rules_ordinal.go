@@ -21,6 +21,22 @@ var ordinalRules = []*Rule{
 	}, func(reconstruct.OrdinalMissingEvidence) string {
 		return "line has no ordinal in a paginated file"
 	}),
+	on(Rule{ID: "ordinal/unknown-tail", Severity: Warning, Since: "0.3.0",
+		Title: "the last records of a paginated file are of a type its Codex version cannot read: the next resume reuses an ordinal",
+		Doc: "To append after a resume, Codex takes the next ordinal from the last record it can read, scanning back from the end and skipping every line that does not deserialize (ordinal_state_for_rollout, codex-rs/rollout/src/ordinal.rs, on alpha at 8ee2217e79). A complete last record of a type that version does not know is skipped, so the next append reuses its ordinal: a duplicate ordinal, which stops Codex's history projection of the thread (\"expected ordinal N+1, got N\"). Reported by openai/codex#44417 and #44440 (repro resumed_paginated_rollout_preserves_unknown_tail_ordinal; #44440 still open in September 2026) and on 0.153.4 (#43142): every version with paginated history, 0.145 (ordinals: openai/codex#32332) to at least 0.153.4, has it. " +
+			"It is judged before it happens, from the file's Codex version (cli_version): a line type rollout does not know, or one no Codex version reads (context_handoff, written by orchestrators), is unknown to all; token_usage_record, retained_context and realtime_item are newer than 0.149 (not in rust-v0.149.0-alpha.3), security_risk_score than 0.147 (0.148), world_state than 0.142 (0.143). Event types inside event_msg are not judged. " +
+			"Nothing in the file is wrong yet: resume with a Codex that reads the type, or move the unknown records out (rollout repair can then renumber).",
+	}, func(e reconstruct.OrdinalUnknownTailEvidence) string {
+		who := "no Codex version reads"
+		if e.ReadSince != "" {
+			who = "Codex before " + e.ReadSince + " (this file's " + e.CLIVersion + ") cannot read"
+		}
+		next := ""
+		if e.NextOrdinal != nil {
+			next = fmt.Sprintf(" ordinal %d", *e.NextOrdinal)
+		}
+		return fmt.Sprintf("the file ends with %v records, which %s: the next resume by such a version skips them and appends at%s again, a duplicate ordinal (openai/codex#44440)", e.Type, who, next)
+	}),
 	on(Rule{ID: "ordinal/last-missing", Severity: Error, Since: "0.1.0",
 		Title: "the last line has no ordinal: resume fails",
 		Doc:   "To append, Codex reads the ordinal of the last record that parses and numbers on from it; without one, reopening the rollout fails (\"final paginated rollout record … is missing an ordinal\", codex-rs/rollout/src/ordinal.rs, ordinal_state_for_rollout), so the thread cannot be resumed.",

@@ -58,6 +58,8 @@ type engine struct {
 	lastThread         *int64
 	skipThreadDecrease bool
 	contextTurnID      string        // turn_id of a turn_context seen outside an open turn with events (turns.go)
+	tail               *unknownTail  // records at the end the file's Codex version cannot read (tail.go)
+	lastReadOrd        *int64        // ordinal of the last record it can read
 	missingIDs         []Observation // held until the end: whether the file uses ids is known then
 	failClosed         bool          // an unknown history mode: only line and envelope checks run
 	overLimit          []Observation // records the paginated migration would drop, judged at the end (history mode)
@@ -136,11 +138,13 @@ func (e *engine) Feed(rec *rollout.Record) {
 		e.emit(pos, LineOversizedEvidence{Bytes: rec.Size})
 		e.prompts.unread = true
 		e.noteSize(rec, pos, "")
-		// Unread, so its ordinal is unknown: assume Codex numbered it.
+		// Unread, so its ordinal is unknown: assume Codex numbered it
+		// and can read it.
 		if e.lastOrd != nil {
 			v := *e.lastOrd + 1
 			e.lastOrd = &v
 		}
+		e.tail = nil
 		return
 	case rollout.ShapeTorn:
 		e.emit(pos, LineTornTailEvidence{Bytes: rec.Size, CLIVersion: e.st.CLIVersion})
@@ -229,6 +233,9 @@ func (e *engine) feedObject(rec *rollout.Record, pos Pos) {
 		e.timeAnchor(pos, ts)
 	} else {
 		e.noteTime(t)
+	}
+	if !e.failClosed {
+		e.noteTail(pos, typ, ord, hasOrd)
 	}
 	if e.failClosed && typ != rollout.TypeSessionMeta {
 		// An unknown history mode: the line and its envelope were judged,
@@ -507,6 +514,7 @@ func (e *engine) Finish() *State {
 	if e.ordInLegacy > 0 {
 		e.emit(e.firstOrdInLegacy, OrdinalInLegacyEvidence{Count: e.ordInLegacy})
 	}
+	e.judgeTail()
 	e.orphanCalls()
 	e.judgePrompts()
 	e.reportPrompts()

@@ -139,6 +139,22 @@ type OrdinalInLegacyEvidence struct {
 	Count int `json:"count"`
 }
 
+// OrdinalUnknownTailEvidence: the last records of a paginated file,
+// from this one (of line type Type, at Ordinal) on, are of types the
+// file's Codex version (CLIVersion) cannot read; ReadSince is the first
+// version that reads Type ("": none). The next resume by such a version
+// appends at NextOrdinal (the last readable record's ordinal + 1), an
+// ordinal already taken.
+type OrdinalUnknownTailEvidence struct {
+	Type        string `json:"type"`
+	Ordinal     *int64 `json:"ordinal"`
+	NextOrdinal *int64 `json:"next_ordinal"`
+	ReadSince   string `json:"read_since,omitempty"`
+	CLIVersion  string `json:"cli_version,omitempty"`
+}
+
+func (OrdinalUnknownTailEvidence) Kind() Kind { return OrdinalUnknownTail }
+
 func (OrdinalMissingEvidence) Kind() Kind     { return OrdinalMissing }
 func (OrdinalLastMissingEvidence) Kind() Kind { return OrdinalLastMissing }
 func (OrdinalDuplicateEvidence) Kind() Kind   { return OrdinalDuplicate }
