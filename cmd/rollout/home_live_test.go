@@ -1,0 +1,121 @@
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/rollout-dev/rollout/conformance"
+	"github.com/rollout-dev/rollout/home"
+)
+
+// liveCodex is the Codex the live home tests drive: the first version of
+// $ROLLOUT_CONFORMANCE_VERSIONS (installed with npm when missing), else
+// 0.171.0 when it is already in the cache; otherwise the test is skipped.
+func liveCodex(t *testing.T) *conformance.Codex {
+	t.Helper()
+	if vs := strings.Fields(strings.ReplaceAll(os.Getenv("ROLLOUT_CONFORMANCE_VERSIONS"), ",", " ")); len(vs) > 0 {
+		c, err := conformance.Install(context.Background(), vs[0])
+		if err != nil {
+			t.Skipf("Codex %s cannot be installed (%v): live home test skipped", vs[0], err)
+		}
+		return c
+	}
+	c, ok := conformance.Installed("0.171.0")
+	if !ok {
+		t.Skip("Codex 0.171.0 is not installed in " + conformance.CacheDir() + " (set ROLLOUT_CONFORMANCE_VERSIONS=0.171.0 to install it): live home test skipped")
+	}
+	return c
+}
+
+// TestLiveRepairOfResumedSession: on a home real Codex made, rollout home
+// finds nothing; a torn record Codex projected around is repaired in
+// place (the projection is deleted, as Codex does before a rewrite); Codex
+// then resumes the thread, appends to the same file, and its projection
+// matches the file (rollout home finds nothing after Codex's next write).
+func TestLiveRepairOfResumedSession(t *testing.T) {
+	c := liveCodex(t)
+	ctx := context.Background()
+	m := conformance.NewMock()
+	defer m.Close()
+	h, err := conformance.NewHome(t.TempDir(), c, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustRun := func(r *conformance.Run, err error) *conformance.Run {
+		t.Helper()
+		if err != nil {
+			t.Fatalf("codex: %v", err)
+		}
+		if r.ExitCode != 0 {
+			t.Fatalf("codex %v: exit %d\n%s", r.Args, r.ExitCode, r.Stderr)
+		}
+		return r
+	}
+	mustRun(h.Exec(ctx, conformance.Marker+" shell,msg"))
+	files := h.Rollouts()
+	if len(files) != 1 {
+		t.Fatalf("rollouts %v", files)
+	}
+	path := filepath.Join(h.Dir, files[0])
+	id := conformance.SessionID(path)
+	mustRun(h.Resume(ctx, id, conformance.Marker+" msg"))
+	clean := func(stage string) {
+		t.Helper()
+		rep, err := home.Check(home.New(h.Dir), home.CheckOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, o := range rep.Observations {
+			t.Errorf("%s: %s: %T %+v", stage, o.Path, o.Evidence, o.Evidence)
+		}
+		if rep.Incomplete {
+			t.Errorf("%s: incomplete: %v", stage, rep.Notes)
+		}
+	}
+	clean("the home Codex made")
+	if p, _ := home.New(h.Dir).ProjectionOf(id); p == nil {
+		t.Skipf("Codex %s keeps no projection of a paginated thread here: nothing to repair", c.Version)
+	}
+
+	// A torn record in the middle, projected around by Codex.
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(string(b), "\n")
+	torn := `{"timestamp":"2026-12-01T20:30:53.100Z","type":"event_msg","payload":{"type":"tok` + "\n"
+	lines = append(lines[:5], append([]string{torn}, lines[5:]...)...)
+	if err := os.WriteFile(path, []byte(strings.Join(lines, "")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := home.New(h.Dir).DeleteProjection(id); err != nil {
+		t.Fatal(err)
+	}
+	mustRun(h.Resume(ctx, id, conformance.Marker+" msg"))
+
+	code, out, e := runRollout("repair", "--write", path)
+	if code != exitOK || !strings.Contains(out, "deleted Codex's projection of thread "+id) {
+		t.Fatalf("repair: exit %d\n%s%s", code, out, e)
+	}
+	run := mustRun(h.Resume(ctx, id, conformance.Marker+" msg"))
+	appended := false
+	for _, ch := range run.Changes {
+		switch {
+		case ch.Path == files[0] && ch.What == "appended":
+			appended = true
+		case strings.HasSuffix(ch.Path, ".jsonl") && ch.Path != files[0]:
+			t.Errorf("Codex wrote another rollout after the repair: %s %s", ch.What, ch.Path)
+		}
+	}
+	if !appended {
+		t.Errorf("Codex did not append to the repaired file: %+v", run.Changes)
+	}
+	clean("after Codex resumed the repaired file")
+	fi, _ := os.Stat(path)
+	if p, err := home.New(h.Dir).ProjectionOf(id); err != nil || p == nil || p.Cursor.Offset != fi.Size() {
+		t.Errorf("projection after Codex's next write: %+v (%v), want its cursor at the end (%d)", p, err, fi.Size())
+	}
+}
