@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/rollout-dev/rollout/forest"
 	"github.com/rollout-dev/rollout/internal/pool"
 	"github.com/rollout-dev/rollout/reconstruct"
 )
@@ -34,6 +35,9 @@ func sessionMeta(path string, stdin io.Reader, ro reconstruct.ReplayOptions) (th
 	}
 	return st.ThreadID, st.ParentThreadID, st.StartedAt, nil
 }
+
+// meta is what the first line of a rollout says about its thread.
+type meta struct{ thread, parent, started string }
 
 // FleetRun is what RunFleet simulates: many rollouts under one Settings.
 type FleetRun struct {
@@ -178,7 +182,6 @@ func RunFleet(in FleetRun) (*Fleet, error) {
 	// Session metas (first lines only), when a shared ledger needs them:
 	// the groups of linked threads. Since/Until select as each rollout is
 	// read.
-	type meta struct{ thread, parent, started string }
 	groups := map[string][]int{} // root thread -> indexes into paths
 	threads := map[int]string{}  // index into paths -> thread, for groups
 	if r.s.Ledger > 0 {
@@ -201,7 +204,7 @@ func RunFleet(in FleetRun) (*Fleet, error) {
 			keptMetas = append(keptMetas, m)
 		}
 		paths = kept
-		groups, threads = ledgerGroups(keptMetas, func(m *meta) (string, string) { return m.thread, m.parent })
+		groups, threads = ledgerGroups(keptMetas)
 	}
 	for root, idx := range groups {
 		if len(idx) < 2 {
@@ -285,28 +288,25 @@ func RunFleet(in FleetRun) (*Fleet, error) {
 	return r.fleet, nil
 }
 
-// ledgerGroups groups the rollouts of linked threads by their root thread:
-// index into metas -> its root's group, and index -> thread.
-func ledgerGroups[M any](metas []M, link func(M) (thread, parent string)) (map[string][]int, map[int]string) {
-	groups := map[string][]int{}
-	threads := map[int]string{}
-	parent := map[string]string{}
-	for _, m := range metas {
-		if t, p := link(m); t != "" {
-			parent[t] = p
+// ledgerGroups groups the rollouts of linked threads by the thread at the
+// top of their tree (forest.Forest.Top): index into metas -> its group,
+// and index -> thread. A parent whose rollout is not among the inputs
+// still tops the group of its sub-agents; a rollout without a thread id
+// shares no ledger.
+func ledgerGroups(metas []*meta) (map[string][]int, map[int]string) {
+	nodes := make([]forest.Node, len(metas))
+	for i, m := range metas {
+		if m.thread != "" {
+			nodes[i] = forest.Node{ID: m.thread, Parent: m.parent}
 		}
 	}
+	trees := forest.New(nodes)
+	groups := map[string][]int{}
+	threads := map[int]string{}
 	for i, m := range metas {
-		// Up the parent links; a parent whose rollout is not among the
-		// inputs still roots the group of its sub-agents.
-		thread, _ := link(m)
-		root := thread
-		for hops := 0; parent[root] != "" && hops <= len(parent); hops++ {
-			root = parent[root]
-		}
-		if root != "" {
-			groups[root] = append(groups[root], i)
-			threads[i] = thread
+		if top := trees.Top(i); top != "" {
+			groups[top] = append(groups[top], i)
+			threads[i] = m.thread
 		}
 	}
 	return groups, threads

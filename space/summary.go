@@ -5,6 +5,8 @@ import (
 	"sort"
 
 	"github.com/klauspost/compress/zstd"
+
+	"github.com/rollout-dev/rollout/forest"
 )
 
 // Summary aggregates the accounts of many files: totals by record type and
@@ -108,43 +110,26 @@ type Tree struct {
 	Bytes     int64
 }
 
-// Trees groups files by their root thread: a file whose parent is among the
-// files read belongs to its parent's tree. Only trees with sub-agents are
-// returned, largest first.
+// Trees groups files by their root thread among the files read (see
+// package forest: a cycle of parent links is one tree). Only trees with
+// sub-agents are returned, largest first.
 func (s *Summary) Trees() []Tree {
-	byID := map[string]*File{}
-	for _, f := range s.Files {
-		if f.ThreadID != "" && byID[f.ThreadID] == nil {
-			byID[f.ThreadID] = f
-		}
+	nodes := make([]forest.Node, len(s.Files))
+	for i, f := range s.Files {
+		nodes[i] = forest.Node{ID: f.ThreadID, Parent: f.ParentThreadID}
 	}
-	root := func(f *File) *File {
-		seen := map[*File]bool{}
-		for f.ParentThreadID != "" && byID[f.ParentThreadID] != nil && !seen[f] {
-			seen[f] = true
-			f = byID[f.ParentThreadID]
-		}
-		return f
-	}
-	trees := map[*File]*Tree{}
-	var order []*File
-	for _, f := range s.Files {
-		r := root(f)
-		t := trees[r]
-		if t == nil {
-			t = &Tree{Root: r}
-			trees[r] = t
-			order = append(order, r)
-		}
-		t.Files++
-		t.DiskBytes += f.DiskBytes
-		t.Bytes += f.Bytes
-	}
+	trees := forest.New(nodes)
 	var out []Tree
-	for _, r := range order {
-		if t := trees[r]; t.Files > 1 {
-			out = append(out, *t)
+	for _, members := range trees.Trees() {
+		if len(members) < 2 {
+			continue
 		}
+		t := Tree{Root: s.Files[trees.Root(members[0])], Files: len(members)}
+		for _, i := range members {
+			t.DiskBytes += s.Files[i].DiskBytes
+			t.Bytes += s.Files[i].Bytes
+		}
+		out = append(out, t)
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].DiskBytes > out[j].DiskBytes })
 	return out[:min(len(out), s.Top)]

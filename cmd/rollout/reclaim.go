@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/rollout-dev/rollout/internal/termsafe"
 	"io"
 	"path/filepath"
 	"slices"
@@ -12,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rollout-dev/rollout/forest"
+	"github.com/rollout-dev/rollout/internal/termsafe"
 	"github.com/rollout-dev/rollout/reclaim"
 	"github.com/rollout-dev/rollout/reconstruct"
 	"github.com/rollout-dev/rollout/repair"
@@ -301,41 +302,20 @@ func fillPlan(f *reclaimFile, p *reclaim.Plan) {
 	}
 }
 
-// reclaimTrees groups plan indexes by the root thread among the inputs.
+// reclaimTrees groups the indexes of the plans by their tree among the
+// inputs (files that could not be planned are in none).
 func reclaimTrees(plans []*reclaim.Plan) [][]int {
-	byID := map[string]int{}
+	nodes := make([]forest.Node, len(plans))
 	for i, p := range plans {
-		if p != nil && p.ThreadID != "" {
-			if _, dup := byID[p.ThreadID]; !dup {
-				byID[p.ThreadID] = i
-			}
+		if p != nil {
+			nodes[i] = forest.Node{ID: p.ThreadID, Parent: p.Parent}
 		}
 	}
-	root := func(i int) int {
-		for hops := 0; hops < len(plans); hops++ {
-			j, ok := byID[plans[i].Parent]
-			if plans[i].Parent == "" || !ok || j == i {
-				break
-			}
-			i = j
+	var out [][]int
+	for _, tree := range forest.New(nodes).Trees() {
+		if plans[tree[0]] != nil {
+			out = append(out, tree)
 		}
-		return i
-	}
-	groups := map[int][]int{}
-	var order []int
-	for i, p := range plans {
-		if p == nil {
-			continue
-		}
-		r := root(i)
-		if _, ok := groups[r]; !ok {
-			order = append(order, r)
-		}
-		groups[r] = append(groups[r], i)
-	}
-	out := make([][]int, 0, len(order))
-	for _, r := range order {
-		out = append(out, groups[r])
 	}
 	return out
 }
