@@ -21,23 +21,20 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
 
-	"github.com/google/go-cmp/cmp"
-	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/klauspost/compress/zstd"
 	"github.com/rollout-dev/rollout/artifacts"
 	"github.com/rollout-dev/rollout/checks"
 	"github.com/rollout-dev/rollout/home"
 	"github.com/rollout-dev/rollout/internal/outfile"
-	"github.com/rollout-dev/rollout/mergepatch"
 	"github.com/rollout-dev/rollout/reconstruct"
 	"github.com/rollout-dev/rollout/repair"
 	"github.com/rollout-dev/rollout/rollout"
 	"github.com/rollout-dev/rollout/space"
+	"github.com/rollout-dev/rollout/stateview"
 )
 
 // Policies that reclaim applies.
@@ -227,9 +224,9 @@ type Result struct {
 	// ArchiveBytes is the size of the archive of removed bytes, which also
 	// stays on disk until it is deleted.
 	ArchiveBytes int64
-	Identical    bool // resume rebuilds the same state
-	StateDiff    string
-	NewFindings  []string // findings of the new file the old one did not have
+	Identical    bool               // resume rebuilds the same state
+	StateChanges []stateview.Change // how it differs ([] when identical)
+	NewFindings  []checks.Finding   // findings of the new file the old one did not have
 	Written      bool
 	OutPath      string
 	ArchivePath  string
@@ -514,7 +511,7 @@ func archiveEntry(c space.Cut, at, newAt int64, before []byte) []byte {
 // prove replays the original and the result and compares what resume
 // rebuilds, and the findings.
 func prove(res *Result, orig, tmp string, o Options, origSHA, newSHA string) error {
-	// Content hashes of every item, to compare (StateDiff), whether each
+	// Content hashes of every item, to compare (stateview.Prove), whether each
 	// file can be read again or not.
 	copts := checks.Options{MaxLineBytes: o.MaxLineBytes, HandoffCap: o.HandoffCap, HashItems: true}
 	before, err := checks.Run(orig, nil, copts)
@@ -531,15 +528,15 @@ func prove(res *Result, orig, tmp string, o Options, origSHA, newSHA string) err
 	if sum, err := contentSHA256(tmp); err != nil || sum != newSHA {
 		return fmt.Errorf("the reclaimed copy of %s does not read back as written", orig)
 	}
-	res.StateDiff = StateDiff(before.State, after.State)
-	res.Identical = res.StateDiff == ""
+	res.StateChanges = stateview.Prove(before.State, after.State)
+	res.Identical = len(res.StateChanges) == 0
 	had := map[string]bool{}
 	for _, f := range before.Findings {
 		had[f.Rule+"\x00"+fmt.Sprint(f.Line)] = true
 	}
 	for _, f := range after.Findings {
 		if !had[f.Rule+"\x00"+fmt.Sprint(f.Line)] {
-			res.NewFindings = append(res.NewFindings, fmt.Sprintf("line %d: %s [%s]", f.Line, f.Message, f.Rule))
+			res.NewFindings = append(res.NewFindings, f)
 		}
 	}
 	return nil
@@ -557,25 +554,6 @@ func contentSHA256(path string) (string, error) {
 		return "", err
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
-}
-
-// StateDiff compares what resume rebuilds from two replays: history items
-// (ids, types, call ids, lines, content hashes), turns, world state, window
-// lineage, token totals and handoffs. Byte offsets are left out: they move
-// when bytes before them are removed. "" means identical.
-func StateDiff(a, b *reconstruct.State) string {
-	return cmp.Diff(a, b,
-		cmp.Transformer("items", func(h *reconstruct.History) []reconstruct.Item { return slices.Collect(h.All()) }),
-		cmp.AllowUnexported(reconstruct.Item{}),
-		cmpopts.IgnoreFields(reconstruct.Item{}, "Offset"),
-		cmpopts.IgnoreFields(reconstruct.Handoff{}, "Offset"),
-		cmp.Comparer(func(x, y *mergepatch.Value) bool {
-			if x == nil || y == nil {
-				return x == y
-			}
-			return bytes.Equal(x.AppendJSON(nil), y.AppendJSON(nil))
-		}),
-	)
 }
 
 // firstCut is the content offset of the first byte the plan's cuts change

@@ -67,7 +67,7 @@ func reclaimAll(t *testing.T, paths []string, o reclaim.Options) []*reclaim.Resu
 			t.Fatal(err)
 		}
 		if pend.Result.Refused() {
-			t.Fatalf("%s refused: %s %v", p, pend.Result.StateDiff, pend.Result.NewFindings)
+			t.Fatalf("%s refused: %+v %+v", p, pend.Result.StateChanges, pend.Result.NewFindings)
 		}
 		if err := pend.Commit(); err != nil {
 			t.Fatal(err)
@@ -179,8 +179,12 @@ func TestProofRefusesStateChange(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer pend.Discard()
-	if !pend.Result.Refused() || pend.Result.Identical || !strings.Contains(pend.Result.StateDiff, "History") {
-		t.Fatalf("refused=%v identical=%v diff:\n%s", pend.Result.Refused(), pend.Result.Identical, pend.Result.StateDiff)
+	var changed []string
+	for _, c := range pend.Result.StateChanges {
+		changed = append(changed, c.Path)
+	}
+	if !pend.Result.Refused() || pend.Result.Identical || !strings.Contains(strings.Join(changed, " "), "history") {
+		t.Fatalf("refused=%v identical=%v changes: %+v", pend.Result.Refused(), pend.Result.Identical, pend.Result.StateChanges)
 	}
 	if err := pend.Commit(); err == nil {
 		t.Fatal("a refused reclaim committed")

@@ -97,6 +97,11 @@ func (it Item) Synthesized() bool {
 	return it.Index == SummaryIndex || it.Index == BridgeIndex || it.Index == AbortedIndex
 }
 
+// ContentHash is the hash of the item's bytes; false when it was not
+// hashed (an item without an id, or one of a replay without HashItems
+// whose id came only once).
+func (it Item) ContentHash() (uint64, bool) { return it.hash, it.ID != "" && !it.lazy }
+
 // Lineage is the context-window chain.
 type Lineage struct {
 	FirstWindowID string

@@ -47,7 +47,8 @@ var outputs = []Output{
 	{Name: BudgetFleet, Version: 1, Command: "simulate-budget"},
 	{Name: Repair, Version: 1, Command: "repair"},
 	{Name: Space, Version: 1, Command: "space"},
-	{Name: Reclaim, Version: 1, Command: "reclaim"},
+	{Name: Reclaim, Version: 2, Command: "reclaim",
+		Changes: "2: state_diff is a list of changes (path, change, a, b, lines) instead of go-cmp text; new_findings are verify's finding objects instead of strings; both always present; the common header"},
 	{Name: State, Version: 1, Command: "state"},
 	{Name: Diff, Version: 1, Command: "diff"},
 }

@@ -1,6 +1,11 @@
 package schema
 
-import "testing"
+import (
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+)
 
 // Every row has a distinct name, a version from 1 and a command.
 func TestTable(t *testing.T) {
@@ -36,4 +41,21 @@ func TestLookupUnknownPanics(t *testing.T) {
 		}
 	}()
 	Lookup("no-such-output")
+}
+
+// Every version bump is in the changelog of docs/schema/README.md, and its
+// schema file is published.
+func TestBumpsDocumented(t *testing.T) {
+	readme, err := os.ReadFile("../docs/schema/README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range Outputs() {
+		if _, err := os.Stat("../" + File(o.Name)); err != nil {
+			t.Errorf("%s: %v", o.Name, err)
+		}
+		if o.Version > 1 && !strings.Contains(string(readme), fmt.Sprintf("`%s` v%d:", o.Name, o.Version)) {
+			t.Errorf("docs/schema/README.md does not say what %s v%d changed", o.Name, o.Version)
+		}
+	}
 }

@@ -97,7 +97,7 @@ func runArtifacts(a *app, o *artifactsOptions) error {
 		}
 		fmt.Fprintf(a.io.Out, "%-15s %10s  %s%s\n", f.Kind, report.Size(f.Size), termsafe.String(f.Path), where)
 	}
-	fmt.Fprintf(a.io.Out, "%s, %s", count(len(found), "artifact"), report.Size(total))
+	fmt.Fprintf(a.io.Out, "%s, %s", report.Count(len(found), "artifact"), report.Size(total))
 	if strays > 0 {
 		fmt.Fprintf(a.io.Out, "; %d inside sessions/ or archived_sessions/", strays)
 	}
@@ -144,7 +144,7 @@ func runArtifacts(a *app, o *artifactsOptions) error {
 	if o.remove {
 		verb = "removed"
 	}
-	fmt.Fprintf(a.io.Out, "%s %s\n", count(done, "artifact"), verb)
+	fmt.Fprintf(a.io.Out, "%s %s\n", report.Count(done, "artifact"), verb)
 	if code != exitOK {
 		return silentExit(code)
 	}

@@ -2,23 +2,18 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/rollout-dev/rollout/forest"
 	"github.com/rollout-dev/rollout/internal/termsafe"
 	"github.com/rollout-dev/rollout/reclaim"
 	"github.com/rollout-dev/rollout/reconstruct"
-	"github.com/rollout-dev/rollout/repair"
 	"github.com/rollout-dev/rollout/report"
 	"github.com/rollout-dev/rollout/rollout"
-	"github.com/rollout-dev/rollout/schema"
 	"github.com/rollout-dev/rollout/space"
 	"github.com/spf13/cobra"
 )
@@ -136,49 +131,6 @@ func (o *reclaimOptions) validate() error {
 	return nil
 }
 
-// reclaimFile is one file's outcome, as printed.
-type reclaimFile struct {
-	Path           string            `json:"path"`
-	ThreadID       string            `json:"thread_id"`
-	OutPath        string            `json:"out_path"`
-	Archive        string            `json:"archive"`
-	BytesBefore    int64             `json:"bytes_before"`
-	BytesAfter     int64             `json:"bytes_after"`
-	ArchiveBytes   int64             `json:"archive_bytes"`
-	Freed          int64             `json:"freed"`
-	Cuts           map[string]int    `json:"cuts"`
-	Frees          map[string]int64  `json:"frees"`
-	Skipped        map[string]string `json:"skipped"`
-	Blocked        string            `json:"blocked,omitempty"`
-	StateIdentical bool              `json:"resume_state_identical"`
-	StateDiff      string            `json:"state_diff,omitempty"`
-	NewFindings    []string          `json:"new_findings,omitempty"`
-	Refused        string            `json:"refused,omitempty"`
-	Written        bool              `json:"written"`
-	Late           *lateBytes        `json:"late,omitempty"`
-	Error          string            `json:"error,omitempty"`
-	// Projection is Codex's history projection of the thread the cuts
-	// invalidate: --write deletes it (and keeps its rows for --undo).
-	Projection *reclaimProjection `json:"projection,omitempty"`
-}
-
-type reclaimProjection struct {
-	ThreadID string `json:"thread_id"`
-	DB       string `json:"db"`
-	Cursor   int64  `json:"cursor"`
-	From     int64  `json:"from"`
-	Items    int    `json:"items"`
-	Turns    int    `json:"turns"`
-	Deleted  bool   `json:"deleted"`
-}
-
-// lateBytes is what an agent appended while the file was replaced: not in
-// the new file, kept in KeptIn.
-type lateBytes struct {
-	Bytes  int64  `json:"bytes"`
-	KeptIn string `json:"kept_in"`
-}
-
 func runReclaim(ctx context.Context, a *app, o *reclaimOptions) error {
 	if o.undo {
 		return runReclaimUndo(a, o)
@@ -187,224 +139,33 @@ func runReclaim(ctx context.Context, a *app, o *reclaimOptions) error {
 	if err != nil {
 		return err
 	}
-	paths := in.paths
-	if err := checkOutputsOf(paths, o.output); err != nil {
+	if err := checkOutputsOf(in.paths, o.output); err != nil {
 		return err
 	}
 	o.opts.Now = time.Now()
-	var status exitStatus
-	raise := status.raise
-
-	var lates []*repair.Late
-	files := make([]*reclaimFile, len(paths))
-	plans := make([]*reclaim.Plan, len(paths))
-	for i, p := range paths {
-		files[i] = &reclaimFile{Path: p, Cuts: map[string]int{}, Frees: map[string]int64{}, Skipped: map[string]string{}}
-		plan, _, err := reclaim.PlanFile(p, o.opts)
-		if err != nil {
-			files[i].Error = err.Error()
-			raise(exitIncomplete)
-			continue
-		}
-		plans[i] = plan
-		fillPlan(files[i], plan)
-	}
-	// A parent and its sub-agents are reclaimed together or not at all.
-	for _, group := range reclaimTrees(plans) {
-		pend := map[int]*reclaim.Pending{}
-		refused := ""
-		for _, i := range group {
-			pd, err := reclaim.Prepare(plans[i], o.opts, o.write)
-			if err != nil {
-				files[i].Error = err.Error()
-				refused = fmt.Sprintf("%s could not be prepared", paths[i])
-				raise(exitUnsafe)
-				continue
-			}
-			pend[i] = pd
-			res := pd.Result
-			files[i].BytesAfter, files[i].ArchiveBytes = res.BytesAfter, res.ArchiveBytes
-			files[i].Freed = files[i].BytesBefore - res.BytesAfter
-			files[i].StateIdentical = res.Identical
-			files[i].StateDiff = res.StateDiff
-			files[i].NewFindings = res.NewFindings
-			if pp := res.Projection; pp != nil {
-				files[i].Projection = &reclaimProjection{ThreadID: pp.ThreadID, DB: pp.DB, Cursor: pp.Cursor, From: pp.From, Items: pp.Items, Turns: pp.Turns}
-			}
-			if res.Refused() {
-				files[i].Refused = "resume would differ"
-				refused = fmt.Sprintf("%s was refused", paths[i])
-				raise(exitUnsafe)
-			}
-		}
-		for _, i := range group {
-			if pend[i] == nil {
-				continue
-			}
-			if refused != "" && files[i].Refused == "" && files[i].Error == "" {
-				files[i].Refused = "its thread tree is reclaimed together, and " + refused
-			}
-			if o.write && refused == "" {
-				if err := pend[i].Commit(); err != nil {
-					files[i].Error = err.Error()
-					raise(exitUnsafe)
-				}
-				files[i].Written = pend[i].Result.Written
-				if pp := pend[i].Result.Projection; pp != nil && files[i].Projection != nil {
-					files[i].Projection.Deleted = pp.Deleted
-				}
-				if l := pend[i].Result.Late; l != nil {
-					files[i].Late = &lateBytes{Bytes: l.Bytes, KeptIn: l.Kept}
-					lates = append(lates, l)
-					raise(exitUnsafe)
-				}
-			}
-			pend[i].Discard()
-		}
-	}
+	outcomes := reclaim.Run(in.paths, o.opts, o.write)
 	if err := writeOutput(a, o.output, "the report", func(w io.Writer) error {
-		if o.format != "json" {
-			printReclaimText(w, files, o)
-			return nil
+		if o.format == "json" {
+			return report.WriteReclaimJSON(w, outcomes, o.policies, o.write)
 		}
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(struct {
-			SchemaVersion int            `json:"schema_version"`
-			Command       string         `json:"command"`
-			DryRun        bool           `json:"dry_run"`
-			Policies      []string       `json:"policies"`
-			Files         []*reclaimFile `json:"files"`
-		}{schema.Version(schema.Reclaim), "reclaim", !o.write, o.policies, files})
+		return report.WriteReclaimText(w, outcomes, o.write)
 	}); err != nil {
 		return err
 	}
-	for _, l := range lates {
-		reportError(a.io, lateError(l))
+	var status exitStatus
+	for _, out := range outcomes {
+		switch {
+		case out.PlanFailed():
+			status.raise(exitIncomplete)
+		case out.Err != nil || out.Refused != "":
+			status.raise(exitUnsafe)
+		}
+		if out.Result != nil && out.Result.Late != nil {
+			reportError(a.io, lateError(out.Result.Late))
+			status.raise(exitUnsafe)
+		}
 	}
 	return status.err()
-}
-
-func fillPlan(f *reclaimFile, p *reclaim.Plan) {
-	f.ThreadID, f.BytesBefore, f.BytesAfter = p.ThreadID, p.DiskBytes, p.DiskBytes
-	f.OutPath, f.Archive, f.Blocked = p.OutPath(), reclaim.ArchivePath(p.Path), p.Blocked
-	for _, c := range p.Cuts {
-		f.Cuts[c.Policy]++
-	}
-	for k, v := range p.Frees {
-		f.Frees[k] = v
-	}
-	for k, v := range p.Skipped {
-		f.Skipped[k] = v
-	}
-	if p.Compress {
-		f.Cuts[space.PolicyCompress] = 1
-	}
-}
-
-// reclaimTrees groups the indexes of the plans by their tree among the
-// inputs (files that could not be planned are in none).
-func reclaimTrees(plans []*reclaim.Plan) [][]int {
-	nodes := make([]forest.Node, len(plans))
-	for i, p := range plans {
-		if p != nil {
-			nodes[i] = forest.Node{ID: p.ThreadID, Parent: p.Parent}
-		}
-	}
-	var out [][]int
-	for _, tree := range forest.New(nodes).Trees() {
-		if plans[tree[0]] != nil {
-			out = append(out, tree)
-		}
-	}
-	return out
-}
-
-func printReclaimText(w io.Writer, files []*reclaimFile, o *reclaimOptions) {
-	var before, after, archived int64
-	written, refused := 0, 0
-	for _, f := range files {
-		if f.Error != "" {
-			fmt.Fprintf(w, "%s: error: %s\n", termsafe.String(f.Path), termsafe.String(f.Error))
-			continue
-		}
-		before += f.BytesBefore
-		after += f.BytesAfter
-		archived += f.ArchiveBytes
-		verdict := "resume state identical"
-		switch {
-		case f.Refused != "" && !f.StateIdentical:
-			verdict = "REFUSED: resume state would differ"
-		case f.Refused != "" && len(f.NewFindings) > 0:
-			verdict = "REFUSED: the new file would have findings the old one has not"
-		case f.Refused != "":
-			verdict = "REFUSED: " + f.Refused
-		}
-		if f.Refused != "" {
-			refused++
-		}
-		if f.Written {
-			written++
-		}
-		if f.Blocked != "" {
-			fmt.Fprintf(w, "%s: skipped: %s\n", termsafe.String(f.Path), termsafe.String(f.Blocked))
-			continue
-		}
-		if len(f.Cuts) == 0 {
-			fmt.Fprintf(w, "%s: nothing to reclaim\n", termsafe.String(f.Path))
-		} else {
-			fmt.Fprintf(w, "%s: %s -> %s (+ %s archive), frees %s; %s\n", termsafe.String(f.Path), report.Size(f.BytesBefore), report.Size(f.BytesAfter), report.Size(f.ArchiveBytes), report.Size(f.Freed), verdict)
-		}
-		for _, p := range reclaim.Policies {
-			if n := f.Cuts[p]; n > 0 {
-				what := fmt.Sprintf("%d ranges", n)
-				if p == space.PolicyCompress {
-					what = "-> " + termsafe.String(f.OutPath)
-				}
-				fmt.Fprintf(w, "  %-24s %s\n", p, what)
-			}
-			if why, ok := f.Skipped[p]; ok {
-				fmt.Fprintf(w, "  %-24s skipped: %s\n", p, termsafe.String(why))
-			}
-		}
-		if f.StateDiff != "" {
-			fmt.Fprintf(w, "  state diff (-old +new):\n%s", indent(termsafe.Lines(f.StateDiff), "    "))
-		}
-		for _, nf := range f.NewFindings {
-			fmt.Fprintf(w, "  new finding: %s\n", termsafe.String(fmt.Sprint(nf)))
-		}
-		if pp := f.Projection; pp != nil {
-			if pp.Deleted {
-				fmt.Fprintf(w, "  deleted Codex's projection of thread %s (%d items, %d turns) from %s: Codex projects it again from the file; reclaim --undo puts it back\n",
-					pp.ThreadID, pp.Items, pp.Turns, termsafe.String(pp.DB))
-			} else if f.Refused == "" && f.Error == "" {
-				fmt.Fprintf(w, "  note: Codex's projection of thread %s in %s (%d items, %d turns) was made from the file up to byte %d, and the cuts change it from byte %d on: --write deletes the projection in one transaction before it replaces the file, as Codex does before it rewrites a rollout; reclaim --undo puts the rows back\n",
-					pp.ThreadID, termsafe.String(filepath.Base(pp.DB)), pp.Items, pp.Turns, pp.Cursor, pp.From)
-			}
-		}
-	}
-	mode := "dry run: nothing is written; add --write to apply"
-	if o.write {
-		mode = fmt.Sprintf("%d files written; undo with rollout reclaim --undo FILE", written)
-	}
-	fmt.Fprintf(w, "%d files, %s -> %s (+ %s in archives), frees %s (%s)\n", len(files), report.Size(before), report.Size(after), report.Size(archived), report.Size(before-after), mode)
-	if refused > 0 {
-		fmt.Fprintf(w, "%d files refused\n", refused)
-	}
-}
-
-func indent(s, pre string) string {
-	lines := strings.SplitAfter(s, "\n")
-	var b strings.Builder
-	for _, l := range lines {
-		if l != "" {
-			b.WriteString(pre + l)
-		}
-	}
-	if !strings.HasSuffix(b.String(), "\n") {
-		b.WriteByte('\n')
-	}
-	return b.String()
 }
 
 func runReclaimUndo(a *app, o *reclaimOptions) error {

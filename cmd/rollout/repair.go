@@ -243,7 +243,7 @@ func runRepairMany(ctx context.Context, a *app, o *repairOptions) error {
 			parts = append(parts, fmt.Sprintf("%d %s", n, k))
 		}
 	}
-	fmt.Fprintf(a.io.Out, "\nrepair: %s: %s\n", count(len(files), "file"), strings.Join(parts, ", "))
+	fmt.Fprintf(a.io.Out, "\nrepair: %s: %s\n", report.Count(len(files), "file"), strings.Join(parts, ", "))
 	if code != exitOK {
 		return silentExit(code)
 	}
@@ -282,9 +282,9 @@ func runUndo(a *app, o *repairOptions) error {
 		fmt.Fprintf(a.io.Out, "%s: restored from %s%s\n", termsafe.String(p), termsafe.String(out.Backup), note)
 		switch {
 		case out.Quarantine != "" && out.Deleted:
-			fmt.Fprintf(a.io.Out, "removed %s (the repair created it, %s)\n", termsafe.String(out.Quarantine), count(out.Removed, "line"))
+			fmt.Fprintf(a.io.Out, "removed %s (the repair created it, %s)\n", termsafe.String(out.Quarantine), report.Count(out.Removed, "line"))
 		case out.Quarantine != "":
-			fmt.Fprintf(a.io.Out, "removed %s the repair added from %s\n", count(out.Removed, "line"), termsafe.String(out.Quarantine))
+			fmt.Fprintf(a.io.Out, "removed %s the repair added from %s\n", report.Count(out.Removed, "line"), termsafe.String(out.Quarantine))
 		}
 		if out.Projection {
 			fmt.Fprintf(a.io.Out, "put back Codex's projection of the thread the repair had deleted\n")

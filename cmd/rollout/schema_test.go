@@ -276,9 +276,11 @@ func TestSchemasRejectWrongShapes(t *testing.T) {
 		schema.BudgetFleet: `{"schema_version": 1, "command": "simulate-budget", "kind": "single"}`,
 		schema.Repair:      `{"schema_version": 1, "tool": "rollout", "version": "1", "command": "repair", "path": "x", "output": "x", "written": "no", "changes": [], "quarantined": [], "not_fixed": [], "remaining": {}}`,
 		schema.Space:       `{"schema_version": 1, "command": "space"}`,
-		schema.Reclaim:     `{"schema_version": 1, "command": "reclaim", "dry_run": true, "policies": [], "files": [{"path": "x"}]}`,
-		schema.State:       `{"schema_version": 2}`,
-		schema.Diff:        `{"schema_version": 1, "a": {}, "b": {}, "equal": true, "history_common_prefix": 0, "changes": [{"path": "x", "change": "moved"}]}`,
+		schema.Reclaim: `{"schema": "reclaim-report", "schema_version": 2, "tool": "rollout", "version": "1", "command": "reclaim", "dry_run": true, "policies": [],
+			"files": [{"path": "x", "bytes_before": 1, "bytes_after": 1, "freed": 0, "cuts": {}, "frees": {}, "skipped": {}, "written": false,
+			"resume_state_identical": false, "state_diff": "-a\n+b", "new_findings": ["line 4: orphan output [tool/orphan-output]"]}]}`,
+		schema.State: `{"schema_version": 2}`,
+		schema.Diff:  `{"schema_version": 1, "a": {}, "b": {}, "equal": true, "history_common_prefix": 0, "changes": [{"path": "x", "change": "moved"}]}`,
 	} {
 		file := "../../" + schema.File(name)
 		sch, err := jsonschema.NewCompiler().Compile(file)

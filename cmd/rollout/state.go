@@ -2,13 +2,13 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"io"
 
 	"github.com/rollout-dev/rollout/checks"
 	"github.com/rollout-dev/rollout/reconstruct"
+	"github.com/rollout-dev/rollout/report"
 	"github.com/rollout-dev/rollout/rollout"
-	"github.com/rollout-dev/rollout/schema"
+	"github.com/rollout-dev/rollout/stateview"
 	"github.com/spf13/cobra"
 )
 
@@ -56,71 +56,6 @@ the restored token usage and the latest record of each handoff.`,
 	return cmd
 }
 
-// stateJSON is the designed output of `rollout state` (not the engine's structs).
-type stateJSON struct {
-	SchemaVersion int             `json:"schema_version"`
-	Path          string          `json:"path"`
-	ThreadID      string          `json:"thread_id"`
-	Era           string          `json:"era"`
-	HistoryMode   string          `json:"history_mode"`
-	CLIVersion    string          `json:"cli_version"`
-	Records       int             `json:"records"`
-	Turns         []turnJSON      `json:"turns"`
-	History       []itemJSON      `json:"history"`
-	WorldState    json.RawMessage `json:"world_state"`
-	Lineage       lineageJSON     `json:"lineage"`
-	Tokens        *tokensJSON     `json:"token_usage"`
-	Handoffs      []handoffJSON   `json:"handoffs"`
-}
-
-type turnJSON struct {
-	ID         string `json:"id"`
-	Line       int    `json:"line"`
-	Status     string `json:"status"`
-	User       bool   `json:"user_turn"`
-	RolledBack bool   `json:"rolled_back"`
-	// Derived: the file persists no turn events (Codex before about 0.104),
-	// so the turn starts at a user message, as Codex's rollback counts it.
-	Derived bool `json:"derived,omitempty"`
-}
-
-type itemJSON struct {
-	ID     string `json:"id"`
-	Type   string `json:"type"`
-	CallID string `json:"call_id,omitempty"`
-	Line   int    `json:"line"`
-	Index  *int   `json:"replacement_index,omitempty"`
-	// Synthesized names an item Codex makes on resume from the record at
-	// Line: "compaction_summary" or "compaction_bridge" (a legacy
-	// compaction's user message), "aborted_output" (the output Codex sends
-	// for the call at Line, which has none).
-	Synthesized string `json:"synthesized,omitempty"`
-}
-
-type lineageJSON struct {
-	FirstWindowID string `json:"first_window_id"`
-	WindowID      string `json:"window_id"`
-	WindowNumber  int64  `json:"window_number"`
-}
-
-type tokensJSON struct {
-	Line        int   `json:"line"`
-	Fill        int64 `json:"context_fill"`
-	Window      int64 `json:"model_context_window"`
-	TotalTokens int64 `json:"total_tokens"`
-	Input       int64 `json:"input_tokens"`
-	Cached      int64 `json:"cached_input_tokens"`
-	Output      int64 `json:"output_tokens"`
-	Requests    int   `json:"requests"`
-	Reemitted   int   `json:"reemitted"`
-}
-
-type handoffJSON struct {
-	ID     string          `json:"id"`
-	Line   int             `json:"line"`
-	Record json.RawMessage `json:"record"`
-}
-
 func runState(ctx context.Context, a *app, o *stateOptions) error {
 	if o.path == rollout.StdinPath {
 		a.io.stdinHint("a rollout")
@@ -134,43 +69,6 @@ func runState(ctx context.Context, a *app, o *stateOptions) error {
 	if err != nil {
 		return err
 	}
-	out := buildStateJSON(o.path, st)
-	return writeOutput(a, o.output, "the state", func(w io.Writer) error { return writeJSON(w, out) })
-}
-
-func buildStateJSON(path string, st *reconstruct.State) stateJSON {
-	out := stateJSON{SchemaVersion: schema.Version(schema.State), Path: path, ThreadID: st.ThreadID, Era: string(st.Era),
-		HistoryMode: st.HistoryMode, CLIVersion: st.CLIVersion, Records: st.Records,
-		Turns: []turnJSON{}, History: []itemJSON{}, Handoffs: []handoffJSON{},
-		WorldState: json.RawMessage("null"),
-		Lineage:    lineageJSON{st.Lineage.FirstWindowID, st.Lineage.WindowID, st.Lineage.WindowNumber}}
-	for _, t := range st.Turns {
-		out.Turns = append(out.Turns, turnJSON{t.ID, t.StartLine, t.Status, t.User, t.RolledBack, t.Derived})
-	}
-	for it := range st.History.All() {
-		j := itemJSON{ID: it.ID, Type: it.Type, CallID: it.CallID, Line: it.Line}
-		switch {
-		case it.Index >= 0:
-			idx := it.Index
-			j.Index = &idx
-		case it.Index == reconstruct.SummaryIndex:
-			j.Synthesized = "compaction_summary"
-		case it.Index == reconstruct.BridgeIndex:
-			j.Synthesized = "compaction_bridge"
-		case it.Index == reconstruct.AbortedIndex:
-			j.Synthesized = "aborted_output"
-		}
-		out.History = append(out.History, j)
-	}
-	if st.WorldState != nil {
-		out.WorldState = st.WorldState.AppendJSON(nil)
-	}
-	if t := st.Tokens; t != nil {
-		out.Tokens = &tokensJSON{t.Line, t.Fill, t.Window, t.TotalTokens, t.InputTokens, t.CachedInput, t.OutputTokens, t.RequestsSeen, st.Reemitted}
-	}
-	for _, id := range st.HandoffIDs() {
-		h := st.Handoffs[id]
-		out.Handoffs = append(out.Handoffs, handoffJSON{h.ID, h.Line, json.RawMessage(h.Raw)})
-	}
-	return out
+	v := stateview.Of(st)
+	return writeOutput(a, o.output, "the state", func(w io.Writer) error { return report.WriteStateJSON(w, o.path, v) })
 }

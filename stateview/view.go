@@ -1,0 +1,141 @@
+// Package stateview is the designed view of a reconstructed thread state
+// and the one comparison of two states: what `rollout state` prints, what
+// `rollout diff` compares, and what reclaim's proof requires to be equal
+// before it rewrites a file. It sits after reconstruct (it reads a State)
+// and before the printers (report); it never prints.
+//
+// A View is the public shape, not the engine's structs: JSON names, raw
+// JSON values as the file holds them, slices never nil. Compare reports
+// each difference as a Change: a path into the view spelled with those
+// names (history[5].id, world_state.files["a.go"]), both values and the
+// lines of the turn, item or handoff it is in.
+package stateview
+
+import (
+	"encoding/json"
+
+	"github.com/rollout-dev/rollout/reconstruct"
+)
+
+// View is the state as resume rebuilds it.
+type View struct {
+	ThreadID    string `json:"thread_id"`
+	Era         string `json:"era"`
+	HistoryMode string `json:"history_mode"`
+	CLIVersion  string `json:"cli_version"`
+	// Records is the number of lines read: a fact of the file, which
+	// Compare leaves out (two files of one thread differ in it).
+	Records    int             `json:"records"`
+	Turns      []Turn          `json:"turns"`
+	History    []Item          `json:"history"`
+	WorldState json.RawMessage `json:"world_state"` // null when there is no baseline
+	Lineage    Lineage         `json:"lineage"`
+	Tokens     *Tokens         `json:"token_usage"` // null before the first token_count
+	Handoffs   []Handoff       `json:"handoffs"`
+}
+
+// Turn is one turn segment.
+type Turn struct {
+	ID         string `json:"id"`
+	Line       int    `json:"line"`
+	Status     string `json:"status"`
+	User       bool   `json:"user_turn"`
+	RolledBack bool   `json:"rolled_back"`
+	// Derived: the file persists no turn events (Codex before about 0.104),
+	// so the turn starts at a user message, as Codex's rollback counts it.
+	Derived bool `json:"derived,omitempty"`
+}
+
+// Item is one item of the live model history.
+type Item struct {
+	ID     string `json:"id"`
+	Type   string `json:"type"`
+	CallID string `json:"call_id,omitempty"`
+	Line   int    `json:"line"`
+	Index  *int   `json:"replacement_index,omitempty"` // inside the line's replacement_history
+	// Synthesized names an item Codex makes on resume from the record at
+	// Line: "compaction_summary" or "compaction_bridge" (a legacy
+	// compaction's user message), "aborted_output" (the output Codex sends
+	// for the call at Line, which has none).
+	Synthesized string `json:"synthesized,omitempty"`
+	// content is a hash of the item's bytes, only in a view made by
+	// OfHashed. It is compared, never printed: the hash is seeded per
+	// process, and a change is reported as history[N].content.
+	content uint64
+}
+
+// Lineage is the context-window chain.
+type Lineage struct {
+	FirstWindowID string `json:"first_window_id"`
+	WindowID      string `json:"window_id"`
+	WindowNumber  int64  `json:"window_number"`
+}
+
+// Tokens is the token usage restored on resume.
+type Tokens struct {
+	Line        int   `json:"line"`
+	Fill        int64 `json:"context_fill"`
+	Window      int64 `json:"model_context_window"`
+	TotalTokens int64 `json:"total_tokens"`
+	Input       int64 `json:"input_tokens"`
+	Cached      int64 `json:"cached_input_tokens"`
+	Output      int64 `json:"output_tokens"`
+	Requests    int   `json:"requests"`
+	Reemitted   int   `json:"reemitted"`
+}
+
+// Handoff is the latest record of one context handoff.
+type Handoff struct {
+	ID     string          `json:"id"`
+	Line   int             `json:"line"`
+	Record json.RawMessage `json:"record"`
+}
+
+// Of is the view of st.
+func Of(st *reconstruct.State) View { return of(st, false) }
+
+// OfHashed is the view of st with each item's content hash, for a state
+// replayed with ReplayOptions.HashItems (items whose content was not
+// hashed have none).
+func OfHashed(st *reconstruct.State) View { return of(st, true) }
+
+func of(st *reconstruct.State, hashes bool) View {
+	v := View{ThreadID: st.ThreadID, Era: string(st.Era), HistoryMode: st.HistoryMode, CLIVersion: st.CLIVersion,
+		Records: st.Records, Turns: []Turn{}, History: []Item{}, Handoffs: []Handoff{},
+		WorldState: json.RawMessage("null"),
+		Lineage:    Lineage{st.Lineage.FirstWindowID, st.Lineage.WindowID, st.Lineage.WindowNumber}}
+	for _, t := range st.Turns {
+		v.Turns = append(v.Turns, Turn{t.ID, t.StartLine, t.Status, t.User, t.RolledBack, t.Derived})
+	}
+	if st.History != nil {
+		for it := range st.History.All() {
+			j := Item{ID: it.ID, Type: it.Type, CallID: it.CallID, Line: it.Line}
+			switch {
+			case it.Index >= 0:
+				idx := it.Index
+				j.Index = &idx
+			case it.Index == reconstruct.SummaryIndex:
+				j.Synthesized = "compaction_summary"
+			case it.Index == reconstruct.BridgeIndex:
+				j.Synthesized = "compaction_bridge"
+			case it.Index == reconstruct.AbortedIndex:
+				j.Synthesized = "aborted_output"
+			}
+			if h, ok := it.ContentHash(); hashes && ok {
+				j.content = h
+			}
+			v.History = append(v.History, j)
+		}
+	}
+	if st.WorldState != nil {
+		v.WorldState = st.WorldState.AppendJSON(nil)
+	}
+	if t := st.Tokens; t != nil {
+		v.Tokens = &Tokens{t.Line, t.Fill, t.Window, t.TotalTokens, t.InputTokens, t.CachedInput, t.OutputTokens, t.RequestsSeen, st.Reemitted}
+	}
+	for _, id := range st.HandoffIDs() {
+		h := st.Handoffs[id]
+		v.Handoffs = append(v.Handoffs, Handoff{h.ID, h.Line, json.RawMessage(h.Raw)})
+	}
+	return v
+}
