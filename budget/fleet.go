@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+
+	"github.com/rollout-dev/rollout/internal/shard"
 )
 
 // A fleet is many rollouts simulated under the same settings. Fleet keeps
@@ -32,6 +34,10 @@ type Fleet struct {
 	// PerSession holds one row per rollout with --per-session, sorted by
 	// path; null without it.
 	PerSession []SessionRow `json:"per_session"`
+	// Shard is the part of the run the report covers (--shard K/N),
+	// present only in the report of a shard; a merge checks that it has
+	// every shard once.
+	Shard *shard.Spec `json:"shard,omitempty"`
 }
 
 // FleetParams are the settings of the run, for the table and for merging
@@ -245,7 +251,10 @@ func Row(r *Result, ev *Evidence) *SessionRow {
 func (f *Fleet) Merge(o *Fleet) error {
 	pa, _ := json.Marshal(f.Params)
 	pb, _ := json.Marshal(o.Params)
-	if !bytes.Equal(pa, pb) || len(f.Settings) != len(o.Settings) ||
+	if !bytes.Equal(pa, pb) {
+		return fmt.Errorf("the reports were made with different settings (%s and %s)", pa, pb)
+	}
+	if len(f.Settings) != len(o.Settings) ||
 		len(f.Calibration.Grid) != len(o.Calibration.Grid) || f.Calibration.Auto != o.Calibration.Auto {
 		return fmt.Errorf("the reports were made with different settings")
 	}

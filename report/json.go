@@ -8,6 +8,7 @@ import (
 	"io"
 
 	"github.com/rollout-dev/rollout/checks"
+	"github.com/rollout-dev/rollout/internal/shard"
 )
 
 // The JSON report schema (docs: shared spec cli.md), version SchemaVersion.
@@ -22,6 +23,9 @@ type jsonReport struct {
 	Command       string      `json:"command"`
 	Summary       jsonSummary `json:"summary"`
 	Notes         []string    `json:"notes"`
+	Settings      *Settings   `json:"settings,omitempty"`
+	// Shard is present only in the report of a shard (--shard K/N).
+	Shard *shard.Spec `json:"shard,omitempty"`
 	// Statistics is present only with --statistics.
 	Statistics []jsonRuleCount `json:"statistics,omitempty"`
 	Files      []jsonFile      `json:"files"`
@@ -202,6 +206,8 @@ func (s *jsonStream) finish(r *Report, t *tally) error {
 		Command:       r.Command,
 		Summary:       jsonSummary(t.summary(r)),
 		Notes:         r.Notes,
+		Settings:      r.Settings,
+		Shard:         r.Shard,
 		Files:         []jsonFile{},
 	}
 	if head.Notes == nil {

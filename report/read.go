@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/rollout-dev/rollout/checks"
+	"github.com/rollout-dev/rollout/internal/shard"
 )
 
 // ReadJSON decodes a report written by the json format, its inverse, so
@@ -23,7 +24,7 @@ func ReadJSON(data []byte) (*Report, error) {
 	if jr.SchemaVersion < 1 || jr.SchemaVersion > SchemaVersion {
 		return nil, fmt.Errorf("schema_version %d (this rollout reads 1 to %d)", jr.SchemaVersion, SchemaVersion)
 	}
-	r := &Report{Tool: jr.Tool, Version: jr.Version, Command: jr.Command, Notes: jr.Notes,
+	r := &Report{Tool: jr.Tool, Version: jr.Version, Command: jr.Command, Notes: jr.Notes, Settings: jr.Settings, Shard: jr.Shard,
 		Suppressed: jr.Summary.Suppressed, Hidden: jr.Summary.Hidden, Files: make([]FileResult, 0, len(jr.Files))}
 	for _, jf := range jr.Files {
 		f := FileResult{Path: jf.Path, Records: jf.Records, Era: jf.Era, HistoryMode: jf.HistoryMode,
@@ -50,19 +51,45 @@ func ReadJSON(data []byte) (*Report, error) {
 }
 
 // Merge combines the reports of one run split into shards (verify --shard
-// K/N): the same tool, version and command, the files of each, the counts
-// of suppressed and hidden findings added, the notes of all without
-// repeats. The result is normalized, so it prints as the single run does.
-func Merge(reps []*Report) (*Report, error) {
+// K/N), named names in its errors. They must be the shards of one run:
+// the same tool, version, command and settings, each shard of the same N
+// once and none missing, no file in two of them. The result has the files
+// of each, the counts of suppressed and hidden findings added, the notes
+// of all without repeats, and no shard; it is normalized, so it prints as
+// the single run does.
+func Merge(reps []*Report, names []string) (*Report, error) {
 	if len(reps) == 0 {
 		return nil, fmt.Errorf("no report to merge")
 	}
-	out := &Report{Tool: reps[0].Tool, Version: reps[0].Version, Command: reps[0].Command}
+	first := reps[0]
+	out := &Report{Tool: first.Tool, Version: first.Version, Command: first.Command, Settings: first.Settings}
+	shards := make([]*shard.Spec, len(reps))
+	fileIn := map[string]int{}
 	for i, r := range reps {
 		if r.Tool != out.Tool || r.Version != out.Version || r.Command != out.Command {
-			return nil, fmt.Errorf("report %d is %s %s %s, report 1 is %s %s %s: only shards of one run merge",
-				i+1, r.Tool, r.Version, r.Command, out.Tool, out.Version, out.Command)
+			return nil, fmt.Errorf("%s is %s %s %s, %s is %s %s %s: only shards of one run merge",
+				names[i], r.Tool, r.Version, r.Command, names[0], out.Tool, out.Version, out.Command)
 		}
+		if r.Settings == nil {
+			return nil, fmt.Errorf("%s records no settings (a report of an older rollout): run its shard again to merge it", names[i])
+		}
+		if d := first.Settings.Differ(r.Settings); d != "" {
+			return nil, fmt.Errorf("%s and %s were made with different settings (%s): only shards of one run merge", names[0], names[i], d)
+		}
+		shards[i] = r.Shard
+	}
+	if err := shard.CheckSet(names, shards); err != nil {
+		return nil, err
+	}
+	for i, r := range reps {
+		for _, f := range r.Files {
+			if j, dup := fileIn[f.Path]; dup {
+				return nil, fmt.Errorf("%s is in both %s and %s: each file is in one shard", f.Path, names[j], names[i])
+			}
+			fileIn[f.Path] = i
+		}
+	}
+	for _, r := range reps {
 		out.Files = append(out.Files, r.Files...)
 		out.Suppressed += r.Suppressed
 		out.Hidden += r.Hidden

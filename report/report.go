@@ -9,14 +9,17 @@
 package report
 
 import (
+	"bytes"
 	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
+	"reflect"
 	"slices"
 	"strings"
 
 	"github.com/rollout-dev/rollout/checks"
+	"github.com/rollout-dev/rollout/internal/shard"
 	"github.com/rollout-dev/rollout/schema"
 )
 
@@ -70,6 +73,50 @@ type Report struct {
 	// them; Hidden those left out because they are below the displayed
 	// severity (--quiet, --show-severity). Neither is in Files.
 	Suppressed, Hidden int
+	// Settings are what decided which findings the run reports; merge
+	// refuses shards whose settings differ. Nil in a report of a rollout
+	// that did not record them.
+	Settings *Settings
+	// Shard is the part of the run the report covers (--shard K/N); nil
+	// for a whole run.
+	Shard *shard.Spec
+}
+
+// Settings are the options of a verify run that change what it reports
+// (filters, baseline, limits, the clock), as the JSON report records them.
+// What presents the findings (formats, --fail-on, colour) is not here: it
+// is merge's to choose.
+type Settings struct {
+	Select         []string            `json:"select"`
+	Ignore         []string            `json:"ignore"`
+	PerPathIgnores map[string][]string `json:"per_path_ignores"`
+	// ShowSeverity is the lowest severity listed (--show-severity, or
+	// --fail-on with --quiet).
+	ShowSeverity string `json:"show_severity"`
+	// Baseline is "sha256:HEX" of the --baseline read, "written" with
+	// --write-baseline, "" without.
+	Baseline           string `json:"baseline"`
+	MaxLineBytes       int64  `json:"max_line_bytes"`
+	MaxFindingsPerRule int    `json:"max_findings_per_rule"`
+	HandoffCap         int64  `json:"handoff_cap"`
+	// Now is --now (RFC 3339), "" when liveness was judged by the clock.
+	Now   string `json:"now"`
+	Force bool   `json:"force"`
+}
+
+// Differ names the first setting in which s and o differ, with both
+// values ("select [item/] and []"); "" when they are the same.
+func (s *Settings) Differ(o *Settings) string {
+	a, b := reflect.ValueOf(*s), reflect.ValueOf(*o)
+	for i := range a.NumField() {
+		va, _ := json.Marshal(a.Field(i).Interface())
+		vb, _ := json.Marshal(b.Field(i).Interface())
+		if !bytes.Equal(va, vb) {
+			name, _, _ := strings.Cut(a.Type().Field(i).Tag.Get("json"), ",")
+			return fmt.Sprintf("%s %s and %s", name, va, vb)
+		}
+	}
+	return ""
 }
 
 // Summary counts files, records and findings by severity.

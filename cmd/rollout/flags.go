@@ -4,13 +4,13 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/spf13/pflag"
 
 	"github.com/rollout-dev/rollout/checks"
 	"github.com/rollout-dev/rollout/internal/outfile"
+	"github.com/rollout-dev/rollout/internal/shard"
 	"github.com/rollout-dev/rollout/report"
 )
 
@@ -137,31 +137,14 @@ func parseFailOn(s string) (checks.Severity, error) {
 	return sev, nil
 }
 
-// shardSpec is --shard K/N; n == 0 when the flag is not given.
-type shardSpec struct{ k, n int }
-
-// parseShardFlag parses --shard ("" for none).
-func parseShardFlag(s string) (shardSpec, error) {
+// parseShardFlag parses --shard ("" for none: nil).
+func parseShardFlag(s string) (*shard.Spec, error) {
 	if s == "" {
-		return shardSpec{}, nil
+		return nil, nil
 	}
-	k, n, err := parseShard(s)
+	sp, err := shard.Parse(s)
 	if err != nil {
-		return shardSpec{}, usageError("use --shard K/N with 1 <= K <= N, e.g. --shard 2/4", "%v", err)
+		return nil, usageError("use --shard K/N with 1 <= K <= N, e.g. --shard 2/4", "%v", err)
 	}
-	return shardSpec{k, n}, nil
-}
-
-func parseShard(s string) (k, n int, err error) {
-	ks, ns, ok := strings.Cut(s, "/")
-	if ok {
-		k, err = strconv.Atoi(ks)
-		if err == nil {
-			n, err = strconv.Atoi(ns)
-		}
-	}
-	if !ok || err != nil || n < 1 || k < 1 || k > n {
-		return 0, 0, fmt.Errorf("invalid --shard %q", s)
-	}
-	return k, n, nil
+	return &sp, nil
 }

@@ -4,13 +4,12 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"io"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 
+	"github.com/rollout-dev/rollout/internal/shard"
 	"github.com/rollout-dev/rollout/rollout"
 	"github.com/spf13/pflag"
 )
@@ -23,7 +22,7 @@ type inputFlags struct {
 	filesFrom string
 	shard     string
 	threads   []string
-	shardPart shardSpec // --shard, parsed by validate
+	shardPart *shard.Spec // --shard, parsed by validate (nil: none)
 }
 
 func (o *inputFlags) addFilesFrom(f *pflag.FlagSet) {
@@ -55,13 +54,6 @@ func threadUsage(verb string, repeatable bool) string {
 		more = "repeatable; "
 	}
 	return verb + " the rollout of thread `ID`, found under $CODEX_HOME (" + more + "see rollout find)"
-}
-
-// inShard reports whether a path belongs to shard k of n (FNV-1a of the path).
-func inShard(path string, k, n int) bool {
-	h := fnv.New32a()
-	h.Write([]byte(filepath.ToSlash(path)))
-	return int(h.Sum32()%uint32(n)) == k-1
 }
 
 // resolve finds the rollouts to read: arguments, --files-from, --thread,
@@ -146,10 +138,10 @@ func (o *inputFlags) resolve(a *app) (*verifyInputs, error) {
 	if slices.Contains(found.Paths, rollout.StdinPath) {
 		a.io.stdinHint("a rollout")
 	}
-	if k, n := o.shardPart.k, o.shardPart.n; n > 0 {
-		found.Paths = slices.DeleteFunc(found.Paths, func(p string) bool { return !inShard(p, k, n) })
-		found.Unusable = slices.DeleteFunc(found.Unusable, func(e *rollout.WalkError) bool { return !inShard(e.Path, k, n) })
-		found.Ignored = slices.DeleteFunc(found.Ignored, func(p string) bool { return !inShard(p, k, n) })
+	if s := o.shardPart; s != nil {
+		found.Paths = slices.DeleteFunc(found.Paths, func(p string) bool { return !s.Contains(p) })
+		found.Unusable = slices.DeleteFunc(found.Unusable, func(e *rollout.WalkError) bool { return !s.Contains(e.Path) })
+		found.Ignored = slices.DeleteFunc(found.Ignored, func(p string) bool { return !s.Contains(p) })
 	}
 	const listed = 10
 	for i, p := range found.Ignored {

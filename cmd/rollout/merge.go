@@ -11,6 +11,7 @@ import (
 	"github.com/rollout-dev/rollout/budget"
 	"github.com/rollout-dev/rollout/checks"
 	"github.com/rollout-dev/rollout/internal/outfile"
+	"github.com/rollout-dev/rollout/internal/shard"
 	"github.com/rollout-dev/rollout/report"
 	"github.com/spf13/cobra"
 )
@@ -32,8 +33,11 @@ func newMergeCmd(a *app) *cobra.Command {
 		Long: `merge reads the --format json reports of one run split with --shard K/N
 (verify, or simulate-budget over many rollouts) and writes the report of the
 whole run in any format, byte for byte what a single run over the same
-inputs would have written. Reports of different commands, versions or
-settings do not merge. - reads a report from standard input.
+inputs would have written. It refuses what would not be that report:
+reports of different commands, versions or settings, a shard given twice,
+a set with a shard missing (named), shards of different N, a whole-run
+report (made without --shard) with another, a file in two reports.
+- reads a report from standard input.
 
 For verify reports: --format as verify has it (FORMAT or FORMAT=FILE,
 repeatable), --fail-on, --color and --statistics as verify has them; what
@@ -58,6 +62,9 @@ text|json|csv|svg|png (or FORMAT=FILE).`,
 	f.BoolVar(&o.statistics, "statistics", false, "verify reports: add counts by rule and severity (text and json)")
 	return cmd
 }
+
+// mergeHint is the hint of every refusal to merge.
+const mergeHint = "merge the JSON reports of every shard of one run, each once, made with the same settings (docs/scale.md)"
 
 func runMerge(ctx context.Context, a *app, o *mergeOptions) error {
 	failOn, err := parseFailOn(o.failOn)
@@ -131,9 +138,9 @@ func mergeVerify(a *app, o *mergeOptions, failOn checks.Severity, inputs *outfil
 		}
 		reps[i] = r
 	}
-	rep, err := report.Merge(reps)
+	rep, err := report.Merge(reps, o.reports)
 	if err != nil {
-		return usageError("", "%v", err)
+		return usageError(mergeHint, "%v", err)
 	}
 	ropts := report.Options{FailOn: failOn, Statistics: o.statistics}
 	if err := writeReports(a, vo, rep, ropts); err != nil {
@@ -201,12 +208,29 @@ func mergeBudget(a *app, o *mergeOptions, inputs *outfile.Inputs, datas [][]byte
 	if err := sameFileTwice(outs); err != nil {
 		return err
 	}
-	var fleet *budget.Fleet
+	fleets := make([]*budget.Fleet, len(datas))
+	shards := make([]*shard.Spec, len(datas))
 	for i, d := range datas {
 		f, err := budget.ReadFleet(d)
 		if err != nil {
 			return usageError("", "%s: %v", o.reports[i], err)
 		}
+		fleets[i], shards[i] = f, f.Shard
+	}
+	// A file in two reports (seen in the rows of --per-session), found
+	// before Merge appends the rows, said after the settings and shards.
+	var dupErr error
+	fileIn := map[string]int{}
+	for i, f := range fleets {
+		for _, row := range f.PerSession {
+			if j, dup := fileIn[row.Path]; dup && dupErr == nil {
+				dupErr = usageError(mergeHint, "%s is in both %s and %s: each file is in one shard", row.Path, o.reports[j], o.reports[i])
+			}
+			fileIn[row.Path] = i
+		}
+	}
+	var fleet *budget.Fleet
+	for i, f := range fleets {
 		if f.Calibration.Auto && len(datas) > 1 {
 			return usageError("fit once (simulate-budget --compact-at auto over all the rollouts, or one shard), then run the shards with --compact-at at the fitted value",
 				"%s: --compact-at auto fits each shard on its own rollouts; its reports do not merge", o.reports[i])
@@ -214,9 +238,17 @@ func mergeBudget(a *app, o *mergeOptions, inputs *outfile.Inputs, datas [][]byte
 		if fleet == nil {
 			fleet = f
 		} else if err := fleet.Merge(f); err != nil {
-			return usageError("merge the shards of one run", "%s: %v", o.reports[i], err)
+			return usageError(mergeHint, "%s: %v", o.reports[i], err)
 		}
 	}
+	// Settings first (Merge compares them), then the set of shards.
+	if err := shard.CheckSet(o.reports, shards); err != nil {
+		return usageError(mergeHint, "%v", err)
+	}
+	if dupErr != nil {
+		return dupErr
+	}
+	fleet.Shard = nil // the merge is the whole run
 	fleet.Finish()
 	for _, out := range outs {
 		if err := writeFleet(a, fleet, out.name, out.file); err != nil {

@@ -36,7 +36,7 @@ func runSimulateFleet(ctx context.Context, a *app, o *simulateBudgetOptions) err
 	byGroup := o.shard != "" && o.settings.Ledger > 0
 	sel := o.inputFlags
 	if byGroup {
-		sel.shardPart = shardSpec{}
+		sel.shardPart = nil
 	}
 	in, err := sel.resolve(a)
 	if err != nil {
@@ -74,8 +74,7 @@ func runSimulateFleet(ctx context.Context, a *app, o *simulateBudgetOptions) err
 			}
 		}}
 	if byGroup {
-		k, n := o.shardPart.k, o.shardPart.n
-		run.InShard = func(key string) bool { return inShard(key, k, n) }
+		run.InShard = o.shardPart.Contains
 	}
 	var fleet *budget.Fleet
 	simulateAll := func(series io.Writer) error {
@@ -91,6 +90,7 @@ func runSimulateFleet(ctx context.Context, a *app, o *simulateBudgetOptions) err
 	if err != nil {
 		return err
 	}
+	fleet.Shard = o.shardPart
 	if err := writeFleet(a, fleet, o.format, o.output); err != nil {
 		return err
 	}

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"cmp"
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
@@ -14,6 +15,7 @@ import (
 	"runtime/debug"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/rollout-dev/rollout/checks"
 	"github.com/rollout-dev/rollout/internal/config"
@@ -196,7 +198,12 @@ func runVerify(ctx context.Context, a *app, o *verifyOptions) error {
 	slices.SortStableFunc(inputs, func(x, y verifyInput) int { return strings.Compare(x.path, y.path) })
 
 	progress := newProgress(a.io, "verifying", in.paths, a.io.ErrIsTTY && humanOnly(o.outputs))
-	run := &report.Report{Tool: "rollout", Version: version(), Command: "verify", Notes: in.notes}
+	settings, err := o.settings(pol)
+	if err != nil {
+		return err
+	}
+	run := &report.Report{Tool: "rollout", Version: version(), Command: "verify", Notes: in.notes,
+		Settings: settings, Shard: o.shardPart}
 	reports := openReports(a, o, run, report.Options{FailOn: pol.failOn, Statistics: o.statistics}, progress)
 	var status exitStatus
 	raise := status.raise
@@ -271,6 +278,38 @@ func runVerify(ctx context.Context, a *app, o *verifyOptions) error {
 		return err
 	}
 	return status.err()
+}
+
+// settings are what the report records of the options that change what
+// it lists, so that merge refuses shards run differently.
+func (o *verifyOptions) settings(pol *verifyPolicy) (*report.Settings, error) {
+	s := &report.Settings{Select: nonNil(o.selectRules), Ignore: nonNil(o.ignoreRules), PerPathIgnores: map[string][]string{},
+		ShowSeverity: pol.show.String(), MaxLineBytes: o.maxLineBytes, MaxFindingsPerRule: o.maxFindings,
+		HandoffCap: o.handoffCap, Force: o.force}
+	if o.cfg != nil && o.cfg.PerPathIgnores != nil {
+		s.PerPathIgnores = o.cfg.PerPathIgnores
+	}
+	if o.now.set {
+		s.Now = o.now.t.Format(time.RFC3339Nano)
+	}
+	switch {
+	case o.writeBaseline != "":
+		s.Baseline = "written"
+	case o.baseline != "":
+		data, err := os.ReadFile(o.baseline)
+		if err != nil {
+			return nil, usageError("", "reading the baseline: %v", err)
+		}
+		s.Baseline = fmt.Sprintf("sha256:%x", sha256.Sum256(data))
+	}
+	return s, nil
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
 }
 
 // fileError says why a file could not be analysed, with a stable code. The

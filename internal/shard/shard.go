@@ -1,0 +1,90 @@
+// Package shard splits a run over many inputs into N shards that run
+// anywhere (--shard K/N) and checks, when their reports are merged, that
+// they are the N shards of one run: each once, none missing.
+package shard
+
+import (
+	"fmt"
+	"hash/fnv"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// Spec is --shard K/N: the inputs whose path hashes to shard K of N. The
+// JSON reports record it as {"k": K, "n": N}.
+type Spec struct {
+	K int `json:"k"`
+	N int `json:"n"`
+}
+
+func (s Spec) String() string { return fmt.Sprintf("%d/%d", s.K, s.N) }
+
+// Parse parses "K/N" with 1 <= K <= N.
+func Parse(s string) (Spec, error) {
+	ks, ns, ok := strings.Cut(s, "/")
+	var k, n int
+	var err error
+	if ok {
+		k, err = strconv.Atoi(ks)
+		if err == nil {
+			n, err = strconv.Atoi(ns)
+		}
+	}
+	if !ok || err != nil || n < 1 || k < 1 || k > n {
+		return Spec{}, fmt.Errorf("invalid --shard %q", s)
+	}
+	return Spec{k, n}, nil
+}
+
+// Contains reports whether key (a path as written, or a thread id) is in
+// the shard: FNV-1a of the key, with "/" separators, modulo N.
+func (s Spec) Contains(key string) bool {
+	h := fnv.New32a()
+	h.Write([]byte(filepath.ToSlash(key)))
+	return int(h.Sum32()%uint32(s.N)) == s.K-1
+}
+
+// CheckSet checks that the reports named names, whose shards are specs
+// (nil: a whole run), are the shards of one run: one whole run alone, or
+// shards of the same N, each once, none missing (the error names them).
+func CheckSet(names []string, specs []*Spec) error {
+	byK := map[int]string{}
+	var first *Spec
+	firstName := ""
+	for i, s := range specs {
+		if s == nil {
+			if len(specs) > 1 {
+				return fmt.Errorf("%s is the report of a whole run (made without --shard): it merges with no other report", names[i])
+			}
+			return nil
+		}
+		if first == nil {
+			first, firstName = s, names[i]
+		}
+		if s.N != first.N {
+			return fmt.Errorf("%s is shard %s, %s shard %s: the shards of one run have the same N", names[i], s, firstName, first)
+		}
+		if prev, dup := byK[s.K]; dup {
+			return fmt.Errorf("%s and %s are both shard %s: each shard merges once", prev, names[i], s)
+		}
+		byK[s.K] = names[i]
+	}
+	if first == nil {
+		return nil
+	}
+	var missing []string
+	for k := 1; k <= first.N; k++ {
+		if _, ok := byK[k]; !ok {
+			missing = append(missing, strconv.Itoa(k))
+		}
+	}
+	if len(missing) > 0 {
+		what := "shard " + missing[0]
+		if len(missing) > 1 {
+			what = "shards " + strings.Join(missing, ", ")
+		}
+		return fmt.Errorf("%s of %d missing: the merge of an incomplete run would not be the run's report", what, first.N)
+	}
+	return nil
+}
