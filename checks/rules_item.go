@@ -49,7 +49,7 @@ var itemRules = []*Rule{
 	}),
 	on(Rule{ID: "item/duplicate", Severity: Error, Since: "0.3.0",
 		Title: "an item appended twice, byte for byte (warning for an item without id)",
-		Doc: "The same item is in the live history twice: the same id and the same bytes, or, for a tool call or output without id, the same call_id and the same bytes. A writer appended it twice (a retried append after a crash, a resume that wrote the history again, an exact duplicate line). Codex rebuilds the history with both copies and sends them: with an id the Responses API rejects every later request (\"Duplicate item found with id ... Remove duplicate items from your input\"), so the thread cannot continue (error); without an id the model sees the call or output twice (warning). " +
+		Doc: "The same item is in the live history twice: the same id and the same bytes, or, for a tool call or output without id, the same call_id and the same bytes; an item with neither (a message before 0.142, which wrote no ids) is a copy when its whole line, timestamp included, repeats the line just before it. A writer appended it twice (a retried append after a crash, a resume that wrote the history again, an exact duplicate line). Codex rebuilds the history with both copies and sends them: with an id the Responses API rejects every later request (\"Duplicate item found with id ... Remove duplicate items from your input\"), so the thread cannot continue (error); without an id the model sees the call or output twice (warning). " +
 			"It is one call for the pairing: Codex's normalize step (ensure_call_outputs_present and remove_orphan_outputs, codex-rs/core/src/context_manager/normalize.rs at rust-v0.147.0) pairs calls and outputs by call_id, so the copy of an answered call is answered too, and neither tool/orphan-call nor tool/duplicate-call-id is reported for it. An item that reuses an id with other content is item/duplicate-id.",
 		Fix:  "move the later copy's line to FILE.quarantine.jsonl (nothing is lost: the first copy stays)",
 		plan: withEvidence(dropDuplicate),
@@ -62,6 +62,9 @@ var itemRules = []*Rule{
 	}, func(e reconstruct.ItemDuplicateEvidence) string {
 		if e.ID != "" {
 			return fmt.Sprintf("%v %v repeats the item on line %d byte for byte: Codex sends both and the API rejects every request (\"Duplicate item found with id\")", e.ItemType, e.ID, e.FirstLine)
+		}
+		if e.CallID == "" {
+			return fmt.Sprintf("%v line repeats line %d byte for byte: Codex sends the item twice", e.ItemType, e.FirstLine)
 		}
 		return fmt.Sprintf("%v for call_id %v repeats the one on line %d byte for byte: Codex sends it twice", e.ItemType, e.CallID, e.FirstLine)
 	}),

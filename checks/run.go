@@ -34,14 +34,14 @@ type Options struct {
 	Force bool
 	// OnRead, when set, is told how many bytes of the file were read.
 	OnRead func(n int)
-	// HashItems: see reconstruct.Options.
-	HashItems bool
+	// HashItems, ReplayGlued: see reconstruct.Options.
+	HashItems, ReplayGlued bool
 }
 
 // Replay is the replay these options describe.
 func (o Options) Replay() reconstruct.ReplayOptions {
 	return reconstruct.ReplayOptions{
-		Options:      reconstruct.Options{HandoffCap: o.HandoffCap, Now: o.Now, MigrationLimit: o.MigrationLimit, HashItems: o.HashItems},
+		Options:      reconstruct.Options{HandoffCap: o.HandoffCap, Now: o.Now, MigrationLimit: o.MigrationLimit, HashItems: o.HashItems, ReplayGlued: o.ReplayGlued},
 		Open:         rollout.OpenOptions{Force: o.Force, OnRead: o.OnRead},
 		MaxLineBytes: o.MaxLineBytes,
 	}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"time"
 
 	"github.com/rollout-dev/rollout/repair"
@@ -107,6 +108,18 @@ var Corruptions = []Corruption{
 		Apply: func(b []byte) ([]byte, int, bool) {
 			return editLine(b, assistantMessage, func(l []byte) []byte { return append(append([]byte(nil), l...), l...) })
 		}},
+	{Name: "glued-record", Base: "turns3", What: "the line before the first function call cut in the middle without its newline, the call's line glued to it (a crash mid-write, then an append)",
+		Apply: func(b []byte) ([]byte, int, bool) {
+			ls := lines(b)
+			for i := 2; i < len(ls); i++ {
+				if itemType(ls[i], "function_call") {
+					prev := ls[i-1]
+					ls[i-1] = append([]byte(nil), prev[:len(prev)/2]...)
+					return bytes.Join(ls, nil), i, true
+				}
+			}
+			return nil, 0, false
+		}},
 	{Name: "orphan-call", Base: "turns3", What: "the first function call's output line removed",
 		Apply: func(b []byte) ([]byte, int, bool) {
 			return editLine(b, func(l []byte) bool { return itemType(l, "function_call_output") }, func([]byte) []byte { return nil })
@@ -147,13 +160,13 @@ var Corruptions = []Corruption{
 // committed: Corruption.Apply rebuilds it from the base golden (SHA256
 // checks that it is the same).
 type CorruptGolden struct {
-	Version   string `json:"codex_version"`
-	Generated string `json:"generated"`
-	Name      string `json:"corruption"`
-	What      string `json:"what"`
-	Base      string `json:"base"` // the scenario golden damaged
-	Line      int    `json:"line"`
-	SHA256    string `json:"sha256"` // of the damaged file
+	Version   string  `json:"codex_version"`
+	Generated string  `json:"generated"`
+	Name      string  `json:"corruption"`
+	What      string  `json:"what"`
+	Base      string  `json:"base"` // the scenario golden damaged
+	Line      int     `json:"line"`
+	SHA256    string  `json:"sha256"` // of the damaged file
 	Oracle    *Oracle `json:"oracle"`
 	// Repaired is Codex resuming `rollout repair`'s result of the damaged
 	// file (nil when repair changed nothing), RepairSHA256 that result.
@@ -219,11 +232,15 @@ func sha(b []byte) string {
 
 // WriteCorruptions resumes each corruption of the version's goldens (made
 // first) with that version, and the repair of each, and writes
-// out/VERSION/corrupt/NAME.json.
-func WriteCorruptions(ctx context.Context, c *Codex, out string) error {
+// out/VERSION/corrupt/NAME.json; only, when given, names the corruptions
+// to regenerate.
+func WriteCorruptions(ctx context.Context, c *Codex, out string, only ...string) error {
 	m := NewMock()
 	defer m.Close()
 	for _, cr := range Corruptions {
+		if len(only) > 0 && !slices.Contains(only, cr.Name) {
+			continue
+		}
 		rel, damaged, line, base, err := Damage(out, c.Version, cr)
 		if err != nil {
 			return err

@@ -23,6 +23,10 @@ type Options struct {
 	// Now is the time the file is judged at: how long ago its last record
 	// was written tells a live session from one that died (zero: unknown).
 	Now time.Time
+	// ReplayGlued replays the complete records of a glued line (torn bytes,
+	// then records), which Codex skips with the line: repair plans with
+	// them, since cutting the torn bytes off restores them.
+	ReplayGlued bool
 	// HashItems hashes the content of every item with an id as it passes,
 	// for comparing whole states (reclaim's proof). Otherwise an item of a
 	// file that can be read again is hashed only if its id comes again.
@@ -58,6 +62,8 @@ type engine struct {
 	lastThread         *int64
 	skipThreadDecrease bool
 	contextTurnID      string        // turn_id of a turn_context seen outside an open turn with events (turns.go)
+	whole              bool          // the record being fed is a whole line (not an object of a concatenated or glued one)
+	prevItem           prevLine      // the last whole response_item line (items.go)
 	tail               *unknownTail  // records at the end the file's Codex version cannot read (tail.go)
 	lastReadOrd        *int64        // ordinal of the last record it can read
 	missingIDs         []Observation // held until the end: whether the file uses ids is known then
@@ -151,11 +157,12 @@ func (e *engine) Feed(rec *rollout.Record) {
 		return
 	case rollout.ShapeGlued:
 		// Codex parses lines whole and skips this one, the intact records
-		// too, as it does a concatenated line; the fix (cutting the torn
-		// bytes off) restores them, so they are replayed, as the objects
-		// of a concatenated line are: what repair plans is what the
-		// repaired file holds.
+		// too: resume has none of them. Repair's analysis replays them
+		// (Options.ReplayGlued): cutting the torn bytes off restores them.
 		e.emit(pos, LineGluedEvidence{TornBytes: int64(rec.Parts[0][0]), Records: gluedTypes(rec)})
+		if !e.opts.ReplayGlued {
+			return
+		}
 		for _, part := range rec.Parts {
 			sub := rollout.Record{Line: rec.Line, Offset: rec.Offset, Raw: rec.Raw[part[0]:part[1]], EOL: rec.EOL, Shape: rollout.ShapeObject}
 			sub.Size = int64(len(sub.Raw))
@@ -176,7 +183,9 @@ func (e *engine) Feed(rec *rollout.Record) {
 		}
 		return
 	}
+	e.whole = true
 	e.feedObject(rec, pos)
+	e.whole = false
 }
 
 func (e *engine) feedObject(rec *rollout.Record, pos Pos) {

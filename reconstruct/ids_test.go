@@ -48,3 +48,27 @@ func TestRejectedIDSent(t *testing.T) {
 		}
 	}
 }
+
+// TestDuplicateLineFromStream: a line repeated right after itself is a
+// copy whether the file can be read again or not (here a stream: the
+// previous line is kept, when short, to compare).
+func TestDuplicateLineFromStream(t *testing.T) {
+	const fx = "../fixtures/real/item-duplicate.v058.txtar"
+	for _, tc := range []struct {
+		section string
+		want    []string
+	}{{"rollout.jsonl", []string{"6 5"}}, {"clean.jsonl", nil}} {
+		var got []string
+		_, err := reconstruct.Replay(strings.NewReader(section(t, fx, tc.section)), reconstruct.ReplayOptions{}, func(o reconstruct.Observation) {
+			if e, ok := o.Evidence.(reconstruct.ItemDuplicateEvidence); ok {
+				got = append(got, fmt.Sprintf("%d %d", o.Pos.Line, e.FirstLine))
+			}
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(tc.want, got); diff != "" {
+			t.Errorf("%s (-want +got):\n%s", tc.section, diff)
+		}
+	}
+}

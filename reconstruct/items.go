@@ -1,6 +1,7 @@
 package reconstruct
 
 import (
+	"bytes"
 	"hash/maphash"
 	"math"
 	"strings"
@@ -85,6 +86,13 @@ func (e *engine) addLiveItem(pos Pos, item []byte, rec *rollout.Record, index in
 	case f.typ != "message" || f.role == "assistant":
 		e.prompts.answer()
 	}
+	if rec != nil && index < 0 {
+		if j := e.repeatsPrevLine(rec); j > 0 && f.id == "" && f.callID == "" {
+			// Without an id or a call_id only the line itself tells a copy:
+			// the same bytes, timestamp included, right after the first.
+			e.emit(pos, ItemDuplicateEvidence{ItemType: f.typ, FirstLine: j, ItemIndex: index})
+		}
+	}
 	it := Item{ID: f.id, Type: f.typ, CallID: f.callID, Line: pos.Line, Offset: pos.Offset, Index: index}
 	it.prompt = isUserMessage(f.typ, f.role) && !contextualContent(f.content)
 	e.checkID(pos, f, index)
@@ -101,6 +109,47 @@ func (e *engine) addLiveItem(pos Pos, item []byte, rec *rollout.Record, index in
 		it.hash = maphash.Bytes(hashSeed, item)
 	}
 	e.appendItem(pos, it, item)
+}
+
+// prevLine is where the last whole response_item line lies, and its
+// bytes when the file cannot be read again (short lines only).
+type prevLine struct {
+	line   int
+	offset int64
+	raw    []byte
+}
+
+// maxKeptLine is the longest previous line kept to compare with the next
+// when the file cannot be read again (stdin, zstd).
+const maxKeptLine = 4096
+
+// repeatsPrevLine reports the line of the previous response_item line
+// when rec (a whole line right after it) repeats it byte for byte; 0
+// otherwise. It notes rec as the new previous line.
+func (e *engine) repeatsPrevLine(rec *rollout.Record) int {
+	if !e.whole {
+		return 0
+	}
+	prev, same := e.prevItem, false
+	// Adjacent, and as long (the previous line's end is this one's start).
+	if prev.line != 0 && prev.line == rec.Line-1 && rec.Offset-prev.offset == int64(len(rec.Raw))+int64(len(rec.EOL)) {
+		switch {
+		case e.reread != nil:
+			b := make([]byte, len(rec.Raw))
+			_, err := e.reread.ReadAt(b, prev.offset)
+			same = err == nil && bytes.Equal(b, rec.Raw)
+		case prev.raw != nil:
+			same = bytes.Equal(prev.raw, rec.Raw)
+		}
+	}
+	e.prevItem = prevLine{line: rec.Line, offset: rec.Offset}
+	if e.reread == nil && len(rec.Raw) <= maxKeptLine {
+		e.prevItem.raw = append(prev.raw[:0], rec.Raw...)
+	}
+	if !same {
+		return 0
+	}
+	return prev.line
 }
 
 // contentHash is the content hash of item x of the history; raw, when not

@@ -143,7 +143,11 @@ func (t *Txn) analyse(copyTo *outFile) error {
 		src = io.TeeReader(in.src, copyTo)
 	}
 	var facts checks.FixFacts
-	res, err := checks.RunReader(t.Path, src, t.checkOptions(), facts.Observe)
+	// The plan is made on what the repaired file holds: a glued line's
+	// records, which Codex skips, come back once the torn bytes are cut.
+	copts := t.checkOptions()
+	copts.ReplayGlued = true
+	res, err := checks.RunReader(t.Path, src, copts, facts.Observe)
 	if err != nil {
 		return err
 	}

@@ -17,6 +17,7 @@ import (
 func main() {
 	versions := flag.String("versions", strings.Join(conformance.Versions, " "), "Codex versions, space or comma separated")
 	scenarios := flag.String("scenarios", "", "scenario names (default: all)")
+	corruptions := flag.String("corruptions", "", "with -scenarios corrupt: the corruption names (default: all)")
 	out := flag.String("out", conformance.GoldenDir, "golden directory")
 	flag.Parse()
 	ctx := context.Background()
@@ -51,7 +52,7 @@ func main() {
 			fmt.Printf("%s %s: resume exit %d, %d items rebuilt (%s)\n", v, sc.Name, g.Oracle.ExitCode, len(g.Oracle.Rebuilt), g.Oracle.Split)
 		}
 		if len(want) == 0 || want["corrupt"] {
-			if err := conformance.WriteCorruptions(ctx, c, *out); err != nil {
+			if err := conformance.WriteCorruptions(ctx, c, *out, strings.FieldsFunc(*corruptions, sep)...); err != nil {
 				fmt.Fprintln(os.Stderr, err)
 				failed++
 			}
