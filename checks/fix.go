@@ -165,19 +165,26 @@ func PlanFixes(res *Result, facts *FixFacts, opts FixOptions) (*FixPlan, error) 
 		facts = &FixFacts{}
 	}
 	st := res.State
-	// Sized once for the findings that have a fix (a plan of 100,000 ids
-	// is not grown step by step), but for the ordinal rules: one sequence
-	// renumbers them all, and a million lines without ordinal must not
-	// reserve a million edits.
-	fixable := 0
+	// Sized once for the findings whose fix is selected (a plan of 100,000
+	// ids is not grown step by step), but for the ordinal rules: one
+	// sequence renumbers them all, and a million lines without ordinal
+	// must not reserve a million edits. The findings a plan leaves are
+	// counted too: a million opt-in findings left are not grown step by
+	// step either.
+	fixable, left := 0, 0
 	for i := range res.Findings {
-		if r, ok := Lookup(res.Findings[i].Rule); ok && r.plan != nil && !strings.HasPrefix(r.ID, "ordinal/") {
+		r, ok := Lookup(res.Findings[i].Rule)
+		switch {
+		case !ok || r.plan == nil:
+		case !sel[r.ID] || st.FailClosed:
+			left++
+		case !strings.HasPrefix(r.ID, "ordinal/"):
 			fixable++
 		}
 	}
 	p := &planner{
 		st:       st,
-		fp:       &FixPlan{Planned: make([]PlannedFix, 0, fixable), planned: make([]uint64, (len(res.Findings)+63)/64)},
+		fp:       &FixPlan{Planned: make([]PlannedFix, 0, fixable), Left: make([]Unfixed, 0, left), planned: make([]uint64, (len(res.Findings)+63)/64)},
 		concat:   map[int]bool{},
 		seen:     make(map[plannedKey]bool, fixable),
 		envelope: st.Era != rollout.EraBare,
@@ -186,6 +193,7 @@ func PlanFixes(res *Result, facts *FixFacts, opts FixOptions) (*FixPlan, error) 
 	}
 	p.ids.anchors = facts.anchors
 	p.fp.Plan.Grow(fixable)
+	optIn := map[string]string{}
 	for _, f := range res.Findings {
 		if _, ok := f.Facts.(reconstruct.LineConcatenatedEvidence); ok {
 			p.concat[f.Line] = true
@@ -206,7 +214,11 @@ func PlanFixes(res *Result, facts *FixFacts, opts FixOptions) (*FixPlan, error) 
 		if !sel[f.Rule] {
 			why := "not selected"
 			if r.OptIn {
-				why = "opt-in: add --fix " + f.Rule
+				why = optIn[f.Rule]
+				if why == "" {
+					why = "opt-in: add --fix " + f.Rule // one string per rule, not per finding
+					optIn[f.Rule] = why
+				}
 			}
 			p.fp.Left = append(p.fp.Left, Unfixed{*f, why})
 			continue
