@@ -153,6 +153,14 @@ var Corruptions = []Corruption{
 				return bytes.Replace(l, []byte(`"text":"`), []byte("\"text\":\"\xff"), 1)
 			})
 		}},
+	{Name: "invalid-utf8-event", Base: "turns3", What: "a byte 0xff inside the first task_complete event's last_agent_message",
+		Apply: func(b []byte) ([]byte, int, bool) {
+			return editLine(b, func(l []byte) bool {
+				return gjson.GetBytes(l, "payload.type").String() == "task_complete" && gjson.GetBytes(l, "payload.last_agent_message").String() != ""
+			}, func(l []byte) []byte {
+				return bytes.Replace(l, []byte(`"last_agent_message":"`), []byte("\"last_agent_message\":\"\xff"), 1)
+			})
+		}},
 }
 
 // CorruptGolden is the record of one corruption resumed by one version,
