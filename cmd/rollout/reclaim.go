@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -60,7 +62,9 @@ world state, window lineage, token totals, handoffs) is compared; any
 difference, or a finding the old file did not have, refuses the file (exit 4).
 A parent thread and its sub-agents among the inputs are reclaimed together or
 not at all. Every removed byte goes to FILE.reclaimed.jsonl.zst, and
-` + "`rollout reclaim --undo FILE`" + ` restores the original bytes exactly.
+` + "`rollout reclaim --undo FILE`" + ` restores the original bytes exactly; --undo DIR
+restores every rollout under DIR that has an archive (what reclaim --write DIR
+did), counting those without one.
 
 PATH is as for verify; with no PATH it reads $CODEX_HOME/sessions and
 $CODEX_HOME/archived_sessions.`,
@@ -86,7 +90,7 @@ $CODEX_HOME/archived_sessions.`,
 	f := cmd.Flags()
 	f.StringSliceVar(&o.policies, "policy", nil, "policies to apply: "+strings.Join(reclaim.Policies, ","))
 	f.BoolVar(&o.write, "write", false, "apply the plan (the default is a dry run)")
-	f.BoolVar(&o.undo, "undo", false, "restore each FILE from its FILE.reclaimed.jsonl.zst archive")
+	f.BoolVar(&o.undo, "undo", false, "restore each FILE from its reclaim archive; a DIR: every rollout under it that has one")
 	f.StringVar(&coldAfter, "cold-after", "7d", "compress: a file idle this long (mtime) is cold: 7d, 36h, 0s")
 	f.StringVar(&o.format, "format", "text", "output format: text|json")
 	addOutput(f, &o.output, "the report")
@@ -169,32 +173,79 @@ func runReclaim(ctx context.Context, a *app, o *reclaimOptions) error {
 }
 
 func runReclaimUndo(a *app, o *reclaimOptions) error {
-	code := exitOK
+	var status exitStatus
 	for _, p := range o.paths {
-		res, err := reclaim.Undo(p, reclaim.UndoOptions{Force: o.opts.Force, Stage: o.opts.Stage})
-		if err != nil {
-			reportError(a.io, &exitError{code: exitUnsafe, err: err})
-			code = exitUnsafe
-			if res == nil {
-				continue
-			}
+		if fi, err := os.Stat(p); err == nil && fi.IsDir() {
+			status.raise(undoReclaimDir(a, o, p))
+			continue
 		}
-		note := ""
-		if res.Resumed {
-			note = " (an undo stopped after its rename, finished)"
+		status.raise(undoReclaimFile(a, o, p, false))
+	}
+	return status.err()
+}
+
+// undoReclaimDir undoes what reclaim --write DIR did: each rollout found
+// under dir that has a reclaim archive is restored; one without is
+// counted, not refused (a FILE named alone without one is refused).
+func undoReclaimDir(a *app, o *reclaimOptions, dir string) int {
+	found, err := rollout.Discover([]string{dir})
+	if err != nil && !errors.Is(err, rollout.ErrNoRollouts) {
+		return reportError(a.io, &exitError{code: exitUsage, err: err})
+	}
+	code, restored, none := exitOK, 0, 0
+	for _, u := range found.Unusable {
+		code = worse(code, reportError(a.io, &exitError{code: exitIncomplete, err: u}))
+	}
+	for _, p := range found.Paths {
+		c := undoReclaimFile(a, o, p, true)
+		switch c {
+		case exitOK:
+			restored++
+		case -1:
+			none++
+			c = exitOK
 		}
-		fmt.Fprintf(a.io.Out, "%s: restored from %s (%d ranges put back); removed %s%s\n",
-			termsafe.String(res.Path), termsafe.String(res.From), res.Restored, termsafe.String(res.Archive), note)
-		if res.Projection {
-			fmt.Fprintf(a.io.Out, "put back Codex's projection of the thread reclaim had deleted\n")
+		code = worse(code, c)
+	}
+	switch {
+	case restored == 0 && none == len(found.Paths):
+		fmt.Fprintf(a.io.Out, "%s: nothing to undo: none of its %s has a reclaim archive (reclaim --write made none there, or they were undone)\n",
+			termsafe.String(dir), report.Count(len(found.Paths), "rollout"))
+	case none > 0:
+		fmt.Fprintf(a.io.Out, "%s: %s restored; %d had no reclaim archive\n", termsafe.String(dir), report.Count(restored, "file"), none)
+	default:
+		fmt.Fprintf(a.io.Out, "%s: %s restored\n", termsafe.String(dir), report.Count(restored, "file"))
+	}
+	return code
+}
+
+// undoReclaimFile undoes the reclaim of one file and returns its exit
+// code; found by a walk (inWalk), a file without an archive returns -1.
+func undoReclaimFile(a *app, o *reclaimOptions, p string, inWalk bool) int {
+	code := exitOK
+	res, err := reclaim.Undo(p, reclaim.UndoOptions{Force: o.opts.Force, Stage: o.opts.Stage})
+	if err != nil {
+		if inWalk && errors.Is(err, reclaim.ErrNotReclaimed) {
+			return -1
 		}
-		if res.Late != nil {
-			reportError(a.io, lateError(res.Late))
-			code = exitUnsafe
+		reportError(a.io, &exitError{code: exitUnsafe, err: err})
+		code = exitUnsafe
+		if res == nil {
+			return code
 		}
 	}
-	if code != exitOK {
-		return silentExit(code)
+	note := ""
+	if res.Resumed {
+		note = " (an undo stopped after its rename, finished)"
 	}
-	return nil
+	fmt.Fprintf(a.io.Out, "%s: restored from %s (%d ranges put back); removed %s%s\n",
+		termsafe.String(res.Path), termsafe.String(res.From), res.Restored, termsafe.String(res.Archive), note)
+	if res.Projection {
+		fmt.Fprintf(a.io.Out, "put back Codex's projection of the thread reclaim had deleted\n")
+	}
+	if res.Late != nil {
+		reportError(a.io, lateError(res.Late))
+		code = exitUnsafe
+	}
+	return code
 }
