@@ -90,12 +90,23 @@ func build(r *budget.Result) (*plot.Plot, error) {
 	p.Add(plotter.NewGrid())
 
 	n := float64(max(r.Requests, 1))
-	top := float64(r.Recorded.PeakFill)
+	// The axis follows the data: the highest fill, recorded or simulated.
+	// A window or threshold is drawn (and the axis reaches it) only when
+	// it is in range, not far above the data; otherwise the legend says
+	// where it is.
+	peak := float64(r.Recorded.PeakFill)
 	for _, o := range r.Settings {
-		top = max(top, float64(o.Window))
 		if o.Trace != nil {
 			for _, f := range o.Trace.Fills {
-				top = max(top, float64(f))
+				peak = max(peak, float64(f))
+			}
+		}
+	}
+	top := max(peak, 1)
+	for _, o := range r.Settings {
+		for _, v := range []int64{o.Window, o.Threshold} {
+			if inRange(v, peak) {
+				top = max(top, float64(v))
 			}
 		}
 	}
@@ -106,7 +117,7 @@ func build(r *budget.Result) (*plot.Plot, error) {
 		entries++
 	}
 	p.X.Min, p.X.Max = 0, n+1
-	p.Y.Min, p.Y.Max = 0, max(top, 1)/(1-min(0.6, float64(entries*14+16)/290))
+	p.Y.Min, p.Y.Max = 0, top/(1-min(0.6, float64(entries*14+16)/290))
 
 	if len(r.RecordedFills) > 0 {
 		pts := make(plotter.XYs, 0, len(r.RecordedFills)+2*len(r.Recorded.CompactionRequests))
@@ -140,6 +151,9 @@ func build(r *budget.Result) (*plot.Plot, error) {
 			y    int64
 			dash []vg.Length
 		}{{o.Window, nil}, {o.Threshold, []vg.Length{vg.Points(5), vg.Points(3)}}} {
+			if !inRange(h.y, peak) {
+				continue
+			}
 			l, err := plotter.NewLine(plotter.XYs{{X: 0, Y: float64(h.y)}, {X: n + 1, Y: float64(h.y)}})
 			if err != nil {
 				return nil, err
@@ -158,8 +172,8 @@ func build(r *budget.Result) (*plot.Plot, error) {
 		}
 		l.Color, l.Width = col, vg.Points(1.6)
 		p.Add(l)
-		p.Legend.Add(fmt.Sprintf("window %s, threshold %s: %s, %s", short(o.Window), short(o.Threshold),
-			countNoun(o.Compactions, "compaction"), countNoun(o.Overflows, "overflow")), l)
+		p.Legend.Add(fmt.Sprintf("window %s, threshold %s: %s, %s%s", short(o.Window), short(o.Threshold),
+			countNoun(o.Compactions, "compaction"), countNoun(o.Overflows, "overflow"), aboveNote(o.Window, o.Threshold, peak)), l)
 		for _, m := range []struct {
 			pts   plotter.XYs
 			glyph draw.GlyphDrawer
@@ -185,6 +199,25 @@ func build(r *budget.Result) (*plot.Plot, error) {
 		p.Legend.Add("overflow (the request does not fit)", glyphThumb{draw.CrossGlyph{}})
 	}
 	return p, nil
+}
+
+// inRangeFactor: a window or threshold up to this many times the highest
+// fill is in range, drawn with the axis reaching it; above it, the fill
+// would be a flat line at the bottom of the chart (a 10.7k peak under a
+// 350k window), so it is named in the legend instead.
+const inRangeFactor = 2
+
+func inRange(v int64, peak float64) bool { return v > 0 && float64(v) <= inRangeFactor*max(peak, 1) }
+
+// aboveNote is the legend's note for a window and threshold out of range.
+func aboveNote(window, threshold int64, peak float64) string {
+	switch {
+	case window <= 0 || inRange(window, peak) && inRange(threshold, peak):
+		return ""
+	case !inRange(threshold, peak):
+		return fmt.Sprintf(" (window and threshold above the chart: peak %.0f%% of the window)", 100*peak/float64(window))
+	}
+	return fmt.Sprintf(" (window above the chart: peak %.0f%% of it)", 100*peak/float64(window))
 }
 
 // series turns one trace into a sawtooth: each compaction is a vertical

@@ -1,8 +1,12 @@
 package chart
 
 import (
+	"bytes"
 	"slices"
+	"strings"
 	"testing"
+
+	"github.com/rollout-dev/rollout/budget"
 
 	"gonum.org/v1/plot/plotter"
 )
@@ -65,5 +69,59 @@ func TestReduce(t *testing.T) {
 	small := pts[:10]
 	if got := reduce(small); len(got) != 10 {
 		t.Errorf("short series changed: %d points", len(got))
+	}
+}
+
+// The axis follows the data: a 10.7k peak under a 350k window (the demo)
+// is not a flat line at the bottom, and the window, out of range, is named
+// in the legend; a window near the data is drawn, the axis reaching it.
+func TestChartScalesToTheData(t *testing.T) {
+	result := func(window int64, fills ...int64) *budget.Result {
+		return &budget.Result{Path: "r.jsonl", Requests: len(fills),
+			Recorded: budget.Recorded{Window: window, PeakFill: slices.Max(fills)},
+			Settings: []budget.Outcome{{Window: window, Threshold: window * 9 / 10, PeakFill: slices.Max(fills),
+				Trace: &budget.Trace{Fills: fills}}}}
+	}
+	far := result(350000, 2000, 6400, 10700)
+	p, err := build(far)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Y.Max < 10700 || p.Y.Max > 3*10700 {
+		t.Errorf("a 10.7k peak under a 350k window: y axis up to %.0f", p.Y.Max)
+	}
+	var svg bytes.Buffer
+	if err := Write(&svg, far, "svg"); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(svg.String(), "window and threshold above the chart: peak 3% of the window") {
+		t.Errorf("the legend does not say where the window is")
+	}
+
+	near := result(128000, 40000, 90000, 110000)
+	if p, err = build(near); err != nil {
+		t.Fatal(err)
+	}
+	if p.Y.Max < 128000 {
+		t.Errorf("a 110k peak under a 128k window: y axis up to %.0f, below the window", p.Y.Max)
+	}
+	svg.Reset()
+	if err := Write(&svg, near, "svg"); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(svg.String(), "above the chart") {
+		t.Errorf("a window in range is said to be above the chart")
+	}
+}
+
+func TestFleetChartScalesToTheData(t *testing.T) {
+	f := &budget.Fleet{Sessions: 2, Settings: []budget.FleetOutcome{{Window: 350000, CompactAt: "90%", Sessions: 2, PeakFillMax: 12000,
+		PeakFillHistogram: [][2]int64{{8, 1}, {12, 1}}}}}
+	p, err := buildFleet(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.X.Max > 3*12000 {
+		t.Errorf("peaks up to 12k under a 350k window: x axis up to %.0f", p.X.Max)
 	}
 }

@@ -45,9 +45,19 @@ func buildFleet(f *budget.Fleet) (*plot.Plot, error) {
 	// Head room above 100% for the legend, about 14pt per entry.
 	p.Y.Min, p.Y.Max = 0, 100/(1-min(0.5, float64(len(f.Settings)*14+16)/290))
 	p.X.Min = 0
-	var right float64 = 1
+	// The axis follows the peak fills; a window is marked where it is in
+	// range (inRange), and named in the legend otherwise.
+	var peak float64
+	for _, o := range f.Settings {
+		peak = max(peak, float64(o.PeakFillMax))
+	}
+	right := max(peak, 1)
+	for _, o := range f.Settings {
+		if inRange(o.Window, peak) {
+			right = max(right, float64(o.Window))
+		}
+	}
 	for k, o := range f.Settings {
-		right = max(right, float64(o.PeakFillMax), float64(o.Window))
 		if o.Sessions == 0 {
 			continue
 		}
@@ -70,9 +80,12 @@ func buildFleet(f *budget.Fleet) (*plot.Plot, error) {
 		if o.Window > 0 {
 			win = "window " + short(o.Window)
 		}
+		if o.Window > 0 && !inRange(o.Window, peak) {
+			win += fmt.Sprintf(" (above the chart: peak %.0f%% of it)", 100*float64(o.PeakFillMax)/float64(o.Window))
+		}
 		p.Legend.Add(fmt.Sprintf("%s, threshold %s: p50 %s, p95 %s, %s with overflow", win, o.CompactAt,
 			short(o.PeakFillP50), short(o.PeakFillP95), countNoun(o.SessionsOverflowing, "rollout")), l)
-		if o.Window > 0 {
+		if inRange(o.Window, peak) {
 			v, err := plotter.NewLine(plotter.XYs{{X: float64(o.Window), Y: 0}, {X: float64(o.Window), Y: 100}})
 			if err != nil {
 				return nil, err
