@@ -12,6 +12,23 @@ func (e *engine) compacted(rec *rollout.Record, pos Pos, p gjson.Result) {
 	e.sinceWS = true
 	e.lineage(pos, p)
 	rh := p.Get("replacement_history")
+	if rh.IsArray() {
+		e.rhCompactions++
+		// A compaction after a rollback starts the history afresh: the
+		// rollback's compacted turn no longer matters (see
+		// rollbackCompacted).
+		e.compactedRollbacks = e.compactedRollbacks[:0]
+		// Codex's reverse replay counts a compaction in the segment of
+		// the turn it is in, or after (before the next task_started).
+		if t := e.turn; t != nil || e.lastTurn() != nil {
+			if t == nil {
+				t = e.lastTurn()
+			}
+			if t.compactedAt == 0 {
+				t.compactedAt = pos.Line
+			}
+		}
+	}
 	if !rh.IsArray() {
 		e.emit(pos, CompactionLegacyEvidence{})
 		kept := e.legacyCompaction(pos)

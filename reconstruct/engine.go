@@ -64,6 +64,8 @@ type engine struct {
 	contextTurnID      string        // turn_id of a turn_context seen outside an open turn with events (turns.go)
 	whole              bool          // the record being fed is a whole line (not an object of a concatenated or glued one)
 	prevItem           prevLine      // the last whole response_item line (items.go)
+	rhCompactions      int           // compactions with a replacement_history so far
+	compactedRollbacks []Observation // rollbacks of compacted turns, until a later compaction (turns.go)
 	tail               *unknownTail  // records at the end the file's Codex version cannot read (tail.go)
 	lastReadOrd        *int64        // ordinal of the last record it can read
 	missingIDs         []Observation // held until the end: whether the file uses ids is known then
@@ -524,6 +526,9 @@ func (e *engine) Finish() *State {
 		e.emit(e.firstOrdInLegacy, OrdinalInLegacyEvidence{Count: e.ordInLegacy})
 	}
 	e.judgeTail()
+	for _, o := range e.compactedRollbacks {
+		e.obs(o)
+	}
 	e.orphanCalls()
 	e.judgePrompts()
 	e.reportPrompts()

@@ -289,6 +289,22 @@ type RollbackTooManyEvidence struct {
 	Derived   bool `json:"derived"`
 }
 
+// RollbackCompactedTurnEvidence: a rollback of NumTurns user turns drops
+// the turn starting on TurnLine, which compacted (CompactionLine).
+// ReplaysDropped: whether the file's Codex version (CLIVersion) rebuilds
+// with the reverse replay of 0.107+ (nil: unknown); EarlierCompaction: a
+// compaction came before the rolled-back turns (the rebuild starts there).
+type RollbackCompactedTurnEvidence struct {
+	NumTurns          int    `json:"num_turns"`
+	TurnLine          int    `json:"turn_line"`
+	CompactionLine    int    `json:"compaction_line"`
+	EarlierCompaction bool   `json:"earlier_compaction"`
+	ReplaysDropped    *bool  `json:"replays_dropped"`
+	CLIVersion        string `json:"cli_version,omitempty"`
+}
+
+func (RollbackCompactedTurnEvidence) Kind() Kind { return RollbackCompactedTurn }
+
 func (TurnUnclosedEvidence) Kind() Kind             { return TurnUnclosed }
 func (TurnIDMismatchEvidence) Kind() Kind           { return TurnIDMismatch }
 func (PromptMissingFromHistoryEvidence) Kind() Kind { return PromptMissingFromHistory }

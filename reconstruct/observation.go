@@ -135,10 +135,11 @@ const (
 	HomeMigrationPending
 	HomeMigrationStaged
 
-	ItemDuplicate      // an item appended twice, byte for byte
-	LineGlued          // a torn record with complete records after it on one line
-	ItemRejectedID     // an item id of a shape the Responses API rejects
-	OrdinalUnknownTail // the last records of a paginated file are of types its Codex version cannot read
+	ItemDuplicate         // an item appended twice, byte for byte
+	LineGlued             // a torn record with complete records after it on one line
+	ItemRejectedID        // an item id of a shape the Responses API rejects
+	OrdinalUnknownTail    // the last records of a paginated file are of types its Codex version cannot read
+	RollbackCompactedTurn // a rollback drops a turn that compacted
 
 	kindEnd // keep last
 )

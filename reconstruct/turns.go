@@ -25,6 +25,11 @@ type turnState struct {
 	// idFromContext: ID came from a turn_context, not from the turn's
 	// own events.
 	idFromContext bool
+	// compactedAt is the line of the turn's first compaction with a
+	// replacement_history (made in it, or after it before the next turn);
+	// compactedBefore: one came before the turn.
+	compactedAt     int
+	compactedBefore bool
 }
 
 // checkpoint is what a rollback restores: the state at the start of a turn.
@@ -79,7 +84,8 @@ func (e *engine) event(rec *rollout.Record, pos Pos) {
 			e.emit(e.turn.Pos, TurnUnclosedEvidence{TurnID: e.turn.ID})
 			e.turn.Status = "unclosed"
 		}
-		t := &turnState{ID: p.Get("turn_id").String(), Pos: pos, Status: "open", cp: e.checkpoint(), window: p.Get("model_context_window").Int()}
+		t := &turnState{ID: p.Get("turn_id").String(), Pos: pos, Status: "open", cp: e.checkpoint(), window: p.Get("model_context_window").Int(),
+			compactedBefore: e.rhCompactions > 0}
 		if prev := e.lastTurn(); prev != nil && prev.idFromContext && t.ID != "" && prev.ID == t.ID {
 			// The turn_context that named the previous turn was this one's.
 			prev.ID, prev.idFromContext = "", false
@@ -194,7 +200,8 @@ func (e *engine) userTurnBoundary(pos Pos) {
 	if e.turn != nil {
 		e.turn.Status = "completed"
 	}
-	t := &turnState{Pos: pos, Status: "open", cp: e.checkpoint(), derived: true, ID: e.contextTurnID, idFromContext: e.contextTurnID != ""}
+	t := &turnState{Pos: pos, Status: "open", cp: e.checkpoint(), derived: true, ID: e.contextTurnID, idFromContext: e.contextTurnID != "",
+		compactedBefore: e.rhCompactions > 0}
 	e.contextTurnID = ""
 	e.turns = append(e.turns, t)
 	e.turn = t
@@ -239,6 +246,13 @@ func (e *engine) rollback(pos Pos, n int) {
 	for _, t := range e.turns[k:] {
 		t.RolledBack = true
 	}
+	for _, t := range e.turns[k:] {
+		if t.compactedAt > 0 {
+			// Judged at the end: a later compaction replaces the history.
+			e.compactedRollbacks = append(e.compactedRollbacks, Observation{Pos: pos, Evidence: e.rollbackCompacted(n, t, from)})
+			break
+		}
+	}
 	e.turn = nil
 	cp := from.cp
 	if cp.history == e.st.History {
@@ -277,4 +291,35 @@ func PromptTokens(text string) int {
 		}
 	}
 	return n
+}
+
+// Since rust-v0.107.0 (openai/codex#12612, 695957a348) resume rebuilds the
+// history in Session::reconstruct_history_from_rollout, scanning back to
+// the newest surviving compaction. The scan takes the items after a
+// compaction as the suffix to replay as soon as it meets the compaction,
+// before it knows that the turn holding it is rolled back
+// (openai/codex#32851, open): the rejected compaction's suffix is
+// replayed. Before 0.107 a forward replay applied the compaction, then
+// the rollback, to what it left.
+var reverseReplaySince = rollout.Version{Minor: 107}
+
+// rollbackCompacted is the finding of a rollback of n user turns, the
+// first of them first, that drops turn t, which holds a compaction.
+//
+// With 0.107+ the history is rebuilt from the item after the newest
+// surviving compaction older than t's (the rolled-back compaction is
+// replayed on the way and the rollback cut at its user messages): the
+// surviving turns come back in that compaction's compacted form. With no
+// older compaction the replay starts after t's own compaction, with no
+// history before it: the rolled-back turn's later items come back and
+// everything before is lost. A compaction after the rollback replaces the
+// history and ends the matter (the finding is dropped).
+func (e *engine) rollbackCompacted(n int, t, first *turnState) RollbackCompactedTurnEvidence {
+	ev := RollbackCompactedTurnEvidence{NumTurns: n, TurnLine: t.Pos.Line, CompactionLine: t.compactedAt,
+		EarlierCompaction: first.compactedBefore, CLIVersion: e.st.CLIVersion}
+	if v, ok := rollout.ParseVersion(e.st.CLIVersion); ok {
+		replays := v.AtLeast(reverseReplaySince)
+		ev.ReplaysDropped = &replays
+	}
+	return ev
 }
