@@ -10,7 +10,7 @@ import (
 
 // newlineBeforeAppendSince is the first version seen (conformance harness)
 // to start a new line before appending to a file whose last line is torn.
-var newlineBeforeAppendSince = rollout.Version{Major: 0, Minor: 147}
+var newlineBeforeAppendSince = rollout.Version{Major: 0, Minor: 145}
 
 func newlineBeforeAppend(cliVersion string) bool {
 	v, ok := rollout.ParseVersion(cliVersion)
@@ -28,11 +28,11 @@ var lineRules = []*Rule{
 		return "line is not one JSON object; Codex skips it on resume"
 	}),
 	on(Rule{ID: "line/torn-tail", Severity: Error, Since: "0.1.0",
-		Title: "the last line has no newline and does not parse (crash mid-write; error before Codex 0.147)",
+		Title: "the last line has no newline and does not parse (crash mid-write; error before Codex 0.145)",
 		Doc: "The agent was killed while writing its last line. The partial record cannot be recovered; everything before it is intact. " +
 			"What the next resume does depends on the Codex version (the writer's cli_version is taken for it). Measured with the conformance harness (conformance/testdata/*/corrupt/torn-tail.json): " +
-			"0.40, 0.58, 0.77, 0.104 and 0.125 append their first new record straight onto the fragment, so that record becomes part of an unreadable line and is lost on the resume after (error); " +
-			"0.147, 0.153.4 and 0.171 start a new line first and resume without the fragment (warning). A file with no cli_version is judged as the older versions.",
+			"0.40, 0.58, 0.77, 0.104, 0.125, 0.136, 0.142, 0.144.0 and 0.144.6 append their first new record straight onto the fragment, so that record becomes part of an unreadable line and is lost on the resume after (error); " +
+			"0.145.0, 0.147, 0.153.4 and 0.171 start a new line first and resume without the fragment (warning). A file with no cli_version is judged as the older versions.",
 		Fix:  "cut the torn tail off into FILE.quarantine.jsonl",
 		plan: dropLine,
 		context: severityBy(func(e reconstruct.LineTornTailEvidence, _ *reconstruct.State) Severity {
@@ -46,7 +46,7 @@ var lineRules = []*Rule{
 		if newlineBeforeAppend(e.CLIVersion) {
 			return torn + "; Codex " + e.CLIVersion + " starts a new line before appending and resumes without them"
 		}
-		return torn + "; Codex before 0.147 appends its next record onto them, and that record is lost too"
+		return torn + "; Codex before 0.145 appends its next record onto them, and that record is lost too"
 	}),
 	on(Rule{ID: "line/glued-record", Severity: Error, Since: "0.3.0",
 		Title: "a torn record with complete records glued after it on one line (a crash, then an append)",
