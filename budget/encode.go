@@ -69,10 +69,10 @@ func (r *Result) WriteTable(w io.Writer) error {
 			how += ", fitted by --compact-at auto"
 		}
 		fmt.Fprintf(&b, "calibration: at the recorded window with threshold %s (%s), the model reproduces %d of %d recorded compactions (same request +/- 1)\n",
-			group(cal.Threshold), how, cal.Reproduced, cal.RecordedCompactions)
+			group(*cal.Threshold), how, cal.Reproduced, cal.RecordedCompactions)
 		if f := cal.Fitted; f != nil && f.Better && !cal.Auto {
 			fmt.Fprintf(&b, "fitted:      threshold %s (%s) with post-compaction fill %s reproduces %d of %d (--compact-at auto uses it)\n",
-				group(f.Threshold), f.CompactAt, group(f.PostCompactTokens), f.Reproduced, f.RecordedCompactions)
+				group(*f.Threshold), f.CompactAt, group(*f.PostCompactTokens), f.Reproduced, f.RecordedCompactions)
 		}
 	} else {
 		b.WriteString("calibration: none (the rollout records no window)\n")

@@ -39,17 +39,20 @@ func TestJSONSchema(t *testing.T) {
 		}
 		allowed := strings.Count(b.String(), `"ledger_exhausted_at": null`) + strings.Count(b.String(), `"fitted": null`) +
 			strings.Count(b.String(), `"post_compact_percent": null`)
+		if ev.Window == 0 {
+			allowed += strings.Count(b.String(), `"threshold": null`) // calibration: no recorded window
+		}
 		if strings.Count(b.String(), "null") != allowed {
-			t.Errorf("a null other than ledger_exhausted_at, fitted and post_compact_percent:\n%s", b.String())
+			t.Errorf("a null other than ledger_exhausted_at, fitted, post_compact_percent and calibration.threshold:\n%s", b.String())
 		}
 		var m map[string]any
 		if err := json.Unmarshal(b.Bytes(), &m); err != nil {
 			t.Fatal(err)
 		}
-		if diff := cmp.Diff(sorted("schema_version", "command", "path", "requests", "turns", "recorded", "calibration", "settings"), keys(m)); diff != "" {
+		if diff := cmp.Diff(sorted("schema", "schema_version", "tool", "version", "command", "path", "requests", "turns", "recorded", "calibration", "settings"), keys(m)); diff != "" {
 			t.Errorf("top-level keys (-want +got):\n%s", diff)
 		}
-		if m["schema_version"] != 1.0 || m["command"] != "simulate-budget" {
+		if m["schema_version"] != 2.0 || m["command"] != "simulate-budget" || m["schema"] != "simulate-budget" {
 			t.Errorf("schema_version %v command %v", m["schema_version"], m["command"])
 		}
 		rec := m["recorded"].(map[string]any)

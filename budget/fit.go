@@ -150,20 +150,20 @@ func (p FitPoint) Threshold() Threshold { return Threshold{num: int64(p.Permille
 
 // Fitted is the calibration fit of one rollout or of a fleet.
 type Fitted struct {
-	CompactAt string `json:"compact_at"` // the fitted threshold, a percentage of the recorded window
+	CompactAt CompactAt `json:"compact_at"` // the fitted threshold, a percentage of the recorded window
 	// Threshold is CompactAt in tokens at the recorded window (one
-	// rollout; 0 for a fleet, whose windows differ).
-	Threshold int64 `json:"threshold"`
+	// rollout; null for a fleet, whose windows differ).
+	Threshold *int64 `json:"threshold"`
 	// PostCompactPercent is the fitted post-compaction fill as a
 	// percentage of the recorded window; null: the run's own.
 	PostCompactPercent *int `json:"post_compact_percent"`
 	// PostCompactTokens is the post-compaction fill the fit used at the
-	// recorded window (one rollout; 0 for a fleet).
-	PostCompactTokens   int64 `json:"post_compact_tokens"`
-	RecordedCompactions int   `json:"recorded_compactions"`
-	Reproduced          int   `json:"reproduced"`
-	Exact               int   `json:"exact"`
-	Simulated           int   `json:"simulated"`
+	// recorded window (one rollout; null for a fleet).
+	PostCompactTokens   *int64 `json:"post_compact_tokens"`
+	RecordedCompactions int    `json:"recorded_compactions"`
+	Reproduced          int    `json:"reproduced"`
+	Exact               int    `json:"exact"`
+	Simulated           int    `json:"simulated"`
 	// Better: the fitted setting reproduces the recording better than the
 	// chosen --compact-at (the table then shows it beside the chosen one).
 	Better bool `json:"better_than_chosen"`
@@ -176,7 +176,7 @@ func fitted(g *FitGrid, chosen FitPoint) *Fitted {
 	if !ok {
 		return nil
 	}
-	f := &Fitted{CompactAt: best.Threshold().String(), RecordedCompactions: g.Recorded,
+	f := &Fitted{CompactAt: best.Threshold().JSON(), RecordedCompactions: g.Recorded,
 		Reproduced: best.Reproduced, Exact: best.Exact, Simulated: best.Simulated,
 		Better: quality(best, chosen, g.Recorded) > 0}
 	if best.PostPercent >= 0 {

@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/rollout-dev/rollout/internal/shard"
+	"github.com/rollout-dev/rollout/schema"
 )
 
 // A fleet is many rollouts simulated under the same settings. Fleet keeps
@@ -17,10 +18,9 @@ import (
 // histograms add up exactly, so the fleets of shards merge into the fleet
 // of a single run, byte for byte once encoded.
 type Fleet struct {
-	SchemaVersion int         `json:"schema_version"`
-	Command       string      `json:"command"`
-	Kind          string      `json:"kind"` // "fleet"
-	Params        FleetParams `json:"params"`
+	schema.Header
+	Kind   string      `json:"kind"` // "fleet"
+	Params FleetParams `json:"params"`
 	// Sessions counts the rollouts simulated; SkippedNoWindow those that
 	// record no window when --window is not given (nothing to simulate).
 	Sessions        int              `json:"sessions"`
@@ -43,18 +43,18 @@ type Fleet struct {
 // FleetParams are the settings of the run, for the table and for merging
 // (only reports made with the same parameters merge).
 type FleetParams struct {
-	Windows            []int64 `json:"windows"` // []: each rollout's recorded window
-	CompactAt          string  `json:"compact_at"`
-	PostCompactTokens  *int64  `json:"post_compact_tokens"`  // null: each rollout's recorded mean
-	PostCompactPercent *int    `json:"post_compact_percent"` // fitted by --compact-at auto
-	HandoffTokens      int64   `json:"handoff_tokens"`
-	HandoffCap         int64   `json:"handoff_cap"`
-	Ledger             int64   `json:"ledger"`
-	WeightOutput       float64 `json:"weight_output"`
-	WeightInput        float64 `json:"weight_input"`
-	ReminderEvery      int64   `json:"reminder_every"`
-	Since              string  `json:"since"`
-	Until              string  `json:"until"`
+	Windows            []int64   `json:"windows"` // []: each rollout's recorded window
+	CompactAt          CompactAt `json:"compact_at"`
+	PostCompactTokens  *int64    `json:"post_compact_tokens"`  // null: each rollout's recorded mean
+	PostCompactPercent *int      `json:"post_compact_percent"` // fitted by --compact-at auto
+	HandoffTokens      int64     `json:"handoff_tokens"`
+	HandoffCap         int64     `json:"handoff_cap"`
+	Ledger             int64     `json:"ledger"`
+	WeightOutput       float64   `json:"weight_output"`
+	WeightInput        float64   `json:"weight_input"`
+	ReminderEvery      int64     `json:"reminder_every"`
+	Since              string    `json:"since"`
+	Until              string    `json:"until"`
 }
 
 // FleetCalibration sums the calibration of every rollout with a recorded
@@ -66,16 +66,18 @@ type FleetCalibration struct {
 	Simulated           int     `json:"simulated"`
 	Auto                bool    `json:"auto"`
 	Fitted              *Fitted `json:"fitted"`
-	// Grid is the fit's score per candidate, each a string of five
-	// integers: threshold permille, post-compaction percent (-1: the run's
-	// own), reproduced, exact, simulated. Merging adds them up.
+	// Grid is the fit's score per candidate (see GridRow). Merging adds
+	// them up.
 	Grid []GridRow `json:"fit_grid"`
 }
 
 // FleetOutcome is the fleet view of one setting.
 type FleetOutcome struct {
-	Window              int64  `json:"window"` // 0: each rollout's recorded window
-	CompactAt           string `json:"compact_at"`
+	Window    int64     `json:"window"` // 0: each rollout's recorded window
+	CompactAt CompactAt `json:"compact_at"`
+	// Threshold is CompactAt in tokens at Window (null at each rollout's
+	// recorded window when CompactAt is a percentage: the windows differ).
+	Threshold           *int64 `json:"threshold"`
 	Sessions            int    `json:"sessions"`
 	SessionsOverflowing int    `json:"sessions_with_overflow"`
 	Overflows           int    `json:"overflows"`
@@ -135,8 +137,8 @@ type SessionOutcome struct {
 // NewFleet starts an empty fleet for settings s (CompactAt already
 // resolved when it was auto).
 func NewFleet(s Settings, since, until string, auto bool) *Fleet {
-	f := &Fleet{SchemaVersion: FleetSchemaVersion, Command: "simulate-budget", Kind: "fleet",
-		Params: FleetParams{Windows: append([]int64{}, s.Windows...), CompactAt: s.CompactAt.String(),
+	f := &Fleet{Header: schema.NewHeader(schema.BudgetFleet), Kind: "fleet",
+		Params: FleetParams{Windows: append([]int64{}, s.Windows...), CompactAt: s.CompactAt.JSON(),
 			PostCompactPercent: s.PostCompactPercent, HandoffTokens: s.HandoffTokens, HandoffCap: s.HandoffCap,
 			Ledger: s.Ledger, WeightOutput: s.WeightOutput, WeightInput: s.WeightInput,
 			ReminderEvery: s.ReminderEvery, Since: since, Until: until},
@@ -153,8 +155,12 @@ func NewFleet(s Settings, since, until string, auto bool) *Fleet {
 		windows = []int64{0}
 	}
 	for _, w := range windows {
-		f.Settings = append(f.Settings, FleetOutcome{Window: w, CompactAt: s.CompactAt.String(),
-			compactions: map[int64]int64{}, peaks: map[int64]int64{}})
+		o := FleetOutcome{Window: w, CompactAt: s.CompactAt.JSON(), compactions: map[int64]int64{}, peaks: map[int64]int64{}}
+		if c := s.CompactAt.JSON(); w > 0 || c.Kind == KindTokens {
+			t := s.CompactAt.At(w)
+			o.Threshold = &t
+		}
+		f.Settings = append(f.Settings, o)
 	}
 	return f
 }
@@ -276,7 +282,7 @@ func (f *Fleet) Merge(o *Fleet) error {
 	}
 	for i := range f.Settings {
 		a, b := &f.Settings[i], o.Settings[i]
-		if a.Window != b.Window || a.CompactAt != b.CompactAt {
+		if a.Window != b.Window || a.CompactAt.String() != b.CompactAt.String() {
 			return fmt.Errorf("the reports simulate different settings")
 		}
 		a.Sessions += b.Sessions
@@ -377,22 +383,38 @@ func percentile(h [][2]int64, n, p int) int64 {
 	return h[len(h)-1][0]
 }
 
-// GridRow is one candidate of a fleet's calibration grid. It encodes as
-// one string, "820 -1 4 4 4", which keeps an indented report short.
+// GridRow is one candidate of a fleet's calibration grid: threshold
+// permille of the recorded window, post-compaction percent (-1: the run's
+// own), reproduced, exact, simulated. It encodes as an object with those
+// names (gridRowJSON).
 type GridRow [5]int
 
+// gridRowJSON is a GridRow in the JSON outputs.
+type gridRowJSON struct {
+	CompactAtPermille  int  `json:"compact_at_permille"`  // of the recorded window
+	PostCompactPercent *int `json:"post_compact_percent"` // of the recorded window; null: the run's own
+	Reproduced         int  `json:"reproduced"`
+	Exact              int  `json:"exact"`
+	Simulated          int  `json:"simulated"`
+}
+
 func (g GridRow) MarshalJSON() ([]byte, error) {
-	return json.Marshal(fmt.Sprintf("%d %d %d %d %d", g[0], g[1], g[2], g[3], g[4]))
+	j := gridRowJSON{CompactAtPermille: g[0], Reproduced: g[2], Exact: g[3], Simulated: g[4]}
+	if g[1] >= 0 {
+		p := g[1]
+		j.PostCompactPercent = &p
+	}
+	return json.Marshal(j)
 }
 
 func (g *GridRow) UnmarshalJSON(b []byte) error {
-	var s string
-	if err := json.Unmarshal(b, &s); err != nil {
-		return err
+	var j gridRowJSON
+	if err := json.Unmarshal(b, &j); err != nil {
+		return fmt.Errorf("invalid fit_grid row %s: %w", b, err)
 	}
-	n, err := fmt.Sscanf(s, "%d %d %d %d %d", &g[0], &g[1], &g[2], &g[3], &g[4])
-	if err != nil || n != 5 {
-		return fmt.Errorf("invalid fit_grid row %q", s)
+	*g = GridRow{j.CompactAtPermille, -1, j.Reproduced, j.Exact, j.Simulated}
+	if j.PostCompactPercent != nil {
+		g[1] = *j.PostCompactPercent
 	}
 	return nil
 }

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/rollout-dev/rollout/schema"
 )
 
 // WriteJSON writes the fleet (after Finish) as indented JSON with a final
@@ -27,6 +29,9 @@ func ReadFleet(data []byte) (*Fleet, error) {
 	}
 	if f.Command != "simulate-budget" || f.Kind != "fleet" {
 		return nil, fmt.Errorf("not a simulate-budget fleet report")
+	}
+	if v := schema.Version(schema.BudgetFleet); f.SchemaVersion != v {
+		return nil, fmt.Errorf("a fleet report of schema_version %d (this rollout merges %d: make every shard with the same rollout)", f.SchemaVersion, v)
 	}
 	return &f, nil
 }
@@ -58,7 +63,7 @@ func (f *Fleet) WriteCSV(w io.Writer) error {
 	} else {
 		cw.Write(fleetCSVHeader)
 		for _, o := range f.Settings {
-			cw.Write([]string{i64(o.Window), o.CompactAt, strconv.Itoa(o.Sessions), strconv.Itoa(o.SessionsOverflowing),
+			cw.Write([]string{i64(o.Window), o.CompactAt.String(), strconv.Itoa(o.Sessions), strconv.Itoa(o.SessionsOverflowing),
 				strconv.Itoa(o.Overflows), strconv.Itoa(o.Compactions), i64(o.CompactionsP50), i64(o.CompactionsP95),
 				i64(o.PeakFillP50), i64(o.PeakFillP95), i64(o.PeakFillMax), strconv.Itoa(o.Deferrals),
 				strconv.Itoa(o.Undelivered), strconv.Itoa(o.LedgerExhaustions), strconv.Itoa(o.Reminders)})
@@ -109,7 +114,7 @@ func (f *Fleet) WriteTable(w io.Writer) error {
 	}
 	b.WriteString("\n")
 	c := f.Calibration
-	how := p.CompactAt
+	how := p.CompactAt.String()
 	if c.Auto {
 		how += ", fitted by --compact-at auto"
 	}
@@ -121,7 +126,7 @@ func (f *Fleet) WriteTable(w io.Writer) error {
 			post = fmt.Sprintf(" with post-compaction fill %d%%", *fit.PostCompactPercent)
 		}
 		fmt.Fprintf(&b, "fitted:      threshold %s%s reproduces %d of %d (--compact-at auto uses it)\n",
-			fit.CompactAt, post, fit.Reproduced, fit.RecordedCompactions)
+			fit.CompactAt.String(), post, fit.Reproduced, fit.RecordedCompactions)
 	}
 	b.WriteString("\n")
 
@@ -143,7 +148,7 @@ func (f *Fleet) WriteTable(w io.Writer) error {
 		if o.Window > 0 {
 			win = group(o.Window)
 		}
-		cells := []string{win, o.CompactAt, strconv.Itoa(o.Sessions), strconv.Itoa(o.SessionsOverflowing),
+		cells := []string{win, o.CompactAt.String(), strconv.Itoa(o.Sessions), strconv.Itoa(o.SessionsOverflowing),
 			strconv.Itoa(o.Compactions), i64(o.CompactionsP50), i64(o.CompactionsP95),
 			group(o.PeakFillP50), group(o.PeakFillP95), group(o.PeakFillMax)}
 		if handoffs {

@@ -37,7 +37,7 @@ func TestFitRecoversThreshold(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if f := res.Calibration.Fitted; res.Calibration.Reproduced != 0 || f == nil || !f.Better || f.CompactAt != "82%" || f.Threshold != 211888 {
+	if f := res.Calibration.Fitted; res.Calibration.Reproduced != 0 || f == nil || !f.Better || f.CompactAt.String() != "82%" || f.Threshold == nil || *f.Threshold != 211888 {
 		t.Errorf("calibration %+v fitted %+v", res.Calibration, res.Calibration.Fitted)
 	}
 	// --compact-at auto simulates with the fitted threshold.
@@ -229,6 +229,33 @@ func TestRunFleetJobs(t *testing.T) {
 		}
 		if f.Sessions == 0 {
 			t.Errorf("jobs %d: no session simulated", jobs)
+		}
+	}
+}
+
+// A fleet setting gives its threshold in tokens where there is one: at a
+// named window, or for a threshold in tokens; at the recorded windows a
+// percentage has none.
+func TestFleetSettingThreshold(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		at      Threshold
+		windows []int64
+		want    []*int64
+	}{
+		{Percent(90), []int64{128000, 258400}, []*int64{ptr64(115200), ptr64(232560)}},
+		{Percent(90), nil, []*int64{nil}},
+		{Tokens(50000), nil, []*int64{ptr64(50000)}},
+	} {
+		s := DefaultSettings()
+		s.CompactAt, s.Windows = tt.at, tt.windows
+		f := NewFleet(s, "", "", false)
+		var got []*int64
+		for _, o := range f.Settings {
+			got = append(got, o.Threshold)
+		}
+		if diff := cmp.Diff(tt.want, got); diff != "" {
+			t.Errorf("%s at %v (-want +got):\n%s", tt.at, tt.windows, diff)
 		}
 	}
 }

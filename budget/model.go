@@ -14,12 +14,6 @@ import (
 	"github.com/rollout-dev/rollout/schema"
 )
 
-// The versions of the JSON result and of a fleet's, from the schema table.
-var (
-	SchemaVersion      = schema.Version(schema.Budget)
-	FleetSchemaVersion = schema.Version(schema.BudgetFleet)
-)
-
 // DefaultHandoffCap is the budget cap of handoffs.md unless configured.
 const DefaultHandoffCap = reconstruct.DefaultHandoffCap
 
@@ -116,6 +110,50 @@ func (t Threshold) String() string {
 	return s + "%"
 }
 
+// CompactAt is a threshold as the JSON outputs give it: a kind and a
+// number, so that a consumer reads it without parsing "90%".
+type CompactAt struct {
+	Kind  string   `json:"kind"`  // percent | tokens | auto
+	Value *float64 `json:"value"` // the percentage (87.5) or the tokens; null for auto
+}
+
+// The kinds of CompactAt.
+const (
+	KindPercent = "percent"
+	KindTokens  = "tokens"
+	KindAuto    = "auto"
+)
+
+// JSON is the threshold as the JSON outputs give it.
+func (t Threshold) JSON() CompactAt {
+	var v float64
+	switch {
+	case t.auto:
+		return CompactAt{Kind: KindAuto}
+	case t.den == 0 && t.tokens == 0:
+		v = 90
+	case t.den == 0:
+		v = float64(t.tokens)
+		return CompactAt{Kind: KindTokens, Value: &v}
+	default:
+		v, _ = new(big.Rat).SetFrac64(t.num, t.den).Float64()
+	}
+	return CompactAt{Kind: KindPercent, Value: &v}
+}
+
+// String spells the threshold as --compact-at takes it: "87.5%",
+// "230000", "auto".
+func (c CompactAt) String() string {
+	switch {
+	case c.Kind == KindAuto || c.Value == nil:
+		return "auto"
+	case c.Kind == KindTokens:
+		return strconv.FormatFloat(*c.Value, 'f', -1, 64)
+	default:
+		return strconv.FormatFloat(*c.Value, 'f', -1, 64) + "%"
+	}
+}
+
 // ParseTokens reads a token count: digits, optionally with a k (x1000) or
 // M (x1000000) suffix ("258400", "128k", "1M", "1.5M").
 func ParseTokens(s string) (int64, error) {
@@ -183,14 +221,13 @@ func DefaultSettings() Settings {
 // Result is the designed output of simulate-budget (budget.md). Fields
 // tagged "-" feed the table and the charts, never the JSON.
 type Result struct {
-	SchemaVersion int         `json:"schema_version"`
-	Command       string      `json:"command"`
-	Path          string      `json:"path"`
-	Requests      int         `json:"requests"`
-	Turns         int         `json:"turns"`
-	Recorded      Recorded    `json:"recorded"`
-	Calibration   Calibration `json:"calibration"`
-	Settings      []Outcome   `json:"settings"`
+	schema.Header
+	Path        string      `json:"path"`
+	Requests    int         `json:"requests"`
+	Turns       int         `json:"turns"`
+	Recorded    Recorded    `json:"recorded"`
+	Calibration Calibration `json:"calibration"`
+	Settings    []Outcome   `json:"settings"`
 
 	// RecordedFills are the recorded fills per request (with Trace).
 	RecordedFills []int64 `json:"-"`
@@ -215,15 +252,17 @@ type Recorded struct {
 // threshold, and how many recorded compactions it reproduces (same request
 // number, +/- 1).
 type Calibration struct {
-	Threshold           int64 `json:"threshold"`
-	RecordedCompactions int   `json:"recorded_compactions"`
-	Reproduced          int   `json:"reproduced"`
-	// Additive: the threshold used (after --compact-at auto), whether it
-	// was fitted, and the best fit over the grid of FitGrid (null when
-	// nothing was recorded to fit).
-	CompactAt string  `json:"compact_at"`
-	Auto      bool    `json:"auto"`
-	Fitted    *Fitted `json:"fitted"`
+	// Threshold is CompactAt in tokens at the recorded window (null: the
+	// rollout records no window).
+	Threshold           *int64 `json:"threshold"`
+	RecordedCompactions int    `json:"recorded_compactions"`
+	Reproduced          int    `json:"reproduced"`
+	// CompactAt is the threshold used (after --compact-at auto), Auto
+	// whether it was fitted, Fitted the best fit over the grid of FitGrid
+	// (null when nothing was recorded to fit).
+	CompactAt CompactAt `json:"compact_at"`
+	Auto      bool      `json:"auto"`
+	Fitted    *Fitted   `json:"fitted"`
 }
 
 // Outcome is the model's result under one window.
@@ -311,7 +350,7 @@ func Simulate(ev *Evidence, s Settings) (*Result, error) {
 			warnings = append(warnings, "--compact-at auto: no recorded compaction to fit; using 90%")
 		}
 	}
-	res := &Result{Warnings: warnings, SchemaVersion: SchemaVersion, Command: "simulate-budget", Path: ev.Path,
+	res := &Result{Warnings: warnings, Header: schema.NewHeader(schema.Budget), Path: ev.Path,
 		Requests: len(ev.Requests), Turns: len(ev.Turns), params: s,
 		Recorded: Recorded{Window: ev.Window, Compactions: len(ev.Compactions),
 			CompactionRequests: ev.CompactionRequests()},
@@ -324,23 +363,23 @@ func Simulate(ev *Evidence, s Settings) (*Result, error) {
 		}
 	}
 
-	res.Calibration = Calibration{RecordedCompactions: len(ev.Compactions), CompactAt: s.CompactAt.String(), Auto: auto}
+	res.Calibration = Calibration{RecordedCompactions: len(ev.Compactions), CompactAt: s.CompactAt.JSON(), Auto: auto}
 	if ev.Window > 0 {
 		t := s.CompactAt.At(ev.Window)
 		cal := Settings{PostCompact: post, HandoffCap: s.HandoffCap}
 		o := run(ev, ev.Window, t, post, &cal, false)
-		res.Calibration.Threshold = t
+		res.Calibration.Threshold = &t
 		res.Calibration.Reproduced = matchWithin1(res.Recorded.CompactionRequests, o.CompactionRequests)
 		res.calExact = matchExact(res.Recorded.CompactionRequests, o.CompactionRequests)
 		res.calSimulated = o.Compactions
 		chosen := FitPoint{Reproduced: res.Calibration.Reproduced, Simulated: o.Compactions, Exact: res.calExact}
 		if f := fitted(grid, chosen); f != nil {
 			best, _ := grid.Best()
-			f.Threshold = best.Threshold().At(ev.Window)
-			f.PostCompactTokens = post
+			ft, fp := best.Threshold().At(ev.Window), post
 			if best.PostPercent >= 0 {
-				f.PostCompactTokens = ev.Window * int64(best.PostPercent) / 100
+				fp = ev.Window * int64(best.PostPercent) / 100
 			}
+			f.Threshold, f.PostCompactTokens = &ft, &fp
 			res.Calibration.Fitted = f
 		}
 	}

@@ -264,7 +264,7 @@ func TestSeedScenarioFixture(t *testing.T) {
 	if diff := cmp.Diff(want, summarize(res.Settings[0])); diff != "" {
 		t.Errorf("cap 16000 (-want +got):\n%s", diff)
 	}
-	if cal := res.Calibration; cal.Threshold != 900000 || cal.RecordedCompactions != 1 || cal.Reproduced != 1 {
+	if cal := res.Calibration; cal.Threshold == nil || *cal.Threshold != 900000 || cal.RecordedCompactions != 1 || cal.Reproduced != 1 {
 		t.Errorf("calibration %+v", res.Calibration)
 	}
 }
@@ -375,15 +375,15 @@ func TestCalibration(t *testing.T) {
 	}{
 		// T = 180,000: 50k, 120k, 185k (>= T) -> compaction at 4: 32k;
 		// 5: 102k; 6: 152k; 7: 184k (>= T) -> compaction at 8: 32k; 9: 88k.
-		{"90%", Calibration{Threshold: 180000, RecordedCompactions: 2, Reproduced: 2}, []int{4, 8}},
+		{"90%", Calibration{Threshold: ptr64(180000), RecordedCompactions: 2, Reproduced: 2}, []int{4, 8}},
 		// T = 184,000: 185k >= T -> 4; 7: 184,000 >= 184,000 -> 8 (the
 		// rule is "reached", >=).
-		{"92%", Calibration{Threshold: 184000, RecordedCompactions: 2, Reproduced: 2}, []int{4, 8}},
+		{"92%", Calibration{Threshold: ptr64(184000), RecordedCompactions: 2, Reproduced: 2}, []int{4, 8}},
 		// T = 184,001: request 7's 184,000 no longer reaches it.
-		{"184001", Calibration{Threshold: 184001, RecordedCompactions: 2, Reproduced: 1}, []int{4}},
+		{"184001", Calibration{Threshold: ptr64(184001), RecordedCompactions: 2, Reproduced: 1}, []int{4}},
 		// T = 190,000: 185k < T; 4: 185k + 0; 5: 255k > 200k: overflow ->
 		// 32k; 6: 82k; 7: 114k; 8: 114k; 9: 170k. No compaction at all.
-		{"95%", Calibration{Threshold: 190000, RecordedCompactions: 2, Reproduced: 0}, []int{}},
+		{"95%", Calibration{Threshold: ptr64(190000), RecordedCompactions: 2, Reproduced: 0}, []int{}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.at, func(t *testing.T) {
@@ -398,8 +398,8 @@ func TestCalibration(t *testing.T) {
 				t.Fatal(err)
 			}
 			got := res.Calibration
-			got.CompactAt, got.Fitted = "", nil
-			if got != tt.want {
+			got.CompactAt, got.Fitted = CompactAt{}, nil
+			if !cmp.Equal(got, tt.want) {
 				t.Errorf("calibration %+v, want %+v", res.Calibration, tt.want)
 			}
 			// The setting at the recorded window is the same replay.
@@ -498,7 +498,7 @@ func TestSimulateErrorsAndWarnings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Requests != 0 || res.Settings[0].Compactions != 0 || res.Calibration.Threshold != 0 {
+	if res.Requests != 0 || res.Settings[0].Compactions != 0 || res.Calibration.Threshold != nil {
 		t.Errorf("empty: %+v", res)
 	}
 	s.Windows = []int64{0}
@@ -551,3 +551,4 @@ func TestNegativeGrowthClamped(t *testing.T) {
 		t.Errorf("fills (-want +got):\n%s", diff)
 	}
 }
+func ptr64(n int64) *int64 { return &n }

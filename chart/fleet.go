@@ -83,7 +83,7 @@ func buildFleet(f *budget.Fleet) (*plot.Plot, error) {
 		if o.Window > 0 && !inRange(o.Window, peak) {
 			win += fmt.Sprintf(" (above the chart: peak %.0f%% of it)", 100*float64(o.PeakFillMax)/float64(o.Window))
 		}
-		p.Legend.Add(fmt.Sprintf("%s, threshold %s: p50 %s, p95 %s, %s with overflow", win, o.CompactAt,
+		p.Legend.Add(fmt.Sprintf("%s, threshold %s: p50 %s, p95 %s, %s with overflow", win, o.CompactAt.String(),
 			short(o.PeakFillP50), short(o.PeakFillP95), countNoun(o.SessionsOverflowing, "rollout")), l)
 		if inRange(o.Window, peak) {
 			v, err := plotter.NewLine(plotter.XYs{{X: float64(o.Window), Y: 0}, {X: float64(o.Window), Y: 100}})

@@ -9,6 +9,7 @@ import (
 
 	"github.com/rollout-dev/rollout/checks"
 	"github.com/rollout-dev/rollout/internal/shard"
+	"github.com/rollout-dev/rollout/schema"
 )
 
 // The JSON report schema (docs: shared spec cli.md), version SchemaVersion.
@@ -17,13 +18,10 @@ import (
 // output. Slices are never nil, so they encode as [], never null.
 
 type jsonReport struct {
-	SchemaVersion int         `json:"schema_version"`
-	Tool          string      `json:"tool"`
-	Version       string      `json:"version"`
-	Command       string      `json:"command"`
-	Summary       jsonSummary `json:"summary"`
-	Notes         []string    `json:"notes"`
-	Settings      *Settings   `json:"settings,omitempty"`
+	schema.Header
+	Summary  jsonSummary `json:"summary"`
+	Notes    []string    `json:"notes"`
+	Settings *Settings   `json:"settings,omitempty"`
 	// Shard is present only in the report of a shard (--shard K/N).
 	Shard *shard.Spec `json:"shard,omitempty"`
 	// Statistics is present only with --statistics.
@@ -200,15 +198,13 @@ func (s *jsonStream) file(f *FileResult, _ *tally) error {
 
 func (s *jsonStream) finish(r *Report, t *tally) error {
 	head := jsonReport{
-		SchemaVersion: SchemaVersion,
-		Tool:          r.Tool,
-		Version:       r.Version,
-		Command:       r.Command,
-		Summary:       jsonSummary(t.summary(r)),
-		Notes:         r.Notes,
-		Settings:      r.Settings,
-		Shard:         r.Shard,
-		Files:         []jsonFile{},
+		Header: schema.Header{Schema: schema.VerifyReport, SchemaVersion: SchemaVersion,
+			Tool: r.Tool, Version: r.Version, Command: r.Command},
+		Summary:  jsonSummary(t.summary(r)),
+		Notes:    r.Notes,
+		Settings: r.Settings,
+		Shard:    r.Shard,
+		Files:    []jsonFile{},
 	}
 	if head.Notes == nil {
 		head.Notes = []string{}

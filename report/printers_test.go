@@ -202,7 +202,7 @@ func TestEdgeCases(t *testing.T) {
 		{"github clean", "github", clean, "::notice title=rollout verify::1 files, 3 records: 0 errors, 0 warnings, 0 infos\n"},
 		{"jsonl clean", "jsonl", clean, ""},
 		{"json empty", "json", empty,
-			"{\n  \"schema_version\": 1,\n  \"tool\": \"rollout\",\n  \"version\": \"\",\n  \"command\": \"verify\",\n" +
+			"{\n  \"schema\": \"verify-report\",\n  \"schema_version\": 1,\n  \"tool\": \"rollout\",\n  \"version\": \"\",\n  \"command\": \"verify\",\n" +
 				"  \"summary\": {\n    \"files\": 0,\n    \"records\": 0,\n    \"errors\": 0,\n    \"warnings\": 0,\n    \"infos\": 0,\n" +
 				"    \"not_analysed\": 0,\n    \"suppressed\": 0,\n    \"hidden\": 0\n  },\n" +
 				"  \"notes\": [],\n  \"files\": []\n}\n"},
@@ -259,6 +259,7 @@ func TestJSONStructure(t *testing.T) {
 		t.Fatalf("json output does not decode: %v\n%s", err, out)
 	}
 	want := map[string]any{
+		"schema":         "verify-report",
 		"schema_version": 1.0,
 		"tool":           "rollout",
 		"version":        "0.3.0-test",
@@ -298,7 +299,7 @@ func TestJSONStructure(t *testing.T) {
 		path string
 		keys []string
 	}{
-		{"@this", []string{"schema_version", "tool", "version", "command", "summary", "notes", "files"}},
+		{"@this", []string{"schema", "schema_version", "tool", "version", "command", "summary", "notes", "files"}},
 		{"summary", []string{"files", "records", "errors", "warnings", "infos", "not_analysed", "suppressed", "hidden"}},
 		{"files.0", []string{"path", "records", "era", "history_mode", "cli_version", "thread_id", "findings"}},
 		{"files.0.findings.0", []string{"rule", "severity", "line", "byte_offset", "ordinal", "message", "fixable", "evidence"}},
@@ -312,7 +313,7 @@ func TestJSONStructure(t *testing.T) {
 		desc string
 		ok   bool
 	}{
-		{"two-space indent", strings.HasPrefix(out, "{\n  \"schema_version\": 1,\n")},
+		{"two-space indent", strings.HasPrefix(out, "{\n  \"schema\": \"verify-report\",\n  \"schema_version\": 1,\n")},
 		{"trailing newline", strings.HasSuffix(out, "}\n") && !strings.HasSuffix(out, "\n\n")},
 		{"no HTML escaping", !strings.Contains(out, `\u003c`) && strings.Contains(out, `"a<b"`)},
 		{"empty findings as []", strings.Contains(out, `"findings": []`)},

@@ -410,21 +410,18 @@ func (p *RepairPrinter) printRemaining(out *repair.Outcome, remaining []checks.F
 
 // The JSON report (--report FILE): versioned and additive like verify's.
 type repairReportJSON struct {
-	SchemaVersion int              `json:"schema_version"`
-	Tool          string           `json:"tool"`
-	Version       string           `json:"version"`
-	Command       string           `json:"command"`
-	Path          string           `json:"path"`
-	Output        string           `json:"output"`
-	Written       bool             `json:"written"`
-	Backup        string           `json:"backup,omitempty"`
-	Quarantine    string           `json:"quarantine,omitempty"`
-	Changes       []changeJSON     `json:"changes"`
-	Quarantined   []quarantineJSON `json:"quarantined"`
-	ZstdTail      *zstdTailJSON    `json:"zstd_tail,omitempty"`
-	NotFixed      []notFixedJSON   `json:"not_fixed"`
-	Remaining     remainingJSON    `json:"remaining"`
-	Refused       string           `json:"refused,omitempty"`
+	schema.Header
+	Path        string           `json:"path"`
+	Output      string           `json:"output"`
+	Written     bool             `json:"written"`
+	Backup      string           `json:"backup,omitempty"`
+	Quarantine  string           `json:"quarantine,omitempty"`
+	Changes     []changeJSON     `json:"changes"`
+	Quarantined []quarantineJSON `json:"quarantined"`
+	ZstdTail    *zstdTailJSON    `json:"zstd_tail,omitempty"`
+	NotFixed    []notFixedJSON   `json:"not_fixed"`
+	Remaining   remainingJSON    `json:"remaining"`
+	Refused     string           `json:"refused,omitempty"`
 }
 
 type changeJSON struct {
@@ -492,7 +489,7 @@ func jsonValue(b []byte, n int, had bool) json.RawMessage {
 }
 
 func WriteRepairJSON(w io.Writer, out *repair.Outcome) error {
-	rep := repairReportJSON{SchemaVersion: schema.Version(schema.Repair), Tool: "rollout", Version: schema.ToolVersion(), Command: "repair",
+	rep := repairReportJSON{Header: schema.NewHeader(schema.Repair),
 		Path: out.Path, Output: out.Target, Written: out.Wrote, Backup: out.Backup,
 		Changes: []changeJSON{}, Quarantined: []quarantineJSON{}, NotFixed: []notFixedJSON{}}
 	if len(out.Quarantined) > 0 || out.Salvage != nil {

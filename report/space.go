@@ -99,21 +99,18 @@ func WriteSpaceText(w io.Writer, s *space.Summary, homes []home.Usage, top int) 
 // spaceReport is the JSON report of `rollout space`: a designed schema,
 // additive only.
 type spaceReport struct {
-	SchemaVersion int                `json:"schema_version"`
-	Tool          string             `json:"tool"`
-	Version       string             `json:"version"`
-	Command       string             `json:"command"`
-	Files         int                `json:"files"`
-	DiskBytes     int64              `json:"disk_bytes"`
-	Bytes         int64              `json:"bytes"`
-	Lines         int64              `json:"lines"`
-	ByType        []space.Bucket     `json:"by_type"`
-	ByClass       []space.Bucket     `json:"by_class"`
-	Repeats       []spaceRepeat      `json:"repeats"`
-	Trees         []spaceTree        `json:"trees"`
-	Policies      []space.PolicyFree `json:"policies"`
-	PerFile       []spaceFile        `json:"per_file"`
-	Errors        []SpaceFailure     `json:"errors"`
+	schema.Header
+	Files     int                `json:"files"`
+	DiskBytes int64              `json:"disk_bytes"`
+	Bytes     int64              `json:"bytes"`
+	Lines     int64              `json:"lines"`
+	ByType    []space.Bucket     `json:"by_type"`
+	ByClass   []space.Bucket     `json:"by_class"`
+	Repeats   []spaceRepeat      `json:"repeats"`
+	Trees     []spaceTree        `json:"trees"`
+	Policies  []space.PolicyFree `json:"policies"`
+	PerFile   []spaceFile        `json:"per_file"`
+	Errors    []SpaceFailure     `json:"errors"`
 	// Homes: the state of each Codex home read (databases, migration
 	// leftovers), biggest file first.
 	Homes []spaceHome `json:"homes"`
@@ -163,7 +160,7 @@ type spaceFile struct {
 
 // WriteSpaceJSON writes the JSON report of `rollout space`.
 func WriteSpaceJSON(w io.Writer, s *space.Summary, failed []SpaceFailure, homes []home.Usage) error {
-	rep := spaceReport{SchemaVersion: schema.Version(schema.Space), Tool: "rollout", Version: schema.ToolVersion(), Command: "space",
+	rep := spaceReport{Header: schema.NewHeader(schema.Space),
 		Files: len(s.Files), DiskBytes: s.DiskBytes, Bytes: s.Bytes, Lines: s.Lines,
 		ByType: nonNil(s.ByType()), ByClass: nonNil(s.ByClass()), Policies: s.Reclaimable(),
 		Repeats: []spaceRepeat{}, Trees: []spaceTree{}, PerFile: []spaceFile{}, Errors: failed}

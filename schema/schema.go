@@ -43,8 +43,10 @@ type Output struct {
 // outputs is the table, in the order `rollout version` prints it.
 var outputs = []Output{
 	{Name: VerifyReport, Version: 1, Command: "verify"},
-	{Name: Budget, Version: 1, Command: "simulate-budget"},
-	{Name: BudgetFleet, Version: 1, Command: "simulate-budget"},
+	{Name: Budget, Version: 2, Command: "simulate-budget",
+		Changes: "2: compact_at is an object {kind: percent|tokens|auto, value} instead of a string; calibration.threshold is null without a recorded window; the common header"},
+	{Name: BudgetFleet, Version: 2, Command: "simulate-budget",
+		Changes: "2: fit_grid rows are objects with named numbers instead of strings of five integers; compact_at is an object {kind, value}; each setting has threshold (null at the recorded windows for a percentage); fitted.threshold and fitted.post_compact_tokens are null instead of 0; the common header"},
 	{Name: Repair, Version: 1, Command: "repair"},
 	{Name: Space, Version: 1, Command: "space"},
 	{Name: Reclaim, Version: 2, Command: "reclaim",

@@ -292,3 +292,39 @@ func TestSchemasRejectWrongShapes(t *testing.T) {
 		}
 	}
 }
+
+// TestSchemasRejectOldShapes: real output put back in the shape a bumped
+// schema replaced fails that schema.
+func TestSchemasRejectOldShapes(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name     schema.Name
+		args     []string
+		old, new string // a regexp of the new shape and the old shape it replaced
+	}{
+		{schema.Budget, []string{"simulate-budget", "--format", "json", "../../fixtures/budget/basic.jsonl"},
+			`"compact_at": \{\s*"kind": "percent",\s*"value": 90\s*\}`, `"compact_at": "90%"`},
+		{schema.BudgetFleet, []string{"simulate-budget", "--format", "json", "--compact-at", "auto", "../../fixtures/budget/fleet"},
+			`\{\s*"compact_at_permille": 500,\s*"post_compact_percent": null,\s*"reproduced": (\d+),\s*"exact": (\d+),\s*"simulated": (\d+)\s*\}`, `"500 -1 $1 $2 $3"`},
+		{schema.BudgetFleet, []string{"simulate-budget", "--format", "json", "--compact-at", "auto", "../../fixtures/budget/fleet"},
+			`"threshold": null,(\s*"post_compact_percent": null,\s*)"post_compact_tokens": null`, `"threshold": 0,${1}"post_compact_tokens": 0`},
+	} {
+		file := "../../" + schema.File(tt.name)
+		sch, err := jsonschema.NewCompiler().Compile(file)
+		if err != nil {
+			t.Fatalf("compile %s: %v", file, err)
+		}
+		good := runJSON(t, tt.args...)
+		re := regexp.MustCompile(tt.old)
+		if !re.Match(good) {
+			t.Fatalf("%s: no %s in\n%s", tt.name, tt.old, good)
+		}
+		bad := re.ReplaceAll(good, []byte(tt.new))
+		if err := validateReport(sch, good); err != nil {
+			t.Errorf("%s: %v", tt.name, err)
+		}
+		if err := validateReport(sch, bad); err == nil {
+			t.Errorf("%s accepts the old shape %s", file, tt.new)
+		}
+	}
+}
