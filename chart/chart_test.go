@@ -115,7 +115,7 @@ func TestChartScalesToTheData(t *testing.T) {
 }
 
 func TestFleetChartScalesToTheData(t *testing.T) {
-	f := &budget.Fleet{Sessions: 2, Settings: []budget.FleetOutcome{{Window: 350000, CompactAt: "90%", Sessions: 2, PeakFillMax: 12000,
+	f := &budget.Fleet{Sessions: 2, Settings: []budget.FleetOutcome{{Window: 350000, CompactAt: budget.Percent(90).JSON(), Sessions: 2, PeakFillMax: 12000,
 		PeakFillHistogram: [][2]int64{{8, 1}, {12, 1}}}}}
 	p, err := buildFleet(f)
 	if err != nil {
