@@ -155,7 +155,7 @@ func PlanFile(path string, o Options) (*Plan, *space.File, error) {
 	if o.has(space.PolicyBeforeTurn) {
 		line, more := sf.BeforeTurn(o.BeforeTurn, st.UserTurnStarts())
 		if line == 0 {
-			p.Skipped[space.PolicyBeforeTurn] = fmt.Sprintf("no compaction before the last %d user turns that no later rollback could undo", o.BeforeTurn)
+			p.Skipped[space.PolicyBeforeTurn] = fmt.Sprintf("no compaction before the last %d user turns that no later rollback could undo (the file has %d; a smaller before-turn=N reaches further back)", o.BeforeTurn, len(st.UserTurnStarts()))
 		}
 		cuts = append(append([]space.Cut(nil), cuts...), more...)
 	}
@@ -177,15 +177,24 @@ func PlanFile(path string, o Options) (*Plan, *space.File, error) {
 	for _, c := range p.Cuts {
 		p.Frees[c.Policy] += int64(c.End-c.Start) - int64(len(c.Repl))
 	}
-	if sf.RollbackAfterCheckpoint && o.has(space.PolicySupersededCheckpoints) {
-		p.Skipped[space.PolicySupersededCheckpoints] = "a rollback follows the newest compaction"
+	if o.has(space.PolicySupersededCheckpoints) && p.Frees[space.PolicySupersededCheckpoints] == 0 {
+		switch {
+		case sf.RollbackAfterCheckpoint:
+			p.Skipped[space.PolicySupersededCheckpoints] = "a rollback follows the newest compaction"
+		case !compressed:
+			p.Skipped[space.PolicySupersededCheckpoints] = fmt.Sprintf("no compaction is superseded by a later one (%d compaction(s); two are needed)", sf.Compactions)
+		}
+	}
+	if o.has(space.PolicyDuplicateExecOutput) && p.Frees[space.PolicyDuplicateExecOutput] == 0 && !compressed {
+		p.Skipped[space.PolicyDuplicateExecOutput] = "no command output is stored twice (an item_completed output equal to its call's tool output)"
 	}
 	if o.has(space.PolicyCompress) {
 		switch {
 		case compressed:
 			p.Skipped[space.PolicyCompress] = "already compressed"
 		case o.Now.Sub(fi.ModTime()) < o.ColdAfter:
-			p.Skipped[space.PolicyCompress] = fmt.Sprintf("not cold: modified %s ago", o.Now.Sub(fi.ModTime()).Round(time.Second))
+			p.Skipped[space.PolicyCompress] = fmt.Sprintf("not cold: modified %s ago, less than --cold-after %s (a smaller --cold-after counts it)",
+				o.Now.Sub(fi.ModTime()).Round(time.Second), space.Age(o.ColdAfter))
 		default:
 			if _, err := os.Lstat(path + ".zst"); err == nil {
 				p.Skipped[space.PolicyCompress] = path + ".zst already exists"

@@ -91,7 +91,10 @@ func WriteSpaceText(w io.Writer, s *space.Summary, homes []home.Usage, top int) 
 	}
 	fmt.Fprintf(ew, "\nRECLAIM POLICIES (rollout reclaim --policy P; what each frees and gives up)\n")
 	for _, p := range s.Reclaimable() {
-		fmt.Fprintf(ew, "  %-22s %10s %6s in %d files; gives up %s\n", p.Policy, Size(p.Bytes), share(p.Bytes, s.DiskBytes), p.Files, p.GivesUp)
+		fmt.Fprintf(ew, "  %-22s %10s %6s in %d files; gives up %s\n", p.Arg(), Size(p.Bytes), share(p.Bytes, s.DiskBytes), p.Files, p.GivesUp)
+		if p.Why != "" {
+			fmt.Fprintf(ew, "  %-22s nothing to free: %s\n", "", p.Why)
+		}
 	}
 	return ew.Err
 }

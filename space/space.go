@@ -12,6 +12,7 @@ import (
 	"hash/maphash"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/rollout-dev/rollout/rollout"
 )
@@ -87,6 +88,9 @@ type File struct {
 	DiskBytes  int64
 	Compressed bool // stored as zstd
 	Cold       bool // idle long enough for the compress policy
+	// Idle is how long ago the file was last written (0: unknown, as for
+	// standard input): why a file is not cold.
+	Idle time.Duration
 	// CompressedBytes estimates the zstd size of a cold plain file (0: not estimated).
 	CompressedBytes int64
 
@@ -125,14 +129,16 @@ type File struct {
 	Checkpoints []Checkpoint
 	Bulk        []Cut
 	Rollbacks   []int // lines of thread_rolled_back events
-	// BeforeTurnFree is what before-turn N frees (see EstimateBeforeTurn).
+	// BeforeTurnFree is what before-turn N frees (see EstimateBeforeTurn),
+	// UserTurns the user turns that N is compared with.
 	BeforeTurnFree int64
+	UserTurns      int
 }
 
 // EstimateBeforeTurn sets BeforeTurnFree for before-turn n (Plan only).
 func (f *File) EstimateBeforeTurn(n int, userTurnStarts []int) {
 	_, cuts := f.BeforeTurn(n, userTurnStarts)
-	f.BeforeTurnFree = 0
+	f.BeforeTurnFree, f.UserTurns = 0, len(userTurnStarts)
 	for _, c := range cuts {
 		f.BeforeTurnFree += int64(c.End-c.Start) - int64(len(c.Repl))
 	}

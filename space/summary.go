@@ -1,8 +1,10 @@
 package space
 
 import (
+	"fmt"
 	"io"
 	"sort"
+	"time"
 
 	"github.com/klauspost/compress/zstd"
 
@@ -15,6 +17,10 @@ import (
 // stable order for the output to be stable.
 type Summary struct {
 	Top int
+	// ColdAfter and KeepTurns are the settings of the compress and
+	// before-turn estimates, named when they free nothing.
+	ColdAfter time.Duration
+	KeepTurns int
 
 	Files     []*File // every file, in the order added (each is small)
 	Bytes     int64
@@ -138,10 +144,23 @@ func (s *Summary) Trees() []Tree {
 // PolicyFree is what one reclaim policy would free over all files.
 type PolicyFree struct {
 	Policy string `json:"policy"`
-	Bytes  int64  `json:"bytes"`
-	Files  int    `json:"files"`
+	// N is before-turn's N (--keep-turns); 0 for the other policies.
+	N     int   `json:"n,omitempty"`
+	Bytes int64 `json:"bytes"`
+	Files int   `json:"files"`
 	// GivesUp says what applying the policy costs.
 	GivesUp string `json:"gives_up"`
+	// Why says, when the policy frees nothing, why and what would
+	// change it; "" when it frees something.
+	Why string `json:"why,omitempty"`
+}
+
+// Arg is the policy as reclaim --policy takes it: before-turn=N.
+func (p PolicyFree) Arg() string {
+	if p.N > 0 {
+		return fmt.Sprintf("%s=%d", p.Policy, p.N)
+	}
+	return p.Policy
 }
 
 // Policies are the reclaim policies, with what they give up.
@@ -174,15 +193,89 @@ func (s *Summary) Reclaimable() []PolicyFree {
 	var out []PolicyFree
 	for _, p := range Policies {
 		pf := PolicyFree{Policy: p.Name, GivesUp: p.GivesUp}
+		if p.Name == PolicyBeforeTurn {
+			pf.N = s.KeepTurns
+		}
 		for _, f := range s.Files {
 			if n := f.Freed(p.Name); n > 0 {
 				pf.Bytes += n
 				pf.Files++
 			}
 		}
+		if pf.Bytes == 0 {
+			pf.Why = s.whyNothing(p.Name)
+		}
 		out = append(out, pf)
 	}
 	return out
+}
+
+// whyNothing says why a policy frees nothing in any file, and what would
+// change that.
+func (s *Summary) whyNothing(policy string) string {
+	if len(s.Files) == 0 {
+		return "no rollout was read"
+	}
+	switch policy {
+	case PolicyCompress:
+		var plain, cold int
+		var idlest time.Duration
+		for _, f := range s.Files {
+			if f.Compressed {
+				continue
+			}
+			plain++
+			if f.Cold {
+				cold++
+			}
+			idlest = max(idlest, f.Idle)
+		}
+		switch {
+		case plain == 0:
+			return "every rollout is already compressed (.zst)"
+		case cold == 0:
+			return fmt.Sprintf("every plain rollout was written less than --cold-after %s ago (the least recent %s ago); a smaller --cold-after would count them",
+				Age(s.ColdAfter), Age(idlest))
+		}
+		return "zstd would not make the cold rollouts smaller"
+	case PolicySupersededCheckpoints:
+		most, rolledBack := 0, 0
+		for _, f := range s.Files {
+			most = max(most, f.Compactions)
+			if f.RollbackAfterCheckpoint {
+				rolledBack++
+			}
+		}
+		if rolledBack > 0 {
+			return fmt.Sprintf("in %d rollout(s) a rollback follows the newest compaction, which could bring an older checkpoint back", rolledBack)
+		}
+		return fmt.Sprintf("no rollout has a compaction superseded by a later one (the most compactions in one is %d; two are needed)", most)
+	case PolicyDuplicateExecOutput:
+		return "no command output is stored twice (an item_completed output equal to its call's tool output)"
+	case PolicyBeforeTurn:
+		most := 0
+		for _, f := range s.Files {
+			most = max(most, f.UserTurns)
+		}
+		if most <= s.KeepTurns {
+			return fmt.Sprintf("no rollout has more than N = %d user turns (--keep-turns; the most is %d): a smaller N would let a rollback undo fewer turns and free what is before them", s.KeepTurns, most)
+		}
+		return fmt.Sprintf("no rollout has a compaction before its last N = %d user turns (--keep-turns) that a later rollback could not undo: a smaller N reaches further back", s.KeepTurns)
+	}
+	return ""
+}
+
+// Age writes a duration as --cold-after takes it: 7d, 36h, 5m, 0s.
+func Age(d time.Duration) string {
+	switch {
+	case d >= 48*time.Hour:
+		return fmt.Sprintf("%dd", d/(24*time.Hour))
+	case d >= time.Hour:
+		return fmt.Sprintf("%dh", d/time.Hour)
+	case d >= time.Minute:
+		return fmt.Sprintf("%dm", d/time.Minute)
+	}
+	return fmt.Sprintf("%ds", d/time.Second)
 }
 
 // CompressCounter is an io.Writer that zstd-compresses what it is given and

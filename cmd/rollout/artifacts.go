@@ -101,8 +101,18 @@ func runArtifacts(a *app, o *artifactsOptions) error {
 	if strays > 0 {
 		fmt.Fprintf(a.io.Out, "; %d inside sessions/ or archived_sessions/", strays)
 	}
+	if len(found) == 0 {
+		fmt.Fprint(a.io.Out, ": nothing to list; repair --write and reclaim --write leave backups, quarantines, undo records and archives, and none is there")
+	}
 	fmt.Fprintln(a.io.Out)
 	if !o.move && !o.remove {
+		return nil
+	}
+	if o.move && strays == 0 {
+		fmt.Fprintln(a.io.Out, "nothing to move: no artifact is inside sessions/ or archived_sessions/")
+		return nil
+	}
+	if len(found) == 0 {
 		return nil
 	}
 	// One rollout at a time, holding its lock: no repair or reclaim of it

@@ -337,6 +337,24 @@ func runRepair(ctx context.Context, a *app, o *repairOptions) error {
 	return o.finish(a, p, out)
 }
 
+// nothingToRepair says why a repair plans nothing, and what would change it.
+func nothingToRepair(out *repair.Outcome, fixes checks.FixSet) string {
+	fs := out.Input.Findings
+	if len(fs) == 0 {
+		return "verify finds nothing in it"
+	}
+	var unselected []string
+	for _, f := range fs {
+		if f.Fixable && !fixes[f.Rule] && !slices.Contains(unselected, f.Rule) {
+			unselected = append(unselected, f.Rule)
+		}
+	}
+	if len(unselected) > 0 {
+		return fmt.Sprintf("the fixes of %s are not selected (opt-in): add --fix %s", strings.Join(unselected, ", "), strings.Join(unselected, ","))
+	}
+	return fmt.Sprintf("no fix applies to its %s (rollout explain RULE says what to do)", report.Count(len(fs), "finding"))
+}
+
 // printer prints this repair's plan, diff and outcome.
 func (o *repairOptions) printer(a *app) *report.RepairPrinter {
 	return &report.RepairPrinter{Out: a.io.Out, Err: a.io.Err, Path: o.path, Write: o.write, Output: o.output,
@@ -396,7 +414,7 @@ func refusalError(ref *repair.Refusal) error {
 // and returns the exit code.
 func (o *repairOptions) finish(a *app, p *report.RepairPrinter, out *repair.Outcome) error {
 	if out.NothingToFix() {
-		fmt.Fprintf(a.io.Out, "%s: nothing to repair\n", termsafe.String(o.path))
+		fmt.Fprintf(a.io.Out, "%s: nothing to repair: %s\n", termsafe.String(o.path), nothingToRepair(out, o.fixes))
 	}
 	remaining := out.Remaining()
 	p.PrintOutcome(out, remaining)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/rollout-dev/rollout/budget"
 	"github.com/rollout-dev/rollout/chart"
+	"github.com/rollout-dev/rollout/internal/termsafe"
 	"github.com/rollout-dev/rollout/rollout"
 	"github.com/spf13/cobra"
 )
@@ -170,6 +171,9 @@ func runSimulateBudget(ctx context.Context, a *app, o *simulateBudgetOptions) er
 	}
 	if oversized > 0 {
 		warningf(a.io.Err, "%s: %d line(s) over --max-line-bytes were not read; the evidence may miss requests", path, oversized)
+	}
+	if r.Requests == 0 {
+		notef(a.io.Err, "%s: nothing to simulate: it records no request's token counts (token_count events with info; Codex writes them once a model has answered)", termsafe.String(path))
 	}
 
 	if o.series != "" {

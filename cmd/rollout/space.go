@@ -158,6 +158,7 @@ func runSpace(ctx context.Context, a *app, o *spaceOptions) error {
 	progress := newProgress(a.io, "reading", paths, a.io.ErrIsTTY && o.format == "text" && isStdout(o.output))
 	now := time.Now()
 	sum := space.NewSummary(o.top)
+	sum.ColdAfter, sum.KeepTurns = o.coldAfter, o.keepTurns
 	code := exitOK
 	var failed []report.SpaceFailure
 	// Accounts fold into the summary in path order as they finish, so only
@@ -213,11 +214,12 @@ func accountFile(path string, stdin io.Reader, o *spaceOptions, now time.Time, o
 	}
 	defer f.Close()
 	var disk int64
+	var idle time.Duration
 	cold := false
 	if path != rollout.StdinPath {
 		if fi, err := os.Stat(path); err == nil {
-			disk = fi.Size()
-			cold = now.Sub(fi.ModTime()) >= o.coldAfter
+			disk, idle = fi.Size(), max(0, now.Sub(fi.ModTime()))
+			cold = idle >= o.coldAfter
 		}
 	}
 	compressed := rollout.IsCompressed(path)
@@ -238,7 +240,7 @@ func accountFile(path string, stdin io.Reader, o *spaceOptions, now time.Time, o
 	file, classes := acct.Finish()
 	file.EstimateBeforeTurn(o.keepTurns, st.UserTurnStarts())
 	file.Cuts, file.Bulk, file.Checkpoints = nil, nil, nil // planned for the estimates only
-	file.Path, file.Compressed, file.Cold = path, compressed, cold
+	file.Path, file.Compressed, file.Cold, file.Idle = path, compressed, cold, idle
 	file.DiskBytes = disk
 	if path == rollout.StdinPath {
 		file.DiskBytes = file.Bytes
