@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"path/filepath"
 
 	"github.com/rollout-dev/rollout/checks"
 )
@@ -55,13 +54,14 @@ func codeClimateSeverity(s checks.Severity) string {
 type codeClimateStream struct {
 	noSpool
 	bw     *bufio.Writer
+	o      Options
 	buf    bytes.Buffer
 	enc    *json.Encoder
 	issues int
 }
 
-func newCodeClimateStream(w io.Writer, _ Options) formatStream {
-	s := &codeClimateStream{bw: bufio.NewWriter(w)}
+func newCodeClimateStream(w io.Writer, o Options) formatStream {
+	s := &codeClimateStream{bw: bufio.NewWriter(w), o: o}
 	s.enc = json.NewEncoder(&s.buf)
 	s.enc.SetEscapeHTML(false)
 	s.enc.SetIndent("  ", "  ")
@@ -84,7 +84,8 @@ func (s *codeClimateStream) issue(is codeClimateIssue) error {
 }
 
 func (s *codeClimateStream) file(f *FileResult, _ *tally) error {
-	path := filepath.ToSlash(f.Path)
+	// Relative to the source root: GitLab maps them to the repository's files.
+	path, _ := s.o.fromRoot(f.Path)
 	if f.Error != nil {
 		check := "not-analysed/" + f.Error.Code
 		if err := s.issue(codeClimateIssue{

@@ -14,6 +14,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
@@ -249,6 +250,28 @@ type Options struct {
 	Statistics bool
 	// Links are the html format's links to the rollouts and their views.
 	Links Links
+	// SourceRoot is the absolute directory that SARIF's %SRCROOT% and the
+	// Code Quality paths are relative to (the repository's root, for code
+	// scanning to map results to files); "" names files as the report
+	// holds them.
+	SourceRoot string
+}
+
+// fromRoot is a file's slash-separated path relative to SourceRoot, and
+// whether it is under it; otherwise the path as the report holds it.
+func (o Options) fromRoot(path string) (string, bool) {
+	if o.SourceRoot == "" || path == "-" {
+		return filepath.ToSlash(path), false
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return filepath.ToSlash(path), false
+	}
+	rel, err := filepath.Rel(o.SourceRoot, abs)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return filepath.ToSlash(abs), false
+	}
+	return filepath.ToSlash(rel), true
 }
 
 // NeverFail is the FailOn of --fail-on never: above every severity.

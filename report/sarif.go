@@ -46,9 +46,12 @@ type sarifLog struct {
 }
 
 type sarifRun struct {
-	Tool        sarifTool         `json:"tool"`
-	Invocations []sarifInvocation `json:"invocations"`
-	Results     []sarifResult     `json:"results"`
+	Tool sarifTool `json:"tool"`
+	// OriginalURIBaseIDs says where %SRCROOT%, the base of the results'
+	// relative URIs, is (Options.SourceRoot).
+	OriginalURIBaseIDs map[string]sarifArtifactLocation `json:"originalUriBaseIds,omitempty"`
+	Invocations        []sarifInvocation                `json:"invocations"`
+	Results            []sarifResult                    `json:"results"`
 }
 
 type sarifInvocation struct {
@@ -122,7 +125,22 @@ type sarifPhysicalLocation struct {
 }
 
 type sarifArtifactLocation struct {
-	URI string `json:"uri"`
+	URI       string `json:"uri"`
+	URIBaseID string `json:"uriBaseId,omitempty"`
+}
+
+// sarifSourceRoot is the uriBaseId of paths relative to the source root,
+// the name GitHub code scanning and other consumers resolve.
+const sarifSourceRoot = "%SRCROOT%"
+
+// location is the artifactLocation of a file: relative to %SRCROOT% when
+// it is under the source root, else as sarifURI makes it.
+func (s *sarifWriter) location(path string) sarifArtifactLocation {
+	rel, ok := s.o.fromRoot(path)
+	if !ok {
+		return sarifArtifactLocation{URI: sarifURI(path)}
+	}
+	return sarifArtifactLocation{URI: (&url.URL{Path: rel}).String(), URIBaseID: sarifSourceRoot}
 }
 
 type sarifRegion struct {
@@ -146,8 +164,8 @@ func sarifPrinter(lookup func(id string) (*checks.Rule, bool)) Printer {
 // one gets a generic title and, as default level, the highest severity of
 // its findings. Each result's level is its finding's own severity.
 func sarifStream(lookup func(id string) (*checks.Rule, bool)) func(io.Writer, Options) formatStream {
-	return func(w io.Writer, _ Options) formatStream {
-		s := &sarifWriter{w: w, lookup: lookup}
+	return func(w io.Writer, o Options) formatStream {
+		s := &sarifWriter{w: w, lookup: lookup, o: o}
 		s.enc = gob.NewEncoder(&s.results)
 		return s
 	}
@@ -155,6 +173,7 @@ func sarifStream(lookup func(id string) (*checks.Rule, bool)) func(io.Writer, Op
 
 type sarifWriter struct {
 	w       io.Writer
+	o       Options
 	lookup  func(id string) (*checks.Rule, bool)
 	results spool
 	enc     *gob.Encoder
@@ -219,7 +238,7 @@ func (s *sarifWriter) finish(r *Report, t *tally) error {
 		inv.ToolExecutionNotifications = append(inv.ToolExecutionNotifications, sarifNotification{
 			Level:      "error",
 			Message:    sarifMessage{Text: f.Path + ": " + notAnalysed(f.Error)},
-			Locations:  []sarifLocation{{PhysicalLocation: sarifPhysicalLocation{ArtifactLocation: sarifArtifactLocation{URI: sarifURI(f.Path)}}}},
+			Locations:  []sarifLocation{{PhysicalLocation: sarifPhysicalLocation{ArtifactLocation: s.location(f.Path)}}},
 			Descriptor: &sarifDescriptorRef{ID: f.Error.Code},
 		})
 	}
@@ -241,6 +260,10 @@ func (s *sarifWriter) finish(r *Report, t *tally) error {
 			Invocations: []sarifInvocation{inv},
 			Results:     []sarifResult{},
 		}},
+	}
+	if root := s.o.SourceRoot; root != "" {
+		head.Runs[0].OriginalURIBaseIDs = map[string]sarifArtifactLocation{
+			sarifSourceRoot: {URI: strings.TrimSuffix(sarifURI(root), "/") + "/"}}
 	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
@@ -277,7 +300,7 @@ func (s *sarifWriter) writeResults(w io.Writer, index map[string]int) error {
 	enc.SetEscapeHTML(false)
 	enc.SetIndent(sarifResultIndent, "  ")
 	sep := "\n" + sarifResultIndent
-	path, uri := "", ""
+	path, loc0 := "", sarifArtifactLocation{}
 	for {
 		var fd sarifSpooled
 		if err := dec.Decode(&fd); err == io.EOF {
@@ -285,10 +308,10 @@ func (s *sarifWriter) writeResults(w io.Writer, index map[string]int) error {
 		} else if err != nil {
 			return fmt.Errorf("reading the spooled sarif report: %w", err)
 		}
-		if fd.Path != path || uri == "" {
-			path, uri = fd.Path, sarifURI(fd.Path)
+		if fd.Path != path || loc0.URI == "" {
+			path, loc0 = fd.Path, s.location(fd.Path)
 		}
-		loc := sarifPhysicalLocation{ArtifactLocation: sarifArtifactLocation{URI: uri}}
+		loc := sarifPhysicalLocation{ArtifactLocation: loc0}
 		if fd.Line > 0 {
 			loc.Region = &sarifRegion{StartLine: fd.Line}
 		}

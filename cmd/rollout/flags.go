@@ -3,6 +3,8 @@ package main
 import (
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -67,6 +69,41 @@ func oneFormatOnStdout(n int) error {
 		return usageError("write the others to files with --format FORMAT=FILE (or -o FILE)", "only one --format can write to standard output")
 	}
 	return nil
+}
+
+// addSourceRoot adds --source-root DIR, the root SARIF's %SRCROOT% and
+// the Code Quality paths are relative to (as golangci-lint's --path-prefix
+// makes its paths fit the repository).
+func addSourceRoot(f *pflag.FlagSet, p *string) {
+	f.StringVar(p, "source-root", "", "sarif and codeclimate name files relative to `DIR` (default: the git work tree holding the working directory, else the working directory)")
+}
+
+// sourceRoot resolves --source-root to an absolute directory: the flag, or
+// the nearest directory upward from the working directory that holds .git,
+// or the working directory.
+func sourceRoot(flag string) (string, error) {
+	if flag != "" {
+		abs, err := filepath.Abs(flag)
+		if err != nil {
+			return "", err
+		}
+		if fi, err := os.Stat(abs); err != nil || !fi.IsDir() {
+			return "", usageError("name the repository's root directory", "--source-root %s is not a directory", flag)
+		}
+		return abs, nil
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for dir := wd; ; dir = filepath.Dir(dir) {
+		if _, err := os.Lstat(filepath.Join(dir, ".git")); err == nil {
+			return dir, nil
+		}
+		if filepath.Dir(dir) == dir {
+			return wd, nil
+		}
+	}
 }
 
 // reportOutput is one --format FORMAT[=FILE]: the printer and the file it

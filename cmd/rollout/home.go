@@ -17,6 +17,7 @@ type homeOptions struct {
 	dir          string
 	formats      []string
 	output       string
+	sourceRoot   string
 	failOn       string
 	selectRules  []string
 	ignoreRules  []string
@@ -64,6 +65,7 @@ be read, see the notes).`,
 	f := cmd.Flags()
 	f.StringArrayVar(&opts.formats, "format", nil, "report format: "+strings.Join(report.Formats(), "|")+", or FORMAT=FILE (repeatable)")
 	addOutput(f, &opts.output, "the report of the --format that names no FILE")
+	addSourceRoot(f, &opts.sourceRoot)
 	f.StringVar(&opts.failOn, "fail-on", "error", "exit 1 on findings at or above this severity: error|warning|info|never")
 	f.StringSliceVar(&opts.selectRules, "select", nil, "only these home rules (e.g. home/projection-past-eof)")
 	f.StringSliceVar(&opts.ignoreRules, "ignore", nil, "skip these home rules")
@@ -132,7 +134,11 @@ func runHome(ctx context.Context, a *app, o *homeOptions) error {
 	if rep.Incomplete && exitPriority(exitIncomplete) > exitPriority(code) {
 		code = exitIncomplete
 	}
-	reports := openReports(a, o.report, run, report.Options{FailOn: o.failOnSev}, &progress{})
+	root, err := sourceRoot(o.sourceRoot)
+	if err != nil {
+		return err
+	}
+	reports := openReports(a, o.report, run, report.Options{FailOn: o.failOnSev, SourceRoot: root}, &progress{})
 	slices.Sort(order)
 	for _, p := range order {
 		fr := byPath[p]

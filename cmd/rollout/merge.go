@@ -20,6 +20,7 @@ type mergeOptions struct {
 	reports    []string
 	formats    []string
 	output     string
+	sourceRoot string
 	failOn     string
 	color      string
 	statistics bool
@@ -57,6 +58,7 @@ text|json|csv|svg|png (or FORMAT=FILE).`,
 	f := cmd.Flags()
 	f.StringArrayVar(&o.formats, "format", nil, "output format, or FORMAT=FILE (repeatable); default text")
 	addOutput(f, &o.output, "the report of the --format that names no FILE")
+	addSourceRoot(f, &o.sourceRoot)
 	f.StringVar(&o.failOn, "fail-on", "error", "verify reports: exit 1 on findings at or above this severity: error|warning|info|never")
 	f.StringVar(&o.color, "color", "auto", "verify reports: colour: auto|always|never (NO_COLOR disables auto)")
 	f.BoolVar(&o.statistics, "statistics", false, "verify reports: add counts by rule and severity (text and json)")
@@ -142,7 +144,11 @@ func mergeVerify(a *app, o *mergeOptions, failOn checks.Severity, inputs *outfil
 	if err != nil {
 		return usageError(mergeHint, "%v", err)
 	}
-	ropts := report.Options{FailOn: failOn, Statistics: o.statistics}
+	root, err := sourceRoot(o.sourceRoot)
+	if err != nil {
+		return err
+	}
+	ropts := report.Options{FailOn: failOn, Statistics: o.statistics, SourceRoot: root}
 	if err := writeReports(a, vo, rep, ropts); err != nil {
 		return err
 	}

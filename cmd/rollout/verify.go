@@ -31,6 +31,7 @@ type verifyOptions struct {
 	inputFlags
 	formats      []string
 	output       string // -o: the file of the format that names none
+	sourceRoot   string
 	failOn       string
 	selectRules  []string
 	ignoreRules  []string
@@ -94,6 +95,7 @@ or from --config FILE; flags override it (docs/ci.md).`,
 	f := cmd.Flags()
 	f.StringArrayVar(&opts.formats, "format", nil, "report format: "+strings.Join(report.Formats(), "|")+", or FORMAT=FILE (repeatable)")
 	addOutput(f, &opts.output, "the report of the --format that names no FILE")
+	addSourceRoot(f, &opts.sourceRoot)
 	f.StringVar(&opts.failOn, "fail-on", "error", "exit 1 on findings at or above this severity: error|warning|info|never")
 	f.StringSliceVar(&opts.selectRules, "select", nil, "only these rules or areas (e.g. ordinal/,item/missing-id)")
 	f.StringSliceVar(&opts.ignoreRules, "ignore", nil, "skip these rules or areas")
@@ -204,7 +206,11 @@ func runVerify(ctx context.Context, a *app, o *verifyOptions) error {
 	}
 	run := &report.Report{Tool: "rollout", Version: version(), Command: "verify", Notes: in.notes,
 		Settings: settings, Shard: o.shardPart}
-	reports := openReports(a, o, run, report.Options{FailOn: pol.failOn, Statistics: o.statistics}, progress)
+	root, err := sourceRoot(o.sourceRoot)
+	if err != nil {
+		return err
+	}
+	reports := openReports(a, o, run, report.Options{FailOn: pol.failOn, Statistics: o.statistics, SourceRoot: root}, progress)
 	var status exitStatus
 	raise := status.raise
 	// Messages about files go to stderr in input order, after the run.
