@@ -78,6 +78,9 @@ func (e *engine) compacted(rec *rollout.Record, pos Pos, p gjson.Result) {
 		e.judgeCompactedHistory(pos, p, before, n, prompt, kept)
 		e.lastPrompt = lastKept
 	}
+	if md := p.Get("resume_metadata"); md.IsObject() {
+		e.resumeMetadata(pos, md)
+	}
 	e.st.WorldState = nil
 	e.afterCompact = true
 	e.emit(pos, FlowCompactionEvidence{WindowNumber: e.st.Lineage.WindowNumber})

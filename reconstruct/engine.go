@@ -278,7 +278,7 @@ func (e *engine) feedObject(rec *rollout.Record, pos Pos) {
 	case rollout.TypeCompacted:
 		e.compacted(rec, pos, payload)
 	case rollout.TypeTurnContext:
-		e.turnContext(payload)
+		e.turnContext(pos, payload)
 	case rollout.TypeTokenUsageRecord:
 		e.tokenUsageRecord(pos, payload)
 	case rollout.TypeInterAgent:

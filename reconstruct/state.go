@@ -28,6 +28,7 @@ type State struct {
 	WorldState *mergepatch.Value // the current baseline; nil when there is none
 	Lineage    Lineage
 	Tokens     *TokenInfo // the last surviving token_count info
+	Settings   *Settings  // the previous-turn settings resume restores (nil: none seen)
 	Handoffs   map[string]*Handoff
 
 	UsesItemIDs      bool // some item carries a locally formed <prefix>_<uuid> id
@@ -131,3 +132,28 @@ func (s *State) finish(e *engine) {
 		s.Turns = append(s.Turns, Turn{ID: t.ID, StartLine: t.Pos.Line, Status: t.Status, User: t.User, RolledBack: t.RolledBack, Derived: t.derived})
 	}
 }
+
+// Settings are the settings resume restores for the next turn: from the
+// newest surviving turn_context, or, when a compaction after it carries
+// resume_metadata, from that. Codex's CompactionResumeMetadata (newer than
+// rust-v0.149.0-alpha.3; written by 0.171) holds "resume metadata that is
+// not represented by the companion records after a compaction", each field
+// "authoritative, including an intentionally absent value": a null there
+// is no value, whatever a turn_context before it said. The values are the
+// file's raw JSON; nil is null. Values are immutable, shared by turn
+// checkpoints.
+type Settings struct {
+	Source string // "turn_context" or "compacted.resume_metadata"
+	Line   int
+	// Previous is previous_turn_settings {model, comp_hash,
+	// realtime_active} (a turn_context's, or the metadata's).
+	Previous          []byte
+	MultiAgentVersion []byte
+	LastStartedTurnID []byte
+}
+
+// Setting sources.
+const (
+	SettingsFromTurnContext    = "turn_context"
+	SettingsFromResumeMetadata = "compacted.resume_metadata"
+)

@@ -44,10 +44,11 @@ type checkpoint struct {
 	lineage      Lineage
 	afterCompact bool
 	tokens       *TokenInfo
+	settings     *Settings
 }
 
 func (e *engine) checkpoint() checkpoint {
-	return checkpoint{history: e.st.History, n: e.st.History.Len(), world: e.st.WorldState, lineage: e.st.Lineage, afterCompact: e.afterCompact, tokens: e.st.Tokens}
+	return checkpoint{history: e.st.History, n: e.st.History.Len(), world: e.st.WorldState, lineage: e.st.Lineage, afterCompact: e.afterCompact, tokens: e.st.Tokens, settings: e.st.Settings}
 }
 
 func (e *engine) event(rec *rollout.Record, pos Pos) {
@@ -145,7 +146,8 @@ func (e *engine) event(rec *rollout.Record, pos Pos) {
 // the turn that starts next. A derived turn never takes a turn_context
 // seen inside it: that one belongs to the next user message. (A file cut
 // out of a longer one, a usage example, starts this way.)
-func (e *engine) turnContext(p gjson.Result) {
+func (e *engine) turnContext(pos Pos, p gjson.Result) {
+	e.turnContextSettings(pos, p)
 	id := p.Get("turn_id").String()
 	if id == "" {
 		return
@@ -266,6 +268,7 @@ func (e *engine) rollback(pos Pos, n int) {
 	e.st.Lineage = cp.lineage
 	e.afterCompact = cp.afterCompact
 	e.st.Tokens = cp.tokens
+	e.st.Settings = cp.settings
 	e.skipDecrease, e.skipThreadDecrease = true, true
 	e.reindex()
 	e.emit(pos, FlowRollbackEvidence{NumTurns: n, FromLine: from.Pos.Line})
@@ -322,4 +325,45 @@ func (e *engine) rollbackCompacted(n int, t, first *turnState) RollbackCompacted
 		ev.ReplaysDropped = &replays
 	}
 	return ev
+}
+
+// turnContextSettings takes the settings of a turn_context: the fields of
+// Codex's PreviousTurnSettings (model, comp_hash, realtime_active), the
+// multi-agent runtime and the turn's id.
+func (e *engine) turnContextSettings(pos Pos, p gjson.Result) {
+	model := p.Get("model")
+	if !model.Exists() {
+		return
+	}
+	prev := append([]byte(`{"model":`), model.Raw...)
+	prev = append(append(prev, `,"comp_hash":`...), rawOrNull(p.Get("comp_hash"))...)
+	prev = append(append(prev, `,"realtime_active":`...), rawOrNull(p.Get("realtime_active"))...)
+	e.st.Settings = &Settings{Source: SettingsFromTurnContext, Line: pos.Line, Previous: append(prev, '}'),
+		MultiAgentVersion: rawValue(p.Get("multi_agent_version")), LastStartedTurnID: rawValue(p.Get("turn_id"))}
+}
+
+// resumeMetadata takes the settings of a compaction's resume_metadata,
+// every field as it says: absent or null is none.
+func (e *engine) resumeMetadata(pos Pos, md gjson.Result) {
+	st := &Settings{Source: SettingsFromResumeMetadata, Line: pos.Line,
+		MultiAgentVersion: rawValue(md.Get("multi_agent_version")), LastStartedTurnID: rawValue(md.Get("last_started_turn_id"))}
+	if prev := md.Get("previous_turn_settings"); prev.IsObject() {
+		st.Previous = []byte(prev.Raw)
+	}
+	e.st.Settings = st
+}
+
+// rawValue is a JSON value's bytes, nil when absent or null.
+func rawValue(v gjson.Result) []byte {
+	if !v.Exists() || v.Type == gjson.Null {
+		return nil
+	}
+	return []byte(v.Raw)
+}
+
+func rawOrNull(v gjson.Result) []byte {
+	if b := rawValue(v); b != nil {
+		return b
+	}
+	return []byte("null")
 }

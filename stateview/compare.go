@@ -48,7 +48,16 @@ type compared struct {
 	WorldState  any               `json:"world_state"`
 	Lineage     Lineage           `json:"lineage"`
 	Tokens      *Tokens           `json:"token_usage"`
+	Settings    *comparedSettings `json:"settings"`
 	Handoffs    []comparedHandoff `json:"handoffs"`
+}
+
+type comparedSettings struct {
+	Source               string `json:"source"`
+	Line                 int    `json:"line"`
+	PreviousTurnSettings any    `json:"previous_turn_settings"`
+	MultiAgentVersion    any    `json:"multi_agent_version"`
+	LastStartedTurnID    any    `json:"last_started_turn_id"`
 }
 
 type comparedHandoff struct {
@@ -63,6 +72,9 @@ func comparable(v View) compared {
 		Handoffs: []comparedHandoff{}}
 	for _, h := range v.Handoffs {
 		c.Handoffs = append(c.Handoffs, comparedHandoff{h.ID, h.Line, decodeJSON(h.Record)})
+	}
+	if x := v.Settings; x != nil {
+		c.Settings = &comparedSettings{x.Source, x.Line, decodeJSON(x.PreviousTurnSettings), decodeJSON(x.MultiAgentVersion), decodeJSON(x.LastStartedTurnID)}
 	}
 	return c
 }

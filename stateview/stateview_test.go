@@ -94,3 +94,124 @@ func TestProve(t *testing.T) {
 		t.Errorf("Prove = %s, want Records and UnknownTypes", s)
 	}
 }
+
+// compactLocal is the rollout Codex 0.171 wrote in the conformance
+// matrix's compact-local scenario (a compaction with resume_metadata, then
+// a turn_context written again after it), cut right after the compaction
+// when cut is set: the settings resume restores then come from the
+// compaction's resume_metadata; edit, when set, changes that line.
+func compactLocal(t *testing.T, cut bool, edit func(string) string) (data string, compaction int) {
+	t.Helper()
+	paths, _ := filepath.Glob("../conformance/testdata/0.171.0/compact-local/session/sessions/*/*/*/rollout-*.jsonl")
+	if len(paths) != 1 {
+		t.Fatalf("the 0.171.0 compact-local golden: %v", paths)
+	}
+	b, err := os.ReadFile(paths[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(string(b), "\n")
+	for i, l := range lines {
+		if strings.Contains(l, `"type":"compacted"`) && strings.Contains(l, `"resume_metadata":`) {
+			compaction = i + 1
+			if edit != nil {
+				lines[i] = edit(l)
+			}
+			if cut {
+				lines = lines[:i+1]
+			}
+			return strings.Join(lines, ""), compaction
+		}
+	}
+	t.Fatal("no compaction with resume_metadata in the golden")
+	return "", 0
+}
+
+// TestSettingsFromResumeMetadata: the settings resume restores come from
+// the newest turn_context, unless a compaction after it carries
+// resume_metadata; then each of its fields is taken as it is, a null too
+// (Codex's CompactionResumeMetadata: "authoritative, including an
+// intentionally absent value"). state, diff and reclaim's proof compare
+// them.
+func TestSettingsFromResumeMetadata(t *testing.T) {
+	setNull := func(field string) func(string) string {
+		return func(l string) string {
+			i := strings.Index(l, `"`+field+`":`)
+			if i < 0 {
+				t.Fatalf("no %s in the compaction", field)
+			}
+			start := i + len(field) + 3
+			end := start + len(valueAt(l[start:]))
+			return l[:start] + "null" + l[end:]
+		}
+	}
+	full, _ := compactLocal(t, false, nil)
+	cut, line := compactLocal(t, true, nil)
+	absent, _ := compactLocal(t, true, setNull("previous_turn_settings"))
+	noMetadata, _ := compactLocal(t, true, func(l string) string {
+		i := strings.Index(l, `,"resume_metadata":`)
+		return l[:i] + l[i+len(`,"resume_metadata":`)+len(valueAt(l[i+len(`,"resume_metadata":`):])):]
+	})
+
+	for _, tc := range []struct {
+		name, data, source, previous string
+		fromCompaction              bool
+	}{
+		{"whole file: the turn_context after the compaction", full, reconstruct.SettingsFromTurnContext, `{"model":"gpt-5","comp_hash":null,"realtime_active":false}`, false},
+		{"cut after the compaction", cut, reconstruct.SettingsFromResumeMetadata, `{"model":"gpt-5","comp_hash":null,"realtime_active":false}`, true},
+		{"previous_turn_settings null: none", absent, reconstruct.SettingsFromResumeMetadata, `null`, true},
+		{"a compaction without resume_metadata", noMetadata, reconstruct.SettingsFromTurnContext, `{"model":"gpt-5","comp_hash":null,"realtime_active":false}`, false},
+	} {
+		v := stateview.Of(replay(t, tc.data, false))
+		s := v.Settings
+		if s == nil {
+			t.Fatalf("%s: no settings", tc.name)
+		}
+		if s.Source != tc.source || string(s.PreviousTurnSettings) != tc.previous || (s.Line == line) != tc.fromCompaction {
+			t.Errorf("%s: settings from %s (line %d) %s; want %s %s (compaction on line %d)", tc.name, s.Source, s.Line, s.PreviousTurnSettings, tc.source, tc.previous, line)
+		}
+		if tc.fromCompaction && (string(s.MultiAgentVersion) != `"v1"` || !strings.HasPrefix(string(s.LastStartedTurnID), `"`)) {
+			t.Errorf("%s: multi_agent_version %s, last_started_turn_id %s", tc.name, s.MultiAgentVersion, s.LastStartedTurnID)
+		}
+	}
+
+	// An intentionally absent value is a difference, for diff and for
+	// reclaim's proof alike.
+	want := []string{"changed settings.previous_turn_settings"}
+	if got := paths(stateview.Compare(stateview.Of(replay(t, cut, false)), stateview.Of(replay(t, absent, false)))); !cmp.Equal(got, want) {
+		t.Errorf("Compare: %v, want %v", got, want)
+	}
+	if got := paths(stateview.Prove(replay(t, cut, true), replay(t, absent, true))); !cmp.Equal(got, want) {
+		t.Errorf("Prove: %v, want %v", got, want)
+	}
+}
+
+// valueAt is the JSON value at the start of s.
+func valueAt(s string) string {
+	depth, inStr := 0, false
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case inStr:
+			if c == '\\' {
+				i++
+			} else if c == '"' {
+				inStr = false
+				if depth == 0 {
+					return s[:i+1]
+				}
+			}
+		case c == '"':
+			inStr = true
+		case c == '{' || c == '[':
+			depth++
+		case c == '}' || c == ']':
+			depth--
+			if depth == 0 {
+				return s[:i+1]
+			}
+		case depth == 0 && (c == ',' || c == '}'):
+			return s[:i]
+		}
+	}
+	return s
+}

@@ -31,7 +31,20 @@ type View struct {
 	WorldState json.RawMessage `json:"world_state"` // null when there is no baseline
 	Lineage    Lineage         `json:"lineage"`
 	Tokens     *Tokens         `json:"token_usage"` // null before the first token_count
+	Settings   *Settings       `json:"settings"`    // null before the first turn_context
 	Handoffs   []Handoff       `json:"handoffs"`
+}
+
+// Settings are the previous-turn settings resume restores: from the
+// newest surviving turn_context, or from a later compaction's
+// resume_metadata, whose every field is authoritative (null: none). The
+// values are the file's JSON.
+type Settings struct {
+	Source               string          `json:"source"` // "turn_context" or "compacted.resume_metadata"
+	Line                 int             `json:"line"`
+	PreviousTurnSettings json.RawMessage `json:"previous_turn_settings"` // {model, comp_hash, realtime_active}
+	MultiAgentVersion    json.RawMessage `json:"multi_agent_version"`
+	LastStartedTurnID    json.RawMessage `json:"last_started_turn_id"`
 }
 
 // Turn is one turn segment.
@@ -133,9 +146,21 @@ func of(st *reconstruct.State, hashes bool) View {
 	if t := st.Tokens; t != nil {
 		v.Tokens = &Tokens{t.Line, t.Fill, t.Window, t.TotalTokens, t.InputTokens, t.CachedInput, t.OutputTokens, t.RequestsSeen, st.Reemitted}
 	}
+	if x := st.Settings; x != nil {
+		v.Settings = &Settings{Source: x.Source, Line: x.Line, PreviousTurnSettings: orNull(x.Previous),
+			MultiAgentVersion: orNull(x.MultiAgentVersion), LastStartedTurnID: orNull(x.LastStartedTurnID)}
+	}
 	for _, id := range st.HandoffIDs() {
 		h := st.Handoffs[id]
 		v.Handoffs = append(v.Handoffs, Handoff{h.ID, h.Line, json.RawMessage(h.Raw)})
 	}
 	return v
+}
+
+// orNull is raw, or the JSON null for nil.
+func orNull(raw []byte) json.RawMessage {
+	if raw == nil {
+		return json.RawMessage("null")
+	}
+	return json.RawMessage(raw)
 }

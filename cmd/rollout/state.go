@@ -29,7 +29,9 @@ func newStateCmd(a *app, runF func(context.Context, *stateOptions) error) *cobra
 		Long: `state replays a rollout as resume does and prints the result: thread id, era,
 history mode, turns (ids, status, whether rolled back), the live history (item
 ids and types in order), the world-state baseline, the context-window lineage,
-the restored token usage and the latest record of each handoff.`,
+the restored token usage, the settings resume restores for the next turn (from
+the newest turn_context, or a later compaction's resume_metadata) and the latest
+record of each handoff.`,
 		Example: `  rollout state fixtures/clean/envelope-paginated.jsonl
   rollout state --at-line 12 rollout.jsonl | jq .history`,
 		Args: argsAtMost(1, "one FILE (or --thread ID)"),
