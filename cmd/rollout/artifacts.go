@@ -85,7 +85,7 @@ func runArtifacts(a *app, o *artifactsOptions) error {
 		}
 		found = append(found, fs...)
 	}
-	code := exitOK
+	var status exitStatus
 	var total int64
 	strays := 0
 	for _, f := range found {
@@ -134,13 +134,13 @@ func runArtifacts(a *app, o *artifactsOptions) error {
 		var busy *repair.Refusal
 		if errors.As(err, &busy) {
 			reportError(a.io, &exitError{code: exitUnsafe, err: err})
-			code = exitUnsafe
+			status.raise(exitUnsafe)
 			continue
 		}
 		for _, f := range byRollout[r] {
 			if err := moveOrRemove(f, o.remove); err != nil {
 				reportError(a.io, &exitError{code: exitUnsafe, err: err})
-				code = exitUnsafe
+				status.raise(exitUnsafe)
 				continue
 			}
 			done++
@@ -155,10 +155,7 @@ func runArtifacts(a *app, o *artifactsOptions) error {
 		verb = "removed"
 	}
 	fmt.Fprintf(a.io.Out, "%s %s\n", report.Count(done, "artifact"), verb)
-	if code != exitOK {
-		return silentExit(code)
-	}
-	return nil
+	return status.err()
 }
 
 // moveOrRemove moves a stray to its rollout's place (never over a file

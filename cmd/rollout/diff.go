@@ -13,13 +13,13 @@ import (
 )
 
 type diffOptions struct {
-	paths        []string // two files, or one with two atLines
-	atLines      []int
-	threads      []string
-	format       string
-	output       string
-	maxLineBytes int64
-	force        bool
+	paths   []string // two files, or one with two atLines
+	atLines []int
+	threads []string
+	format  string
+	output  string
+	replayLimits
+	force bool
 }
 
 func newDiffCmd(a *app, runF func(context.Context, *diffOptions) error) *cobra.Command {
@@ -62,12 +62,15 @@ errors and files that cannot be read.`,
 	f.StringArrayVar(&opts.threads, "thread", nil, threadUsage("compare", true))
 	f.StringVar(&opts.format, "format", "text", "output: text|json")
 	addOutput(f, &opts.output, "the comparison")
-	f.Int64Var(&opts.maxLineBytes, "max-line-bytes", rollout.DefaultMaxLineBytes, "longest line to analyse")
+	opts.addMaxLineBytes(f, "longer lines are not replayed")
 	f.BoolVar(&opts.force, "force", false, "read files whose first line is not a JSON object (a damaged first line)")
 	return cmd
 }
 
 func (o *diffOptions) validate(cmd *cobra.Command) error {
+	if err := o.validateLimits(); err != nil {
+		return err
+	}
 	const want = "two FILEs, or one FILE with --at-line N --at-line M"
 	switch {
 	case len(o.paths) == 1 && len(o.atLines) == 2:

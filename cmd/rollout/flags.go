@@ -13,7 +13,9 @@ import (
 	"github.com/rollout-dev/rollout/checks"
 	"github.com/rollout-dev/rollout/internal/outfile"
 	"github.com/rollout-dev/rollout/internal/shard"
+	"github.com/rollout-dev/rollout/reconstruct"
 	"github.com/rollout-dev/rollout/report"
+	"github.com/rollout-dev/rollout/rollout"
 )
 
 // The flags several commands share, each with its one parser: a command's
@@ -184,4 +186,37 @@ func parseShardFlag(s string) (*shard.Spec, error) {
 		return nil, usageError("use --shard K/N with 1 <= K <= N, e.g. --shard 2/4", "%v", err)
 	}
 	return &sp, nil
+}
+
+// replayLimits are the flags that bound a replay, declared here once with
+// their defaults, usage and validation: --max-line-bytes for every command
+// that reads rollouts, --handoff-cap for those that judge handoffs. A
+// command's options embed it.
+type replayLimits struct {
+	maxLineBytes int64
+	handoffCap   int64 // stays 0 without addHandoffCap
+	capped       bool  // the command has --handoff-cap
+}
+
+// addMaxLineBytes adds --max-line-bytes; longer says what becomes of a
+// longer line in this command.
+func (l *replayLimits) addMaxLineBytes(f *pflag.FlagSet, longer string) {
+	f.Int64Var(&l.maxLineBytes, "max-line-bytes", rollout.DefaultMaxLineBytes, "longest line to read, in bytes; "+longer)
+}
+
+// addHandoffCap adds --handoff-cap; what says what the cap decides here.
+func (l *replayLimits) addHandoffCap(f *pflag.FlagSet, what string) {
+	f.Int64Var(&l.handoffCap, "handoff-cap", reconstruct.DefaultHandoffCap, "cap of a context handoff's budget ("+what+")")
+	l.capped = true
+}
+
+// validate refuses a limit below 1 for each flag the command has.
+func (l *replayLimits) validateLimits() error {
+	if l.capped && l.handoffCap < 1 {
+		return usageError("", "invalid --handoff-cap %d", l.handoffCap)
+	}
+	if l.maxLineBytes < 1 {
+		return usageError("", "invalid --max-line-bytes %d", l.maxLineBytes)
+	}
+	return nil
 }

@@ -14,15 +14,15 @@ import (
 )
 
 type homeOptions struct {
-	dir          string
-	formats      []string
-	output       string
-	sourceRoot   string
-	failOn       string
-	selectRules  []string
-	ignoreRules  []string
-	color        string
-	maxLineBytes int64
+	dir         string
+	formats     []string
+	output      string
+	sourceRoot  string
+	failOn      string
+	selectRules []string
+	ignoreRules []string
+	color       string
+	replayLimits
 
 	report    *verifyOptions // the report outputs, shared with verify's printers
 	failOnSev checks.Severity
@@ -70,11 +70,14 @@ be read, see the notes).`,
 	f.StringSliceVar(&opts.selectRules, "select", nil, "only these home rules (e.g. home/projection-past-eof)")
 	f.StringSliceVar(&opts.ignoreRules, "ignore", nil, "skip these home rules")
 	f.StringVar(&opts.color, "color", "auto", "colour: auto|always|never (NO_COLOR disables auto)")
-	f.Int64Var(&opts.maxLineBytes, "max-line-bytes", 0, "longest rollout line read when comparing a projection (default: verify's)")
+	opts.addMaxLineBytes(f, "longer lines are not compared with the projection")
 	return cmd
 }
 
 func (o *homeOptions) validate() error {
+	if err := o.validateLimits(); err != nil {
+		return err
+	}
 	var err error
 	if o.failOnSev, err = parseFailOn(o.failOn); err != nil {
 		return err
@@ -114,7 +117,7 @@ func runHome(ctx context.Context, a *app, o *homeOptions) error {
 	run.Notes = append(run.Notes, fmt.Sprintf("checked %d rollouts and %d threads rows of %s", rep.Files, rep.Threads, dir))
 	byPath := map[string]*report.FileResult{}
 	var order []string
-	code := exitOK
+	var status exitStatus
 	for _, ob := range rep.Observations {
 		fd, ok := checks.FindingOf(ob.Path, ob.Observation)
 		if !ok || !o.filter.Keep(fd.Rule) {
@@ -128,11 +131,11 @@ func runHome(ctx context.Context, a *app, o *homeOptions) error {
 		}
 		fr.Findings = append(fr.Findings, fd)
 		if fd.Severity >= o.failOnSev {
-			code = exitFindings
+			status.raise(exitFindings)
 		}
 	}
-	if rep.Incomplete && exitPriority(exitIncomplete) > exitPriority(code) {
-		code = exitIncomplete
+	if rep.Incomplete {
+		status.raise(exitIncomplete)
 	}
 	root, err := sourceRoot(o.sourceRoot)
 	if err != nil {
@@ -149,8 +152,5 @@ func runHome(ctx context.Context, a *app, o *homeOptions) error {
 	if err := reports.close(); err != nil {
 		return err
 	}
-	if code != exitOK {
-		return silentExit(code)
-	}
-	return nil
+	return status.err()
 }

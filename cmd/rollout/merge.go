@@ -152,7 +152,7 @@ func mergeVerify(a *app, o *mergeOptions, failOn checks.Severity, inputs *outfil
 	if err := writeReports(a, vo, rep, ropts); err != nil {
 		return err
 	}
-	code := exitOK
+	var status exitStatus
 	for _, f := range rep.Files {
 		c := exitOK
 		switch {
@@ -163,12 +163,9 @@ func mergeVerify(a *app, o *mergeOptions, failOn checks.Severity, inputs *outfil
 		case slices.ContainsFunc(f.Findings, func(fd checks.Finding) bool { return fd.Severity >= ropts.FailOn }):
 			c = exitFindings
 		}
-		code = worse(code, c)
+		status.raise(c)
 	}
-	if code != exitOK {
-		return silentExit(code)
-	}
-	return nil
+	return status.err()
 }
 
 func mergeBudget(a *app, o *mergeOptions, inputs *outfile.Inputs, datas [][]byte) error {

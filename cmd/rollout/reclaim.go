@@ -13,7 +13,6 @@ import (
 
 	"github.com/rollout-dev/rollout/internal/termsafe"
 	"github.com/rollout-dev/rollout/reclaim"
-	"github.com/rollout-dev/rollout/reconstruct"
 	"github.com/rollout-dev/rollout/report"
 	"github.com/rollout-dev/rollout/rollout"
 	"github.com/rollout-dev/rollout/space"
@@ -28,6 +27,7 @@ type reclaimOptions struct {
 	format   string
 	output   string
 	opts     reclaim.Options
+	replayLimits
 }
 
 func newReclaimCmd(a *app, runF func(context.Context, *reclaimOptions) error) *cobra.Command {
@@ -94,9 +94,9 @@ $CODEX_HOME/archived_sessions.`,
 	f.StringVar(&coldAfter, "cold-after", "7d", "compress: a file idle this long (mtime) is cold: 7d, 36h, 0s")
 	f.StringVar(&o.format, "format", "text", "output format: text|json")
 	addOutput(f, &o.output, "the report")
-	f.Int64Var(&o.opts.MaxLineBytes, "max-line-bytes", rollout.DefaultMaxLineBytes, "longest line to analyse")
+	o.addMaxLineBytes(f, "longer lines are not replayed")
 	f.BoolVar(&o.opts.Force, "force", false, "write a file another process holds open for writing (an agent idle between turns would then write to the replaced file)")
-	f.Int64Var(&o.opts.HandoffCap, "handoff-cap", reconstruct.DefaultHandoffCap, "cap of a context handoff's budget, for the proof's rule run")
+	o.addHandoffCap(f, "for the proof's rule run")
 	return cmd
 }
 
@@ -104,6 +104,10 @@ func (o *reclaimOptions) validate() error {
 	if o.format != "text" && o.format != "json" {
 		return usageError("use --format text|json", "invalid --format %q", o.format)
 	}
+	if err := o.validateLimits(); err != nil {
+		return err
+	}
+	o.opts.MaxLineBytes, o.opts.HandoffCap = o.maxLineBytes, o.handoffCap
 	if o.undo {
 		if len(o.policies) > 0 || o.write {
 			return usageError("run --undo alone: it always writes", "--undo takes no --policy or --write")

@@ -20,23 +20,22 @@ import (
 )
 
 type repairOptions struct {
-	path         string   // the file of this repair
-	paths        []string // every file or directory named (several: one repair each)
-	undo         bool
-	write        bool
-	output       string
-	noBackup     bool
-	diff         string // "": none; "short": the readable diff; "full": the unified diff
-	color        string
-	fix          []string
-	fixes        checks.FixSet // --fix, parsed by validate
-	report       string
-	randomIDs    bool
-	maxLineBytes int64
-	handoffCap   int64
-	now          nowFlag
-	thread       string
-	force        bool
+	path      string   // the file of this repair
+	paths     []string // every file or directory named (several: one repair each)
+	undo      bool
+	write     bool
+	output    string
+	noBackup  bool
+	diff      string // "": none; "short": the readable diff; "full": the unified diff
+	color     string
+	fix       []string
+	fixes     checks.FixSet // --fix, parsed by validate
+	report    string
+	randomIDs bool
+	replayLimits
+	now    nowFlag
+	thread string
+	force  bool
 
 	// stage, when set (tests only), is called at each step of a run:
 	// "analysed", then with --write "written", "backed-up", "checked",
@@ -148,8 +147,8 @@ repair cannot use (gzip/bzip2/xz, or nothing in it is a rollout record).`,
 	f.StringSliceVar(&opts.fix, "fix", nil, `fixes to apply: rule ids, areas (ordinal/), "default", "all" (default: the fixes not marked opt-in)`)
 	f.StringVar(&opts.report, "report", "", "write the changes (applied, or planned in a dry run) as JSON to `FILE` (- for standard output)")
 	f.BoolVar(&opts.randomIDs, "random-ids", false, "make new ids from random bits instead of deriving them (output no longer deterministic)")
-	f.Int64Var(&opts.maxLineBytes, "max-line-bytes", rollout.DefaultMaxLineBytes, "longest line to analyse and edit; longer lines are kept as they are")
-	f.Int64Var(&opts.handoffCap, "handoff-cap", reconstruct.DefaultHandoffCap, "cap of a context handoff's budget (which handoffs must be deferred)")
+	opts.addMaxLineBytes(f, "longer lines are kept as they are, not edited")
+	opts.addHandoffCap(f, "which handoffs must be deferred")
 	f.Var(&opts.now, "now", "judge liveness at this RFC 3339 time instead of the clock (calls of a file written less than an hour before are left open)")
 	f.BoolVar(&opts.force, "force", false, "repair a file whose first line is not a JSON object (a damaged first line); with --write, replace FILE even while another process holds it open for writing (what it writes next is lost)")
 	addThreadFlag(f, &opts.thread, "repair")
@@ -186,11 +185,8 @@ func (o *repairOptions) validate() error {
 	if o.color != "auto" && o.color != "always" && o.color != "never" {
 		return usageError("use --color auto|always|never", "invalid --color %q", o.color)
 	}
-	if o.handoffCap < 1 {
-		return usageError("", "invalid --handoff-cap %d", o.handoffCap)
-	}
-	if o.maxLineBytes < 1 {
-		return usageError("", "invalid --max-line-bytes %d", o.maxLineBytes)
+	if err := o.validateLimits(); err != nil {
+		return err
 	}
 	var err error
 	if o.fixes, err = checks.SelectFixes(o.fix); err != nil {
@@ -218,11 +214,11 @@ func runRepairMany(ctx context.Context, a *app, o *repairOptions) error {
 	}
 	files := found.Paths
 	outcomes := map[string]int{}
-	code := exitOK
+	var status exitStatus
 	for _, u := range found.Unusable {
 		errorf(a.io.Err, "%s", termsafe.String(u.Error()))
 		outcomes["not read"]++
-		code = worse(code, exitIncomplete)
+		status.raise(exitIncomplete)
 	}
 	for i, p := range files {
 		if i > 0 {
@@ -235,7 +231,7 @@ func runRepairMany(ctx context.Context, a *app, o *repairOptions) error {
 			c = reportError(a.io, err)
 		}
 		outcomes[repairOutcomeName(c)]++
-		code = worse(code, c)
+		status.raise(c)
 	}
 	var parts []string
 	for _, k := range []string{"clean", "errors remain", "incomplete", "refused", "unusable", "internal error", "not read"} {
@@ -244,10 +240,7 @@ func runRepairMany(ctx context.Context, a *app, o *repairOptions) error {
 		}
 	}
 	fmt.Fprintf(a.io.Out, "\nrepair: %s: %s\n", report.Count(len(files), "file"), strings.Join(parts, ", "))
-	if code != exitOK {
-		return silentExit(code)
-	}
-	return nil
+	return status.err()
 }
 
 func repairOutcomeName(code int) string {
@@ -257,7 +250,7 @@ func repairOutcomeName(code int) string {
 
 // runUndo undoes the last in-place repair of each file.
 func runUndo(a *app, o *repairOptions) error {
-	code := exitOK
+	var status exitStatus
 	for _, p := range o.paths {
 		out, err := repair.Undo(p, repair.UndoOptions{Force: o.force, Stage: o.stage})
 		if err != nil {
@@ -270,7 +263,7 @@ func runUndo(a *app, o *repairOptions) error {
 			case errors.Is(err, repair.ErrNothingToUndo):
 				err = &exitError{code: exitUsage, err: err}
 			}
-			code = worse(code, reportError(a.io, err))
+			status.raise(reportError(a.io, err))
 			if out == nil {
 				continue
 			}
@@ -290,13 +283,10 @@ func runUndo(a *app, o *repairOptions) error {
 			fmt.Fprintf(a.io.Out, "put back Codex's projection of the thread the repair had deleted\n")
 		}
 		if out.Late != nil {
-			code = worse(code, reportError(a.io, lateError(out.Late)))
+			status.raise(reportError(a.io, lateError(out.Late)))
 		}
 	}
-	if code != exitOK {
-		return silentExit(code)
-	}
-	return nil
+	return status.err()
 }
 
 // lateError is exit 4 for bytes an agent appended while a file was
@@ -426,13 +416,13 @@ func (o *repairOptions) finish(a *app, p *report.RepairPrinter, out *repair.Outc
 	if out.Refusal != nil {
 		return refusalError(out.Refusal)
 	}
-	code := exitOK
+	var status exitStatus
 	for _, f := range remaining {
 		switch {
 		case f.Incomplete:
-			code = exitIncomplete
-		case f.Severity == checks.Error && code == exitOK:
-			code = exitFindings
+			status.raise(exitIncomplete)
+		case f.Severity == checks.Error:
+			status.raise(exitFindings)
 		}
 	}
 	if out.Late != nil {
@@ -441,8 +431,5 @@ func (o *repairOptions) finish(a *app, p *report.RepairPrinter, out *repair.Outc
 	if out.Warning != "" {
 		return &exitError{code: exitUnsafe, err: errors.New(out.Warning)}
 	}
-	if code != exitOK {
-		return silentExit(code)
-	}
-	return nil
+	return status.err()
 }

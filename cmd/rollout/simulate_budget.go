@@ -13,7 +13,6 @@ import (
 	"github.com/rollout-dev/rollout/budget"
 	"github.com/rollout-dev/rollout/chart"
 	"github.com/rollout-dev/rollout/internal/termsafe"
-	"github.com/rollout-dev/rollout/rollout"
 	"github.com/spf13/cobra"
 )
 
@@ -25,9 +24,9 @@ type simulateBudgetOptions struct {
 	series       string
 	format       string
 	output       string
-	maxLineBytes int64
-	force        bool
-	settings     budget.Settings
+	replayLimits
+	force    bool
+	settings budget.Settings
 }
 
 var budgetFormats = []string{"text", "json", "csv", "svg", "png"}
@@ -96,7 +95,7 @@ threshold P% of window W is floor(P/100 * W) tokens.`,
 	f.Var((*int64Flag)(&s.ReminderEvery), "reminder-every", "count a reminder each time the charged total crosses a multiple of N")
 	f.StringVar(&opts.format, "format", "text", "output: "+strings.Join(budgetFormats, "|")+" (svg/png: a chart of fill per request)")
 	addOutput(f, &opts.output, "the report")
-	f.Int64Var(&opts.maxLineBytes, "max-line-bytes", rollout.DefaultMaxLineBytes, "longest line to analyse")
+	opts.addMaxLineBytes(f, "longer lines are not replayed (a warning says how many)")
 	opts.addFilesFrom(f)
 	f.IntVar(&opts.jobs, "jobs", runtime.NumCPU(), "rollouts read in parallel (output is identical for any value)")
 	opts.addShard(f, "rollouts", "; merge the JSON reports with rollout merge")
@@ -132,8 +131,8 @@ func (o *simulateBudgetOptions) validate(a *app) error {
 	if s.WeightOutput < 0 || s.WeightInput < 0 {
 		return usageError("weights are charges per token, 0 or more", "invalid ledger weight")
 	}
-	if o.maxLineBytes < 1 {
-		return usageError("", "invalid --max-line-bytes %d", o.maxLineBytes)
+	if err := o.validateLimits(); err != nil {
+		return err
 	}
 	if o.jobs < 1 {
 		return usageError("use --jobs 1 or more", "invalid --jobs %d", o.jobs)

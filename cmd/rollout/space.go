@@ -15,24 +15,22 @@ import (
 	"github.com/rollout-dev/rollout/home"
 	"github.com/rollout-dev/rollout/internal/outfile"
 	"github.com/rollout-dev/rollout/internal/pool"
-	"github.com/rollout-dev/rollout/reconstruct"
 	"github.com/rollout-dev/rollout/report"
-	"github.com/rollout-dev/rollout/rollout"
 	"github.com/rollout-dev/rollout/space"
 	"github.com/spf13/cobra"
 )
 
 type spaceOptions struct {
 	inputFlags
-	format       string
-	output       string
-	top          int
-	minRepeat    int
-	coldAfter    time.Duration
-	jobs         int
-	maxLineBytes int64
-	force        bool
-	keepTurns    int
+	format    string
+	output    string
+	top       int
+	minRepeat int
+	coldAfter time.Duration
+	jobs      int
+	replayLimits
+	force     bool
+	keepTurns int
 }
 
 var spaceFormats = []string{"text", "json", "csv"}
@@ -90,7 +88,7 @@ $CODEX_HOME/archived_sessions. Nothing is modified.`,
 	f.StringVar(&coldAfter, "cold-after", "7d", "a file idle this long is cold (compress policy): 7d, 36h, 0s")
 	f.IntVar(&opts.jobs, "jobs", runtime.NumCPU(), "files read in parallel (output is identical for any value)")
 	opts.addFilesFrom(f)
-	f.Int64Var(&opts.maxLineBytes, "max-line-bytes", rollout.DefaultMaxLineBytes, "longest line to walk; longer lines are counted unread")
+	opts.addMaxLineBytes(f, "longer lines are counted unread")
 	f.IntVar(&opts.keepTurns, "keep-turns", 20, "before-turn: the N of the estimate (rollbacks limited to the last N user turns)")
 	f.BoolVar(&opts.force, "force", false, "read files whose first line is not a JSON object (a damaged first line)")
 	return cmd
@@ -132,8 +130,8 @@ func (o *spaceOptions) validate() error {
 	if o.jobs < 1 {
 		return usageError("use --jobs 1 or more", "invalid --jobs %d", o.jobs)
 	}
-	if o.maxLineBytes < 1 {
-		return usageError("", "invalid --max-line-bytes %d", o.maxLineBytes)
+	if err := o.validateLimits(); err != nil {
+		return err
 	}
 	return nil
 }
@@ -159,7 +157,7 @@ func runSpace(ctx context.Context, a *app, o *spaceOptions) error {
 	now := time.Now()
 	sum := space.NewSummary(o.top)
 	sum.ColdAfter, sum.KeepTurns = o.coldAfter, o.keepTurns
-	code := exitOK
+	var status exitStatus
 	var failed []report.SpaceFailure
 	// Accounts fold into the summary in path order as they finish, so only
 	// the files in the bounded run-ahead window are held whole (each file's
@@ -175,7 +173,7 @@ func runSpace(ctx context.Context, a *app, o *spaceOptions) error {
 		if out.err != nil {
 			errorf(a.io.Err, "%v", out.err)
 			failed = append(failed, report.SpaceFailure{Path: paths[i], Error: out.err.Error()})
-			code = exitIncomplete
+			status.raise(exitIncomplete)
 			return
 		}
 		sum.Add(out.file, out.classes)
@@ -195,60 +193,20 @@ func runSpace(ctx context.Context, a *app, o *spaceOptions) error {
 	if err := writeOutput(a, o.output, "the report", write); err != nil {
 		return err
 	}
-	if code != exitOK {
-		return silentExit(code)
-	}
-	return nil
+	return status.err()
 }
 
-// accountFile reads one rollout into its space account.
+// accountFile reads one rollout into its space account; a panic is that
+// file's error, not the run's end.
 func accountFile(path string, stdin io.Reader, o *spaceOptions, now time.Time, onRead func(int)) (out spaceOutcome) {
 	defer func() {
 		if v := recover(); v != nil {
 			out = spaceOutcome{err: fmt.Errorf("internal error reading %s: %v\n%s", path, v, debug.Stack())}
 		}
 	}()
-	f, err := rollout.OpenWith(path, stdin, rollout.OpenOptions{Force: o.force, OnRead: onRead})
-	if err != nil {
-		return spaceOutcome{err: err}
-	}
-	defer f.Close()
-	var disk int64
-	var idle time.Duration
-	cold := false
-	if path != rollout.StdinPath {
-		if fi, err := os.Stat(path); err == nil {
-			disk, idle = fi.Size(), max(0, now.Sub(fi.ModTime()))
-			cold = idle >= o.coldAfter
-		}
-	}
-	compressed := rollout.IsCompressed(path)
-	var r io.Reader = f
-	var cc *space.CompressCounter
-	if cold && !compressed && path != rollout.StdinPath {
-		cc = space.NewCompressCounter()
-		r = io.TeeReader(f, cc)
-	}
-	// The space account is a record observer of the one replay loop.
-	acct := space.New(space.Options{MinRepeat: o.minRepeat, Top: o.top, Plan: true})
-	ro := reconstruct.ReplayOptions{MaxLineBytes: o.maxLineBytes, OnRecord: acct.Feed}
-	ro.Path = path
-	st, err := reconstruct.Replay(r, ro)
-	if err != nil {
-		return spaceOutcome{err: err}
-	}
-	file, classes := acct.Finish()
-	file.EstimateBeforeTurn(o.keepTurns, st.UserTurnStarts())
-	file.Cuts, file.Bulk, file.Checkpoints = nil, nil, nil // planned for the estimates only
-	file.Path, file.Compressed, file.Cold, file.Idle = path, compressed, cold, idle
-	file.DiskBytes = disk
-	if path == rollout.StdinPath {
-		file.DiskBytes = file.Bytes
-	}
-	if cc != nil {
-		file.CompressedBytes = cc.Size()
-	}
-	return spaceOutcome{file: file, classes: classes}
+	file, classes, err := space.ReadFile(path, stdin, space.ReadOptions{MinRepeat: o.minRepeat, Top: o.top,
+		KeepTurns: o.keepTurns, ColdAfter: o.coldAfter, Now: now, MaxLineBytes: o.maxLineBytes, Force: o.force, OnRead: onRead})
+	return spaceOutcome{file: file, classes: classes, err: err}
 }
 
 // spaceHomes measures the state of the Codex homes space reads: the

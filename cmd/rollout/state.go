@@ -13,12 +13,12 @@ import (
 )
 
 type stateOptions struct {
-	path         string
-	atLine       int
-	maxLineBytes int64
-	thread       string
-	output       string
-	force        bool
+	path   string
+	atLine int
+	replayLimits
+	thread string
+	output string
+	force  bool
 }
 
 func newStateCmd(a *app, runF func(context.Context, *stateOptions) error) *cobra.Command {
@@ -41,6 +41,9 @@ record of each handoff.`,
 				return err
 			}
 			opts.path = path
+			if err := opts.validateLimits(); err != nil {
+				return err
+			}
 			if opts.atLine < 0 {
 				return usageError("", "invalid --at-line %d", opts.atLine)
 			}
@@ -51,7 +54,7 @@ record of each handoff.`,
 		},
 	}
 	cmd.Flags().IntVar(&opts.atLine, "at-line", 0, "stop the replay after line N")
-	cmd.Flags().Int64Var(&opts.maxLineBytes, "max-line-bytes", rollout.DefaultMaxLineBytes, "longest line to analyse")
+	opts.addMaxLineBytes(cmd.Flags(), "longer lines are not replayed")
 	cmd.Flags().BoolVar(&opts.force, "force", false, "read a file whose first line is not a JSON object (a damaged first line)")
 	addThreadFlag(cmd.Flags(), &opts.thread, "read")
 	addOutput(cmd.Flags(), &opts.output, "the state")

@@ -29,19 +29,18 @@ import (
 
 type verifyOptions struct {
 	inputFlags
-	formats      []string
-	output       string // -o: the file of the format that names none
-	sourceRoot   string
-	failOn       string
-	selectRules  []string
-	ignoreRules  []string
-	maxLineBytes int64
-	maxFindings  int
-	handoffCap   int64
-	jobs         int
-	color        string
-	now          nowFlag
-	force        bool
+	formats     []string
+	output      string // -o: the file of the format that names none
+	sourceRoot  string
+	failOn      string
+	selectRules []string
+	ignoreRules []string
+	replayLimits
+	maxFindings int
+	jobs        int
+	color       string
+	now         nowFlag
+	force       bool
 	// CI policy (verify_policy.go).
 	configPath    string
 	baseline      string
@@ -99,9 +98,9 @@ or from --config FILE; flags override it (docs/ci.md).`,
 	f.StringVar(&opts.failOn, "fail-on", "error", "exit 1 on findings at or above this severity: error|warning|info|never")
 	f.StringSliceVar(&opts.selectRules, "select", nil, "only these rules or areas (e.g. ordinal/,item/missing-id)")
 	f.StringSliceVar(&opts.ignoreRules, "ignore", nil, "skip these rules or areas")
-	f.Int64Var(&opts.maxLineBytes, "max-line-bytes", rollout.DefaultMaxLineBytes, "longest line to analyse; longer lines are kept and reported")
+	opts.addMaxLineBytes(f, "longer lines are kept and reported")
 	f.IntVar(&opts.maxFindings, "max-findings-per-rule", checks.DefaultMaxFindingsPerRule, "per file and rule, findings listed in full; the rest are counted in one summary finding (0: no limit)")
-	f.Int64Var(&opts.handoffCap, "handoff-cap", reconstruct.DefaultHandoffCap, "cap of a context handoff's budget (handoff/* rules)")
+	opts.addHandoffCap(f, "handoff/* rules")
 	f.IntVar(&opts.jobs, "jobs", runtime.NumCPU(), "files verified in parallel (output is identical for any value)")
 	opts.addShard(f, "files", "")
 	opts.addFilesFrom(f)
@@ -134,11 +133,8 @@ func (o *verifyOptions) validate() error {
 	if o.jobs < 1 {
 		return usageError("use --jobs 1 or more", "invalid --jobs %d", o.jobs)
 	}
-	if o.handoffCap < 1 {
-		return usageError("", "invalid --handoff-cap %d", o.handoffCap)
-	}
-	if o.maxLineBytes < 1 {
-		return usageError("", "invalid --max-line-bytes %d", o.maxLineBytes)
+	if err := o.validateLimits(); err != nil {
+		return err
 	}
 	if o.maxFindings < 0 {
 		return usageError("use 0 for no limit", "invalid --max-findings-per-rule %d", o.maxFindings)

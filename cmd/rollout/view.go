@@ -20,19 +20,17 @@ import (
 	"github.com/rollout-dev/rollout/reconstruct"
 	"github.com/rollout-dev/rollout/repair"
 	"github.com/rollout-dev/rollout/report"
-	"github.com/rollout-dev/rollout/rollout"
 	"github.com/rollout-dev/rollout/view"
 	"github.com/spf13/cobra"
 )
 
 type viewOptions struct {
-	path         string
-	output       string
-	maxLineBytes int64
-	handoffCap   int64
-	maxText      int
-	thread       string
-	force        bool
+	path   string
+	output string
+	replayLimits
+	maxText int
+	thread  string
+	force   bool
 }
 
 func newViewCmd(a *app, runF func(context.Context, *viewOptions) error) *cobra.Command {
@@ -66,11 +64,8 @@ $CODEX_HOME/rollout-artifacts/ at FILE's path, never into sessions/.`,
 					opts.output = viewPath(opts.path)
 				}
 			}
-			if opts.maxLineBytes < 1 {
-				return usageError("", "invalid --max-line-bytes %d", opts.maxLineBytes)
-			}
-			if opts.handoffCap < 1 {
-				return usageError("", "invalid --handoff-cap %d", opts.handoffCap)
+			if err := opts.validateLimits(); err != nil {
+				return err
 			}
 			if opts.maxText < 100 {
 				return usageError("use --max-text 100 or more", "invalid --max-text %d", opts.maxText)
@@ -84,8 +79,8 @@ $CODEX_HOME/rollout-artifacts/ at FILE's path, never into sessions/.`,
 	f := cmd.Flags()
 	f.StringVarP(&opts.output, "output", "o", "", "write the page to FILE (- for standard output; default: NAME.view.html beside FILE, or under $CODEX_HOME/rollout-artifacts/ for a rollout in a Codex home)")
 	f.IntVar(&opts.maxText, "max-text", view.DefaultMaxText, "longest string shown in the page, in bytes; longer ones are cut and show their size")
-	f.Int64Var(&opts.maxLineBytes, "max-line-bytes", rollout.DefaultMaxLineBytes, "longest line to analyse")
-	f.Int64Var(&opts.handoffCap, "handoff-cap", reconstruct.DefaultHandoffCap, "cap of a context handoff's budget (handoff/* rules)")
+	opts.addMaxLineBytes(f, "longer lines are not replayed")
+	opts.addHandoffCap(f, "handoff/* rules")
 	addThreadFlag(f, &opts.thread, "view")
 	f.BoolVar(&opts.force, "force", false, "read a file whose first line is not a JSON object (a damaged first line)")
 	return cmd
