@@ -56,6 +56,9 @@ type Options struct {
 	// Stage, when set (tests), is called right before the file is replaced
 	// or removed (repair.StageSwitch).
 	Stage func(string)
+	// Planned and Proved, when set, are called as Run finishes planning a
+	// file and proving it (the command's progress).
+	Planned, Proved func(path string)
 	// BeforeTurn is the N of before-turn: rollbacks are limited to the
 	// last N user turns.
 	BeforeTurn int

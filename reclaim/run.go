@@ -33,6 +33,9 @@ func Run(paths []string, o Options, write bool) []*Outcome {
 	for i, p := range paths {
 		out[i] = &Outcome{Path: p}
 		plan, _, err := PlanFile(p, o)
+		if o.Planned != nil {
+			o.Planned(p)
+		}
 		if err != nil {
 			out[i].Err = err
 			continue
@@ -44,6 +47,9 @@ func Run(paths []string, o Options, write bool) []*Outcome {
 		refused := ""
 		for _, i := range tree {
 			pd, err := Prepare(plans[i], o, write)
+			if o.Proved != nil {
+				o.Proved(paths[i])
+			}
 			if err != nil {
 				out[i].Err = err
 				refused = fmt.Sprintf("%s could not be prepared", paths[i])

@@ -26,6 +26,7 @@ type reclaimOptions struct {
 	undo     bool
 	format   string
 	output   string
+	quiet    bool
 	opts     reclaim.Options
 	replayLimits
 }
@@ -94,6 +95,7 @@ $CODEX_HOME/archived_sessions.`,
 	f.StringVar(&coldAfter, "cold-after", "7d", "compress: a file idle this long (mtime) is cold: 7d, 36h, 0s")
 	f.StringVar(&o.format, "format", "text", "output format: text|json")
 	addOutput(f, &o.output, "the report")
+	addQuiet(f, &o.quiet)
 	o.addMaxLineBytes(f, "longer lines are not replayed")
 	f.BoolVar(&o.opts.Force, "force", false, "write a file another process holds open for writing (an agent idle between turns would then write to the replaced file)")
 	o.addHandoffCap(f, "for the proof's rule run")
@@ -151,7 +153,31 @@ func runReclaim(ctx context.Context, a *app, o *reclaimOptions) error {
 		return err
 	}
 	o.opts.Now = time.Now()
+	// Planning reads every file, proving replays the old and the new one
+	// of each file that has a plan: one progress line each.
+	planning := newProgress(a.io, "planning", in.paths, showProgress(a, o.quiet))
+	var proving *progress
+	o.opts.Planned = func(p string) {
+		if fi, err := os.Stat(p); err == nil {
+			planning.add(int(fi.Size()))
+		}
+		planning.step()
+	}
+	o.opts.Proved = func(p string) {
+		if proving == nil {
+			planning.finish()
+			proving = newProgress(a.io, "proving", in.paths, showProgress(a, o.quiet))
+		}
+		if fi, err := os.Stat(p); err == nil {
+			proving.add(int(fi.Size()))
+		}
+		proving.step()
+	}
 	outcomes := reclaim.Run(in.paths, o.opts, o.write)
+	planning.finish()
+	if proving != nil {
+		proving.finish()
+	}
 	if err := writeOutput(a, o.output, "the report", func(w io.Writer) error {
 		if o.format == "json" {
 			return report.WriteReclaimJSON(w, outcomes, o.policies, o.write)

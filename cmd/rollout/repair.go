@@ -36,6 +36,7 @@ type repairOptions struct {
 	now    nowFlag
 	thread string
 	force  bool
+	quiet  bool
 
 	// stage, when set (tests only), is called at each step of a run:
 	// "analysed", then with --write "written", "backed-up", "checked",
@@ -152,6 +153,7 @@ repair cannot use (gzip/bzip2/xz, or nothing in it is a rollout record).`,
 	f.Var(&opts.now, "now", "judge liveness at this RFC 3339 time instead of the clock (calls of a file written less than an hour before are left open)")
 	f.BoolVar(&opts.force, "force", false, "repair a file whose first line is not a JSON object (a damaged first line); with --write, replace FILE even while another process holds it open for writing (what it writes next is lost)")
 	addThreadFlag(f, &opts.thread, "repair")
+	addQuiet(f, &opts.quiet)
 	f.BoolVar(&opts.undo, "undo", false, "undo the last in-place repair --write of FILE: restore FILE.bak and the quarantine")
 	return cmd
 }
@@ -213,6 +215,15 @@ func runRepairMany(ctx context.Context, a *app, o *repairOptions) error {
 		return &exitError{code: exitUsage, err: err}
 	}
 	files := found.Paths
+	// Each file's report goes to the terminal between redraws of the
+	// progress line: through writers that clear it first.
+	progress := newProgress(a.io, "repairing", files, showProgress(a, o.quiet))
+	defer progress.finish()
+	streams := *a.io
+	streams.Out, streams.Err = progress.writer(a.io.Out), progress.writer(a.io.Err)
+	withProgress := *a
+	withProgress.io = &streams
+	a = &withProgress
 	outcomes := map[string]int{}
 	var status exitStatus
 	for _, u := range found.Unusable {
@@ -232,6 +243,10 @@ func runRepairMany(ctx context.Context, a *app, o *repairOptions) error {
 		}
 		outcomes[repairOutcomeName(c)]++
 		status.raise(c)
+		if fi, err := os.Stat(p); err == nil {
+			progress.add(int(fi.Size()))
+		}
+		progress.step()
 	}
 	var parts []string
 	for _, k := range []string{"clean", "errors remain", "incomplete", "refused", "unusable", "internal error", "not read"} {

@@ -18,6 +18,7 @@ import (
 
 type simulateBudgetOptions struct {
 	inputFlags
+	quiet        bool
 	since, until string
 	jobs         int
 	perSession   bool
@@ -95,6 +96,7 @@ threshold P% of window W is floor(P/100 * W) tokens.`,
 	f.Var((*int64Flag)(&s.ReminderEvery), "reminder-every", "count a reminder each time the charged total crosses a multiple of N")
 	f.StringVar(&opts.format, "format", "text", "output: "+strings.Join(budgetFormats, "|")+" (svg/png: a chart of fill per request)")
 	addOutput(f, &opts.output, "the report")
+	addQuiet(f, &opts.quiet)
 	opts.addMaxLineBytes(f, "longer lines are not replayed (a warning says how many)")
 	opts.addFilesFrom(f)
 	f.IntVar(&opts.jobs, "jobs", runtime.NumCPU(), "rollouts read in parallel (output is identical for any value)")

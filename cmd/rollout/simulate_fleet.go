@@ -54,6 +54,11 @@ func runSimulateFleet(ctx context.Context, a *app, o *simulateBudgetOptions) err
 	}
 	var status exitStatus
 	raise := status.raise
+	// Bytes only: a run may read a rollout more than once (the fit of
+	// --compact-at auto, the session metas of a shared ledger).
+	progress := newProgress(a.io, "simulating", in.paths, showProgress(a, o.quiet))
+	progress.files = 0
+	errW := progress.writer(a.io.Err)
 	run := budget.FleetRun{Paths: in.paths, Settings: o.settings, Since: since, Until: until,
 		SinceText: o.since, UntilText: o.until, PerSession: o.perSession, Jobs: o.jobs,
 		Replay: o.replayOptions(), Stdin: a.io.In,
@@ -61,13 +66,13 @@ func runSimulateFleet(ctx context.Context, a *app, o *simulateBudgetOptions) err
 			var ie *reconstruct.InternalError
 			switch {
 			case errors.As(p.Err, &ie):
-				internalf(a.io.Err, "%s:%d: %v", ie.Path, ie.Line, ie.Value)
+				internalf(errW, "%s:%d: %v", ie.Path, ie.Line, ie.Value)
 				raise(exitInternal)
 			case p.Err != nil:
-				errorf(a.io.Err, "%v", p.Err)
+				errorf(errW, "%v", p.Err)
 				raise(fileErrorCode(p.Err))
 			default:
-				warningf(a.io.Err, "%s", p.Warning)
+				warningf(errW, "%s", p.Warning)
 				if p.Incomplete {
 					raise(exitIncomplete)
 				}
@@ -76,6 +81,7 @@ func runSimulateFleet(ctx context.Context, a *app, o *simulateBudgetOptions) err
 	if byGroup {
 		run.InShard = o.shardPart.Contains
 	}
+	run.Replay.Open.OnRead = progress.add
 	var fleet *budget.Fleet
 	simulateAll := func(series io.Writer) error {
 		run.Series = series
@@ -87,6 +93,7 @@ func runSimulateFleet(ctx context.Context, a *app, o *simulateBudgetOptions) err
 	} else {
 		err = simulateAll(nil)
 	}
+	progress.finish()
 	if err != nil {
 		return err
 	}

@@ -22,6 +22,7 @@ import (
 
 type spaceOptions struct {
 	inputFlags
+	quiet     bool
 	format    string
 	output    string
 	top       int
@@ -83,6 +84,7 @@ $CODEX_HOME/archived_sessions. Nothing is modified.`,
 	f := cmd.Flags()
 	f.StringVar(&opts.format, "format", "text", "output format: "+strings.Join(spaceFormats, "|"))
 	addOutput(f, &opts.output, "the report")
+	addQuiet(f, &opts.quiet)
 	f.IntVar(&opts.top, "top", space.DefaultTop, "rows per table")
 	f.IntVar(&opts.minRepeat, "min-repeat", space.DefaultMinRepeat, "smallest string (bytes) tracked for repetition")
 	f.StringVar(&coldAfter, "cold-after", "7d", "a file idle this long is cold (compress policy): 7d, 36h, 0s")
@@ -153,7 +155,7 @@ func runSpace(ctx context.Context, a *app, o *spaceOptions) error {
 	if err := inputs.Check(o.output); err != nil {
 		return outputConflict(err)
 	}
-	progress := newProgress(a.io, "reading", paths, a.io.ErrIsTTY && o.format == "text" && isStdout(o.output))
+	progress := newProgress(a.io, "reading", paths, showProgress(a, o.quiet))
 	now := time.Now()
 	sum := space.NewSummary(o.top)
 	sum.ColdAfter, sum.KeepTurns = o.coldAfter, o.keepTurns
@@ -171,7 +173,7 @@ func runSpace(ctx context.Context, a *app, o *spaceOptions) error {
 	}
 	pool.InOrder(len(paths), jobs, 2*jobs, nil, 0, work, func(i int, out spaceOutcome) {
 		if out.err != nil {
-			errorf(a.io.Err, "%v", out.err)
+			errorf(progress.writer(a.io.Err), "%v", out.err)
 			failed = append(failed, report.SpaceFailure{Path: paths[i], Error: out.err.Error()})
 			status.raise(exitIncomplete)
 			return

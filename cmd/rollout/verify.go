@@ -111,7 +111,7 @@ or from --config FILE; flags override it (docs/ci.md).`,
 	f.StringVar(&opts.configPath, "config", "", "read settings from FILE instead of the .rollout.yaml found from the working directory upward")
 	f.StringVar(&opts.baseline, "baseline", "", "report only findings not recorded in FILE (see --write-baseline)")
 	f.StringVar(&opts.writeBaseline, "write-baseline", "", "record every finding in FILE as accepted, then report as with --baseline FILE")
-	f.BoolVar(&opts.quiet, "quiet", false, "show only findings at or above --fail-on")
+	f.BoolVar(&opts.quiet, "quiet", false, "show only findings at or above --fail-on, and no progress line")
 	f.StringVar(&opts.showSeverity, "show-severity", "info", "show only findings at or above this severity: error|warning|info")
 	f.BoolVar(&opts.statistics, "statistics", false, "add counts of the findings shown, by rule and severity (text and json)")
 	return cmd
@@ -195,7 +195,7 @@ func runVerify(ctx context.Context, a *app, o *verifyOptions) error {
 	}
 	slices.SortStableFunc(inputs, func(x, y verifyInput) int { return strings.Compare(x.path, y.path) })
 
-	progress := newProgress(a.io, "verifying", in.paths, a.io.ErrIsTTY && humanOnly(o.outputs))
+	progress := newProgress(a.io, "verifying", in.paths, showProgress(a, o.quiet))
 	settings, err := o.settings(pol)
 	if err != nil {
 		return err
@@ -416,15 +416,6 @@ func analyseOne(path string, stdin io.Reader, opts checks.Options) (out fileOutc
 	}()
 	res, err := checks.Run(path, stdin, opts)
 	return fileOutcome{res: res, err: err}
-}
-
-func humanOnly(outputs []reportOutput) bool {
-	for _, out := range outputs {
-		if out.name == "text" && out.file == "" {
-			return true
-		}
-	}
-	return false
 }
 
 // checkOutputs refuses, before anything is read, a report file that is one

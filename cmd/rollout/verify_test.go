@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
+	"github.com/rollout-dev/rollout/report"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -333,7 +333,8 @@ func TestRunRecoversPanic(t *testing.T) {
 }
 
 // TestProgress: the progress line goes to stderr only when stderr is a
-// terminal and the output is human text; it is erased at the end.
+// terminal and --quiet is not given, whatever the output; it is erased at
+// the end and never reaches stdout.
 func TestProgress(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -354,8 +355,9 @@ func TestProgress(t *testing.T) {
 	}{
 		{"not a terminal", false, []string{"verify", dir}, false},
 		{"terminal, text", true, []string{"verify", "--jobs", "1", dir}, true},
-		{"terminal, text to a file", true, []string{"verify", "--format", "json", "--format", "text=" + filepath.Join(t.TempDir(), "r.txt"), dir}, false},
-		{"terminal, json", true, []string{"verify", "--format", "json", dir}, false},
+		{"terminal, text to a file", true, []string{"verify", "--format", "json", "--format", "text=" + filepath.Join(t.TempDir(), "r.txt"), dir}, true},
+		{"terminal, json", true, []string{"verify", "--format", "json", dir}, true},
+		{"terminal, --quiet", true, []string{"verify", "--quiet", dir}, false},
 		{"terminal, one file", true, []string{"verify", filepath.Join(dir, "rollout-a.jsonl")}, false},
 	}
 	for _, tt := range tests {
@@ -372,8 +374,8 @@ func TestProgress(t *testing.T) {
 				}
 				return
 			}
-			size := fmt.Sprintf("%.1f", float64(3*len(clean))/1e6)
-			last := "\rverifying 3/3 files, " + size + " of " + size + " MB (100%)\x1b[K\r\x1b[K"
+			size := report.Size(int64(3 * len(clean)))
+			last := "\rverifying 3/3 files, " + size + " of " + size + " (100%)\x1b[K\r\x1b[K"
 			if !strings.HasSuffix(stderr.String(), last) || !strings.HasPrefix(stderr.String(), "\rverifying 0/3 files, ") {
 				t.Errorf("stderr %q, want progress ending in %q", stderr, last)
 			}
@@ -385,12 +387,13 @@ func TestProgress(t *testing.T) {
 }
 
 // TestProgressBytes: one big file gets a progress line by bytes read,
-// redrawn at most every 100ms; a small one gets none.
+// redrawn at most every 100ms, with the rate and the ETA once a second
+// has gone by; a small one gets none.
 func TestProgressBytes(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	big, small := filepath.Join(dir, "big.jsonl"), filepath.Join(dir, "small.jsonl")
-	for p, size := range map[string]int64{big: 100e6, small: 1000} {
+	for p, size := range map[string]int64{big: 100 << 20, small: 1000} {
 		f, err := os.Create(p)
 		if err != nil {
 			t.Fatal(err)
@@ -410,17 +413,20 @@ func TestProgressBytes(t *testing.T) {
 	}
 	clock := time.Unix(1000, 0)
 	p.now = func() time.Time { return clock }
-	p.add(25e6) // drawn: the first
-	p.add(25e6) // not drawn: same instant
-	clock = clock.Add(time.Second)
-	p.add(25e6)
+	p.add(25 << 20) // drawn: the first
+	p.add(25 << 20) // not drawn: same instant
+	clock = clock.Add(4 * time.Second)
+	p.add(25 << 20) // 75 MiB in 4s: 18.8 MiB/s, 25 MiB to go: ETA 1s
 	p.step()
 	p.finish()
-	want := "\rverifying 0/1 files, 25.0 of 100.0 MB (25%)\x1b[K" +
-		"\rverifying 0/1 files, 75.0 of 100.0 MB (75%)\x1b[K" +
-		"\rverifying 1/1 files, 75.0 of 100.0 MB (75%)\x1b[K\r\x1b[K"
+	want := "\rverifying 0/1 files, 25.0 MiB of 100.0 MiB (25%)\x1b[K" +
+		"\rverifying 0/1 files, 75.0 MiB of 100.0 MiB (75%), 18.8 MiB/s, ETA 1s\x1b[K" +
+		"\rverifying 1/1 files, 75.0 MiB of 100.0 MiB (75%), 18.8 MiB/s, ETA 1s\x1b[K\r\x1b[K"
 	if stderr.String() != want {
 		t.Errorf("stderr\n%q\nwant\n%q", stderr, want)
+	}
+	if got := eta(3*time.Minute + 5*time.Second); got != "3m05s" {
+		t.Errorf("eta = %q", got)
 	}
 }
 
