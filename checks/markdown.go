@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/rollout-dev/rollout/reconstruct"
 )
 
 // WriteMarkdown renders the registry as docs/checks.md. The output depends
@@ -39,6 +41,16 @@ func WriteMarkdown(w io.Writer) error {
 	p("`rollout repair FILE` shows the plan for every finding that has a fix; `--write` applies it.\n")
 	p("Fixes marked *opt-in* run only when named with `--fix RULE`; the others form the default set.\n")
 	p("Lines a fix removes go to `FILE.quarantine.jsonl`, never away.\n\n")
+
+	p("## Codex versions\n\n")
+	p("What a rollout does on resume depends on the Codex version that wrote it (`session_meta`'s\n")
+	p("`cli_version`); the rules that depend on it say so, and the boundaries they judge by are one\n")
+	p("table in the engine (`reconstruct/quirks.go`):\n\n")
+	p("| quirk | from | before | from then on | source |\n|---|---|---|---|---|\n")
+	for _, q := range reconstruct.Quirks() {
+		p("| `%s` | %d.%d | %s | %s | %s |\n", q.ID, q.Since.Major, q.Since.Minor, cell(q.Before), cell(q.After), cell(q.Source))
+	}
+	p("\n")
 
 	p("## Summary\n\n")
 	p("| rule | severity | detects | repair |\n|---|---|---|---|\n")

@@ -128,20 +128,34 @@ func dropDuplicate(p *planner, f Finding, e reconstruct.ItemDuplicateEvidence) s
 
 func rejectedIDMessage(e reconstruct.ItemRejectedIDEvidence) string {
 	what := fmt.Sprintf("%v id %q (%s)", e.ItemType, e.ID, strings.Join(e.Reasons, ", "))
+	sends, strips := release(reconstruct.QuirkSendsItemIDs), release(reconstruct.QuirkStripsBadIDs)
 	switch {
 	case e.Sent == nil:
-		return what + ": the Responses API rejects it where Codex sends it (0.142 and later; 0.145 and later leave out empty and unprefixed ids)"
+		return what + ": the Responses API rejects it where Codex sends it (" + sends + " and later; " + strips + " and later leave out empty and unprefixed ids)"
 	case *e.Sent:
 		return what + ": Codex " + e.CLIVersion + " sends it and the Responses API rejects every request"
-	case e.Stripped && !versionBefore(e.CLIVersion, 0, 145):
-		return what + ": Codex " + e.CLIVersion + " leaves it out of requests, but 0.142-0.144 (and Desktop builds of that time) send it and the API rejects it"
+	case e.Stripped && stripsBadIDs(e.CLIVersion):
+		return what + ": Codex " + e.CLIVersion + " leaves it out of requests, but " + sends + "-" + lastBefore(reconstruct.QuirkStripsBadIDs) + " (and Desktop builds of that time) send it and the API rejects it"
 	}
-	return what + ": Codex " + e.CLIVersion + " does not send item ids (but to Azure with store); from 0.142 on Codex sends it and the API rejects it"
+	return what + ": Codex " + e.CLIVersion + " does not send item ids (but to Azure with store); from " + sends + " on Codex sends it and the API rejects it"
 }
 
-// versionBefore reports whether cli_version v is older than major.minor
-// (false when it does not parse).
-func versionBefore(v string, major, minor int) bool {
-	x, ok := rollout.ParseVersion(v)
-	return ok && x.Less(rollout.Version{Major: major, Minor: minor})
+// release is the first release of a quirk as messages name it: "0.145".
+func release(id reconstruct.QuirkID) string {
+	v := reconstruct.Since(id)
+	return fmt.Sprintf("%d.%d", v.Major, v.Minor)
+}
+
+// lastBefore is the minor release before a quirk's first: "0.144".
+func lastBefore(id reconstruct.QuirkID) string {
+	v := reconstruct.Since(id)
+	return fmt.Sprintf("%d.%d", v.Major, v.Minor-1)
+}
+
+// stripsBadIDs: the version leaves empty and unprefixed ids out of
+// requests (reconstruct.QuirkStripsBadIDs); unknown versions are not
+// taken to.
+func stripsBadIDs(cliVersion string) bool {
+	yes, ok := reconstruct.Has(reconstruct.QuirkStripsBadIDs, cliVersion)
+	return yes || !ok
 }

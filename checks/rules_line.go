@@ -8,13 +8,11 @@ import (
 	"github.com/rollout-dev/rollout/rollout"
 )
 
-// newlineBeforeAppendSince is the first version seen (conformance harness)
-// to start a new line before appending to a file whose last line is torn.
-var newlineBeforeAppendSince = rollout.Version{Major: 0, Minor: 145}
-
+// newlineBeforeAppend: the version starts a new line before appending to
+// a file whose last line is torn (reconstruct.QuirkNewlineBeforeTorn).
 func newlineBeforeAppend(cliVersion string) bool {
-	v, ok := rollout.ParseVersion(cliVersion)
-	return ok && v.AtLeast(newlineBeforeAppendSince)
+	yes, _ := reconstruct.Has(reconstruct.QuirkNewlineBeforeTorn, cliVersion)
+	return yes
 }
 
 // Line shape: what the reader sees of each physical line.
@@ -46,7 +44,7 @@ var lineRules = []*Rule{
 		if newlineBeforeAppend(e.CLIVersion) {
 			return torn + "; Codex " + e.CLIVersion + " starts a new line before appending and resumes without them"
 		}
-		return torn + "; Codex before 0.145 appends its next record onto them, and that record is lost too"
+		return torn + "; Codex before " + release(reconstruct.QuirkNewlineBeforeTorn) + " appends its next record onto them, and that record is lost too"
 	}),
 	on(Rule{ID: "line/glued-record", Severity: Error, Since: "0.3.0",
 		Title: "a torn record with complete records glued after it on one line (a crash, then an append)",

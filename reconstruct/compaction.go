@@ -123,13 +123,9 @@ func (e *engine) legacyCompaction(pos Pos) *History {
 // bridge message. Measured with the harness: 0.40.0, 0.47.0, 0.50.0 and
 // 0.53.0 do, 0.55.0 (the next npm release) and later do not.
 func bridgeEra(cliVersion string) bool {
-	v, ok := rollout.ParseVersion(cliVersion)
-	return ok && !v.AtLeast(bridgeUntil)
+	no, ok := Has(QuirkNoLegacyBridge, cliVersion)
+	return ok && !no
 }
-
-// bridgeUntil is the first version seen to resume a legacy compaction as
-// prompts plus summary.
-var bridgeUntil = rollout.Version{Major: 0, Minor: 55}
 
 // judgeCompactedHistory looks at what a compaction's replacement_history
 // leaves the model. On resume Codex takes replacement_history as the whole

@@ -15,13 +15,21 @@ type Evidence interface {
 
 // Line shape (from the reader).
 
+// LineInvalidJSONEvidence is the evidence of line/invalid-json: a line that
+// is not one JSON object.
 type LineInvalidJSONEvidence struct{}
+
+// LineTornTailEvidence is the evidence of line/torn-tail: the last line has
+// no newline and does not parse (crash mid-write; error before Codex 0.145).
 type LineTornTailEvidence struct {
 	Bytes int64 `json:"bytes"`
 	// CLIVersion is the writer's (session_meta), which decides what the
 	// next resume does with the fragment (see checks, line/torn-tail).
 	CLIVersion string `json:"cli_version,omitempty"`
 }
+
+// LineConcatenatedEvidence is the evidence of line/concatenated: several JSON
+// objects on one physical line (two writers).
 type LineConcatenatedEvidence struct {
 	Objects int `json:"objects"`
 }
@@ -33,7 +41,13 @@ type LineGluedEvidence struct {
 	TornBytes int64    `json:"torn_bytes"`
 	Records   []string `json:"records"`
 }
+
+// LineInvalidUTF8Evidence is the evidence of line/invalid-utf8: bytes that
+// are not UTF-8 (Codex refuses the whole file).
 type LineInvalidUTF8Evidence struct{}
+
+// LineLoneSurrogateEvidence is the evidence of line/lone-surrogate: a string
+// escapes half of a UTF-16 surrogate pair (\ud800 alone).
 type LineLoneSurrogateEvidence struct{}
 
 // LineDuplicateKeyEvidence: an object of the line repeats a key (outside a
@@ -42,11 +56,21 @@ type LineDuplicateKeyEvidence struct {
 	Keys  []string `json:"keys"`  // the repeated keys (at most 5)
 	Count int      `json:"count"` // all repeats in the line
 }
+
+// LineControlCharEvidence is the evidence of line/control-char: NUL or raw
+// control characters inside a record.
 type LineControlCharEvidence struct{}
+
+// LineOversizedEvidence is the evidence of line/oversized: a line over
+// --max-line-bytes: not parsed, kept.
 type LineOversizedEvidence struct {
 	Bytes int64 `json:"bytes"`
 }
+
+// LineCRLFEvidence is the evidence of line/crlf: a CRLF line ending.
 type LineCRLFEvidence struct{}
+
+// LineBlankEvidence is the evidence of line/blank: a blank line.
 type LineBlankEvidence struct{}
 
 // RecordOverMigrationLimitEvidence: a record of a legacy-mode file over
@@ -75,13 +99,21 @@ func (LineBlankEvidence) Kind() Kind         { return LineBlank }
 
 // Envelope.
 
+// EnvelopeMissingFieldEvidence is the evidence of envelope/missing-field: an
+// envelope line without timestamp, type or payload.
 type EnvelopeMissingFieldEvidence struct {
 	Field string `json:"field"`           // "type", "payload" or "timestamp"
 	Value string `json:"value,omitempty"` // a timestamp that is not a string
 }
+
+// EnvelopeBadTimestampEvidence is the evidence of envelope/bad-timestamp: a
+// timestamp string that is not RFC 3339 in UTC.
 type EnvelopeBadTimestampEvidence struct {
 	Value string `json:"value"`
 }
+
+// EnvelopeUnknownTypeEvidence is the evidence of envelope/unknown-type: a
+// line type this version does not know (kept verbatim, counted).
 type EnvelopeUnknownTypeEvidence struct {
 	Type string `json:"type"`
 }
@@ -92,13 +124,24 @@ func (EnvelopeUnknownTypeEvidence) Kind() Kind  { return EnvelopeUnknownType }
 
 // session_meta.
 
+// MetaMissingEvidence is the evidence of meta/missing: no session_meta on
+// line 1 and none anywhere.
 type MetaMissingEvidence struct{}
+
+// MetaNotFirstEvidence is the evidence of meta/not-first: session_meta
+// present but not on line 1.
 type MetaNotFirstEvidence struct {
 	FirstLine int `json:"first_line"` // the line that is first
 }
+
+// MetaUnexpectedExtraEvidence is the evidence of meta/unexpected-extra: a
+// second session_meta in a file that is not a fork or sub-agent.
 type MetaUnexpectedExtraEvidence struct {
 	ID string `json:"id"`
 }
+
+// MetaFilenameMismatchEvidence is the evidence of meta/filename-mismatch: the
+// filename's UUID differs from session_meta.payload.id.
 type MetaFilenameMismatchEvidence struct {
 	FileID    string `json:"file_id"`
 	PayloadID string `json:"payload_id"`
@@ -119,15 +162,28 @@ func (MetaUnknownHistoryModeEvidence) Kind() Kind { return MetaUnknownHistoryMod
 
 // Ordinals.
 
+// OrdinalMissingEvidence is the evidence of ordinal/missing: a line without
+// ordinal in a paginated file.
 type OrdinalMissingEvidence struct{}
+
+// OrdinalLastMissingEvidence is the evidence of ordinal/last-missing: the
+// last line has no ordinal: resume fails.
 type OrdinalLastMissingEvidence struct{}
+
+// OrdinalDuplicateEvidence is the evidence of ordinal/duplicate: an ordinal
+// used twice.
 type OrdinalDuplicateEvidence struct {
 	Ordinal int64 `json:"ordinal"`
 }
+
+// OrdinalGapEvidence is the evidence of ordinal/gap: ordinals skip values.
 type OrdinalGapEvidence struct {
 	Want int64 `json:"want"`
 	Got  int64 `json:"got"`
 }
+
+// OrdinalBackwardsEvidence is the evidence of ordinal/non-monotonic: ordinals
+// go backwards.
 type OrdinalBackwardsEvidence struct {
 	Previous int64 `json:"previous"`
 	Got      int64 `json:"got"`
@@ -165,22 +221,33 @@ func (OrdinalInLegacyEvidence) Kind() Kind    { return OrdinalInLegacy }
 // Item ids. ItemIndex is the item's index in a compaction's
 // replacement_history, or -1 for the line's own payload.
 
+// ItemMissingIDEvidence is the evidence of item/missing-id: a response item
+// without id in a file that uses ids (error in paginated files).
 type ItemMissingIDEvidence struct {
 	ItemType  string `json:"item_type"`
 	ItemIndex int    `json:"item_index"`
 	Prefix    string `json:"prefix"` // the prefix its id should have
 }
+
+// ItemPrefixMismatchEvidence is the evidence of item/id-prefix-mismatch: an
+// id prefix that does not match the item type.
 type ItemPrefixMismatchEvidence struct {
 	ID         string `json:"id"`
 	ItemType   string `json:"item_type"`
 	WantPrefix string `json:"want_prefix"`
 	ItemIndex  int    `json:"item_index"`
 }
+
+// ItemDuplicateIDEvidence is the evidence of item/duplicate-id: two different
+// live items with one id.
 type ItemDuplicateIDEvidence struct {
 	ID        string `json:"id"`
 	FirstLine int    `json:"first_line"`
 	ItemIndex int    `json:"item_index"`
 }
+
+// ItemBadUUIDv7Evidence is the evidence of item/bad-uuidv7: a locally formed
+// id whose UUID is not a valid version 7.
 type ItemBadUUIDv7Evidence struct {
 	ID        string `json:"id"`
 	Reason    string `json:"reason"`
@@ -250,6 +317,9 @@ type ToolOrphanOutputEvidence struct {
 	Normalized *bool  `json:"normalized,omitempty"`
 	CLIVersion string `json:"cli_version,omitempty"`
 }
+
+// ToolDuplicateCallIDEvidence is the evidence of tool/duplicate-call-id: two
+// tool calls with one call_id.
 type ToolDuplicateCallIDEvidence struct {
 	CallID    string `json:"call_id"`
 	FirstLine int    `json:"first_line"`
@@ -262,10 +332,15 @@ func (ToolDuplicateCallIDEvidence) Kind() Kind { return ToolDuplicateCallID }
 
 // Turns and rollbacks.
 
+// TurnUnclosedEvidence is the evidence of turn/unclosed: task_started with no
+// task_complete or turn_aborted before the next turn (info at end of file).
 type TurnUnclosedEvidence struct {
 	TurnID string `json:"turn_id"`
 	AtEOF  bool   `json:"at_eof"` // still open at the end of the file
 }
+
+// TurnIDMismatchEvidence is the evidence of turn/id-mismatch: a turn's
+// closing event names another turn id.
 type TurnIDMismatchEvidence struct {
 	Started string `json:"started"`
 	Closed  string `json:"closed"`
@@ -312,6 +387,9 @@ func (RollbackTooManyEvidence) Kind() Kind          { return RollbackTooMany }
 
 // World state.
 
+// WorldStatePatchWithoutBaselineEvidence is the evidence of
+// worldstate/patch-without-baseline: a world-state patch before any snapshot,
+// or after a compaction before a new snapshot.
 type WorldStatePatchWithoutBaselineEvidence struct {
 	AfterCompaction bool `json:"after_compaction"`
 }
@@ -322,11 +400,24 @@ type WorldStateNotObjectEvidence struct {
 	JSONType string `json:"json_type,omitempty"`
 	Error    string `json:"error,omitempty"`
 }
+
+// WorldStateEmptyPatchEvidence is the evidence of worldstate/empty-patch: a
+// world-state patch that changes nothing.
 type WorldStateEmptyPatchEvidence struct{}
+
+// WorldStateNullInSnapshotEvidence is the evidence of
+// worldstate/null-in-snapshot: a null inside a section of a full world-state
+// snapshot.
 type WorldStateNullInSnapshotEvidence struct {
 	Paths []string `json:"paths"`
 }
+
+// WorldStateOrderEvidence is the evidence of worldstate/order: a world-state
+// patch not preceded by model-visible history in its step.
 type WorldStateOrderEvidence struct{}
+
+// WorldStateDuplicateKeyEvidence is the evidence of worldstate/duplicate-key:
+// a world-state snapshot or patch that repeats a key in one object.
 type WorldStateDuplicateKeyEvidence struct {
 	Keys  []string `json:"keys"`  // JSON pointers with the key (at most 5)
 	Count int      `json:"count"` // all repeated keys of the record
@@ -341,6 +432,8 @@ func (WorldStateDuplicateKeyEvidence) Kind() Kind         { return WorldStateDup
 
 // Compactions and the context-window lineage.
 
+// CompactionLegacyEvidence is the evidence of compaction/legacy: compacted
+// without replacement_history.
 type CompactionLegacyEvidence struct{}
 
 // CompactionEmptyHistoryEvidence: replacement_history is [] although the
@@ -355,19 +448,33 @@ type CompactionLostPromptEvidence struct {
 	Prompt string `json:"prompt"`
 	Items  int    `json:"items"`
 }
+
+// CompactionMetadataLengthEvidence is the evidence of
+// compaction/metadata-length: replacement_history_metadata length differs
+// from replacement_history.
 type CompactionMetadataLengthEvidence struct {
 	History  int `json:"history"`
 	Metadata int `json:"metadata"`
 }
+
+// CompactionWindowNumberEvidence is the evidence of compaction/window-number:
+// window_number does not grow by 1.
 type CompactionWindowNumberEvidence struct {
 	Want int64 `json:"want"`
 	Got  int64 `json:"got"`
 }
+
+// CompactionWindowLineageEvidence is the evidence of
+// compaction/window-lineage: first_window_id changes, or previous_window_id
+// is not the prior window id.
 type CompactionWindowLineageEvidence struct {
 	Field string `json:"field"`
 	Want  string `json:"want"`
 	Got   string `json:"got"`
 }
+
+// CompactionWindowIDEvidence is the evidence of compaction/window-id: a
+// window id that is not a UUIDv7 (numeric legacy form: info).
 type CompactionWindowIDEvidence struct {
 	Field   string `json:"field"`
 	Value   string `json:"value"`
@@ -384,6 +491,8 @@ func (CompactionWindowIDEvidence) Kind() Kind       { return CompactionWindowID 
 
 // Inter-agent messages.
 
+// AgentCommMissingIDEvidence is the evidence of agentcomm/missing-id: an
+// inter_agent_communication without id in a file that uses ids.
 type AgentCommMissingIDEvidence struct {
 	Prefix string `json:"prefix"`
 }
@@ -400,6 +509,9 @@ type TokensTotalDecreasedEvidence struct {
 	Got      int64  `json:"got"`
 	Counter  string `json:"counter"`
 }
+
+// TokensOverWindowEvidence is the evidence of tokens/over-window:
+// last_token_usage.total_tokens exceeds model_context_window.
 type TokensOverWindowEvidence struct {
 	Fill   int64 `json:"fill"`
 	Window int64 `json:"window"`
@@ -444,9 +556,17 @@ type FlowTokenCountEvidence struct {
 	// Timestamp is the record's, as written ("" when it has none).
 	Timestamp string `json:"timestamp"`
 }
+
+// FlowCompactionEvidence is the evidence of a compaction replayed (a flow
+// observation for the budget model and the viewers, not a finding): the
+// context window it opens.
 type FlowCompactionEvidence struct {
 	WindowNumber int64 `json:"window_number"`
 }
+
+// FlowRollbackEvidence is the evidence of a thread_rolled_back replayed (a
+// flow observation, not a finding): how many user turns it drops and the
+// first line it drops.
 type FlowRollbackEvidence struct {
 	NumTurns int `json:"num_turns"`
 	FromLine int `json:"from_line"` // the first dropped line
@@ -563,9 +683,21 @@ func (HandoffAbandonedEvidence) Kind() Kind         { return HandoffAbandoned }
 // Streaming frame logs (frames.md), replayed by package frames, which
 // defines their facts.
 
+// FrameDeltaMismatchEvidence is the evidence of frames/delta-mismatch:
+// a block's concatenated deltas differ from its *_end content or tool-call
+// arguments.
 type FrameDeltaMismatchEvidence frames.MismatchFacts
+
+// FrameUnterminatedEvidence is the evidence of frames/unterminated: a
+// block whose deltas never end.
 type FrameUnterminatedEvidence frames.UnterminatedFacts
+
+// FrameSupersededBytesEvidence is the evidence of frames/superseded-bytes:
+// bytes held by superseded deltas (what reclamation would free).
 type FrameSupersededBytesEvidence frames.SupersededFacts
+
+// FrameUnknownTypeEvidence is the evidence of frames/unknown-type: a frame
+// type this version does not know (kept verbatim, counted).
 type FrameUnknownTypeEvidence frames.UnknownTypeFacts
 
 func (FrameDeltaMismatchEvidence) Kind() Kind   { return FrameDeltaMismatch }

@@ -302,10 +302,6 @@ func (e *engine) checkPrefixedID(pos Pos, id, typ, prefix string, typed bool, in
 //     prepare_response_items_for_request, codex-rs/core/src/client.rs) an
 //     empty or unprefixed id is left out of the request, while a prefixed
 //     one is still sent as it is.
-var (
-	idsSentSince     = rollout.Version{Major: 0, Minor: 142}
-	unprefixedStrips = rollout.Version{Major: 0, Minor: 145}
-)
 
 // maxSentIDLength is the longest id the Responses API accepts.
 const maxSentIDLength = 64
@@ -337,8 +333,9 @@ func (e *engine) checkRejectedID(pos Pos, f itemFields, index int) {
 	}
 	ev := ItemRejectedIDEvidence{ID: f.id, ItemType: f.typ, ItemIndex: index, Reasons: reasons,
 		Stripped: f.id == "" || !prefixed, CLIVersion: e.st.CLIVersion}
-	if v, ok := rollout.ParseVersion(e.st.CLIVersion); ok && e.st.Era == rollout.EraEnvelope {
-		sent := v.AtLeast(idsSentSince) && !(ev.Stripped && v.AtLeast(unprefixedStrips))
+	if sends, ok := Has(QuirkSendsItemIDs, e.st.CLIVersion); ok && e.st.Era == rollout.EraEnvelope {
+		strips, _ := Has(QuirkStripsBadIDs, e.st.CLIVersion)
+		sent := sends && !(ev.Stripped && strips)
 		ev.Sent = &sent
 	}
 	e.emit(pos, ev)
@@ -431,13 +428,13 @@ func (e *engine) orphanCalls() {
 		openFrom = e.turn.Pos.Line
 	}
 	idle := e.idleSeconds()
-	dropped, version := e.normalizes(dropsOrphanOutputsSince)
+	dropped, version := e.normalizes(QuirkNormalizeStep)
 	for _, o := range e.orphanOutputs {
 		ev := o.Evidence.(ToolOrphanOutputEvidence)
 		ev.Normalized, ev.CLIVersion = dropped, version
 		e.emit(o.Pos, ev)
 	}
-	answered, version := e.normalizes(answersOrphanCallsSince)
+	answered, version := e.normalizes(QuirkAnswersOrphanCalls)
 	defer func() {
 		e.requestHistory(dropped != nil && *dropped, answered != nil && *answered, dropped != nil && *dropped)
 	}()
@@ -544,24 +541,19 @@ const StoppedAfter = 3600
 // call is not in the history, came with openai/codex#5473 (commit 273819aaae,
 // merged 2025-10-21), first released in rust-v0.48.0 (it is not in
 // rust-v0.47.0). Before it the output is sent and the API rejects the request.
-var (
-	answersOrphanCallsSince = rollout.Version{Major: 0, Minor: 2}
-	dropsOrphanOutputsSince = rollout.Version{Major: 0, Minor: 48}
-)
 
 // normalizes says whether the Codex version of the file, judged against the
 // first release that does it (since), heals the orphan on resume (nil:
 // unknown), and the cli_version it read it from.
-func (e *engine) normalizes(since rollout.Version) (*bool, string) {
+func (e *engine) normalizes(since QuirkID) (*bool, string) {
 	if e.st.Era == rollout.EraBare {
 		no := false // mid 2025: the writer's version is unknown; assume the worst
 		return &no, ""
 	}
-	v, ok := rollout.ParseVersion(e.st.CLIVersion)
+	yes, ok := Has(since, e.st.CLIVersion)
 	if !ok {
 		return nil, ""
 	}
-	yes := v.AtLeast(since)
 	return &yes, e.st.CLIVersion
 }
 

@@ -11,27 +11,8 @@ import "github.com/rollout-dev/rollout/rollout"
 // record of a type that version does not know is skipped, so the next
 // append reuses its ordinal: a duplicate that stalls the thread's history
 // projection (openai/codex#44417, #44440, still open in September 2026;
-// #43142 on 0.153.4).
-
-// lineTypeSince is the first Codex version that reads each line type the
-// envelope era added after the first ones (session_meta, response_item,
-// compacted, turn_context and event_msg are read by every version). A type
-// missing here and from rollout's own list is read by none. Versions from
-// the releases of openai/codex (rebroad/codex mirror): inter-agent records
-// in 0.140 (8f2d6416ce), world_state in 0.143 (fa036d39aa),
-// security_risk_score in 0.148 (72fa74fbc9); token_usage_record,
-// retained_context and realtime_item are newer than rust-v0.149.0-alpha.3,
-// the newest source read, and are taken as 0.150's. context_handoff is an
-// orchestrator's record: no Codex version reads it.
-var lineTypeSince = map[string]rollout.Version{
-	rollout.TypeInterAgent:        {Minor: 140},
-	rollout.TypeInterAgentMeta:    {Minor: 140},
-	rollout.TypeWorldState:        {Minor: 143},
-	rollout.TypeSecurityRiskScore: {Minor: 148},
-	rollout.TypeTokenUsageRecord:  {Minor: 150},
-	rollout.TypeRetainedContext:   {Minor: 150},
-	rollout.TypeRealtimeItem:      {Minor: 150},
-}
+// #43142 on 0.153.4). Which version reads which line type is the quirks
+// table's (lineTypeSince, quirks.go).
 
 // readNever are line types rollout knows that Codex does not.
 var readNever = map[string]bool{rollout.TypeContextHandoff: true}

@@ -296,7 +296,7 @@ func PromptTokens(text string) int {
 	return n
 }
 
-// Since rust-v0.107.0 (openai/codex#12612, 695957a348) resume rebuilds the
+// Since rust-v0.107.0 (QuirkReverseReplay) resume rebuilds the
 // history in Session::reconstruct_history_from_rollout, scanning back to
 // the newest surviving compaction. The scan takes the items after a
 // compaction as the suffix to replay as soon as it meets the compaction,
@@ -304,7 +304,6 @@ func PromptTokens(text string) int {
 // (openai/codex#32851, open): the rejected compaction's suffix is
 // replayed. Before 0.107 a forward replay applied the compaction, then
 // the rollback, to what it left.
-var reverseReplaySince = rollout.Version{Minor: 107}
 
 // rollbackCompacted is the finding of a rollback of n user turns, the
 // first of them first, that drops turn t, which holds a compaction.
@@ -320,8 +319,7 @@ var reverseReplaySince = rollout.Version{Minor: 107}
 func (e *engine) rollbackCompacted(n int, t, first *turnState) RollbackCompactedTurnEvidence {
 	ev := RollbackCompactedTurnEvidence{NumTurns: n, TurnLine: t.Pos.Line, CompactionLine: t.compactedAt,
 		EarlierCompaction: first.compactedBefore, CLIVersion: e.st.CLIVersion}
-	if v, ok := rollout.ParseVersion(e.st.CLIVersion); ok {
-		replays := v.AtLeast(reverseReplaySince)
+	if replays, ok := Has(QuirkReverseReplay, e.st.CLIVersion); ok {
 		ev.ReplaysDropped = &replays
 	}
 	return ev
