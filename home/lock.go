@@ -157,7 +157,7 @@ type MaintenanceLock struct {
 }
 
 // ErrMaintenanceBusy: Codex's compression or migration is running.
-var ErrMaintenanceBusy = errors.New("Codex's rollout compression or migration is running (it holds .tmp/rollout-maintenance.lock)")
+var ErrMaintenanceBusy = errors.New("the rollout compression or migration of Codex is running (it holds .tmp/rollout-maintenance.lock)")
 
 // heldMaintenance are the maintenance locks this process holds, by home:
 // a flock conflicts with another open of the same file even in one
