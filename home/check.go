@@ -117,7 +117,8 @@ func (h *Home) rollouts() ([]*file, error) {
 		}
 		for _, p := range d.Paths {
 			f := &file{path: p, archived: sub == ArchivedSessionsDir}
-			f.threadID, f.mode = sessionMeta(p)
+			m, _ := rollout.ReadMeta(p)
+			f.threadID, f.mode = m.ThreadID, m.HistoryMode
 			if f.threadID == "" {
 				f.threadID, _ = rollout.ThreadIDFromName(p)
 			}
@@ -127,29 +128,6 @@ func (h *Home) rollouts() ([]*file, error) {
 		}
 	}
 	return out, nil
-}
-
-// sessionMeta reads the thread id and history mode of a rollout's
-// session_meta (the first line of a healthy file).
-func sessionMeta(path string) (id, mode string) {
-	rc, err := rollout.Open(path, nil)
-	if err != nil {
-		return "", ""
-	}
-	defer rc.Close()
-	rd := rollout.NewReader(rc, 4<<20)
-	defer rd.Release()
-	for range 8 {
-		rec, err := rd.Next()
-		if err != nil {
-			return "", ""
-		}
-		if rec.Valid() && rec.Type() == rollout.TypeSessionMeta {
-			p := rec.Payload()
-			return strings.ToLower(p.Get("id").String()), rollout.HistoryMode(p)
-		}
-	}
-	return "", ""
 }
 
 // checkThreads compares the threads table with the files; it returns the

@@ -41,23 +41,33 @@ type Home struct {
 func New(dir string) *Home { return &Home{Dir: filepath.Clean(dir)} }
 
 // Of finds the Codex home of a rollout: the directory above the sessions/
-// or archived_sessions/ directory the file lies in, when that directory
-// looks like a home (it has a database, the writer-lock directory or
-// .tmp). A rollout outside any home has none.
+// or archived_sessions/ directory the file lies in (Layout), when that
+// directory looks like a home (it has a database, the writer-lock
+// directory or .tmp). A rollout outside any home has none.
 func Of(rolloutPath string) (*Home, bool) {
+	dir, ok := Layout(rolloutPath)
+	if !ok || !looksLikeHome(dir) {
+		return nil, false
+	}
+	return New(dir), true
+}
+
+// Layout is the directory above the nearest sessions/ or
+// archived_sessions/ directory a rollout lies in, made absolute: where
+// Codex would look for the rollouts it continues, whether or not the
+// directory holds a home's databases too (a copied home).
+func Layout(rolloutPath string) (string, bool) {
 	abs, err := filepath.Abs(rolloutPath)
 	if err != nil {
-		return nil, false
+		return "", false
 	}
 	for dir := filepath.Dir(abs); ; {
 		parent := filepath.Dir(dir)
 		if parent == dir {
-			return nil, false
+			return "", false
 		}
 		if b := filepath.Base(dir); b == SessionsDir || b == ArchivedSessionsDir {
-			if looksLikeHome(parent) {
-				return New(parent), true
-			}
+			return parent, true
 		}
 		dir = parent
 	}

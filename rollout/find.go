@@ -1,8 +1,6 @@
 package rollout
 
 import (
-	"errors"
-	"io"
 	"strings"
 )
 
@@ -19,14 +17,6 @@ type ThreadMatch struct {
 	Indexed bool
 }
 
-// metaLinesRead bounds how far FindThreads looks for session_meta: it is the
-// first line of a healthy file, and a few damaged lines may precede it.
-const metaLinesRead = 8
-
-// metaMaxLine bounds the line FindThreads reads: session_meta carries the
-// base instructions (tens of KB), never megabytes.
-const metaMaxLine = 4 << 20
-
 // FindThreads lists the rollouts among paths (already discovered files)
 // whose thread id, from the file name or from session_meta, is query or
 // starts with it (case-insensitive). A file that cannot be opened is
@@ -37,7 +27,7 @@ func FindThreads(paths []string, query string) []ThreadMatch {
 	for _, p := range paths {
 		m := ThreadMatch{Path: p}
 		m.NameID, _ = ThreadIDFromName(p)
-		m.MetaID = metaThreadID(p)
+		m.MetaID = MetaThreadID(p)
 		m.ThreadID = m.MetaID
 		if m.ThreadID == "" {
 			m.ThreadID = m.NameID
@@ -47,39 +37,4 @@ func FindThreads(paths []string, query string) []ThreadMatch {
 		}
 	}
 	return out
-}
-
-// MetaThreadID is the thread id of the session_meta near the top of the
-// rollout at path ("" when none is read).
-func MetaThreadID(path string) string { return metaThreadID(path) }
-
-// metaThreadID reads the thread id from the session_meta near the top of a
-// rollout (envelope era: payload.id; bare era: the first line's id).
-func metaThreadID(path string) string {
-	f, err := Open(path, nil)
-	if err != nil {
-		return ""
-	}
-	defer f.Close()
-	rd := NewReader(f, metaMaxLine)
-	for range metaLinesRead {
-		rec, err := rd.Next()
-		if errors.Is(err, io.EOF) || err != nil {
-			return ""
-		}
-		if !rec.Valid() {
-			continue
-		}
-		switch DetectEra(rec) {
-		case EraEnvelope:
-			if rec.Type() == TypeSessionMeta {
-				return rec.Payload().Get("id").String()
-			}
-		case EraBare:
-			return rec.Get("id").String()
-		default:
-			return ""
-		}
-	}
-	return ""
 }

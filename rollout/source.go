@@ -534,20 +534,3 @@ func recycle(d *decoded) {
 type eofReader struct{}
 
 func (eofReader) Read([]byte) (int, error) { return 0, io.EOF }
-
-// ThreadIDFromName finds the thread UUID in a Codex rollout file name
-// (rollout-YYYY-MM-DDThh-mm-ss-<uuid>.jsonl[.zst]), scanning from the right
-// as Codex does. ok is false when the name carries none.
-func ThreadIDFromName(path string) (id string, ok bool) {
-	name := filepath.Base(path)
-	name = strings.TrimSuffix(name, ".zst")
-	name = strings.TrimSuffix(name, ".jsonl")
-	if len(name) < 36 {
-		return "", false
-	}
-	cand := name[len(name)-36:]
-	if IsUUID(cand) {
-		return strings.ToLower(cand), true
-	}
-	return "", false
-}
