@@ -152,6 +152,11 @@ func NewCollector() *Collector { return &Collector{} }
 // Positions come from the observation order, not from lines, so several
 // objects on one (concatenated) line keep their order.
 func (c *Collector) Observe(o reconstruct.Observation) {
+	if o.Pos.Inherited() {
+		// A sub-agent's copy of its parent's context: the parent's
+		// requests, counted in the parent.
+		return
+	}
 	switch ev := o.Evidence.(type) {
 	case reconstruct.FlowTokenCountEvidence:
 		c.reqs = append(c.reqs, Request{Line: o.Pos.Line,

@@ -1,7 +1,6 @@
 package checks_test
 
 import (
-	"bytes"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -34,7 +33,7 @@ func TestEvidenceSchema(t *testing.T) {
 	keys := map[string]map[string]bool{} // rule -> "key type"
 	for _, fx := range fixtures {
 		for _, c := range fx.cases {
-			res, err := checks.RunReader(fx.runPath(c), bytes.NewReader(c.data), checks.Options{MaxLineBytes: fx.maxLn, Now: fx.now, MigrationLimit: fx.migLim})
+			res, err := fx.run(t, c)
 			if err != nil {
 				t.Fatalf("%s %s: %v", fx.source, c.section, err)
 			}

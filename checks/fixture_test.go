@@ -4,16 +4,20 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
-	"github.com/rollout-dev/rollout/fixtures/escape"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"testing"
 	"time"
 
+	"github.com/klauspost/compress/zstd"
 	"github.com/rogpeppe/go-internal/txtar"
 
 	"github.com/rollout-dev/rollout/checks"
+	"github.com/rollout-dev/rollout/fixtures/escape"
+	"github.com/rollout-dev/rollout/lineage"
 )
 
 // ruleFixture is one fixtures/rules/*.txtar file (format: fixtures/rules/README.md).
@@ -25,6 +29,11 @@ type ruleFixture struct {
 	now    time.Time       // the `now` directive: Options.Now
 	migLim int64           // the `migration-limit` directive: Options.MigrationLimit
 	noEOL  map[string]bool // sections written without their final newline ("*" = all)
+	// home holds the other rollouts of a Codex home, by path in the home
+	// (sections named sessions/... or archived_sessions/...; a .zst one is
+	// written compressed): with them each case runs at path inside a
+	// fresh home, its lineage resolved there.
+	home   map[string][]byte
 	cases  []fixtureCase
 	source string // fixture path, for messages
 }
@@ -106,8 +115,14 @@ func parseRuleFixture(p string) (*ruleFixture, error) {
 		if _, dup := files[f.Name]; dup {
 			return nil, fmt.Errorf("section %q twice", f.Name)
 		}
-		switch f.Name {
-		case "rollout.jsonl", "want", "clean.jsonl", "clean.want":
+		switch {
+		case f.Name == "rollout.jsonl", f.Name == "want", f.Name == "clean.jsonl", f.Name == "clean.want":
+		case strings.HasPrefix(f.Name, "sessions/"), strings.HasPrefix(f.Name, "archived_sessions/"):
+			if fx.home == nil {
+				fx.home = map[string][]byte{}
+			}
+			fx.home[f.Name] = escape.Decode(f.Data)
+			continue
 		default:
 			return nil, fmt.Errorf("unknown section %q", f.Name)
 		}
@@ -118,6 +133,9 @@ func parseRuleFixture(p string) (*ruleFixture, error) {
 	}
 	if _, ok := files["want"]; !ok {
 		return nil, fmt.Errorf("no -- want -- section")
+	}
+	if fx.home != nil && !strings.HasPrefix(fx.path, "sessions/") && !strings.HasPrefix(fx.path, "archived_sessions/") {
+		return nil, fmt.Errorf("a fixture with home sections needs `path sessions/...` (or archived_sessions/...)")
 	}
 	_, hasClean := files["clean.jsonl"]
 	if _, ok := files["clean.want"]; ok && !hasClean {
@@ -248,6 +266,39 @@ func (fx *ruleFixture) runPath(c fixtureCase) string {
 		return fx.path
 	}
 	return fx.name + "/" + c.section
+}
+
+// run verifies case c: from memory under runPath, or, for a fixture with
+// home sections, as a file of a fresh Codex home, with the lineage
+// resolved in that home as `rollout verify` does.
+func (fx *ruleFixture) run(t *testing.T, c fixtureCase) (*checks.Result, error) {
+	t.Helper()
+	opts := checks.Options{MaxLineBytes: fx.maxLn, Now: fx.now, MigrationLimit: fx.migLim}
+	if fx.home == nil {
+		return checks.RunReader(fx.runPath(c), bytes.NewReader(c.data), opts)
+	}
+	dir := t.TempDir()
+	write := func(name string, data []byte) {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if strings.HasSuffix(name, ".zst") {
+			enc, _ := zstd.NewWriter(nil)
+			data = enc.EncodeAll(data, nil)
+			enc.Close()
+		}
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for name, data := range fx.home {
+		write(name, data)
+	}
+	write(fx.path, c.data)
+	p := filepath.Join(dir, filepath.FromSlash(fx.path))
+	opts.Lineage = lineage.New([]string{p}).Ancestry
+	return checks.Run(p, nil, opts)
 }
 
 // gotFindings reduces findings to what fixtures compare.

@@ -9,6 +9,7 @@ var registry = slices.Concat(
 	lineRules,
 	envelopeRules,
 	metaRules,
+	lineageRules,
 	ordinalRules,
 	itemRules,
 	toolRules,

@@ -1,7 +1,6 @@
 package checks_test
 
 import (
-	"bytes"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -35,7 +34,7 @@ func TestRuleFixtures(t *testing.T) {
 				case c.section == "clean.jsonl" && target:
 					t.Errorf("%s: clean.want lists %s: the near miss must not trigger it", fx.source, fx.rule)
 				}
-				res, err := checks.RunReader(fx.runPath(c), bytes.NewReader(c.data), checks.Options{MaxLineBytes: fx.maxLn, Now: fx.now, MigrationLimit: fx.migLim})
+				res, err := fx.run(t, c)
 				if err != nil {
 					t.Fatalf("%s: %v", c.section, err)
 				}

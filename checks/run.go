@@ -36,15 +36,22 @@ type Options struct {
 	OnRead func(n int)
 	// HashItems, ReplayGlued: see reconstruct.Options.
 	HashItems, ReplayGlued bool
+	// Lineage, when set, resolves the lineage of the file replayed: the
+	// rollouts it continues are replayed first (lineage.Index.Ancestry).
+	Lineage func(path string) *reconstruct.Ancestry
 }
 
-// Replay is the replay these options describe.
-func (o Options) Replay() reconstruct.ReplayOptions {
-	return reconstruct.ReplayOptions{
+// Replay is the replay these options describe, of the file at path.
+func (o Options) Replay(path string) reconstruct.ReplayOptions {
+	ro := reconstruct.ReplayOptions{
 		Options:      reconstruct.Options{HandoffCap: o.HandoffCap, Now: o.Now, MigrationLimit: o.MigrationLimit, HashItems: o.HashItems, ReplayGlued: o.ReplayGlued},
 		Open:         rollout.OpenOptions{Force: o.Force, OnRead: o.OnRead},
 		MaxLineBytes: o.MaxLineBytes,
 	}
+	if o.Lineage != nil {
+		ro.Ancestry = o.Lineage(path)
+	}
+	return ro
 }
 
 // Result is what the analysis of one file found.
@@ -59,7 +66,7 @@ type Result struct {
 // next to any others (the budget evidence, the fix facts, ...).
 func Run(path string, stdin io.Reader, opts Options, observers ...reconstruct.Observer) (*Result, error) {
 	c := NewChecker(path, opts.MaxFindingsPerRule)
-	st, err := reconstruct.ReplayFile(path, stdin, opts.Replay(), append(observers, c.Observe)...)
+	st, err := reconstruct.ReplayFile(path, stdin, opts.Replay(path), append(observers, c.Observe)...)
 	return result(c, st, err)
 }
 
@@ -75,7 +82,7 @@ func result(c *Checker, st *reconstruct.State, err error) (*Result, error) {
 // RunReader is Run over an open stream named path.
 func RunReader(path string, r io.Reader, opts Options, observers ...reconstruct.Observer) (*Result, error) {
 	c := NewChecker(path, opts.MaxFindingsPerRule)
-	ro := opts.Replay()
+	ro := opts.Replay(path)
 	ro.Path = path
 	st, err := reconstruct.Replay(r, ro, append(observers, c.Observe)...)
 	return result(c, st, err)

@@ -7,29 +7,46 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/rollout-dev/rollout/checks"
+	"github.com/rollout-dev/rollout/lineage"
 	"github.com/rollout-dev/rollout/reconstruct"
 	"github.com/tidwall/gjson"
 )
 
 // EngineHistory replays a rollout with rollout's engine, as `rollout
-// state` does, and reduces its live history to Items read back from the
-// file. Meant for small files (the goldens): the file is read whole.
+// state` does (the rollouts it continues found beside it, in its Codex
+// home), and reduces its live history to Items read back from the files.
+// Meant for small files (the goldens): the files are read whole.
 func EngineHistory(path string) ([]Item, *reconstruct.State, error) {
-	st, err := reconstruct.ReplayFile(path, nil, checks.Options{}.Replay())
+	ix := lineage.New([]string{path}, filepath.Dir(path))
+	st, err := reconstruct.ReplayFile(path, nil, checks.Options{Lineage: ix.Ancestry}.Replay(path))
 	if err != nil {
 		return nil, nil, err
 	}
-	lines, err := readLines(path)
-	if err != nil {
-		return nil, nil, err
+	files := map[int][][]byte{}
+	linesOf := func(seg int) ([][]byte, string, error) {
+		p := path
+		if seg > 0 {
+			p = st.Segments[seg-1].Path
+		}
+		if l, ok := files[seg]; ok {
+			return l, p, nil
+		}
+		l, err := readLines(p)
+		files[seg] = l
+		return l, p, err
 	}
 	items := []Item{}
 	for it := range st.History.All() {
+		lines, p, err := linesOf(it.Segment)
+		if err != nil {
+			return nil, nil, err
+		}
 		if it.Line < 1 || it.Line > len(lines) {
-			return nil, st, fmt.Errorf("%s: history item at line %d of %d", path, it.Line, len(lines))
+			return nil, st, fmt.Errorf("%s: history item at line %d of %d", p, it.Line, len(lines))
 		}
 		line := lines[it.Line-1]
 		switch it.Index {

@@ -66,7 +66,7 @@ func (e *engine) compacted(rec *rollout.Record, pos Pos, p gjson.Result) {
 			if f.id != "" {
 				e.checkPrefixedID(pos, f.id, f.typ, prefix, typed, i)
 			}
-			it := Item{ID: f.id, Type: f.typ, CallID: f.callID, Line: pos.Line, Offset: pos.Offset, Index: i}
+			it := Item{ID: f.id, Type: f.typ, CallID: f.callID, Line: pos.Line, Offset: pos.Offset, Index: i, Segment: pos.Segment}
 			it.prompt = isUserMessage(f.typ, f.role) && !contextualContent(f.content)
 			if f.id != "" || f.callID != "" {
 				it.hash = maphash.Bytes(hashSeed, item)
@@ -115,7 +115,7 @@ func (e *engine) legacyCompaction(pos Pos) *History {
 	if bridge {
 		idx = BridgeIndex
 	}
-	kept.append(Item{Type: "message", Line: pos.Line, Offset: pos.Offset, Index: idx})
+	kept.append(Item{Type: "message", Line: pos.Line, Offset: pos.Offset, Index: idx, Segment: pos.Segment})
 	return kept
 }
 

@@ -95,6 +95,14 @@ type engine struct {
 	// reread reads the file again by offset (nil: it cannot be, stdin or
 	// zstd): with it, items are hashed only when their id comes again.
 	reread io.ReaderAt
+
+	// Lineages (lineage.go).
+	seg             int        // the segment being fed (0: the file itself)
+	inheritedPrefix bool       // the segments of the file's history_base were replayed
+	prefixUnknown   bool       // the file continues a prefix that was not replayed
+	pendingLineage  []Evidence // reported at the file's session_meta
+	subStart        int64      // subagent_history_start_ordinal (-1: none)
+	subOwn          bool       // a record at or past subStart was seen
 }
 
 // newEngine starts an engine that reports to obs (which may be nil).
@@ -102,7 +110,12 @@ func newEngine(opts Options, obs Observer) *engine {
 	if obs == nil {
 		obs = func(Observation) {}
 	}
-	e := &engine{opts: opts, obs: obs, types: newTypeTable(), calls: textIndex{call: true}, outputs: textIndex{call: true}, pending: map[string][]int{}}
+	e := &engine{opts: opts, types: newTypeTable(), calls: textIndex{call: true}, outputs: textIndex{call: true}, pending: map[string][]int{}, subStart: -1}
+	e.obs = func(o Observation) {
+		if e.keep(o) {
+			obs(o)
+		}
+	}
 	e.st.History = newHistory(e.types)
 	e.st.Era = rollout.EraUnknown
 	e.st.Handoffs = map[string]*Handoff{}
@@ -119,7 +132,7 @@ func (e *engine) Feed(rec *rollout.Record) {
 	e.records++
 	e.st.Records++
 	e.frames.Line(rec) // bookkeeping only, until the log proves to be a frame log
-	pos := Pos{Line: rec.Line, Offset: rec.Offset}
+	pos := Pos{Line: rec.Line, Offset: rec.Offset, Segment: e.seg}
 	if rollout.IsCRLF(rec.EOL) {
 		e.emit(pos, LineCRLFEvidence{})
 	}
@@ -211,6 +224,15 @@ func (e *engine) feedObject(rec *rollout.Record, pos Pos) {
 	}
 	if typ == rollout.TypeSessionMeta && !e.metaSeen {
 		e.st.OrdinalBase = ordinalBase(rec.Payload())
+	}
+	if e.subStart >= 0 && hasOrd && e.metaSeen && pos.Segment == 0 {
+		switch {
+		case ord < e.subStart:
+			pos.Segment = InheritedRecord
+		case !e.subOwn:
+			e.subOwn = true
+			e.startOwnCounters()
+		}
 	}
 	if !e.failClosed {
 		e.checkOrdinal(pos, hasOrd)
@@ -415,6 +437,9 @@ func (e *engine) sessionMeta(rec *rollout.Record, pos Pos, p gjson.Result) {
 	}
 	e.metaSeen = true
 	e.st.MetaLine = rec.Line
+	meta := rollout.MetaOf(rec.Line, rec.Offset, p)
+	e.subStart = meta.SubagentStart
+	e.lineageAtMeta(pos, meta.Base != nil)
 	if rec.Line != e.firstLine {
 		e.emit(pos, MetaNotFirstEvidence{FirstLine: e.firstLine})
 	}
@@ -512,6 +537,13 @@ func (e *engine) Finish() *State {
 			p = Pos{Line: e.firstLine, Offset: e.firstOffset}
 		}
 		e.emit(p, MetaMissingEvidence{})
+	}
+	if len(e.pendingLineage) > 0 {
+		p := Pos{Line: 1}
+		if e.firstLine != 0 {
+			p = Pos{Line: e.firstLine, Offset: e.firstOffset}
+		}
+		e.lineageAtMeta(p, false)
 	}
 	if e.failClosed {
 		return e.detach()

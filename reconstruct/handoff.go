@@ -60,6 +60,7 @@ type Handoff struct {
 	Line    int // the latest record
 	Offset  int64
 	Ordinal *int64
+	Segment int    // whose record the latest is (Pos.Segment)
 	Raw     string // the payload of the latest record
 
 	FirstLine int // its first record: the age of the handoff
@@ -191,7 +192,7 @@ func (e *engine) handoff(rec *rollout.Record, pos Pos, p gjson.Result) {
 	if id.Type != gjson.String || id.Str == "" {
 		return
 	}
-	h := &Handoff{ID: id.Str, Line: pos.Line, Offset: pos.Offset, Ordinal: pos.Ordinal, Raw: p.Raw,
+	h := &Handoff{ID: id.Str, Line: pos.Line, Offset: pos.Offset, Ordinal: pos.Ordinal, Segment: pos.Segment, Raw: p.Raw,
 		FirstLine: pos.Line, Records: 1}
 	h.Status = str(p.Get("status"))
 	h.TargetTurnID = str(p.Get("target_turn_id"))
@@ -346,7 +347,7 @@ func (e *engine) judgeHandoffs() {
 	var oversized []oversize
 	for _, id := range ids {
 		h := e.st.Handoffs[id]
-		pos := Pos{Line: h.Line, Offset: h.Offset, Ordinal: h.Ordinal}
+		pos := Pos{Line: h.Line, Offset: h.Offset, Ordinal: h.Ordinal, Segment: h.Segment}
 
 		// Rule 5: a handoff is delivered at most once (any provider thread).
 		if h.secondDeliv != nil {
@@ -514,7 +515,7 @@ func (e *engine) duplicateHandoffs(waiting []*Handoff) map[string]string {
 				older[h.ID] = kept.ID
 				continue
 			}
-			e.emit(Pos{Line: h.Line, Offset: h.Offset, Ordinal: h.Ordinal},
+			e.emit(Pos{Line: h.Line, Offset: h.Offset, Ordinal: h.Ordinal, Segment: h.Segment},
 				HandoffDuplicateDeferredEvidence{ID: h.ID, KeptID: kept.ID, KeptLine: kept.FirstLine, Items: n,
 					ProviderThreadID: e.providerThread(h)})
 		}

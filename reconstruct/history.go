@@ -28,6 +28,26 @@ type History struct {
 	// wide holds the line and index of the rare item whose values do not
 	// fit histItem's 32 bits (lines past 4G, indexes past 2G).
 	wide map[int]wideItem
+	// segs are the runs of items of one Item.Segment, in order, where the
+	// segment is not 0: items of a lineage's segments come in a few long
+	// runs, so they cost nothing per item.
+	segs []segRun
+}
+
+// segRun: the items from index from on, up to the next run, have Segment
+// seg.
+type segRun struct{ from, seg int }
+
+// segment is item i's Item.Segment.
+func (h *History) segment(i int) int {
+	seg := 0
+	for _, r := range h.segs {
+		if r.from > i {
+			break
+		}
+		seg = r.seg
+	}
+	return seg
 }
 
 // histItem is one item of a History (48 bytes: a history of a million
@@ -111,7 +131,8 @@ func (h *History) At(i int) Item {
 	x := h.item(i)
 	var buf [64]byte
 	it := Item{ID: string(h.idText(buf[:0], x)), Type: h.types.names[x.typ], CallID: string(h.callID(x)),
-		Line: int(x.line), Offset: x.offset, Index: int(x.index), answered: x.answered, prompt: h.mark(i) == markPrompt, hash: x.hash, lazy: x.lazy}
+		Line: int(x.line), Offset: x.offset, Index: int(x.index), answered: x.answered, prompt: h.mark(i) == markPrompt, hash: x.hash, lazy: x.lazy,
+		Segment: h.segment(i)}
 	if x.line == math.MaxUint32 || x.index == math.MinInt32 {
 		w := h.wide[i]
 		it.Line, it.Index = w.line, w.index
@@ -160,9 +181,9 @@ func (h *History) typeName(x *histItem) string { return h.types.names[x.typ] }
 func (h *History) pos(i int) Pos {
 	x := h.item(i)
 	if x.line == math.MaxUint32 || x.index == math.MinInt32 {
-		return Pos{Line: h.wide[i].line, Offset: x.offset}
+		return Pos{Line: h.wide[i].line, Offset: x.offset, Segment: h.segment(i)}
 	}
-	return Pos{Line: int(x.line), Offset: x.offset}
+	return Pos{Line: int(x.line), Offset: x.offset, Segment: h.segment(i)}
 }
 
 // index is At(i).Index without building the item.
@@ -211,6 +232,9 @@ func (h *History) append(it Item) {
 		}
 		h.wide[h.n] = wideItem{it.Line, it.Index}
 	}
+	if last := len(h.segs) - 1; (last < 0 && it.Segment != 0) || (last >= 0 && h.segs[last].seg != it.Segment) {
+		h.segs = append(h.segs, segRun{h.n, it.Segment})
+	}
 	x.blk = h.reserve(len(it.ID) + len(it.CallID))
 	b := h.text[x.blk]
 	x.at = uint32(len(b))
@@ -258,6 +282,9 @@ func (h *History) truncate(n int) {
 		return
 	}
 	h.n = n
+	for len(h.segs) > 0 && h.segs[len(h.segs)-1].from >= n {
+		h.segs = h.segs[:len(h.segs)-1]
+	}
 	for i := range h.wide {
 		if i >= n {
 			delete(h.wide, i)

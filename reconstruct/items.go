@@ -93,7 +93,7 @@ func (e *engine) addLiveItem(pos Pos, item []byte, rec *rollout.Record, index in
 			e.emit(pos, ItemDuplicateEvidence{ItemType: f.typ, FirstLine: j, ItemIndex: index})
 		}
 	}
-	it := Item{ID: f.id, Type: f.typ, CallID: f.callID, Line: pos.Line, Offset: pos.Offset, Index: index}
+	it := Item{ID: f.id, Type: f.typ, CallID: f.callID, Line: pos.Line, Offset: pos.Offset, Index: index, Segment: pos.Segment}
 	it.prompt = isUserMessage(f.typ, f.role) && !contextualContent(f.content)
 	e.checkID(pos, f, index)
 	start := 0 // where item starts in its line
@@ -456,7 +456,7 @@ func (e *engine) orphanCalls() {
 				ev.SessionStopped = &stopped
 			}
 		}
-		e.emit(Pos{Line: it.Line, Offset: it.Offset}, ev)
+		e.emit(Pos{Line: it.Line, Offset: it.Offset, Segment: it.Segment}, ev)
 	}
 }
 
@@ -490,7 +490,7 @@ func (e *engine) requestHistory(dropOrphans, answer, after bool) {
 		it := h.At(i)
 		out.append(it)
 		if answer && h.isToolCall(x) && !x.answered && x.callLen > 0 {
-			ab := Item{Type: abortedOutputType(it.Type, after), CallID: it.CallID, Line: it.Line, Offset: it.Offset, Index: AbortedIndex, answered: true}
+			ab := Item{Type: abortedOutputType(it.Type, after), CallID: it.CallID, Line: it.Line, Offset: it.Offset, Index: AbortedIndex, answered: true, Segment: it.Segment}
 			if after {
 				out.append(ab)
 			} else {
@@ -634,6 +634,6 @@ func (e *engine) interAgent(rec *rollout.Record, pos Pos, p gjson.Result) {
 		return
 	}
 	e.checkPrefixedID(pos, id.String(), rollout.TypeInterAgent, rollout.InterAgentPrefix, true, -1)
-	e.appendItem(pos, Item{ID: id.String(), Type: rollout.TypeInterAgent, Line: pos.Line, Offset: pos.Offset, Index: -1,
+	e.appendItem(pos, Item{ID: id.String(), Type: rollout.TypeInterAgent, Line: pos.Line, Offset: pos.Offset, Index: -1, Segment: pos.Segment,
 		hash: maphash.String(hashSeed, p.Raw)}, nil)
 }

@@ -15,7 +15,17 @@ type Pos struct {
 	Line    int
 	Offset  int64
 	Ordinal *int64 // the line's ordinal, where it has one
+	// Segment says whose record the position is: 0 the file's own;
+	// InheritedRecord a record of the file that is a sub-agent's
+	// inherited context (before session_meta.subagent_history_start_ordinal);
+	// k > 0 a record of another rollout, the k-th of State.Segments, whose
+	// prefix the file continues (session_meta.history_base). Observations
+	// at another rollout's records are never reported; see lineage.go.
+	Segment int
 }
+
+// InheritedRecord is Pos.Segment of a sub-agent's inherited records.
+const InheritedRecord = -1
 
 // Kind names a fact the engine observed. Each kind has one evidence type
 // (evidence.go) that says what was seen.
@@ -140,6 +150,17 @@ const (
 	ItemRejectedID        // an item id of a shape the Responses API rejects
 	OrdinalUnknownTail    // the last records of a paginated file are of types its Codex version cannot read
 	RollbackCompactedTurn // a rollback drops a turn that compacted
+
+	// Lineages (lineage.go): the rollouts a paginated fork or revert
+	// continues, at the file's session_meta.
+	LineageMissingSource
+	LineageCycle
+	LineageOtherThread
+	LineageNotPaginated
+	LineageCutoffIncludesMeta
+	LineageCutoffPastEnd
+	LineageCutoffOffBoundary
+	LineageMalformedBase
 
 	kindEnd // keep last
 )

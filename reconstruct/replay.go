@@ -23,8 +23,12 @@ type ReplayOptions struct {
 	StopAfterLine int
 	// OnRecord, when set, sees every record before the engine replays it
 	// (rollout view builds its page from records). The record is only
-	// valid during the call.
+	// valid during the call. It does not see the records of Ancestry.
 	OnRecord func(*rollout.Record)
+	// Ancestry, when set, is the lineage the file continues: its segments
+	// are replayed first (lineage.go). Without it a file that continues
+	// another rollout is judged without that prefix.
+	Ancestry *Ancestry
 }
 
 // InternalError is a bug caught while replaying a file: it carries the
@@ -98,6 +102,12 @@ func Replay(src io.Reader, opts ReplayOptions, observers ...Observer) (st *State
 		}
 	}
 	eng := newEngine(opts.Options, fan)
+	if opts.Ancestry != nil {
+		open := func(p string) (io.ReadCloser, error) { return rollout.OpenWith(p, nil, rollout.OpenOptions{}) }
+		if err := replaySegments(eng, opts.Ancestry, open, opts.MaxLineBytes); err != nil {
+			return nil, fmt.Errorf("%s: %w", opts.Path, err)
+		}
+	}
 	if !opts.HashItems {
 		eng.reread = rd.Rereader()
 	}

@@ -23,6 +23,11 @@ type State struct {
 	StartedAt      string
 	ParentThreadID string
 
+	// Segments are the inherited prefixes of other rollouts replayed
+	// before the file (a paginated fork's or revert's lineage, root first):
+	// Segment k of an item or turn is Segments[k-1].
+	Segments []Segment
+
 	Turns      []Turn
 	History    *History          // the live model history, in order
 	WorldState *mergepatch.Value // the current baseline; nil when there is none
@@ -60,6 +65,7 @@ type Turn struct {
 	User       bool   // holds a user message or an inter-agent message
 	RolledBack bool
 	Derived    bool // started at a user message: the file persists no turn events
+	Segment    int  // whose record started it (Pos.Segment)
 }
 
 // Item is one model-history item.
@@ -70,6 +76,7 @@ type Item struct {
 	Line     int   // the line holding it
 	Offset   int64 // that line's byte offset
 	Index    int   // index inside the line's replacement_history; -1 for the line's payload; SummaryIndex, BridgeIndex
+	Segment  int   // whose record holds it (Pos.Segment): Line and Offset are that rollout's
 	answered bool
 	prompt   bool // a user message that is not one of Codex's contextual fragments
 	hash     uint64
@@ -129,7 +136,7 @@ func (s *State) finish(e *engine) {
 	s.FailClosed = e.failClosed
 	s.Turns = s.Turns[:0]
 	for _, t := range e.turns {
-		s.Turns = append(s.Turns, Turn{ID: t.ID, StartLine: t.Pos.Line, Status: t.Status, User: t.User, RolledBack: t.RolledBack, Derived: t.derived})
+		s.Turns = append(s.Turns, Turn{ID: t.ID, StartLine: t.Pos.Line, Status: t.Status, User: t.User, RolledBack: t.RolledBack, Derived: t.derived, Segment: t.Pos.Segment})
 	}
 }
 

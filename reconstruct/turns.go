@@ -271,7 +271,11 @@ func (e *engine) rollback(pos Pos, n int) {
 	e.st.Settings = cp.settings
 	e.skipDecrease, e.skipThreadDecrease = true, true
 	e.reindex()
-	e.emit(pos, FlowRollbackEvidence{NumTurns: n, FromLine: from.Pos.Line})
+	fromLine := from.Pos.Line
+	if from.Pos.Segment > 0 {
+		fromLine = 1 // a turn of the inherited prefix: every record of the file is dropped
+	}
+	e.emit(pos, FlowRollbackEvidence{NumTurns: n, FromLine: fromLine})
 }
 
 // PromptTokens estimates tokens as the reference implementation does: the

@@ -110,7 +110,7 @@ func runDiff(ctx context.Context, a *app, o *diffOptions) error {
 	var views [2]stateview.View
 	var sides [2]report.DiffSide
 	for i := range 2 {
-		ro := checks.Options{MaxLineBytes: o.maxLineBytes, Force: o.force}.Replay()
+		ro := checks.Options{MaxLineBytes: o.maxLineBytes, Force: o.force}.Replay(o.paths[i])
 		ro.StopAfterLine = o.atLines[i]
 		st, err := reconstruct.ReplayFile(o.paths[i], nil, ro)
 		if err != nil {

@@ -26,7 +26,7 @@ func (o *simulateBudgetOptions) fleetMode() bool {
 
 // replayOptions is how simulate-budget reads each rollout.
 func (o *simulateBudgetOptions) replayOptions() reconstruct.ReplayOptions {
-	return checks.Options{MaxLineBytes: o.maxLineBytes, Force: o.force}.Replay()
+	return checks.Options{MaxLineBytes: o.maxLineBytes, Force: o.force}.Replay("")
 }
 
 func runSimulateFleet(ctx context.Context, a *app, o *simulateBudgetOptions) error {

@@ -68,7 +68,7 @@ func runState(ctx context.Context, a *app, o *stateOptions) error {
 	if err := checkOutputsOf([]string{o.path}, o.output); err != nil {
 		return err
 	}
-	ro := checks.Options{MaxLineBytes: o.maxLineBytes, Force: o.force}.Replay()
+	ro := checks.Options{MaxLineBytes: o.maxLineBytes, Force: o.force}.Replay(o.path)
 	ro.StopAfterLine = o.atLine
 	st, err := reconstruct.ReplayFile(o.path, a.io.In, ro)
 	if err != nil {

@@ -116,7 +116,7 @@ func runView(ctx context.Context, a *app, o *viewOptions) error {
 	b := view.New(view.Options{Path: o.path, Bytes: size, MaxText: o.maxText})
 	evidence := budget.NewCollector()
 	checker := checks.NewChecker(o.path, checks.DefaultMaxFindingsPerRule)
-	ro := checks.Options{MaxLineBytes: o.maxLineBytes, HandoffCap: o.handoffCap, Force: o.force}.Replay()
+	ro := checks.Options{MaxLineBytes: o.maxLineBytes, HandoffCap: o.handoffCap, Force: o.force}.Replay(o.path)
 	ro.OnRecord = b.Record
 	st, err := reconstruct.ReplayFile(o.path, a.io.In, ro, b.Observe, evidence.Observe, checker.Observe)
 	if err != nil {

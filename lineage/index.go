@@ -1,0 +1,234 @@
+// Package lineage finds the rollouts a rollout continues and the ones that
+// continue it, as Codex does.
+//
+// Since 0.147 a paginated fork or revert is a new rollout whose
+// session_meta.history_base names the rollout it continues by rollout id
+// (history_base.thread_id), with the byte offset and ordinal its inherited
+// prefix ends at. Codex finds that rollout by file name under the home's
+// sessions/ and then archived_sessions/, plain or .zst
+// (find_rollout_path_by_rollout_id, codex-rs/rollout/src/list.rs; the
+// rollout id is the part of the name after the thread id's '_', or the
+// thread id, RolloutFileName::parse), follows the chain to its root and
+// rejects it as "invalid paginated history lineage" in six cases
+// (resolve_rollout_lineage_with_representation and validate_cutoff_bounds,
+// codex-rs/thread-store/src/local/rollout_lineage.rs, openai/codex
+// rust-v0.147.0 04f47de343 and 8d4d57387a "Resolve paginated thread history
+// by rollout ID" #38244; the same messages measured with 0.153.4 and
+// 0.171.0). Compression and deletion ask the inverse question, which
+// rollouts a rollout is referenced by (RolloutReferenceIndex,
+// codex-rs/rollout/src/rollout_reference_index.rs, #34566): a referenced
+// rollout is immutable.
+//
+// An Index answers both over a set of rollout files: the inputs of a
+// command and, for each input in a Codex home (a directory holding
+// sessions/ or archived_sessions/), that whole home, as Codex searches it.
+// Heads (session_meta lines) are read once, when first needed.
+package lineage
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/rollout-dev/rollout/home"
+	"github.com/rollout-dev/rollout/rollout"
+)
+
+// Rollout is one rollout file an Index knows.
+type Rollout struct {
+	Path string
+	// ID is the rollout id Codex finds the file by: the file name's, else
+	// (a file not named as Codex names rollouts) its session_meta id.
+	ID   string
+	Name rollout.Name // what the file name says ("" ids when it says nothing)
+
+	once sync.Once
+	meta rollout.Meta
+	err  error
+}
+
+// Meta is the file's session_meta (read on first use). A file that cannot
+// be read has an error and an empty Meta.
+func (r *Rollout) Meta() (rollout.Meta, error) {
+	r.once.Do(func() {
+		r.meta, r.err = rollout.ReadMeta(r.Path)
+		if r.ID == "" {
+			r.ID = r.meta.ThreadID
+		}
+	})
+	return r.meta, r.err
+}
+
+// Index is a set of rollouts, found by rollout id and by path.
+type Index struct {
+	mu       sync.Mutex
+	all      []*Rollout
+	byPath   map[string]*Rollout
+	byID     map[string]*Rollout // the first in Codex's search order
+	unnamed  []*Rollout          // files whose name carries no id: found by id once their head is read
+	homes    map[string]bool     // homes walked whole
+	refsDone bool
+	refs     map[string][]*Rollout // rollout id -> the rollouts whose history_base names it
+}
+
+// New indexes the rollout files paths (already discovered; "-" is
+// skipped) and the whole Codex home each of them lies in. dirs are walked
+// too: the directory of a single file a command reads, so that its
+// siblings resolve.
+func New(paths []string, dirs ...string) *Index {
+	ix := &Index{byPath: map[string]*Rollout{}, byID: map[string]*Rollout{}, homes: map[string]bool{}}
+	var homes []string
+	for _, p := range paths {
+		if p == rollout.StdinPath {
+			continue
+		}
+		if h, ok := home.Layout(p); ok && !ix.homes[h] {
+			ix.homes[h] = true
+			homes = append(homes, h)
+		}
+	}
+	// Codex searches a home's sessions/ first, then archived_sessions/:
+	// a rollout id found in both resolves to the active file.
+	for _, h := range homes {
+		for _, sub := range []string{home.SessionsDir, home.ArchivedSessionsDir} {
+			ix.walk(filepath.Join(h, sub))
+		}
+	}
+	for _, p := range paths {
+		if p != rollout.StdinPath {
+			ix.add(p)
+		}
+	}
+	for _, d := range dirs {
+		ix.walk(d)
+	}
+	return ix
+}
+
+// ForHome indexes a whole Codex home.
+func ForHome(dir string) *Index {
+	return New(nil, filepath.Join(dir, home.SessionsDir), filepath.Join(dir, home.ArchivedSessionsDir)).covering(dir)
+}
+
+func (ix *Index) covering(dir string) *Index {
+	if abs, err := filepath.Abs(dir); err == nil {
+		ix.homes[abs] = true
+	}
+	return ix
+}
+
+// walk adds the rollouts of a directory tree (nothing when it does not
+// exist or holds none).
+func (ix *Index) walk(dir string) {
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		return
+	}
+	d, err := rollout.Discover([]string{dir})
+	if err != nil {
+		return
+	}
+	for _, p := range d.Paths {
+		ix.add(p)
+	}
+}
+
+func key(path string) string {
+	if abs, err := filepath.Abs(path); err == nil {
+		return abs
+	}
+	return filepath.Clean(path)
+}
+
+func (ix *Index) add(path string) *Rollout {
+	k := key(path)
+	if r := ix.byPath[k]; r != nil {
+		return r
+	}
+	r := &Rollout{Path: path}
+	if n, ok := rollout.ParseName(path); ok {
+		r.Name, r.ID = n, n.Rollout
+	}
+	ix.all = append(ix.all, r)
+	ix.byPath[k] = r
+	switch {
+	case r.ID == "":
+		ix.unnamed = append(ix.unnamed, r)
+	case ix.byID[r.ID] == nil:
+		ix.byID[r.ID] = r
+	}
+	ix.refsDone = false
+	return r
+}
+
+// Of is the rollout at path, added to the index when it is not in it.
+func (ix *Index) Of(path string) *Rollout {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	return ix.add(path)
+}
+
+// Lookup is the rollout with a rollout id (nil: none is indexed).
+func (ix *Index) Lookup(id string) *Rollout {
+	id = strings.ToLower(id)
+	ix.mu.Lock()
+	r, unnamed := ix.byID[id], ix.unnamed
+	ix.mu.Unlock()
+	if r != nil {
+		return r
+	}
+	for _, u := range unnamed {
+		if m, _ := u.Meta(); m.ThreadID == id {
+			return u
+		}
+	}
+	return nil
+}
+
+// Covers reports whether the index holds the whole Codex home path lies
+// in: a rollout it does not find there is not in the home, as Codex would
+// not find it either.
+func (ix *Index) Covers(path string) bool {
+	h, ok := home.Layout(path)
+	if !ok {
+		return false
+	}
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	return ix.homes[h]
+}
+
+// Rollouts lists the indexed rollouts, in the order they were added.
+func (ix *Index) Rollouts() []*Rollout {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	return slices.Clone(ix.all)
+}
+
+// ReferencedBy lists the rollouts whose history_base names the rollout id
+// id (a rollout naming itself does not count, as in Codex's index), in
+// index order. It reads every indexed head once.
+func (ix *Index) ReferencedBy(id string) []*Rollout {
+	id = strings.ToLower(id)
+	all := ix.Rollouts()
+	ix.mu.Lock()
+	done := ix.refsDone
+	ix.mu.Unlock()
+	if !done {
+		refs := map[string][]*Rollout{}
+		for _, r := range all {
+			m, err := r.Meta()
+			if err != nil || m.Base == nil || m.Base.RolloutID == "" || m.Base.RolloutID == r.ID {
+				continue
+			}
+			refs[m.Base.RolloutID] = append(refs[m.Base.RolloutID], r)
+		}
+		ix.mu.Lock()
+		ix.refs, ix.refsDone = refs, true
+		ix.mu.Unlock()
+	}
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	return slices.Clone(ix.refs[id])
+}

@@ -1,0 +1,116 @@
+package lineage
+
+import (
+	"fmt"
+
+	"github.com/rollout-dev/rollout/reconstruct"
+	"github.com/rollout-dev/rollout/rollout"
+)
+
+// Chain is the lineage of one rollout as resolved from an index.
+type Chain struct {
+	// Ancestry is what the replay takes: the segments, root first, or
+	// the problems that stop the chain. Nil when the rollout continues no
+	// other (it has no history_base).
+	Ancestry *reconstruct.Ancestry
+	// Absent is the rollout id of a source that is not in the index,
+	// which does not cover the home it would be in: the chain is unknown,
+	// not broken (a note for the user, never a finding).
+	Absent string
+	// Links are the rollouts of the chain found, the file itself first.
+	Links []*Rollout
+}
+
+// Note says why a chain with an absent source was not followed ("" when
+// none is absent).
+func (c Chain) Note(path string) string {
+	if c.Absent == "" {
+		return ""
+	}
+	via := ""
+	if len(c.Links) > 1 {
+		via = fmt.Sprintf(" (through %s)", c.Links[len(c.Links)-1].Path)
+	}
+	return fmt.Sprintf("%s continues rollout %s%s, which is not among the inputs: its lineage was not replayed, and the findings that need the inherited history were not made; name the directory that holds it, or the Codex home", path, c.Absent, via)
+}
+
+// Resolve follows the history_base chain of the rollout at path, as
+// Codex does on resume: by rollout id, each source once, checking each
+// link in Codex's order (the source exists, has not been seen, is of the
+// same thread when it must be, is paginated, and the cutoff does not
+// include its session_meta). The cutoffs' byte offsets are checked by the
+// replay, which reads the sources (reconstruct.Ancestry).
+func (ix *Index) Resolve(path string) Chain {
+	if path == rollout.StdinPath {
+		return Chain{}
+	}
+	self := ix.Of(path)
+	m, err := self.Meta()
+	if err != nil || m.Base == nil {
+		return Chain{}
+	}
+	c := Chain{Links: []*Rollout{self}}
+	fail := func(ev reconstruct.Evidence) Chain {
+		c.Ancestry = &reconstruct.Ancestry{Problems: []reconstruct.Evidence{ev}}
+		return c
+	}
+	seen := map[string]bool{self.ID: true}
+	var segs []reconstruct.Segment
+	var warnings []reconstruct.Evidence // what Codex reads all the same
+	cur, curMeta := self, m
+	for curMeta.Base != nil {
+		b := curMeta.Base
+		via := ""
+		if cur != self {
+			via = cur.Path
+		}
+		if b.Malformed != "" {
+			return fail(reconstruct.LineageMalformedBaseEvidence{Field: b.Malformed, Via: via})
+		}
+		src := ix.Lookup(b.RolloutID)
+		if src == nil {
+			if !ix.Covers(cur.Path) {
+				c.Absent = b.RolloutID
+				return c
+			}
+			return fail(reconstruct.LineageMissingSourceEvidence{RolloutID: b.RolloutID, Via: via})
+		}
+		if seen[src.ID] {
+			return fail(reconstruct.LineageCycleEvidence{RolloutID: b.RolloutID, Via: via})
+		}
+		seen[src.ID] = true
+		c.Links = append(c.Links, src)
+		sm, err := src.Meta()
+		if err != nil || !sm.Found {
+			// Codex cannot read the source's session_meta: it fails as it
+			// does for any unreadable rollout. The replay says why.
+			segs = append(segs, reconstruct.Segment{Path: src.Path, RolloutID: src.ID, End: b.EndOffset, EndOrdinal: b.EndOrdinal, Via: via})
+			cur, curMeta = src, rollout.Meta{}
+			continue
+		}
+		// 0.147 found a source by thread id and checked its session_meta
+		// against it; 0.148 and later find it by rollout id and do not
+		// (measured with 0.153.4 and 0.171.0: a source whose session_meta
+		// names another thread than its file name is read).
+		if src.Name.Thread != "" && sm.ThreadID != "" && src.Name.Thread != sm.ThreadID {
+			warnings = append(warnings, reconstruct.LineageOtherThreadEvidence{Source: src.Path, NameThread: src.Name.Thread, MetaThread: sm.ThreadID, Via: via})
+		}
+		if sm.HistoryMode != rollout.HistoryPaginated {
+			return fail(reconstruct.LineageNotPaginatedEvidence{Source: src.Path, HistoryMode: sm.HistoryMode, Via: via})
+		}
+		if b.EndOrdinal == 0 {
+			return fail(reconstruct.LineageCutoffIncludesMetaEvidence{Source: src.Path, Via: via})
+		}
+		segs = append(segs, reconstruct.Segment{Path: src.Path, RolloutID: src.ID, End: b.EndOffset, EndOrdinal: b.EndOrdinal, Via: via})
+		cur, curMeta = src, sm
+	}
+	for i, j := 0, len(segs)-1; i < j; i, j = i+1, j-1 {
+		segs[i], segs[j] = segs[j], segs[i]
+	}
+	c.Ancestry = &reconstruct.Ancestry{Segments: segs, Problems: warnings}
+	return c
+}
+
+// Ancestry is Resolve(path).Ancestry: what a replay of the file takes
+// (checks.Options.Lineage).
+func (ix *Index) Ancestry(path string) *reconstruct.Ancestry { return ix.Resolve(path).Ancestry }
