@@ -60,7 +60,7 @@ var lineageRules = []*Rule{
 		Doc: "The source is shorter than the prefix the fork inherits: it was rewritten after the fork (by hand, by a tool that shrinks rollouts, by `rollout reclaim` before 0.3.0, which now refuses), or truncated. Codex refuses the thread with \"cutoff byte offset is past the source rollout\" (`validate_cutoff_bounds`; 0.171.0 says it from its model-context scan, `scan_model_context_from_lineage_blocking`, codex-rs/thread-store/src/local/model_context.rs). The offset counts the decompressed bytes of a .zst source. " +
 			"Remedy: put the source's bytes back (its backup, `rollout reclaim --undo` or `rollout repair --undo` of the rewrite); the fork cannot be made to fit a shorter source.",
 	}, func(e reconstruct.LineageCutoffPastEndEvidence) string {
-		return fmt.Sprintf("history_base.end_byte_offset %d lies past the end of %s%s (%d bytes): Codex refuses to resume the thread (\"cutoff byte offset is past the source rollout\"); the source was shortened after the fork: restore its bytes", e.Offset, e.Source, through(e.Via), e.Size)
+		return fmt.Sprintf("history_base.end_byte_offset %d lies past the end of %s (%d bytes)%s: Codex refuses to resume the thread (\"cutoff byte offset is past the source rollout\"); the source was shortened after the fork: restore its bytes", e.Offset, e.Source, e.Size, through(e.Via))
 	}),
 	on(Rule{ID: "lineage/cutoff-off-boundary", Severity: Warning, Since: "0.3.0",
 		Title: "history_base's cutoff is not where its ordinal says",

@@ -32,6 +32,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/rollout-dev/rollout/forest"
 	"github.com/rollout-dev/rollout/home"
 	"github.com/rollout-dev/rollout/rollout"
 )
@@ -231,4 +232,37 @@ func (ix *Index) ReferencedBy(id string) []*Rollout {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
 	return slices.Clone(ix.refs[id])
+}
+
+// ShardKeys gives each of paths the key --shard K/N hashes: the rollout id
+// at the top of its lineage (forest.Forest.Top over the history_base links
+// of every indexed rollout: the root, or the source a chain names that the
+// index does not have), so that a fork, its parent and their other
+// descendants land in one shard; a file that names no rollout id keeps its
+// path. Every shard of a run sees the same inputs, so computes the same
+// keys.
+func (ix *Index) ShardKeys(paths []string) map[string]string {
+	all := ix.Rollouts()
+	nodes := make([]forest.Node, len(all))
+	at := make(map[*Rollout]int, len(all))
+	for i, r := range all {
+		m, _ := r.Meta()
+		nodes[i].ID = r.ID
+		if m.Base != nil && m.Base.Malformed == "" {
+			nodes[i].Parent = m.Base.RolloutID
+		}
+		at[r] = i
+	}
+	trees := forest.New(nodes)
+	out := make(map[string]string, len(paths))
+	for _, p := range paths {
+		out[p] = p
+		if p == rollout.StdinPath {
+			continue
+		}
+		if i, ok := at[ix.Of(p)]; ok && trees.Top(i) != "" {
+			out[p] = trees.Top(i)
+		}
+	}
+	return out
 }

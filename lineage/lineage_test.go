@@ -355,3 +355,28 @@ func TestReferencedBy(t *testing.T) {
 }
 
 var _ = reconstruct.InheritedRecord
+
+// TestShardKeys: every rollout of a lineage gets the key of its root, so
+// --shard puts them in one shard; a sub-agent (no history_base) and each
+// root are their own.
+func TestShardKeys(t *testing.T) {
+	dir, files := writeTree(t, lineagegen.Standard)
+	all := paths(dir, files)
+	keys := lineage.New(all).ShardKeys(all)
+	key := func(name string) string { return keys[filepath.Join(dir, files[name].Path)] }
+	for _, tt := range []struct{ name, root string }{
+		{"parent", "parent"}, {"fork", "parent"}, {"fork2", "parent"}, {"revert", "parent"},
+		{"archived", "archived"}, {"archived-fork", "archived"}, {"zst", "zst"}, {"zst-fork", "zst"},
+		{"subagent", "subagent"},
+	} {
+		if got, want := key(tt.name), files[tt.root].Rollout; got != want {
+			t.Errorf("%s: shard key %s, want %s (the rollout id of %s)", tt.name, got, want, tt.root)
+		}
+	}
+	// A fork whose parent is not among the inputs still goes with it: its
+	// key is the parent's rollout id.
+	fork := filepath.Join(dir, files["fork"].Path)
+	if got := lineage.New([]string{fork}).ShardKeys([]string{fork})[fork]; got != files["parent"].Rollout {
+		t.Errorf("a fork alone: key %s, want its parent's rollout id %s", got, files["parent"].Rollout)
+	}
+}

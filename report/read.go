@@ -55,8 +55,9 @@ func ReadJSON(data []byte) (*Report, error) {
 // the same tool, version, command and settings, each shard of the same N
 // once and none missing, no file in two of them. The result has the files
 // of each, the counts of suppressed and hidden findings added, the notes
-// of all without repeats, and no shard; it is normalized, so it prints as
-// the single run does.
+// of all without repeats (those of every shard first, then the others
+// sorted), and no shard; it is normalized, so it prints as the single run
+// does.
 func Merge(reps []*Report, names []string) (*Report, error) {
 	if len(reps) == 0 {
 		return nil, fmt.Errorf("no report to merge")
@@ -89,16 +90,31 @@ func Merge(reps []*Report, names []string) (*Report, error) {
 			fileIn[f.Path] = i
 		}
 	}
+	// The notes every shard made are the run's, in their order; the others
+	// are about the files of one shard (a lineage not followed), sorted, as
+	// the single run lists them after its own.
+	in := map[string]int{}
 	for _, r := range reps {
 		out.Files = append(out.Files, r.Files...)
 		out.Suppressed += r.Suppressed
 		out.Hidden += r.Hidden
-		for _, n := range r.Notes {
-			if !slices.Contains(out.Notes, n) {
-				out.Notes = append(out.Notes, n)
-			}
+		for _, n := range slices.Compact(slices.Clone(r.Notes)) {
+			in[n]++
 		}
 	}
+	var some []string
+	for _, n := range first.Notes {
+		if in[n] == len(reps) && !slices.Contains(out.Notes, n) {
+			out.Notes = append(out.Notes, n)
+		}
+	}
+	for n, k := range in {
+		if k < len(reps) {
+			some = append(some, n)
+		}
+	}
+	slices.Sort(some)
+	out.Notes = append(out.Notes, some...)
 	out.Normalize()
 	return out, nil
 }

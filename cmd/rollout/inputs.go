@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/rollout-dev/rollout/internal/shard"
+	"github.com/rollout-dev/rollout/lineage"
 	"github.com/rollout-dev/rollout/rollout"
 	"github.com/spf13/pflag"
 )
@@ -32,7 +33,7 @@ func (o *inputFlags) addFilesFrom(f *pflag.FlagSet) {
 // addShard adds --shard K/N; what names the inputs ("files", "rollouts")
 // and more adds to the usage.
 func (o *inputFlags) addShard(f *pflag.FlagSet, what, more string) {
-	f.StringVar(&o.shard, "shard", "", "only the "+what+" whose path hashes to shard K of N (`K/N`, 1 <= K <= N)"+more)
+	f.StringVar(&o.shard, "shard", "", "only the "+what+" whose lineage (the root of its forks and reverts) hashes to shard K of N (`K/N`, 1 <= K <= N)"+more)
 }
 
 // addThreads adds the repeatable --thread ID; verb says what the command
@@ -138,8 +139,12 @@ func (o *inputFlags) resolve(a *app) (*verifyInputs, error) {
 	if slices.Contains(found.Paths, rollout.StdinPath) {
 		a.io.stdinHint("a rollout")
 	}
+	in.all = found.Paths
 	if s := o.shardPart; s != nil {
-		found.Paths = slices.DeleteFunc(found.Paths, func(p string) bool { return !s.Contains(p) })
+		// A lineage stays in one shard: it is sharded by its root.
+		in.index = lineage.New(found.Paths)
+		keys := in.index.ShardKeys(found.Paths)
+		found.Paths = slices.DeleteFunc(slices.Clone(found.Paths), func(p string) bool { return !s.Contains(keys[p]) })
 		found.Unusable = slices.DeleteFunc(found.Unusable, func(e *rollout.WalkError) bool { return !s.Contains(e.Path) })
 		found.Ignored = slices.DeleteFunc(found.Ignored, func(p string) bool { return !s.Contains(p) })
 	}
@@ -163,6 +168,10 @@ func (o *inputFlags) resolve(a *app) (*verifyInputs, error) {
 // verifyInputs are the files to verify and what resolving them found.
 type verifyInputs struct {
 	paths []string
+	// all are the files found before --shard took its part: where the
+	// lineages of paths are looked up (index, when --shard built it).
+	all   []string
+	index *lineage.Index
 	// named holds the paths given by the user (arguments, --files-from,
 	// the default directories), as opposed to files found by a walk.
 	named map[string]bool

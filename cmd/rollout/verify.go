@@ -264,9 +264,12 @@ func runVerify(ctx context.Context, a *app, o *verifyOptions) error {
 		fr.Normalize()
 		reports.file(&fr)
 	}
-	opts := checks.Options{MaxLineBytes: o.maxLineBytes, MaxFindingsPerRule: o.maxFindings, HandoffCap: o.handoffCap, Now: o.now.time(), Force: o.force, OnRead: progress.add}
+	lin := lineagesOf(in)
+	opts := checks.Options{MaxLineBytes: o.maxLineBytes, MaxFindingsPerRule: o.maxFindings, HandoffCap: o.handoffCap, Now: o.now.time(), Force: o.force, OnRead: progress.add,
+		Lineage: lin.ancestry}
 	analyse(inputs, o.jobs, a.io.In, opts, pol.fingerprints(), progress.step, emit)
 	progress.finish()
+	run.Notes = append(run.Notes, lin.Notes()...)
 	slices.SortStableFunc(messages, func(x, y message) int { return cmp.Compare(x.order, y.order) })
 	for _, m := range messages {
 		fmt.Fprint(a.io.Err, m.text)

@@ -11,8 +11,9 @@ import (
 	"strings"
 )
 
-// Spec is --shard K/N: the inputs whose path hashes to shard K of N. The
-// JSON reports record it as {"k": K, "n": N}.
+// Spec is --shard K/N: the inputs whose key (the root of their lineage, or
+// their path) hashes to shard K of N. The JSON reports record it as
+// {"k": K, "n": N}.
 type Spec struct {
 	K int `json:"k"`
 	N int `json:"n"`

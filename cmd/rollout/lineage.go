@@ -1,0 +1,62 @@
+package main
+
+import (
+	"path/filepath"
+	"slices"
+	"sync"
+
+	"github.com/rollout-dev/rollout/lineage"
+	"github.com/rollout-dev/rollout/reconstruct"
+	"github.com/rollout-dev/rollout/rollout"
+)
+
+// lineages resolves the lineages of a command's rollouts (docs/lineage.md):
+// among its inputs and in the Codex home of each, and keeps the notes of
+// the chains it could not follow.
+type lineages struct {
+	ix    *lineage.Index
+	mu    sync.Mutex
+	notes map[string]bool
+}
+
+// lineagesOf indexes the inputs of a command that reads many rollouts
+// (all of them, before --shard took its part).
+func lineagesOf(in *verifyInputs) *lineages {
+	ix := in.index
+	if ix == nil {
+		ix = lineage.New(in.all)
+	}
+	return &lineages{ix: ix, notes: map[string]bool{}}
+}
+
+// lineagesOfFile indexes for a command that reads one rollout: its home,
+// and its own directory, so that a fork copied next to its parent resolves.
+func lineagesOfFile(path string) *lineages {
+	if path == rollout.StdinPath {
+		return &lineages{ix: lineage.New(nil), notes: map[string]bool{}}
+	}
+	return &lineages{ix: lineage.New([]string{path}, filepath.Dir(path)), notes: map[string]bool{}}
+}
+
+// ancestry is checks.Options.Lineage: safe for concurrent use.
+func (l *lineages) ancestry(path string) *reconstruct.Ancestry {
+	c := l.ix.Resolve(path)
+	if n := c.Note(path); n != "" {
+		l.mu.Lock()
+		l.notes[n] = true
+		l.mu.Unlock()
+	}
+	return c.Ancestry
+}
+
+// Notes are the chains not followed, sorted.
+func (l *lineages) Notes() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := make([]string, 0, len(l.notes))
+	for n := range l.notes {
+		out = append(out, n)
+	}
+	slices.Sort(out)
+	return out
+}
