@@ -215,35 +215,76 @@ func (h *Home) Fork(ctx context.Context, id, prompt string) (*Run, error) {
 }
 
 func (h *Home) exec(ctx context.Context, sub []string, prompt string) (*Run, error) {
+	return h.Run(ctx, h.ExecArgs(sub, prompt)...)
+}
+
+// ExecArgs are the arguments of codex exec SUB... PROMPT against the mock
+// (sub: nil for a new session, "resume" ID, "fork" ID), for Run or Start.
+func (h *Home) ExecArgs(sub []string, prompt string) []string {
 	args := []string{"exec", "--skip-git-repo-check", "--sandbox", "danger-full-access"}
 	args = append(args, h.ProviderArgs()...)
 	args = append(args, sub...)
-	args = append(args, prompt)
-	return h.Run(ctx, args...)
+	return append(args, prompt)
 }
 
 // Run runs codex with args (any subcommand: archive, unarchive,
 // migrate-rollouts, ...) in the home and records what it did.
 func (h *Home) Run(ctx context.Context, args ...string) (*Run, error) {
+	s, err := h.Start(ctx, args...)
+	if err != nil {
+		return nil, err
+	}
+	return s.Wait()
+}
+
+// Started is a Codex invocation running in the background (Home.Start).
+type Started struct {
+	h      *Home
+	args   []string
+	cmd    *exec.Cmd
+	cancel context.CancelFunc
+	ctx    context.Context
+	before map[string]fileState
+	mark   int
+	stdout bytes.Buffer
+	stderr bytes.Buffer
+}
+
+// Start starts codex with args in the home without waiting for it; Wait
+// records what it did, as Run does.
+func (h *Home) Start(ctx context.Context, args ...string) (*Started, error) {
 	before, err := snapshot(h.Dir)
 	if err != nil {
 		return nil, err
 	}
-	mark := 0
+	s := &Started{h: h, args: args, before: before}
 	if h.Mock != nil {
-		mark = h.Mock.Mark()
+		s.mark = h.Mock.Mark()
 	}
-	ctx, cancel := context.WithTimeout(ctx, h.Timeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, h.Codex.Bin, args...)
-	cmd.Dir = h.Work
-	cmd.Env = h.env()
-	cmd.Stdin = nil
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	cmd.WaitDelay = 5 * time.Second
-	runErr := cmd.Run()
-	r := &Run{Args: args, Stdout: stdout.String(), Stderr: stderr.String()}
+	s.ctx, s.cancel = context.WithTimeout(ctx, h.Timeout)
+	s.cmd = exec.CommandContext(s.ctx, h.Codex.Bin, args...)
+	s.cmd.Dir = h.Work
+	s.cmd.Env = h.env()
+	s.cmd.Stdin = nil
+	s.cmd.Stdout, s.cmd.Stderr = &s.stdout, &s.stderr
+	s.cmd.WaitDelay = 5 * time.Second
+	if err := s.cmd.Start(); err != nil {
+		s.cancel()
+		return nil, fmt.Errorf("conformance: codex %s: %w", strings.Join(args, " "), err)
+	}
+	return s, nil
+}
+
+// PID is the pid of the process started: the npm launcher, whose child is
+// the native codex binary.
+func (s *Started) PID() int { return s.cmd.Process.Pid }
+
+// Wait waits for the invocation to end and records what it did.
+func (s *Started) Wait() (*Run, error) {
+	defer s.cancel()
+	runErr := s.cmd.Wait()
+	args := s.args
+	r := &Run{Args: args, Stdout: s.stdout.String(), Stderr: s.stderr.String()}
 	var ee *exec.ExitError
 	switch {
 	case runErr == nil:
@@ -252,17 +293,17 @@ func (h *Home) Run(ctx context.Context, args ...string) (*Run, error) {
 	default:
 		return nil, fmt.Errorf("conformance: codex %s: %w", strings.Join(args, " "), runErr)
 	}
-	if ctx.Err() != nil {
-		return r, fmt.Errorf("conformance: codex %s: %w\nstderr: %s", strings.Join(args, " "), ctx.Err(), tail(stderr.Bytes(), 2000))
+	if s.ctx.Err() != nil {
+		return r, fmt.Errorf("conformance: codex %s: %w\nstderr: %s", strings.Join(args, " "), s.ctx.Err(), tail(s.stderr.Bytes(), 2000))
 	}
-	if h.Mock != nil {
-		r.Requests = h.Mock.Since(mark)
+	if s.h.Mock != nil {
+		r.Requests = s.h.Mock.Since(s.mark)
 	}
-	after, err := snapshot(h.Dir)
+	after, err := snapshot(s.h.Dir)
 	if err != nil {
 		return nil, err
 	}
-	r.Changes = diffSnapshots(h.Dir, before, after)
+	r.Changes = diffSnapshots(s.h.Dir, s.before, after)
 	return r, nil
 }
 

@@ -22,9 +22,14 @@ import (
 //
 //	plan     a function call of update_plan
 //	shell    a shell call of whichever shell tool the request offers
+//	bigshell the same with a command that prints about 14 KB (a large
+//	         tool output, for reclaim)
 //	reason   a reasoning item, then the next action in the same response
 //	big      the next action's response reports a usage large enough to
 //	         trigger auto-compaction (with model_auto_compact_token_limit)
+//	hold     the next action's response is held open after response.created
+//	         until Mock.Release (Held tells when): Codex is mid-turn, with
+//	         its writer lock held
 //	msg      an assistant message that ends the turn (the default once the
 //	         actions run out)
 const Marker = "conformance:"
@@ -49,11 +54,13 @@ type Mock struct {
 	// BigUsage is the total_tokens a "big" step reports.
 	BigUsage int64
 	big      map[string]bool // prompts whose big step was played
+	held     chan struct{}   // receives when a response is held open
+	release  chan struct{}   // closed by Release
 }
 
 // NewMock starts a mock on the loopback interface.
 func NewMock() *Mock {
-	m := &Mock{BigUsage: 200_000, big: map[string]bool{}}
+	m := &Mock{BigUsage: 200_000, big: map[string]bool{}, held: make(chan struct{}, 16), release: make(chan struct{})}
 	m.srv = httptest.NewServer(http.HandlerFunc(m.serve))
 	return m
 }
@@ -61,8 +68,24 @@ func NewMock() *Mock {
 // URL is the base URL to give Codex ("http://127.0.0.1:PORT/v1").
 func (m *Mock) URL() string { return m.srv.URL + "/v1" }
 
-// Close stops the server.
-func (m *Mock) Close() { m.srv.Close() }
+// Close releases any held response and stops the server.
+func (m *Mock) Close() {
+	m.Release()
+	m.srv.Close()
+}
+
+// Held receives once for each response the mock holds open (a "hold"
+// step), after its response.created went out.
+func (m *Mock) Held() <-chan struct{} { return m.held }
+
+// Release lets every held response go on; responses held later are held
+// until the next Release.
+func (m *Mock) Release() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	close(m.release)
+	m.release = make(chan struct{})
+}
 
 // Requests returns the requests received so far.
 func (m *Mock) Requests() []Request {
@@ -108,13 +131,27 @@ func (m *Mock) serve(w http.ResponseWriter, r *http.Request) {
 	m.n++
 	n := m.n
 	m.mu.Unlock()
-	items, usage, answer := m.plan(gjson.ParseBytes(body), n)
+	items, usage, answer, hold := m.plan(gjson.ParseBytes(body), n)
 	rec.Answer = answer
 	m.record(rec)
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")
 	respID := fmt.Sprintf("resp_mock%04d", n)
 	sse(w, "response.created", map[string]any{"type": "response.created", "response": map[string]any{"id": respID}})
+	if hold {
+		m.mu.Lock()
+		release := m.release
+		m.mu.Unlock()
+		select {
+		case m.held <- struct{}{}:
+		default:
+		}
+		select {
+		case <-release:
+		case <-r.Context().Done():
+			return
+		}
+	}
 	for i, it := range items {
 		sse(w, "response.output_item.added", map[string]any{"type": "response.output_item.added", "output_index": i, "item": it})
 		sse(w, "response.output_item.done", map[string]any{"type": "response.output_item.done", "output_index": i, "item": it})
@@ -145,17 +182,17 @@ func sse(w io.Writer, event string, data any) {
 }
 
 // plan decides the answer to one request.
-func (m *Mock) plan(body gjson.Result, n int) (items []map[string]any, usage int64, answer string) {
+func (m *Mock) plan(body gjson.Result, n int) (items []map[string]any, usage int64, answer string, hold bool) {
 	usage = 1000
 	input := body.Get("input").Array()
 	if len(input) > 0 && input[len(input)-1].Get("type").String() == "compaction_trigger" {
 		return []map[string]any{{"type": "compaction", "id": apiID("cmp", n),
-			"encrypted_content": fmt.Sprintf("COMPACTION-%d", n)}}, usage, "compaction"
+			"encrypted_content": fmt.Sprintf("COMPACTION-%d", n)}}, usage, "compaction", false
 	}
 	if len(input) > 0 {
 		if last := input[len(input)-1]; last.Get("role").String() == "user" && strings.Contains(messageText(last), "SUMMARY-") {
 			// The turn goes on after a compaction: end it.
-			return []map[string]any{message(n, fmt.Sprintf("Done %d after compaction.", n))}, usage, "msg"
+			return []map[string]any{message(n, fmt.Sprintf("Done %d after compaction.", n))}, usage, "msg", false
 		}
 	}
 	prompt, step := -1, 0
@@ -170,7 +207,7 @@ func (m *Mock) plan(body gjson.Result, n int) (items []map[string]any, usage int
 	if prompt < 0 || lastIsForeignUser(input, prompt) {
 		// A request that is not a scripted turn ends in Codex's own
 		// prompt: a local compaction (or a summary-like request).
-		return []map[string]any{message(n, fmt.Sprintf("SUMMARY-%d of the work so far.", n))}, usage, "summary"
+		return []map[string]any{message(n, fmt.Sprintf("SUMMARY-%d of the work so far.", n))}, usage, "summary", false
 	}
 	actions := strings.Split(strings.TrimSpace(strings.TrimPrefix(messageText(input[prompt]), Marker)), ",")
 	// Walk the actions to this step: reason and big modify the next one.
@@ -197,16 +234,19 @@ func (m *Mock) plan(body gjson.Result, n int) (items []map[string]any, usage int
 			}
 			m.mu.Unlock()
 			continue
+		case "hold":
+			hold = hold || k == step
+			continue
 		}
 		if k == step {
 			if it, name := toolCall(body, a, n); it != nil {
-				return append(pre, it), usage, name
+				return append(pre, it), usage, name, hold
 			}
-			return append(pre, message(n, fmt.Sprintf("Done %d.", n))), usage, "msg"
+			return append(pre, message(n, fmt.Sprintf("Done %d.", n))), usage, "msg", hold
 		}
 		k++
 	}
-	return append(pre, message(n, fmt.Sprintf("Done %d.", n))), usage, "msg"
+	return append(pre, message(n, fmt.Sprintf("Done %d.", n))), usage, "msg", hold
 }
 
 // lastIsForeignUser: the input ends in a user message after the scripted
@@ -256,8 +296,11 @@ func toolCall(body gjson.Result, action string, n int) (map[string]any, string) 
 		// Newer versions offer no update_plan to an unknown model: a
 		// shell call stands in.
 		fallthrough
-	case "shell":
-		const cmd = "echo conformance"
+	case "shell", "bigshell":
+		cmd := "echo conformance"
+		if action == "bigshell" {
+			cmd = "seq 1 3000"
+		}
 		switch {
 		case offered["exec_command"] != "":
 			return fn("exec_command", map[string]any{"cmd": cmd}), "shell"

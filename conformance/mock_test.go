@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tidwall/gjson"
 )
@@ -153,5 +154,45 @@ func TestCorruptionsApply(t *testing.T) {
 		if applied == 0 {
 			t.Errorf("%s applies to no golden", c.Name)
 		}
+	}
+}
+
+// TestMockHold: a "hold" step's response starts (response.created) and
+// waits for Release; Held tells when it waits. bigshell prints a large
+// output.
+func TestMockHold(t *testing.T) {
+	m := NewMock()
+	defer m.Close()
+	tools := []map[string]string{{"type": "function", "name": "shell"}}
+	done := make(chan []gjson.Result, 1)
+	go func() {
+		items, _ := post(t, m, map[string]any{"input": []any{user(Marker + " hold,bigshell,msg")}, "tools": tools})
+		done <- items
+	}()
+	select {
+	case <-m.Held():
+	case <-time.After(10 * time.Second):
+		t.Fatal("the mock did not hold the response")
+	}
+	select {
+	case <-done:
+		t.Fatal("a held response completed before Release")
+	case <-time.After(200 * time.Millisecond):
+	}
+	m.Release()
+	var items []gjson.Result
+	select {
+	case items = <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the response stayed held after Release")
+	}
+	if len(items) != 1 || items[0].Get("name").String() != "shell" || !strings.Contains(items[0].Get("arguments").String(), "seq 1 3000") {
+		t.Fatalf("held step: %v, want the bigshell call", items)
+	}
+	// The next step is not held.
+	items, _ = post(t, m, map[string]any{"input": []any{user(Marker + " hold,bigshell,msg"),
+		map[string]any{"type": "function_call_output", "call_id": "c", "output": "1"}}, "tools": tools})
+	if len(items) != 1 || items[0].Get("type").String() != "message" {
+		t.Fatalf("step 1: %v", items)
 	}
 }

@@ -92,6 +92,13 @@ func Undo(path string, o UndoOptions) (*UndoResult, error) {
 	if tr.ResultCompressed {
 		res.From = plain + ".zst"
 	}
+	probe := res.From
+	if absentFile(probe) {
+		probe = plain
+	}
+	if r := repair.CheckCodexWriter(probe); r != nil {
+		return nil, r // Codex is writing the thread: its appends are not ours to judge
+	}
 	// Where the undo stands: not begun (From is the result), or stopped
 	// after its rename (the original is in place and From gone, or From
 	// is the original itself).

@@ -72,6 +72,20 @@ func (c *codexLocks) checkWriter(path string) *Refusal {
 	return r
 }
 
+// CheckCodexWriter refuses (CodexWriter, naming the holder's pid) while
+// Codex holds the writer lock of path's thread; nil outside a Codex home
+// or without flock. A command that checks a file's content before it
+// takes the guard (reclaim --undo) calls it first: while Codex writes the
+// thread, that is what it must report, not that the file changed.
+func CheckCodexWriter(path string) *Refusal {
+	h, ok := home.Of(path)
+	if !ok || !home.Locks {
+		return nil
+	}
+	c := &codexLocks{home: h, thread: threadOf(path)}
+	return c.checkWriter(path)
+}
+
 func (c *codexLocks) release() {
 	if c != nil {
 		c.maint.Release()
