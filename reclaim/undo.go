@@ -122,6 +122,8 @@ func Undo(path string, o UndoOptions) (*UndoResult, error) {
 		if err := restore(res, tr, place, o, at); err != nil {
 			return nil, err
 		}
+	} else if err := resumeProjection(res, tr, place); err != nil {
+		return nil, err
 	}
 	at("renamed")
 	if err := os.Remove(archive); err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -177,8 +179,28 @@ func restore(res *UndoResult, tr *archiveTrailer, place artifacts.Place, o UndoO
 		return err
 	}
 	res.Late = late
-	// The projection rows reclaim deleted, put back over what Codex
-	// projected since from the reclaimed file.
+	at("replaced")
+	return putBackProjection(res, tr, place)
+}
+
+// resumeProjection finishes an undo stopped after its rename: the original
+// is in place, and the projection rows reclaim deleted may still wait in
+// their file. They go back under the guard of the original, as in restore.
+func resumeProjection(res *UndoResult, tr *archiveTrailer, place artifacts.Place) error {
+	if absentFile(place.ReclaimProjection()) {
+		return nil
+	}
+	g, err := repair.Lock(res.Path)
+	if err != nil {
+		return err
+	}
+	defer g.Release()
+	return putBackProjection(res, tr, place)
+}
+
+// putBackProjection puts the projection rows reclaim deleted back over what
+// Codex projected since from the reclaimed file, and removes their file.
+func putBackProjection(res *UndoResult, tr *archiveTrailer, place artifacts.Place) error {
 	rows := place.ReclaimProjection()
 	saved, err := repair.ReadProjectionRows(rows, nil)
 	if err != nil {
