@@ -37,10 +37,10 @@ type FitGrid struct {
 	Recorded int // recorded compactions of the rollouts added
 }
 
-// NewFitGrid returns an empty grid: thresholds from 50% to 100% of the
+// newFitGrid returns an empty grid: thresholds from 50% to 100% of the
 // recorded window by 0.5%, each with the run's post-compaction fill and,
 // when joint, also with 0% to 50% of the window by 5%.
-func NewFitGrid(joint bool) *FitGrid {
+func newFitGrid(joint bool) *FitGrid {
 	posts := []int{-1}
 	if joint {
 		for p := 0; p <= fitMaxPostPct; p += fitStepPostPct {

@@ -134,9 +134,9 @@ type SessionOutcome struct {
 	SharedLedger *SharedLedger `json:"shared_ledger,omitempty"`
 }
 
-// NewFleet starts an empty fleet for settings s (CompactAt already
+// newFleet starts an empty fleet for settings s (CompactAt already
 // resolved when it was auto).
-func NewFleet(s Settings, since, until string, auto bool) *Fleet {
+func newFleet(s Settings, since, until string, auto bool) *Fleet {
 	f := &Fleet{Header: schema.NewHeader(schema.BudgetFleet), Kind: "fleet",
 		Params: FleetParams{Windows: append([]int64{}, s.Windows...), CompactAt: s.CompactAt.JSON(),
 			PostCompactPercent: s.PostCompactPercent, HandoffTokens: s.HandoffTokens, HandoffCap: s.HandoffCap,
@@ -149,7 +149,7 @@ func NewFleet(s Settings, since, until string, auto bool) *Fleet {
 		f.Params.PostCompactTokens = &p
 	}
 	f.Calibration.Auto = auto
-	f.SetGrid(NewFitGrid(false))
+	f.SetGrid(newFitGrid(false))
 	windows := s.Windows
 	if len(windows) == 0 {
 		windows = []int64{0}
@@ -238,8 +238,8 @@ func (f *Fleet) AddLedger(l LedgerExhaustion) {
 	}
 }
 
-// Row builds the --per-session row of one result.
-func Row(r *Result, ev *Evidence) *SessionRow {
+// sessionRow builds the --per-session row of one result.
+func sessionRow(r *Result, ev *Evidence) *SessionRow {
 	row := &SessionRow{Path: r.Path, ThreadID: ev.ThreadID, ParentThreadID: ev.ParentThreadID,
 		StartedAt: ev.StartedAt, Requests: r.Requests, RecordedWindow: r.Recorded.Window,
 		RecordedCompactions: r.Calibration.RecordedCompactions, Reproduced: r.Calibration.Reproduced,

@@ -18,7 +18,7 @@ import (
 func TestFitRecoversThreshold(t *testing.T) {
 	ev := extract(t, fixtures+"calibration-82.jsonl")
 	for _, joint := range []bool{false, true} {
-		g := NewFitGrid(joint)
+		g := newFitGrid(joint)
 		g.Add(ev, -1)
 		best, ok := g.Best()
 		if !ok {
@@ -42,7 +42,7 @@ func TestFitRecoversThreshold(t *testing.T) {
 	}
 	// --compact-at auto simulates with the fitted threshold.
 	s := DefaultSettings()
-	s.CompactAt = Auto()
+	s.CompactAt = autoThreshold()
 	res, err = Simulate(ev, s)
 	if err != nil {
 		t.Fatal(err)
@@ -91,10 +91,10 @@ func TestFleetMergeIsExact(t *testing.T) {
 	encode := func(parts [][]int) []byte {
 		var total *Fleet
 		for _, part := range parts {
-			f := NewFleet(s, "", "", false)
+			f := newFleet(s, "", "", false)
 			f.PerSession = []SessionRow{}
 			for _, i := range part {
-				if err := f.Add(results[i], Row(results[i], evs[i])); err != nil {
+				if err := f.Add(results[i], sessionRow(results[i], evs[i])); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -150,7 +150,7 @@ func TestShareLedger(t *testing.T) {
 	}
 	s := DefaultSettings()
 	s.Ledger = 100000
-	settings, ex := ShareLedger(evs, s)
+	settings, ex := shareLedger(evs, s)
 	want := &LedgerExhaustion{RootPath: names[0], Threads: 3, ThreadID: "019df2a1-0000-7000-8000-000000000018",
 		Path: names[2], Request: 1, Charged: 105000}
 	if diff := cmp.Diff(want, ex); diff != "" {
@@ -172,7 +172,7 @@ func TestShareLedger(t *testing.T) {
 	}
 	// A ledger that lasts stops nobody.
 	s.Ledger = 1000000
-	if _, ex := ShareLedger(evs, s); ex != nil {
+	if _, ex := shareLedger(evs, s); ex != nil {
 		t.Errorf("exhausted %+v", ex)
 	}
 }
@@ -209,7 +209,7 @@ func TestRunFleetJobs(t *testing.T) {
 	for _, jobs := range []int{1, 3} {
 		var problems []string
 		s := DefaultSettings()
-		s.CompactAt = Auto()
+		s.CompactAt = autoThreshold()
 		f, err := RunFleet(FleetRun{Paths: paths, Settings: s, Jobs: jobs, PerSession: true,
 			Problem: func(p FleetProblem) { problems = append(problems, p.Path) }})
 		if err != nil {
@@ -249,7 +249,7 @@ func TestFleetSettingThreshold(t *testing.T) {
 	} {
 		s := DefaultSettings()
 		s.CompactAt, s.Windows = tt.at, tt.windows
-		f := NewFleet(s, "", "", false)
+		f := newFleet(s, "", "", false)
 		var got []*int64
 		for _, o := range f.Settings {
 			got = append(got, o.Threshold)

@@ -7,7 +7,7 @@ import (
 
 // A shared ledger: Codex charges a root thread and the sub-agents it
 // spawns to one budget. Their rollouts are separate files, linked by
-// session_meta (a sub-agent names its parent thread). ShareLedger replays
+// session_meta (a sub-agent names its parent thread). shareLedger replays
 // the requests of one such group in the order they were made (their
 // token_count timestamps) against one ledger and finds the request that
 // exhausts it; every thread then stops there, as an exhausted ledger
@@ -35,13 +35,13 @@ type LedgerExhaustion struct {
 	Charged  int64  `json:"charged"` // the charged total at exhaustion, rounded down
 }
 
-// ShareLedger charges the requests of a group of threads (evs[0] is the
+// shareLedger charges the requests of a group of threads (evs[0] is the
 // root; the order of the rest does not matter) to one ledger of s.Ledger
 // tokens in request-time order (ties: the order of evs, then request
 // order). It returns, per thread, the settings to simulate it with: no
 // own ledger, and when the shared one runs out, Stop and Shared set. The
 // exhaustion is nil when the ledger lasts.
-func ShareLedger(evs []*Evidence, s Settings) ([]Settings, *LedgerExhaustion) {
+func shareLedger(evs []*Evidence, s Settings) ([]Settings, *LedgerExhaustion) {
 	type charge struct {
 		at          int64
 		thread, req int

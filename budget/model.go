@@ -20,7 +20,7 @@ const DefaultHandoffCap = reconstruct.DefaultHandoffCap
 // ErrNoWindow: no --window was given and the rollout records none.
 var ErrNoWindow = errors.New("the rollout records no context window")
 
-// HandoffBudget is the budget of handoffs.md at a turn start: with window
+// handoffBudget is the budget of handoffs.md at a turn start: with window
 // W, context fill F and a prompt of P tokens,
 //
 //	reserve = max(16000, ceil(W/4))
@@ -28,7 +28,7 @@ var ErrNoWindow = errors.New("the rollout records no context window")
 //
 // It is the engine's formula (the one verify judges recorded handoffs
 // with), so the model and the checks cannot drift apart.
-func HandoffBudget(window, fill, prompt, cap int64) int64 {
+func handoffBudget(window, fill, prompt, cap int64) int64 {
 	return reconstruct.HandoffBudget(window, fill, prompt, cap)
 }
 
@@ -40,9 +40,9 @@ type Threshold struct {
 	auto     bool  // fit it to the recorded compactions (see FitGrid)
 }
 
-// Auto is the threshold that --compact-at auto asks for: the one that best
+// autoThreshold is the threshold that --compact-at auto asks for: the one that best
 // reproduces the recorded compactions.
-func Auto() Threshold { return Threshold{auto: true} }
+func autoThreshold() Threshold { return Threshold{auto: true} }
 
 // IsAuto reports whether the threshold is to be fitted.
 func (t Threshold) IsAuto() bool { return t.auto }
@@ -60,7 +60,7 @@ func Tokens(n int64) Threshold { return Threshold{tokens: n} }
 // 100, up to 4 decimals).
 func ParseThreshold(s string) (Threshold, error) {
 	if s == "auto" {
-		return Auto(), nil
+		return autoThreshold(), nil
 	}
 	if p, ok := strings.CutSuffix(s, "%"); ok {
 		whole, frac, _ := strings.Cut(p, ".")
@@ -207,7 +207,7 @@ type Settings struct {
 	// Stop, when set, ends the simulation after that many requests as an
 	// exhausted ledger does (the rest of the turn and every later one are
 	// aborted): a shared ledger that another thread exhausted (see
-	// ShareLedger). Shared names that exhaustion in the outcome.
+	// shareLedger). Shared names that exhaustion in the outcome.
 	Stop   *int
 	Shared *SharedLedger
 }
@@ -336,7 +336,7 @@ func Simulate(ev *Evidence, s Settings) (*Result, error) {
 	}
 	// The fit searches the post-compaction fill too only when nothing fixes it.
 	auto := s.CompactAt.IsAuto()
-	grid := NewFitGrid(auto && s.PostCompact < 0 && s.PostCompactPercent == nil)
+	grid := newFitGrid(auto && s.PostCompact < 0 && s.PostCompactPercent == nil)
 	grid.Add(ev, post)
 	var warnings []string
 	if auto {
@@ -444,7 +444,7 @@ func run(ev *Evidence, W, T, P int64, s *Settings, full bool) Outcome {
 		if t < len(turns) {
 			prompt = turns[t].PromptTokens
 		}
-		left := HandoffBudget(W, f, prompt, s.HandoffCap)
+		left := handoffBudget(W, f, prompt, s.HandoffCap)
 		kept := active[:0]
 		for _, p := range active {
 			switch {

@@ -192,7 +192,7 @@ func TestHandoffBudgetSeed(t *testing.T) {
 		t.Fatalf("free %d", free)
 	}
 	for _, cap := range []int64{16000, 64000, 1 << 40} {
-		if b := HandoffBudget(w, f, 0, cap); b != 0 {
+		if b := handoffBudget(w, f, 0, cap); b != 0 {
 			t.Errorf("cap %d: budget %d, want 0", cap, b)
 		}
 	}
@@ -216,7 +216,7 @@ func TestHandoffBudgetSeed(t *testing.T) {
 		{20000, 19000, 10, 16000, 0},
 	}
 	for _, tt := range tests {
-		if got := HandoffBudget(tt.w, tt.f, tt.p, tt.cap); got != tt.want {
+		if got := handoffBudget(tt.w, tt.f, tt.p, tt.cap); got != tt.want {
 			t.Errorf("HandoffBudget(%d, %d, %d, %d) = %d, want %d", tt.w, tt.f, tt.p, tt.cap, got, tt.want)
 		}
 	}

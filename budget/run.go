@@ -152,7 +152,7 @@ func (r *fleetRun) count(sim *simulated) error {
 	}
 	var row *SessionRow
 	if r.in.PerSession {
-		row = Row(sim.res, sim.ev)
+		row = sessionRow(sim.res, sim.ev)
 	}
 	if err := r.fleet.Add(sim.res, row); err != nil {
 		return err
@@ -249,13 +249,13 @@ func RunFleet(in FleetRun) (*Fleet, error) {
 	auto := r.s.CompactAt.IsAuto()
 	var fit *FitGrid
 	if auto {
-		fit = NewFitGrid(r.s.PostCompact < 0)
+		fit = newFitGrid(r.s.PostCompact < 0)
 		ordered(r, len(paths), func(i int) *FitGrid {
 			ev := r.read(paths[i])
 			if ev == nil {
 				return nil
 			}
-			g := NewFitGrid(fit.Joint())
+			g := newFitGrid(fit.Joint())
 			g.Add(ev, r.s.PostCompact)
 			return g
 		}, func(_ int, g *FitGrid) {
@@ -274,7 +274,7 @@ func RunFleet(in FleetRun) (*Fleet, error) {
 			r.say(FleetProblem{Warning: "--compact-at auto: no recorded compaction to fit; using 90%"})
 		}
 	}
-	r.fleet = NewFleet(r.s, in.SinceText, in.UntilText, auto)
+	r.fleet = newFleet(r.s, in.SinceText, in.UntilText, auto)
 	if fit != nil {
 		r.fleet.SetGrid(fit)
 	}
@@ -352,7 +352,7 @@ func (r *fleetRun) all(paths []string, shared map[int]bool, groups map[string][]
 			windows = []int64{0}
 		}
 		// The ledger does not depend on the window, only on the charges.
-		settings, ex := ShareLedger(evs, r.s)
+		settings, ex := shareLedger(evs, r.s)
 		if ex != nil {
 			for _, w := range windows {
 				e := *ex

@@ -144,7 +144,7 @@ func (h *Home) checkThreads(r *Report, byThread map[string][]*file, byPath map[s
 		return nil
 	}
 	defer d.Close()
-	threads, err := Threads(d)
+	threads, err := threads(d)
 	if err != nil {
 		r.incomplete("%v; the home/row and home/rollout rules did not run", err)
 		return nil
@@ -227,7 +227,7 @@ func (h *Home) checkProjection(r *Report, rows map[string]Thread, byThread map[s
 		return
 	}
 	defer d.Close()
-	cursors, err := Cursors(d)
+	cursors, err := cursors(d)
 	if se := (*SchemaError)(nil); errors.As(err, &se) && len(se.Missing) == 0 && empty(d) {
 		return // an empty database: nothing was ever projected
 	}
@@ -243,7 +243,7 @@ func (h *Home) checkProjection(r *Report, rows map[string]Thread, byThread map[s
 		if target == "" {
 			continue // no file to compare with: the row's rule says why
 		}
-		items, err := Items(d, c.ThreadID)
+		items, err := items(d, c.ThreadID)
 		if err != nil {
 			r.incomplete("%v; projected items of thread %s not compared", err, c.ThreadID)
 		}

@@ -141,8 +141,8 @@ func exists(path string) bool {
 	return err == nil
 }
 
-// Columns lists the columns of a table (nil when there is no such table).
-func Columns(tx *sql.Tx, table string) (map[string]bool, error) {
+// columns lists the columns of a table (nil when there is no such table).
+func columns(tx *sql.Tx, table string) (map[string]bool, error) {
 	rows, err := tx.Query(`SELECT name FROM pragma_table_info(?)`, table)
 	if err != nil {
 		return nil, err
@@ -178,7 +178,7 @@ func (e *SchemaError) Error() string {
 
 // need checks that table has the columns; it returns the table's columns.
 func need(tx *sql.Tx, db, table string, cols ...string) (map[string]bool, error) {
-	have, err := Columns(tx, table)
+	have, err := columns(tx, table)
 	if err != nil {
 		return nil, err
 	}
@@ -197,5 +197,5 @@ func need(tx *sql.Tx, db, table string, cols ...string) (map[string]bool, error)
 	return have, nil
 }
 
-// IsSchema reports whether err is a SchemaError.
-func IsSchema(err error) bool { return errors.As(err, new(*SchemaError)) }
+// isSchema reports whether err is a SchemaError.
+func isSchema(err error) bool { return errors.As(err, new(*SchemaError)) }

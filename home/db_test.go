@@ -55,7 +55,7 @@ func TestReadWhileCodexWrites(t *testing.T) {
 	if d.immutable {
 		t.Fatal("opened immutable although a -wal exists")
 	}
-	ths, err := Threads(d)
+	ths, err := threads(d)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +68,7 @@ func TestReadWhileCodexWrites(t *testing.T) {
 	if err := tx.Commit(); err != nil {
 		t.Fatal(err)
 	}
-	ths, err = Threads(d)
+	ths, err = threads(d)
 	if err != nil || len(ths) != 2 {
 		t.Fatalf("after commit: %+v, %v", ths, err)
 	}
@@ -90,7 +90,7 @@ func TestReadCheckpointedLeavesNoFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ths, err := Threads(d)
+	ths, err := threads(d)
 	d.Close()
 	if err != nil || len(ths) != 1 {
 		t.Fatalf("threads %+v, %v", ths, err)
@@ -140,8 +140,8 @@ func TestUnknownSchema(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer d.Close()
-	_, err = Threads(d)
-	if !IsSchema(err) {
+	_, err = threads(d)
+	if !isSchema(err) {
 		t.Fatalf("err = %v, want a SchemaError", err)
 	}
 }

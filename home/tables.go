@@ -18,8 +18,8 @@ type Thread struct {
 	HasArchived bool // the schema has the archived column
 }
 
-// Threads reads the threads table by column name.
-func Threads(d *DB) ([]Thread, error) {
+// threads reads the threads table by column name.
+func threads(d *DB) ([]Thread, error) {
 	var out []Thread
 	err := d.Read(func(tx *sql.Tx) error {
 		cols, err := need(tx, d.Path, "threads", "id", "rollout_path")
@@ -70,8 +70,8 @@ type Cursor struct {
 	Pending bool
 }
 
-// Cursors reads every projection cursor.
-func Cursors(d *DB) ([]Cursor, error) {
+// cursors reads every projection cursor.
+func cursors(d *DB) ([]Cursor, error) {
 	var out []Cursor
 	err := d.Read(func(tx *sql.Tx) error {
 		if _, err := need(tx, d.Path, "thread_history_projection_state", "thread_id", "next_rollout_byte_offset", "next_rollout_ordinal"); err != nil {
@@ -102,8 +102,8 @@ type Item struct {
 	Ordinal              int64
 }
 
-// Items reads the projected items of a thread, by ordinal.
-func Items(d *DB, threadID string) ([]Item, error) {
+// items reads the projected items of a thread, by ordinal.
+func items(d *DB, threadID string) ([]Item, error) {
 	var out []Item
 	err := d.Read(func(tx *sql.Tx) error {
 		cols, err := need(tx, d.Path, "thread_items", "thread_id", "item_id", "rollout_ordinal")
@@ -138,7 +138,7 @@ func Items(d *DB, threadID string) ([]Item, error) {
 // ThreadsByPrefix reads the threads rows whose id starts with prefix
 // (case-insensitive), by id.
 func ThreadsByPrefix(d *DB, prefix string) ([]Thread, error) {
-	all, err := Threads(d)
+	all, err := threads(d)
 	if err != nil {
 		return nil, err
 	}

@@ -374,9 +374,9 @@ func ordinalBase(meta gjson.Result) int64 {
 	return n
 }
 
-// SkippedWhenFailClosed names the checks that need the replay and so do not
+// skippedWhenFailClosed names the checks that need the replay and so do not
 // run on a file whose history mode is unknown.
-var SkippedWhenFailClosed = []string{"ordinal", "item", "tool", "turn", "rollback", "worldstate", "compaction", "agentcomm", "tokens", "handoff", "line/over-migration-limit"}
+var skippedWhenFailClosed = []string{"ordinal", "item", "tool", "turn", "rollback", "worldstate", "compaction", "agentcomm", "tokens", "handoff", "line/over-migration-limit"}
 
 // noteTime remembers the write time of the latest record.
 func (e *engine) noteTime(t time.Time) {
@@ -450,7 +450,7 @@ func (e *engine) sessionMeta(rec *rollout.Record, pos Pos, p gjson.Result) {
 		// Fail closed: replaying with the wrong rules would report false
 		// faults and plan wrong fixes. Line and envelope checks still run.
 		e.failClosed = true
-		e.emit(pos, MetaUnknownHistoryModeEvidence{Value: e.st.HistoryMode, Skipped: SkippedWhenFailClosed})
+		e.emit(pos, MetaUnknownHistoryModeEvidence{Value: e.st.HistoryMode, Skipped: skippedWhenFailClosed})
 	}
 	if e.st.HistoryMode == rollout.HistoryPaginated && !pos.hasOrdinal() && e.pendingNoOrd == nil {
 		// history_mode is only known now: judge this very line too.

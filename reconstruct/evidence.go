@@ -83,19 +83,19 @@ type RecordOverMigrationLimitEvidence struct {
 	Checkpoint bool   `json:"checkpoint,omitempty"`
 }
 
-func (RecordOverMigrationLimitEvidence) Kind() Kind { return RecordOverMigrationLimit }
+func (RecordOverMigrationLimitEvidence) Kind() Kind { return recordOverMigrationLimit }
 
-func (LineInvalidJSONEvidence) Kind() Kind   { return LineInvalidJSON }
-func (LineTornTailEvidence) Kind() Kind      { return LineTornTail }
-func (LineConcatenatedEvidence) Kind() Kind  { return LineConcatenated }
-func (LineGluedEvidence) Kind() Kind         { return LineGlued }
-func (LineInvalidUTF8Evidence) Kind() Kind   { return LineInvalidUTF8 }
-func (LineLoneSurrogateEvidence) Kind() Kind { return LineLoneSurrogate }
-func (LineDuplicateKeyEvidence) Kind() Kind  { return LineDuplicateKey }
-func (LineControlCharEvidence) Kind() Kind   { return LineControlChar }
-func (LineOversizedEvidence) Kind() Kind     { return LineOversized }
-func (LineCRLFEvidence) Kind() Kind          { return LineCRLF }
-func (LineBlankEvidence) Kind() Kind         { return LineBlank }
+func (LineInvalidJSONEvidence) Kind() Kind   { return lineInvalidJSON }
+func (LineTornTailEvidence) Kind() Kind      { return lineTornTail }
+func (LineConcatenatedEvidence) Kind() Kind  { return lineConcatenated }
+func (LineGluedEvidence) Kind() Kind         { return lineGlued }
+func (LineInvalidUTF8Evidence) Kind() Kind   { return lineInvalidUTF8 }
+func (LineLoneSurrogateEvidence) Kind() Kind { return lineLoneSurrogate }
+func (LineDuplicateKeyEvidence) Kind() Kind  { return lineDuplicateKey }
+func (LineControlCharEvidence) Kind() Kind   { return lineControlChar }
+func (LineOversizedEvidence) Kind() Kind     { return lineOversized }
+func (LineCRLFEvidence) Kind() Kind          { return lineCRLF }
+func (LineBlankEvidence) Kind() Kind         { return lineBlank }
 
 // Envelope.
 
@@ -118,9 +118,9 @@ type EnvelopeUnknownTypeEvidence struct {
 	Type string `json:"type"`
 }
 
-func (EnvelopeMissingFieldEvidence) Kind() Kind { return EnvelopeMissingField }
-func (EnvelopeBadTimestampEvidence) Kind() Kind { return EnvelopeBadTimestamp }
-func (EnvelopeUnknownTypeEvidence) Kind() Kind  { return EnvelopeUnknownType }
+func (EnvelopeMissingFieldEvidence) Kind() Kind { return envelopeMissingField }
+func (EnvelopeBadTimestampEvidence) Kind() Kind { return envelopeBadTimestamp }
+func (EnvelopeUnknownTypeEvidence) Kind() Kind  { return envelopeUnknownType }
 
 // session_meta.
 
@@ -154,11 +154,11 @@ type MetaUnknownHistoryModeEvidence struct {
 	Skipped []string `json:"skipped"`
 }
 
-func (MetaMissingEvidence) Kind() Kind            { return MetaMissing }
-func (MetaNotFirstEvidence) Kind() Kind           { return MetaNotFirst }
-func (MetaUnexpectedExtraEvidence) Kind() Kind    { return MetaUnexpectedExtra }
-func (MetaFilenameMismatchEvidence) Kind() Kind   { return MetaFilenameMismatch }
-func (MetaUnknownHistoryModeEvidence) Kind() Kind { return MetaUnknownHistoryMode }
+func (MetaMissingEvidence) Kind() Kind            { return metaMissing }
+func (MetaNotFirstEvidence) Kind() Kind           { return metaNotFirst }
+func (MetaUnexpectedExtraEvidence) Kind() Kind    { return metaUnexpectedExtra }
+func (MetaFilenameMismatchEvidence) Kind() Kind   { return metaFilenameMismatch }
+func (MetaUnknownHistoryModeEvidence) Kind() Kind { return metaUnknownHistoryMode }
 
 // Ordinals.
 
@@ -209,14 +209,14 @@ type OrdinalUnknownTailEvidence struct {
 	CLIVersion  string `json:"cli_version,omitempty"`
 }
 
-func (OrdinalUnknownTailEvidence) Kind() Kind { return OrdinalUnknownTail }
+func (OrdinalUnknownTailEvidence) Kind() Kind { return ordinalUnknownTail }
 
-func (OrdinalMissingEvidence) Kind() Kind     { return OrdinalMissing }
-func (OrdinalLastMissingEvidence) Kind() Kind { return OrdinalLastMissing }
-func (OrdinalDuplicateEvidence) Kind() Kind   { return OrdinalDuplicate }
-func (OrdinalGapEvidence) Kind() Kind         { return OrdinalGap }
-func (OrdinalBackwardsEvidence) Kind() Kind   { return OrdinalBackwards }
-func (OrdinalInLegacyEvidence) Kind() Kind    { return OrdinalInLegacy }
+func (OrdinalMissingEvidence) Kind() Kind     { return ordinalMissing }
+func (OrdinalLastMissingEvidence) Kind() Kind { return ordinalLastMissing }
+func (OrdinalDuplicateEvidence) Kind() Kind   { return ordinalDuplicate }
+func (OrdinalGapEvidence) Kind() Kind         { return ordinalGap }
+func (OrdinalBackwardsEvidence) Kind() Kind   { return ordinalBackwards }
+func (OrdinalInLegacyEvidence) Kind() Kind    { return ordinalInLegacy }
 
 // Item ids. ItemIndex is the item's index in a compaction's
 // replacement_history, or -1 for the line's own payload.
@@ -264,7 +264,7 @@ type ItemDuplicateEvidence struct {
 	ItemIndex int    `json:"item_index"`
 }
 
-func (ItemDuplicateEvidence) Kind() Kind { return ItemDuplicate }
+func (ItemDuplicateEvidence) Kind() Kind { return itemDuplicate }
 
 // ItemRejectedIDEvidence: an id of a shape the Responses API rejects;
 // Reasons are "empty", "unprefixed", "too-long" (over 64 characters) and
@@ -281,12 +281,12 @@ type ItemRejectedIDEvidence struct {
 	CLIVersion string   `json:"cli_version,omitempty"`
 }
 
-func (ItemRejectedIDEvidence) Kind() Kind { return ItemRejectedID }
+func (ItemRejectedIDEvidence) Kind() Kind { return itemRejectedID }
 
-func (ItemMissingIDEvidence) Kind() Kind      { return ItemMissingID }
-func (ItemPrefixMismatchEvidence) Kind() Kind { return ItemPrefixMismatch }
-func (ItemDuplicateIDEvidence) Kind() Kind    { return ItemDuplicateID }
-func (ItemBadUUIDv7Evidence) Kind() Kind      { return ItemBadUUIDv7 }
+func (ItemMissingIDEvidence) Kind() Kind      { return itemMissingID }
+func (ItemPrefixMismatchEvidence) Kind() Kind { return itemPrefixMismatch }
+func (ItemDuplicateIDEvidence) Kind() Kind    { return itemDuplicateID }
+func (ItemBadUUIDv7Evidence) Kind() Kind      { return itemBadUUIDv7 }
 
 // Tool calls.
 
@@ -326,9 +326,9 @@ type ToolDuplicateCallIDEvidence struct {
 	ItemIndex int    `json:"item_index"`
 }
 
-func (ToolOrphanCallEvidence) Kind() Kind      { return ToolOrphanCall }
-func (ToolOrphanOutputEvidence) Kind() Kind    { return ToolOrphanOutput }
-func (ToolDuplicateCallIDEvidence) Kind() Kind { return ToolDuplicateCallID }
+func (ToolOrphanCallEvidence) Kind() Kind      { return toolOrphanCall }
+func (ToolOrphanOutputEvidence) Kind() Kind    { return toolOrphanOutput }
+func (ToolDuplicateCallIDEvidence) Kind() Kind { return toolDuplicateCallID }
 
 // Turns and rollbacks.
 
@@ -378,12 +378,12 @@ type RollbackCompactedTurnEvidence struct {
 	CLIVersion        string `json:"cli_version,omitempty"`
 }
 
-func (RollbackCompactedTurnEvidence) Kind() Kind { return RollbackCompactedTurn }
+func (RollbackCompactedTurnEvidence) Kind() Kind { return rollbackCompactedTurn }
 
-func (TurnUnclosedEvidence) Kind() Kind             { return TurnUnclosed }
-func (TurnIDMismatchEvidence) Kind() Kind           { return TurnIDMismatch }
-func (PromptMissingFromHistoryEvidence) Kind() Kind { return PromptMissingFromHistory }
-func (RollbackTooManyEvidence) Kind() Kind          { return RollbackTooMany }
+func (TurnUnclosedEvidence) Kind() Kind             { return turnUnclosed }
+func (TurnIDMismatchEvidence) Kind() Kind           { return turnIDMismatch }
+func (PromptMissingFromHistoryEvidence) Kind() Kind { return promptMissingFromHistory }
+func (RollbackTooManyEvidence) Kind() Kind          { return rollbackTooMany }
 
 // World state.
 
@@ -423,12 +423,12 @@ type WorldStateDuplicateKeyEvidence struct {
 	Count int      `json:"count"` // all repeated keys of the record
 }
 
-func (WorldStatePatchWithoutBaselineEvidence) Kind() Kind { return WorldStatePatchWithoutBaseline }
-func (WorldStateNotObjectEvidence) Kind() Kind            { return WorldStateNotObject }
-func (WorldStateEmptyPatchEvidence) Kind() Kind           { return WorldStateEmptyPatch }
-func (WorldStateNullInSnapshotEvidence) Kind() Kind       { return WorldStateNullInSnapshot }
-func (WorldStateOrderEvidence) Kind() Kind                { return WorldStateOrder }
-func (WorldStateDuplicateKeyEvidence) Kind() Kind         { return WorldStateDuplicateKey }
+func (WorldStatePatchWithoutBaselineEvidence) Kind() Kind { return worldStatePatchWithoutBaseline }
+func (WorldStateNotObjectEvidence) Kind() Kind            { return worldStateNotObject }
+func (WorldStateEmptyPatchEvidence) Kind() Kind           { return worldStateEmptyPatch }
+func (WorldStateNullInSnapshotEvidence) Kind() Kind       { return worldStateNullInSnapshot }
+func (WorldStateOrderEvidence) Kind() Kind                { return worldStateOrder }
+func (WorldStateDuplicateKeyEvidence) Kind() Kind         { return worldStateDuplicateKey }
 
 // Compactions and the context-window lineage.
 
@@ -481,13 +481,13 @@ type CompactionWindowIDEvidence struct {
 	Numeric bool   `json:"numeric"` // the numeric legacy form
 }
 
-func (CompactionLegacyEvidence) Kind() Kind         { return CompactionLegacy }
-func (CompactionEmptyHistoryEvidence) Kind() Kind   { return CompactionEmptyHistory }
-func (CompactionLostPromptEvidence) Kind() Kind     { return CompactionLostPrompt }
-func (CompactionMetadataLengthEvidence) Kind() Kind { return CompactionMetadataLength }
-func (CompactionWindowNumberEvidence) Kind() Kind   { return CompactionWindowNumber }
-func (CompactionWindowLineageEvidence) Kind() Kind  { return CompactionWindowLineage }
-func (CompactionWindowIDEvidence) Kind() Kind       { return CompactionWindowID }
+func (CompactionLegacyEvidence) Kind() Kind         { return compactionLegacy }
+func (CompactionEmptyHistoryEvidence) Kind() Kind   { return compactionEmptyHistory }
+func (CompactionLostPromptEvidence) Kind() Kind     { return compactionLostPrompt }
+func (CompactionMetadataLengthEvidence) Kind() Kind { return compactionMetadataLength }
+func (CompactionWindowNumberEvidence) Kind() Kind   { return compactionWindowNumber }
+func (CompactionWindowLineageEvidence) Kind() Kind  { return compactionWindowLineage }
+func (CompactionWindowIDEvidence) Kind() Kind       { return compactionWindowID }
 
 // Inter-agent messages.
 
@@ -497,7 +497,7 @@ type AgentCommMissingIDEvidence struct {
 	Prefix string `json:"prefix"`
 }
 
-func (AgentCommMissingIDEvidence) Kind() Kind { return AgentCommMissingID }
+func (AgentCommMissingIDEvidence) Kind() Kind { return agentCommMissingID }
 
 // Token usage.
 
@@ -523,9 +523,9 @@ type TokensReemittedEvidence struct {
 	Count int `json:"count"`
 }
 
-func (TokensTotalDecreasedEvidence) Kind() Kind { return TokensTotalDecreased }
-func (TokensOverWindowEvidence) Kind() Kind     { return TokensOverWindow }
-func (TokensReemittedEvidence) Kind() Kind      { return TokensReemitted }
+func (TokensTotalDecreasedEvidence) Kind() Kind { return tokensTotalDecreased }
+func (TokensOverWindowEvidence) Kind() Kind     { return tokensOverWindow }
+func (TokensReemittedEvidence) Kind() Kind      { return tokensReemitted }
 
 // Flow facts: normal events, for observers other than the rules.
 
@@ -591,15 +591,15 @@ type FlowTimeAnchorEvidence struct {
 	After  int64 `json:"after,omitempty"`
 }
 
-func (FlowTimeAnchorEvidence) Kind() Kind { return FlowTimeAnchor }
+func (FlowTimeAnchorEvidence) Kind() Kind { return flowTimeAnchor }
 
-func (FlowTurnStartedEvidence) Kind() Kind   { return FlowTurnStarted }
-func (FlowUserPromptEvidence) Kind() Kind    { return FlowUserPrompt }
-func (FlowTokenCountEvidence) Kind() Kind    { return FlowTokenCount }
-func (FlowCompactionEvidence) Kind() Kind    { return FlowCompaction }
-func (FlowRollbackEvidence) Kind() Kind      { return FlowRollback }
-func (FlowFramesReclaimEvidence) Kind() Kind { return FlowFramesReclaim }
-func (FlowWorldStateEvidence) Kind() Kind    { return FlowWorldState }
+func (FlowTurnStartedEvidence) Kind() Kind   { return flowTurnStarted }
+func (FlowUserPromptEvidence) Kind() Kind    { return flowUserPrompt }
+func (FlowTokenCountEvidence) Kind() Kind    { return flowTokenCount }
+func (FlowCompactionEvidence) Kind() Kind    { return flowCompaction }
+func (FlowRollbackEvidence) Kind() Kind      { return flowRollback }
+func (FlowFramesReclaimEvidence) Kind() Kind { return flowFramesReclaim }
+func (FlowWorldStateEvidence) Kind() Kind    { return flowWorldState }
 
 // Context handoffs (handoffs.md), judged at the end of the file on the
 // latest record of each id.
@@ -672,13 +672,13 @@ type HandoffAbandonedEvidence struct {
 	ProviderThreadID string `json:"provider_thread_id"`
 }
 
-func (HandoffOversizedEvidence) Kind() Kind         { return HandoffOversized }
-func (HandoffLostDeferredEvidence) Kind() Kind      { return HandoffLostDeferred }
-func (HandoffStaleDeferredEvidence) Kind() Kind     { return HandoffStaleDeferred }
-func (HandoffDuplicateDeferredEvidence) Kind() Kind { return HandoffDuplicateDeferred }
-func (HandoffDoubleDeliveryEvidence) Kind() Kind    { return HandoffDoubleDelivery }
-func (HandoffBadItemsEvidence) Kind() Kind          { return HandoffBadItems }
-func (HandoffAbandonedEvidence) Kind() Kind         { return HandoffAbandoned }
+func (HandoffOversizedEvidence) Kind() Kind         { return handoffOversized }
+func (HandoffLostDeferredEvidence) Kind() Kind      { return handoffLostDeferred }
+func (HandoffStaleDeferredEvidence) Kind() Kind     { return handoffStaleDeferred }
+func (HandoffDuplicateDeferredEvidence) Kind() Kind { return handoffDuplicateDeferred }
+func (HandoffDoubleDeliveryEvidence) Kind() Kind    { return handoffDoubleDelivery }
+func (HandoffBadItemsEvidence) Kind() Kind          { return handoffBadItems }
+func (HandoffAbandonedEvidence) Kind() Kind         { return handoffAbandoned }
 
 // Streaming frame logs (frames.md), replayed by package frames, which
 // defines their facts.
@@ -700,7 +700,7 @@ type FrameSupersededBytesEvidence frames.SupersededFacts
 // type this version does not know (kept verbatim, counted).
 type FrameUnknownTypeEvidence frames.UnknownTypeFacts
 
-func (FrameDeltaMismatchEvidence) Kind() Kind   { return FrameDeltaMismatch }
-func (FrameUnterminatedEvidence) Kind() Kind    { return FrameUnterminated }
-func (FrameSupersededBytesEvidence) Kind() Kind { return FrameSupersededBytes }
-func (FrameUnknownTypeEvidence) Kind() Kind     { return FrameUnknownType }
+func (FrameDeltaMismatchEvidence) Kind() Kind   { return frameDeltaMismatch }
+func (FrameUnterminatedEvidence) Kind() Kind    { return frameUnterminated }
+func (FrameSupersededBytesEvidence) Kind() Kind { return frameSupersededBytes }
+func (FrameUnknownTypeEvidence) Kind() Kind     { return frameUnknownType }

@@ -113,17 +113,17 @@ type HomeMigrationStagedEvidence struct {
 	Bytes   int64  `json:"bytes"`
 }
 
-func (HomeRowFileMissingEvidence) Kind() Kind        { return HomeRowFileMissing }
-func (HomeRowOutsideHomeEvidence) Kind() Kind        { return HomeRowOutsideHome }
-func (HomeRowOtherThreadEvidence) Kind() Kind        { return HomeRowOtherThread }
-func (HomeRolloutWithoutRowEvidence) Kind() Kind     { return HomeRolloutWithoutRow }
-func (HomeHistoryModeMismatchEvidence) Kind() Kind   { return HomeHistoryModeMismatch }
-func (HomeArchivedMismatchEvidence) Kind() Kind      { return HomeArchivedMismatch }
-func (HomeProjectionPastEOFEvidence) Kind() Kind     { return HomeProjectionPastEOF }
-func (HomeProjectionOffBoundaryEvidence) Kind() Kind { return HomeProjectionOffBoundary }
-func (HomeProjectionOrdinalEvidence) Kind() Kind     { return HomeProjectionOrdinal }
-func (HomeProjectedItemMismatchEvidence) Kind() Kind { return HomeProjectedItemMismatch }
-func (HomeWriterLockHeldEvidence) Kind() Kind        { return HomeWriterLockHeld }
-func (HomeWriterLockStaleEvidence) Kind() Kind       { return HomeWriterLockStale }
-func (HomeMigrationPendingEvidence) Kind() Kind      { return HomeMigrationPending }
-func (HomeMigrationStagedEvidence) Kind() Kind       { return HomeMigrationStaged }
+func (HomeRowFileMissingEvidence) Kind() Kind        { return homeRowFileMissing }
+func (HomeRowOutsideHomeEvidence) Kind() Kind        { return homeRowOutsideHome }
+func (HomeRowOtherThreadEvidence) Kind() Kind        { return homeRowOtherThread }
+func (HomeRolloutWithoutRowEvidence) Kind() Kind     { return homeRolloutWithoutRow }
+func (HomeHistoryModeMismatchEvidence) Kind() Kind   { return homeHistoryModeMismatch }
+func (HomeArchivedMismatchEvidence) Kind() Kind      { return homeArchivedMismatch }
+func (HomeProjectionPastEOFEvidence) Kind() Kind     { return homeProjectionPastEOF }
+func (HomeProjectionOffBoundaryEvidence) Kind() Kind { return homeProjectionOffBoundary }
+func (HomeProjectionOrdinalEvidence) Kind() Kind     { return homeProjectionOrdinal }
+func (HomeProjectedItemMismatchEvidence) Kind() Kind { return homeProjectedItemMismatch }
+func (HomeWriterLockHeldEvidence) Kind() Kind        { return homeWriterLockHeld }
+func (HomeWriterLockStaleEvidence) Kind() Kind       { return homeWriterLockStale }
+func (HomeMigrationPendingEvidence) Kind() Kind      { return homeMigrationPending }
+func (HomeMigrationStagedEvidence) Kind() Kind       { return homeMigrationStaged }

@@ -77,11 +77,11 @@ type LineageMalformedBaseEvidence struct {
 	Via   string `json:"via,omitempty"`
 }
 
-func (LineageMissingSourceEvidence) Kind() Kind      { return LineageMissingSource }
-func (LineageCycleEvidence) Kind() Kind              { return LineageCycle }
-func (LineageOtherThreadEvidence) Kind() Kind        { return LineageOtherThread }
-func (LineageNotPaginatedEvidence) Kind() Kind       { return LineageNotPaginated }
-func (LineageCutoffIncludesMetaEvidence) Kind() Kind { return LineageCutoffIncludesMeta }
-func (LineageCutoffPastEndEvidence) Kind() Kind      { return LineageCutoffPastEnd }
-func (LineageCutoffOffBoundaryEvidence) Kind() Kind  { return LineageCutoffOffBoundary }
-func (LineageMalformedBaseEvidence) Kind() Kind      { return LineageMalformedBase }
+func (LineageMissingSourceEvidence) Kind() Kind      { return lineageMissingSource }
+func (LineageCycleEvidence) Kind() Kind              { return lineageCycle }
+func (LineageOtherThreadEvidence) Kind() Kind        { return lineageOtherThread }
+func (LineageNotPaginatedEvidence) Kind() Kind       { return lineageNotPaginated }
+func (LineageCutoffIncludesMetaEvidence) Kind() Kind { return lineageCutoffIncludesMeta }
+func (LineageCutoffPastEndEvidence) Kind() Kind      { return lineageCutoffPastEnd }
+func (LineageCutoffOffBoundaryEvidence) Kind() Kind  { return lineageCutoffOffBoundary }
+func (LineageMalformedBaseEvidence) Kind() Kind      { return lineageMalformedBase }

@@ -203,17 +203,17 @@ func (e *engine) keep(o Observation) bool {
 // threadJudged are the kinds that judge the thread's own story (its turns,
 // tool calls, compactions, token counters, handoffs), not the bytes of a
 // record: at a sub-agent's inherited record they are the parent's.
-var threadJudged = kindSet(ToolOrphanCall, ToolOrphanOutput, ToolDuplicateCallID, TurnUnclosed, TurnIDMismatch, RollbackTooMany,
-	WorldStatePatchWithoutBaseline, WorldStateOrder, CompactionEmptyHistory, CompactionLostPrompt, CompactionWindowLineage,
-	CompactionWindowNumber, TokensTotalDecreased, TokensOverWindow, TokensReemitted, PromptMissingFromHistory,
-	HandoffOversized, HandoffLostDeferred, HandoffStaleDeferred, HandoffDuplicateDeferred, HandoffDoubleDelivery,
-	HandoffBadItems, HandoffAbandoned)
+var threadJudged = kindSet(toolOrphanCall, toolOrphanOutput, toolDuplicateCallID, turnUnclosed, turnIDMismatch, rollbackTooMany,
+	worldStatePatchWithoutBaseline, worldStateOrder, compactionEmptyHistory, compactionLostPrompt, compactionWindowLineage,
+	compactionWindowNumber, tokensTotalDecreased, tokensOverWindow, tokensReemitted, promptMissingFromHistory,
+	handoffOversized, handoffLostDeferred, handoffStaleDeferred, handoffDuplicateDeferred, handoffDoubleDelivery,
+	handoffBadItems, handoffAbandoned)
 
 // prefixJudged are the kinds whose truth depends on the history before the
 // file's first record: not made when a file's inherited prefix is unknown.
-var prefixJudged = kindSet(ToolOrphanOutput, RollbackTooMany, WorldStatePatchWithoutBaseline, CompactionEmptyHistory,
-	CompactionLostPrompt, CompactionWindowLineage, CompactionWindowNumber, TokensTotalDecreased, TurnIDMismatch,
-	HandoffDuplicateDeferred, HandoffDoubleDelivery)
+var prefixJudged = kindSet(toolOrphanOutput, rollbackTooMany, worldStatePatchWithoutBaseline, compactionEmptyHistory,
+	compactionLostPrompt, compactionWindowLineage, compactionWindowNumber, tokensTotalDecreased, turnIDMismatch,
+	handoffDuplicateDeferred, handoffDoubleDelivery)
 
 func kindSet(ks ...Kind) map[Kind]bool {
 	m := make(map[Kind]bool, len(ks))

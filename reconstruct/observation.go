@@ -33,134 +33,134 @@ type Kind int
 
 const (
 	// Line shape (from the reader).
-	LineInvalidJSON Kind = iota + 1
-	LineTornTail
-	LineConcatenated
-	LineInvalidUTF8
-	LineLoneSurrogate
-	LineDuplicateKey
-	LineControlChar
-	LineOversized
-	LineCRLF
-	LineBlank
+	lineInvalidJSON Kind = iota + 1
+	lineTornTail
+	lineConcatenated
+	lineInvalidUTF8
+	lineLoneSurrogate
+	lineDuplicateKey
+	lineControlChar
+	lineOversized
+	lineCRLF
+	lineBlank
 
-	EnvelopeMissingField
-	EnvelopeBadTimestamp
-	EnvelopeUnknownType
+	envelopeMissingField
+	envelopeBadTimestamp
+	envelopeUnknownType
 
-	MetaMissing // at end of file
-	MetaNotFirst
-	MetaUnexpectedExtra // a second session_meta in a file that is not a fork
-	MetaFilenameMismatch
-	MetaUnknownHistoryMode
+	metaMissing // at end of file
+	metaNotFirst
+	metaUnexpectedExtra // a second session_meta in a file that is not a fork
+	metaFilenameMismatch
+	metaUnknownHistoryMode
 
-	OrdinalMissing     // paginated line without ordinal (not the last line)
-	OrdinalLastMissing // the last line has no ordinal
-	OrdinalDuplicate
-	OrdinalGap
-	OrdinalBackwards
-	OrdinalInLegacy
+	ordinalMissing     // paginated line without ordinal (not the last line)
+	ordinalLastMissing // the last line has no ordinal
+	ordinalDuplicate
+	ordinalGap
+	ordinalBackwards
+	ordinalInLegacy
 
-	ItemMissingID
-	ItemPrefixMismatch
-	ItemDuplicateID
-	ItemBadUUIDv7
+	itemMissingID
+	itemPrefixMismatch
+	itemDuplicateID
+	itemBadUUIDv7
 
-	ToolOrphanCall // at end of thread
-	ToolOrphanOutput
-	ToolDuplicateCallID
+	toolOrphanCall // at end of thread
+	toolOrphanOutput
+	toolDuplicateCallID
 
-	TurnUnclosed
-	TurnIDMismatch
+	turnUnclosed
+	turnIDMismatch
 
-	RollbackTooMany
+	rollbackTooMany
 
-	WorldStatePatchWithoutBaseline
-	WorldStateNotObject
-	WorldStateEmptyPatch
-	WorldStateNullInSnapshot
-	WorldStateOrder
+	worldStatePatchWithoutBaseline
+	worldStateNotObject
+	worldStateEmptyPatch
+	worldStateNullInSnapshot
+	worldStateOrder
 
-	CompactionLegacy
-	CompactionMetadataLength
-	CompactionWindowNumber
-	CompactionWindowLineage
-	CompactionWindowID
+	compactionLegacy
+	compactionMetadataLength
+	compactionWindowNumber
+	compactionWindowLineage
+	compactionWindowID
 
-	AgentCommMissingID
+	agentCommMissingID
 
-	TokensTotalDecreased
-	TokensOverWindow
-	TokensReemitted
+	tokensTotalDecreased
+	tokensOverWindow
+	tokensReemitted
 
 	// Flow facts: normal events other consumers follow.
-	FlowTurnStarted
-	FlowUserPrompt
-	FlowTokenCount
-	FlowCompaction
-	FlowRollback
+	flowTurnStarted
+	flowUserPrompt
+	flowTokenCount
+	flowCompaction
+	flowRollback
 
 	// Context handoffs (handoffs.md), judged at the end of the file on the
 	// latest record of each id.
-	HandoffOversized         // rule 1
-	HandoffLostDeferred      // rule 2
-	HandoffStaleDeferred     // rule 3
-	HandoffDuplicateDeferred // rule 4
-	HandoffDoubleDelivery    // rule 5, at the second delivery
-	HandoffBadItems          // rule 6
-	HandoffAbandoned         // rule 7
+	handoffOversized         // rule 1
+	handoffLostDeferred      // rule 2
+	handoffStaleDeferred     // rule 3
+	handoffDuplicateDeferred // rule 4
+	handoffDoubleDelivery    // rule 5, at the second delivery
+	handoffBadItems          // rule 6
+	handoffAbandoned         // rule 7
 
 	// Streaming frame logs (frames.md), replayed by package frames.
-	FrameDeltaMismatch
-	FrameUnterminated    // at the block's first frame
-	FrameSupersededBytes // once per log
-	FrameUnknownType     // once per type, at its first frame
+	frameDeltaMismatch
+	frameUnterminated    // at the block's first frame
+	frameSupersededBytes // once per log
+	frameUnknownType     // once per type, at its first frame
 
-	WorldStateDuplicateKey
+	worldStateDuplicateKey
 
-	FlowFramesReclaim // a frame-log stream reclamation rewrites
+	flowFramesReclaim // a frame-log stream reclamation rewrites
 
-	PromptMissingFromHistory // a user_message event without its user message item
-	CompactionEmptyHistory   // replacement_history is [] although the thread had history
-	CompactionLostPrompt     // replacement_history drops the last user message
-	FlowTimeAnchor           // a line whose timestamp does not parse, or the first valid line after such lines
-	RecordOverMigrationLimit // a legacy-mode record the paginated migration drops
+	promptMissingFromHistory // a user_message event without its user message item
+	compactionEmptyHistory   // replacement_history is [] although the thread had history
+	compactionLostPrompt     // replacement_history drops the last user message
+	flowTimeAnchor           // a line whose timestamp does not parse, or the first valid line after such lines
+	recordOverMigrationLimit // a legacy-mode record the paginated migration drops
 
-	FlowWorldState // follows every world_state line
+	flowWorldState // follows every world_state line
 
 	// A Codex home (home/): its databases, locks and migration leftovers
 	// against its rollouts, observed by the home package, not by a replay.
-	HomeRowFileMissing
-	HomeRowOutsideHome
-	HomeRowOtherThread
-	HomeRolloutWithoutRow
-	HomeHistoryModeMismatch
-	HomeArchivedMismatch
-	HomeProjectionPastEOF
-	HomeProjectionOffBoundary
-	HomeProjectionOrdinal
-	HomeProjectedItemMismatch
-	HomeWriterLockHeld
-	HomeWriterLockStale
-	HomeMigrationPending
-	HomeMigrationStaged
+	homeRowFileMissing
+	homeRowOutsideHome
+	homeRowOtherThread
+	homeRolloutWithoutRow
+	homeHistoryModeMismatch
+	homeArchivedMismatch
+	homeProjectionPastEOF
+	homeProjectionOffBoundary
+	homeProjectionOrdinal
+	homeProjectedItemMismatch
+	homeWriterLockHeld
+	homeWriterLockStale
+	homeMigrationPending
+	homeMigrationStaged
 
-	ItemDuplicate         // an item appended twice, byte for byte
-	LineGlued             // a torn record with complete records after it on one line
-	ItemRejectedID        // an item id of a shape the Responses API rejects
-	OrdinalUnknownTail    // the last records of a paginated file are of types its Codex version cannot read
-	RollbackCompactedTurn // a rollback drops a turn that compacted
+	itemDuplicate         // an item appended twice, byte for byte
+	lineGlued             // a torn record with complete records after it on one line
+	itemRejectedID        // an item id of a shape the Responses API rejects
+	ordinalUnknownTail    // the last records of a paginated file are of types its Codex version cannot read
+	rollbackCompactedTurn // a rollback drops a turn that compacted
 
 	// Lineages (lineage.go): the rollouts a paginated fork or revert
 	// continues, at the file's session_meta.
-	LineageMissingSource
-	LineageCycle
-	LineageOtherThread
-	LineageNotPaginated
-	LineageCutoffIncludesMeta
-	LineageCutoffPastEnd
-	LineageCutoffOffBoundary
-	LineageMalformedBase
+	lineageMissingSource
+	lineageCycle
+	lineageOtherThread
+	lineageNotPaginated
+	lineageCutoffIncludesMeta
+	lineageCutoffPastEnd
+	lineageCutoffOffBoundary
+	lineageMalformedBase
 
 	kindEnd // keep last
 )
@@ -176,8 +176,8 @@ func Kinds() []Kind {
 
 // FlowKinds are the observations of normal events (no rule consumes them):
 // what simulate-budget's evidence, repair's fix facts and view follow.
-var FlowKinds = []Kind{FlowTurnStarted, FlowUserPrompt, FlowTokenCount, FlowCompaction, FlowRollback,
-	FlowFramesReclaim, FlowWorldState, FlowTimeAnchor}
+var FlowKinds = []Kind{flowTurnStarted, flowUserPrompt, flowTokenCount, flowCompaction, flowRollback,
+	flowFramesReclaim, flowWorldState, flowTimeAnchor}
 
 // Observation is one fact at one position.
 type Observation struct {

@@ -16,7 +16,7 @@ type ReplayOptions struct {
 	// Open is how ReplayFile opens the file (content sniffing, Force).
 	Open rollout.OpenOptions
 	// MaxLineBytes is the longest line read and replayed; longer ones are
-	// reported (LineOversized), not read (0: rollout.DefaultMaxLineBytes).
+	// reported (lineOversized), not read (0: rollout.DefaultMaxLineBytes).
 	MaxLineBytes int64
 	// StopAfterLine ends the replay after this line (0: the whole file):
 	// the state is then the thread as it was at that line.

@@ -77,15 +77,15 @@ func WriteDiffText(w io.Writer, d *Diff) error {
 		pr("\n")
 	}
 	for _, c := range d.Changes {
-		pr("%s\n", ChangeLine(c))
+		pr("%s\n", changeLine(c))
 	}
 	pr("%s\n", Count(len(d.Changes), "difference"))
 	return bw.Err
 }
 
-// ChangeLine is one state change as a line of text: its mark, path,
+// changeLine is one state change as a line of text: its mark, path,
 // lines and value(s).
-func ChangeLine(c stateview.Change) string {
+func changeLine(c stateview.Change) string {
 	where := ""
 	switch {
 	case c.LineA > 0 && c.LineB > 0 && c.LineA != c.LineB:

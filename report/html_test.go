@@ -31,7 +31,7 @@ func TestHTML(t *testing.T) {
 		},
 	}
 	var buf bytes.Buffer
-	printHTML, _ := Lookup("html")
+	printHTML, _ := lookup("html")
 	if err := printHTML(&buf, r, o); err != nil {
 		t.Fatal(err)
 	}

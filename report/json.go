@@ -12,7 +12,7 @@ import (
 	"github.com/rollout-dev/rollout/schema"
 )
 
-// The JSON report schema (docs: shared spec cli.md), version SchemaVersion.
+// The JSON report schema (docs: shared spec cli.md), version schemaVersion.
 // These types are the public contract; they are filled from the internal
 // types, never the other way round. Field order here is the key order of the
 // output. Slices are never nil, so they encode as [], never null.
@@ -198,7 +198,7 @@ func (s *jsonStream) file(f *FileResult, _ *tally) error {
 
 func (s *jsonStream) finish(r *Report, t *tally) error {
 	head := jsonReport{
-		Header: schema.Header{Schema: schema.VerifyReport, SchemaVersion: SchemaVersion,
+		Header: schema.Header{Schema: schema.VerifyReport, SchemaVersion: schemaVersion,
 			Tool: r.Tool, Version: r.Version, Command: r.Command},
 		Summary:  jsonSummary(t.summary(r)),
 		Notes:    r.Notes,

@@ -72,14 +72,14 @@ var testOptions = Options{FailOn: checks.Warning}
 // noRules is an empty rule registry.
 func noRules(string) (*checks.Rule, bool) { return nil, false }
 
-// printerFor is Lookup, except that the SARIF printer sees an empty
+// printerFor is lookup, except that the SARIF printer sees an empty
 // registry: the real one is being filled while these tests are written.
 func printerFor(t *testing.T, format string) Printer {
 	t.Helper()
 	if format == "sarif" {
 		return sarifPrinter(noRules)
 	}
-	p, ok := Lookup(format)
+	p, ok := lookup(format)
 	if !ok {
 		t.Fatalf("Lookup(%q) found no printer", format)
 	}
@@ -290,8 +290,8 @@ func TestJSONStructure(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("decoded json report mismatch (-want +got):\n%s", diff)
 	}
-	if SchemaVersion != 1 {
-		t.Errorf("SchemaVersion = %d; cli.md documents 1", SchemaVersion)
+	if schemaVersion != 1 {
+		t.Errorf("SchemaVersion = %d; cli.md documents 1", schemaVersion)
 	}
 
 	// Key order is part of the contract (the schema reads top-down).
@@ -682,7 +682,7 @@ func TestEncodeError(t *testing.T) {
 	}
 }
 
-// TestSARIFUsesRegistry checks that the sarif format of Lookup describes
+// TestSARIFUsesRegistry checks that the sarif format of lookup describes
 // the rules of checks.Lookup, whatever the registry holds (possibly
 // nothing), and a generic description for an id it does not hold.
 func TestSARIFUsesRegistry(t *testing.T) {
@@ -701,7 +701,7 @@ func TestSARIFUsesRegistry(t *testing.T) {
 		}
 	}
 	f.Findings = append(f.Findings, checks.Finding{Rule: unknown, Line: 2, Message: "m"})
-	p, ok := Lookup("sarif")
+	p, ok := lookup("sarif")
 	if !ok {
 		t.Fatal("no sarif printer")
 	}

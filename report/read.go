@@ -21,8 +21,8 @@ func ReadJSON(data []byte) (*Report, error) {
 	if err := dec.Decode(&jr); err != nil {
 		return nil, err
 	}
-	if jr.SchemaVersion < 1 || jr.SchemaVersion > SchemaVersion {
-		return nil, fmt.Errorf("schema_version %d (this rollout reads 1 to %d)", jr.SchemaVersion, SchemaVersion)
+	if jr.SchemaVersion < 1 || jr.SchemaVersion > schemaVersion {
+		return nil, fmt.Errorf("schema_version %d (this rollout reads 1 to %d)", jr.SchemaVersion, schemaVersion)
 	}
 	r := &Report{Tool: jr.Tool, Version: jr.Version, Command: jr.Command, Notes: jr.Notes, Settings: jr.Settings, Shard: jr.Shard,
 		Suppressed: jr.Summary.Suppressed, Hidden: jr.Summary.Hidden, Files: make([]FileResult, 0, len(jr.Files))}

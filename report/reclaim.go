@@ -173,7 +173,7 @@ func WriteReclaimText(w io.Writer, outcomes []*reclaim.Outcome, write bool) erro
 		if len(f.StateDiff) > 0 {
 			fmt.Fprintf(ew, "  resume state would differ (- only in the old file, + only in the new):\n")
 			for _, c := range f.StateDiff {
-				fmt.Fprintf(ew, "    %s\n", ChangeLine(c))
+				fmt.Fprintf(ew, "    %s\n", changeLine(c))
 			}
 		}
 		for _, nf := range f.NewFindings {

@@ -24,10 +24,10 @@ import (
 	"github.com/rollout-dev/rollout/schema"
 )
 
-// SchemaVersion is the version of the JSON report (--format json and the
+// schemaVersion is the version of the JSON report (--format json and the
 // objects of --format jsonl), from the schema table. The schema is
 // additive: fields are added, never renamed or removed, without bumping it.
-var SchemaVersion = schema.Version(schema.VerifyReport)
+var schemaVersion = schema.Version(schema.VerifyReport)
 
 // FileResult is what verify found in one file.
 type FileResult struct {
@@ -313,8 +313,8 @@ func Formats() []string {
 	return names
 }
 
-// Lookup returns the printer of a format. Names are exact and lower case.
-func Lookup(format string) (Printer, bool) {
+// lookup returns the printer of a format. Names are exact and lower case.
+func lookup(format string) (Printer, bool) {
 	for _, f := range table() {
 		if f.name == format {
 			return streamPrinter(f.stream), true
@@ -334,7 +334,7 @@ func ParseFormatSpec(s string) (format, file string, err error) {
 	if format == "" {
 		return "", "", fmt.Errorf("parse --format %q: missing format name (want %s)", s, formatList())
 	}
-	if _, ok := Lookup(format); !ok {
+	if _, ok := lookup(format); !ok {
 		return "", "", fmt.Errorf("parse --format %q: unknown format %q (want %s)", s, format, formatList())
 	}
 	if hasFile && file == "" {

@@ -145,12 +145,12 @@ func TestFormatsAndLookup(t *testing.T) {
 		t.Errorf("Formats() shares its slice with the caller")
 	}
 	for _, name := range want {
-		if p, ok := Lookup(name); !ok || p == nil {
+		if p, ok := lookup(name); !ok || p == nil {
 			t.Errorf("Lookup(%q) = %v, %v; want a printer", name, p, ok)
 		}
 	}
 	for _, name := range []string{"", "JSON", "xml", "text ", "sarif=x"} {
-		if _, ok := Lookup(name); ok {
+		if _, ok := lookup(name); ok {
 			t.Errorf("Lookup(%q) found a printer; want none", name)
 		}
 	}

@@ -23,7 +23,7 @@ func DetectEra(rec *Record) Era {
 	if rec == nil || !rec.Valid() {
 		return EraUnknown
 	}
-	if IsFrame(rec) {
+	if isFrame(rec) {
 		return EraFrames
 	}
 	if rec.HasType() && rec.Payload().Exists() {
@@ -73,9 +73,9 @@ var frameTypes = map[string]bool{
 // KnownFrameType reports whether t is a frame type this version understands.
 func KnownFrameType(t string) bool { return frameTypes[t] }
 
-// IsFrame recognises a line of a frame log: a known frame type, or an
+// isFrame recognises a line of a frame log: a known frame type, or an
 // assistantMessageEvent wrapper, and no envelope payload.
-func IsFrame(rec *Record) bool {
+func isFrame(rec *Record) bool {
 	if !rec.Valid() || rec.PayloadBytes() != nil || !rec.HasType() {
 		return false
 	}

@@ -103,7 +103,7 @@ func MetaOf(line int, offset int64, p gjson.Result) Meta {
 		switch {
 		case !b.IsObject():
 			hb.Malformed = "history_base"
-		case b.Get("thread_id").Type != gjson.String || !IsUUID(hb.RolloutID):
+		case b.Get("thread_id").Type != gjson.String || !isUUID(hb.RolloutID):
 			hb.Malformed = "thread_id"
 		}
 		if hb.EndOrdinal, ok = nonNegative(b.Get("end_ordinal_exclusive")); !ok && hb.Malformed == "" {

@@ -36,16 +36,16 @@ func ParseName(path string) (Name, bool) {
 		if !reverted {
 			rollout = thread
 		}
-		if IsUUID(thread) && IsUUID(rollout) {
+		if isUUID(thread) && isUUID(rollout) {
 			return Name{strings.ToLower(thread), strings.ToLower(rollout)}, true
 		}
 	}
 	const n = 36
-	if len(name) < n || !IsUUID(name[len(name)-n:]) {
+	if len(name) < n || !isUUID(name[len(name)-n:]) {
 		return Name{}, false
 	}
 	last := strings.ToLower(name[len(name)-n:])
-	if len(name) >= 2*n+1 && name[len(name)-n-1] == '_' && IsUUID(name[len(name)-2*n-1:len(name)-n-1]) {
+	if len(name) >= 2*n+1 && name[len(name)-n-1] == '_' && isUUID(name[len(name)-2*n-1:len(name)-n-1]) {
 		return Name{strings.ToLower(name[len(name)-2*n-1 : len(name)-n-1]), last}, true
 	}
 	return Name{last, last}, true

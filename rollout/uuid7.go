@@ -30,8 +30,8 @@ func ParseUUIDv7(s string) (time.Time, error) {
 	return time.Unix(sec, nsec).UTC(), nil
 }
 
-// IsUUID reports whether s has the shape of a hyphenated UUID of any version.
-func IsUUID(s string) bool {
+// isUUID reports whether s has the shape of a hyphenated UUID of any version.
+func isUUID(s string) bool {
 	if len(s) != 36 {
 		return false
 	}

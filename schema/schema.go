@@ -58,8 +58,8 @@ var outputs = []Output{
 // Outputs is a copy of the table.
 func Outputs() []Output { return append([]Output(nil), outputs...) }
 
-// Lookup is the row of name; it panics for a name not in the table, a bug.
-func Lookup(name Name) Output {
+// lookup is the row of name; it panics for a name not in the table, a bug.
+func lookup(name Name) Output {
 	for _, o := range outputs {
 		if o.Name == name {
 			return o
@@ -69,12 +69,12 @@ func Lookup(name Name) Output {
 }
 
 // Version is the schema version of name.
-func Version(name Name) int { return Lookup(name).Version }
+func Version(name Name) int { return lookup(name).Version }
 
 // File is the path of name's published JSON Schema, relative to the
 // repository root.
 func File(name Name) string {
-	o := Lookup(name)
+	o := lookup(name)
 	return fmt.Sprintf("docs/schema/%s.v%d.json", o.Name, o.Version)
 }
 
@@ -91,7 +91,7 @@ type Header struct {
 
 // NewHeader is the header of name, written by this build.
 func NewHeader(name Name) Header {
-	o := Lookup(name)
+	o := lookup(name)
 	return Header{Schema: o.Name, SchemaVersion: o.Version, Tool: "rollout", Version: ToolVersion(), Command: o.Command}
 }
 

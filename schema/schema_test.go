@@ -40,7 +40,7 @@ func TestLookupUnknownPanics(t *testing.T) {
 			t.Error("Lookup of an unknown name did not panic")
 		}
 	}()
-	Lookup("no-such-output")
+	lookup("no-such-output")
 }
 
 // Every version bump is in the changelog of docs/schema/README.md, and its

@@ -46,7 +46,7 @@ func ReadFile(path string, stdin io.Reader, o ReadOptions) (*File, []Bucket, err
 	var r io.Reader = f
 	var cc *CompressCounter
 	if cold && !compressed && path != rollout.StdinPath {
-		cc = NewCompressCounter()
+		cc = newCompressCounter()
 		r = io.TeeReader(f, cc)
 	}
 	acct := New(Options{MinRepeat: o.MinRepeat, Top: o.Top, Plan: true})

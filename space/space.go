@@ -539,12 +539,12 @@ func sorted(m map[string]*Bucket) []Bucket {
 	for _, b := range m {
 		out = append(out, *b)
 	}
-	SortBuckets(out)
+	sortBuckets(out)
 	return out
 }
 
-// SortBuckets orders buckets by bytes, largest first, then by name.
-func SortBuckets(b []Bucket) {
+// sortBuckets orders buckets by bytes, largest first, then by name.
+func sortBuckets(b []Bucket) {
 	sort.Slice(b, func(i, j int) bool {
 		if b[i].Bytes != b[j].Bytes {
 			return b[i].Bytes > b[j].Bytes
@@ -701,11 +701,3 @@ func memberString(obj []byte, name string) string {
 }
 
 func payloadType(p []byte) string { return memberString(p, "type") }
-
-// ClassRoot is the record kind a path class starts with.
-func ClassRoot(class string) string {
-	if i := strings.IndexAny(class, ".["); i > 0 {
-		return class[:i]
-	}
-	return class
-}

@@ -289,8 +289,8 @@ type counter struct{ n int64 }
 
 func (c *counter) Write(p []byte) (int, error) { c.n += int64(len(p)); return len(p), nil }
 
-// NewCompressCounter starts an estimate at zstd's default level (3).
-func NewCompressCounter() *CompressCounter {
+// newCompressCounter starts an estimate at zstd's default level (3).
+func newCompressCounter() *CompressCounter {
 	c := &CompressCounter{}
 	c.enc, _ = zstd.NewWriter(&c.n, zstd.WithEncoderConcurrency(1), zstd.WithLowerEncoderMem(true))
 	return c

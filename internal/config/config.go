@@ -230,18 +230,18 @@ func (c *Config) IgnoredAt(file string) []string {
 	rel = filepath.ToSlash(rel)
 	var out []string
 	for glob, rules := range c.PerPathIgnores {
-		if MatchGlob(glob, rel) {
+		if matchGlob(glob, rel) {
 			out = append(out, rules...)
 		}
 	}
 	return out
 }
 
-// MatchGlob matches a slash-separated path against a glob in which "**" is
+// matchGlob matches a slash-separated path against a glob in which "**" is
 // any number of whole path segments (zero included) and every other segment
 // follows path.Match ("*" does not cross "/"). A glob without "/" matches
 // the file name at any depth, as in .gitignore.
-func MatchGlob(glob, name string) bool {
+func matchGlob(glob, name string) bool {
 	if !strings.Contains(glob, "/") {
 		glob = "**/" + glob
 	}

@@ -80,7 +80,7 @@ func TestMatchGlob(t *testing.T) {
 		{"s/**/b.jsonl", "s/x/y/b.jsonl", true},
 		{"s/**/b.jsonl", "t/b.jsonl", false},
 	} {
-		if got := MatchGlob(tt.glob, tt.name); got != tt.want {
+		if got := matchGlob(tt.glob, tt.name); got != tt.want {
 			t.Errorf("MatchGlob(%q, %q) = %v, want %v", tt.glob, tt.name, got, tt.want)
 		}
 	}

@@ -31,10 +31,10 @@ const Script = `(function () {
   document.documentElement.setAttribute("data-ready", "1");
 })();`
 
-// CSP is the Content-Security-Policy of every page: no network at all, the
+// csp is the Content-Security-Policy of every page: no network at all, the
 // inline script above by its hash, inline styles (the SVG chart carries
 // style attributes), images only from data: URLs.
-var CSP = fmt.Sprintf("default-src 'none'; script-src '%s'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'", scriptHash())
+var csp = fmt.Sprintf("default-src 'none'; script-src '%s'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'", scriptHash())
 
 func scriptHash() string {
 	sum := sha256.Sum256([]byte(Script))
@@ -53,7 +53,7 @@ const Head = `{{define "head"}}<meta charset="utf-8">
 // Funcs are the template functions the shell and the pages use.
 func Funcs() template.FuncMap {
 	return template.FuncMap{
-		"csp":    func() string { return CSP },
+		"csp":    func() string { return csp },
 		"css":    func() template.CSS { return template.CSS(Style) },
 		"script": func() template.JS { return template.JS(Script) },
 		"bytes":  Bytes,

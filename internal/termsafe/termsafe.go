@@ -91,11 +91,8 @@ func Lines(s string) string {
 	return b.String()
 }
 
-// Bytes is String for a byte slice.
-func Bytes(b []byte) string { return String(string(b)) }
-
-// IsSafe reports whether s needs no escaping.
-func IsSafe(s string) bool { return String(s) == s }
+// isSafe reports whether s needs no escaping.
+func isSafe(s string) bool { return String(s) == s }
 
 func unsafe(r rune, size int) bool {
 	switch {
@@ -120,7 +117,7 @@ func unsafe(r rune, size int) bool {
 // \u escapes. Those characters only occur inside JSON strings, so the
 // result is the same JSON value.
 func JSON(b []byte) []byte {
-	if IsSafe(string(b)) {
+	if isSafe(string(b)) {
 		return b
 	}
 	out := make([]byte, 0, len(b)+16)

@@ -22,7 +22,7 @@ func TestString(t *testing.T) {
 		if got := string(Append([]byte("> "), []byte(tt.in))); got != "> "+tt.want {
 			t.Errorf("Append(%q) = %q, want %q", tt.in, got, "> "+tt.want)
 		}
-		if got := IsSafe(tt.in); got != (tt.in == tt.want) {
+		if got := isSafe(tt.in); got != (tt.in == tt.want) {
 			t.Errorf("IsSafe(%q) = %v", tt.in, got)
 		}
 	}
@@ -42,7 +42,7 @@ func FuzzString(f *testing.F) {
 				t.Fatalf("String(%q) = %q keeps byte %#x", s, out, c)
 			}
 		}
-		if !IsSafe(out) {
+		if !isSafe(out) {
 			t.Fatalf("String(%q) = %q is not safe", s, out)
 		}
 	})

@@ -1,0 +1,17 @@
+package reconstruct
+
+// The observation kinds the external tests name (the constants are
+// unexported: outside the package an observation is told by its evidence
+// type).
+const (
+	HandoffAbandoned         = handoffAbandoned
+	HandoffBadItems          = handoffBadItems
+	HandoffDoubleDelivery    = handoffDoubleDelivery
+	HandoffDuplicateDeferred = handoffDuplicateDeferred
+	HandoffLostDeferred      = handoffLostDeferred
+	HandoffOversized         = handoffOversized
+	HandoffStaleDeferred     = handoffStaleDeferred
+	ItemDuplicateID          = itemDuplicateID
+	RecordOverMigrationLimit = recordOverMigrationLimit
+	ToolOrphanOutput         = toolOrphanOutput
+)
