@@ -155,7 +155,7 @@ func TestSettingsFromResumeMetadata(t *testing.T) {
 
 	for _, tc := range []struct {
 		name, data, source, previous string
-		fromCompaction              bool
+		fromCompaction               bool
 	}{
 		{"whole file: the turn_context after the compaction", full, reconstruct.SettingsFromTurnContext, `{"model":"gpt-5","comp_hash":null,"realtime_active":false}`, false},
 		{"cut after the compaction", cut, reconstruct.SettingsFromResumeMetadata, `{"model":"gpt-5","comp_hash":null,"realtime_active":false}`, true},
