@@ -141,8 +141,8 @@ func exists(path string) bool {
 	return err == nil
 }
 
-// columns lists the columns of a table (nil when there is no such table).
-func columns(tx *sql.Tx, table string) (map[string]bool, error) {
+// Columns lists the columns of a table (nil when there is no such table).
+func Columns(tx *sql.Tx, table string) (map[string]bool, error) {
 	rows, err := tx.Query(`SELECT name FROM pragma_table_info(?)`, table)
 	if err != nil {
 		return nil, err
@@ -178,7 +178,7 @@ func (e *SchemaError) Error() string {
 
 // need checks that table has the columns; it returns the table's columns.
 func need(tx *sql.Tx, db, table string, cols ...string) (map[string]bool, error) {
-	have, err := columns(tx, table)
+	have, err := Columns(tx, table)
 	if err != nil {
 		return nil, err
 	}

@@ -37,7 +37,7 @@ func (h *Home) ProjectionOf(thread string) (*ProjectionInfo, error) {
 	defer d.Close()
 	var info *ProjectionInfo
 	err = d.Read(func(tx *sql.Tx) error {
-		cols, err := columns(tx, "thread_history_projection_state")
+		cols, err := Columns(tx, "thread_history_projection_state")
 		if err != nil || cols == nil {
 			return err // no table: nothing projected
 		}
@@ -55,7 +55,7 @@ func (h *Home) ProjectionOf(thread string) (*ProjectionInfo, error) {
 			table string
 			n     *int
 		}{{"thread_items", &info.Items}, {"thread_turns", &info.Turns}} {
-			if cols, err := columns(tx, t.table); err != nil || cols == nil {
+			if cols, err := Columns(tx, t.table); err != nil || cols == nil {
 				continue
 			}
 			if err := tx.QueryRow(`SELECT count(*) FROM `+t.table+` WHERE thread_id = ?`, thread).Scan(t.n); err != nil {
@@ -168,7 +168,7 @@ func (h *Home) DeleteProjection(thread string) (*SavedProjection, error) {
 	saved := &SavedProjection{DB: baseName(path), ThreadID: thread}
 	any := false
 	for _, table := range projectionTables {
-		cols, err := columns(tx, table)
+		cols, err := Columns(tx, table)
 		if err != nil {
 			return nil, err
 		}
@@ -249,7 +249,7 @@ func (h *Home) RestoreProjection(s *SavedProjection) error {
 	}
 	defer tx.Rollback()
 	for _, table := range projectionTables {
-		if cols, err := columns(tx, table); err != nil {
+		if cols, err := Columns(tx, table); err != nil {
 			return err
 		} else if cols != nil && cols["thread_id"] {
 			if _, err := tx.Exec(`DELETE FROM `+table+` WHERE thread_id = ?`, s.ThreadID); err != nil {
@@ -261,7 +261,7 @@ func (h *Home) RestoreProjection(s *SavedProjection) error {
 		if !isProjectionTable(st.Name) {
 			return fmt.Errorf("the saved projection names table %q, not one of Codex's projection tables", st.Name)
 		}
-		cols, err := columns(tx, st.Name)
+		cols, err := Columns(tx, st.Name)
 		if err != nil {
 			return err
 		}
