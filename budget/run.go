@@ -51,7 +51,10 @@ type FleetRun struct {
 	PerSession           bool // a row per rollout in the fleet
 	Jobs                 int  // rollouts read in parallel (the fleet does not depend on it)
 	Replay               reconstruct.ReplayOptions
-	Stdin                io.Reader // read for the path "-"
+	// Ancestry, when set, is each rollout's lineage, replayed before it
+	// (lineage.Index.Ancestry): a fork's requests are still only its own.
+	Ancestry func(path string) *reconstruct.Ancestry
+	Stdin    io.Reader // read for the path "-"
 	// InShard, when set and Settings.Ledger > 0, keeps the rollouts whose
 	// key it accepts: the root thread of a group sharing a ledger (so a
 	// group stays whole in one shard), else the path.
@@ -105,7 +108,11 @@ func (r *fleetRun) say(p FleetProblem) {
 // read returns a rollout's evidence, or nil: after reporting why, or when
 // the session started outside Since/Until.
 func (r *fleetRun) read(path string) *Evidence {
-	ev, oversized, err := ReadEvidence(path, r.in.Stdin, r.in.Replay)
+	ro := r.in.Replay
+	if r.in.Ancestry != nil {
+		ro.Ancestry = r.in.Ancestry(path)
+	}
+	ev, oversized, err := ReadEvidence(path, r.in.Stdin, ro)
 	if err != nil {
 		r.say(FleetProblem{Path: path, Err: err})
 		return nil

@@ -6,13 +6,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/rollout-dev/rollout/checks"
 	"github.com/rollout-dev/rollout/lineage"
 	"github.com/rollout-dev/rollout/reconstruct"
+	"github.com/rollout-dev/rollout/rollout"
 	"github.com/tidwall/gjson"
 )
 
@@ -75,8 +75,9 @@ func EngineHistory(path string) ([]Item, *reconstruct.State, error) {
 	return items, st, nil
 }
 
+// readLines reads a rollout's lines (a .zst decompressed).
 func readLines(path string) ([][]byte, error) {
-	f, err := os.Open(path)
+	f, err := rollout.Open(path, nil)
 	if err != nil {
 		return nil, err
 	}

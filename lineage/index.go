@@ -108,6 +108,35 @@ func New(paths []string, dirs ...string) *Index {
 	return ix
 }
 
+// Files indexes exactly the rollout files paths, in that order (the search
+// order), walking nothing.
+func Files(paths []string) *Index {
+	ix := &Index{byPath: map[string]*Rollout{}, byID: map[string]*Rollout{}, homes: map[string]bool{}}
+	for _, p := range paths {
+		if p != rollout.StdinPath {
+			ix.add(p)
+		}
+	}
+	return ix
+}
+
+// HomeFiles are the rollout files of a Codex home in Codex's search order:
+// sessions/, then archived_sessions/, each walked in name order (.zst
+// twins of plain files left out, as everywhere).
+func HomeFiles(dir string) []string {
+	var out []string
+	for _, sub := range []string{home.SessionsDir, home.ArchivedSessionsDir} {
+		d := filepath.Join(dir, sub)
+		if fi, err := os.Stat(d); err != nil || !fi.IsDir() {
+			continue
+		}
+		if found, err := rollout.Discover([]string{d}); err == nil {
+			out = append(out, found.Paths...)
+		}
+	}
+	return out
+}
+
 // ForHome indexes a whole Codex home.
 func ForHome(dir string) *Index {
 	return New(nil, filepath.Join(dir, home.SessionsDir), filepath.Join(dir, home.ArchivedSessionsDir)).covering(dir)

@@ -295,8 +295,8 @@ func TestNotAmongInputs(t *testing.T) {
 	if c.Absent != files["parent"].Rollout || c.Ancestry != nil {
 		t.Fatalf("Resolve = %+v, want the parent %s absent", c, files["parent"].Rollout)
 	}
-	if note := c.Note(p); !strings.Contains(note, "not among the inputs") || !strings.Contains(note, files["parent"].Rollout) {
-		t.Errorf("note %q does not say the parent is not among the inputs", note)
+	if note := c.Note(p); !strings.Contains(note, "not among the rollouts read") || !strings.Contains(note, files["parent"].Rollout) {
+		t.Errorf("note %q does not say the parent was not read", note)
 	}
 	res, err := checks.Run(p, nil, checks.Options{Lineage: ix.Ancestry})
 	if err != nil {

@@ -31,7 +31,7 @@ func (c Chain) Note(path string) string {
 	if len(c.Links) > 1 {
 		via = fmt.Sprintf(" (through %s)", c.Links[len(c.Links)-1].Path)
 	}
-	return fmt.Sprintf("%s continues rollout %s%s, which is not among the inputs: its lineage was not replayed, and the findings that need the inherited history were not made; name the directory that holds it, or the Codex home", path, c.Absent, via)
+	return fmt.Sprintf("%s continues rollout %s%s, which is not among the rollouts read: its lineage was not replayed", path, c.Absent, via)
 }
 
 // Resolve follows the history_base chain of the rollout at path, as

@@ -192,9 +192,19 @@ func PlanFile(path string, o Options) (*Plan, *space.File, error) {
 		p.Skipped[space.PolicyDuplicateExecOutput] = "no command output is stored twice (an item_completed output equal to its call's tool output)"
 	}
 	if o.has(space.PolicyCompress) {
+		// Codex's compression skips a rollout another continues and a
+		// rollout that continues another (reference_count > 0,
+		// history_base.is_some(): codex-rs/rollout/src/compression.rs,
+		// #34566); so does reclaim's.
+		meta, _ := rollout.ReadMeta(path)
+		refs := repair.References(path)
 		switch {
 		case compressed:
 			p.Skipped[space.PolicyCompress] = "already compressed"
+		case meta.Base != nil:
+			p.Skipped[space.PolicyCompress] = fmt.Sprintf("a fork pointer: it continues rollout %s (history_base), and Codex's compression skips such files", meta.Base.RolloutID)
+		case len(refs) > 0:
+			p.Skipped[space.PolicyCompress] = fmt.Sprintf("referenced: %s continues it (history_base), and Codex's compression skips a referenced rollout", refs[0].Path)
 		case o.Now.Sub(fi.ModTime()) < o.ColdAfter:
 			p.Skipped[space.PolicyCompress] = fmt.Sprintf("not cold: modified %s ago, less than --cold-after %s (a smaller --cold-after counts it)",
 				o.Now.Sub(fi.ModTime()).Round(time.Second), space.Age(o.ColdAfter))
@@ -289,6 +299,11 @@ func Prepare(p *Plan, o Options, inPlace bool) (pend *Pending, err error) {
 		return nil, err
 	}
 	if from, ok := firstCut(p); ok {
+		// A rollout a fork or revert continues is immutable below its
+		// cutoff: refused before anything is written, in a dry run too.
+		if r := repair.CheckReferences(p.Path, from); r != nil {
+			return nil, r
+		}
 		res.Projection = repair.StaleProjection(p.Path, from)
 	}
 	tempDir := ""
@@ -432,7 +447,11 @@ func (pd *Pending) Commit() error {
 		}
 	}
 	committed := false
-	late, err := pd.guard.Replace(repair.Switch{Read: pd.read, Place: pd.place, Force: pd.opts.Force, At: pd.opts.Stage}, func() error {
+	from, ok := firstCut(p)
+	if !ok {
+		from = pd.read // compressing changes no byte of the content
+	}
+	late, err := pd.guard.Replace(repair.Switch{Read: pd.read, From: from, Place: pd.place, Force: pd.opts.Force, At: pd.opts.Stage}, func() error {
 		if err := pd.out.Commit(); err != nil {
 			return err
 		}

@@ -164,7 +164,16 @@ func restore(res *UndoResult, tr *archiveTrailer, place artifacts.Place, o UndoO
 		}
 		defer out.Abort()
 	}
-	late, err := g.Replace(repair.Switch{Read: read, Place: place, Force: o.Force, At: at}, func() error {
+	from := read // the original is in place already: no byte of it changes
+	if out != nil {
+		if from, err = repair.FirstDifference(res.From, out.TempName()); err != nil {
+			return err
+		}
+		if from < 0 {
+			from = read
+		}
+	}
+	late, err := g.Replace(repair.Switch{Read: read, From: from, Place: place, Force: o.Force, At: at}, func() error {
 		if out != nil {
 			if err := out.Commit(); err != nil {
 				return err

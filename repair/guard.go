@@ -134,6 +134,11 @@ const StageSwitch = "switch"
 type Switch struct {
 	// Read is how many bytes of the file the command read and accounted for.
 	Read int64
+	// From is the offset of the first byte the step changes (of the
+	// decompressed bytes; Read when it changes none of them, as compressing
+	// does): a rollout that continues the file past it makes the guard
+	// refuse (guard_lineage.go). 0, the default, changes the whole file.
+	From int64
 	// Place is where bytes that arrive during the switch are kept.
 	Place artifacts.Place
 	// Force replaces the file even when another process holds it open for
@@ -147,8 +152,9 @@ type Switch struct {
 // another file over the locked one, or removes it.
 //
 // Right before the step, the file must still be s.Read bytes long (else a
-// *Refusal of kind Changed) and no other process may hold it open for
-// writing (CheckWriters, unless s.Force): nothing is done then. Right
+// *Refusal of kind Changed), no other rollout may continue it past s.From
+// (Referenced) and no other process may hold it open for writing
+// (CheckWriters, unless s.Force): nothing is done then. Right
 // after it the old inode is out of reach of any writer that opens the file
 // by name, and is checked for bytes that arrived in between: they are
 // copied to s.Place.Late(i) and returned as a *Late (the command exits 4
@@ -162,6 +168,9 @@ func (g *Guard) Replace(s Switch, step func() error) (*Late, error) {
 	}
 	if r := g.codex.checkWriter(g.path); r != nil {
 		return nil, r // even with Force: Codex is writing the thread
+	}
+	if r := CheckReferences(g.path, s.From); r != nil {
+		return nil, r // even with Force: a fork inherits these bytes
 	}
 	if !s.Force {
 		if r := g.CheckWriters(); r != nil {

@@ -130,6 +130,10 @@ func (t *Txn) planProjection() {
 	}
 	if from, ok := t.firstChange(); ok {
 		t.Projection = StaleProjection(t.Path, from)
+		if t.Refusal == nil {
+			// Said before anything is written, and by a dry run too.
+			t.Refusal = CheckReferences(t.Path, from)
+		}
 	}
 }
 

@@ -177,6 +177,10 @@ const (
 	// (thread-writer-locks/ID.lock); Refusal.Holders names it. --force does
 	// not override it.
 	CodexWriter
+	// Referenced: another rollout continues the file (a fork's or revert's
+	// history_base) past the first byte the write changes
+	// (guard_lineage.go). --force does not override it.
+	Referenced
 )
 
 // Holder is a process holding a file open for writing.

@@ -332,7 +332,14 @@ func Undo(path string, opts UndoOptions) (*UndoOutcome, error) {
 	at("checked")
 
 	if !out.Resumed {
-		late, err := g.Replace(Switch{Read: written.Size, Place: place, Force: opts.Force, At: at}, func() error {
+		from, err := FirstDifference(path, backup)
+		if err != nil {
+			return nil, &Refusal{Kind: WriteFailed, Path: path, Err: err}
+		}
+		if from < 0 {
+			from = written.Size // the same bytes: nothing below a cutoff changes
+		}
+		late, err := g.Replace(Switch{Read: written.Size, From: from, Place: place, Force: opts.Force, At: at}, func() error {
 			return os.Rename(backup, path)
 		})
 		if err != nil {

@@ -694,7 +694,8 @@ func (t *Txn) commit() (ref *Refusal) {
 		}
 		// The one guard of every replace: the input still as read, no
 		// writer, and what arrives during the rename kept.
-		late, err := t.lock.Replace(Switch{Read: t.src.size, Place: t.place, Force: t.opts.Force, At: t.at}, put)
+		from, _ := t.firstChange()
+		late, err := t.lock.Replace(Switch{Read: t.src.size, From: from, Place: t.place, Force: t.opts.Force, At: t.at}, put)
 		if err != nil {
 			t.restoreProjection()
 			return failed(err)

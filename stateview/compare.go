@@ -68,8 +68,16 @@ type comparedHandoff struct {
 
 func comparable(v View) compared {
 	c := compared{ThreadID: v.ThreadID, Era: v.Era, HistoryMode: v.HistoryMode, CLIVersion: v.CLIVersion,
-		Turns: v.Turns, History: v.History, WorldState: decodeJSON(v.WorldState), Lineage: v.Lineage, Tokens: v.Tokens,
+		Turns: slices.Clone(v.Turns), History: slices.Clone(v.History), WorldState: decodeJSON(v.WorldState), Lineage: v.Lineage, Tokens: v.Tokens,
 		Handoffs: []comparedHandoff{}}
+	// Which file a turn or item is read from is a fact of the files, like
+	// their line counts: a fork and its parent share the inherited part.
+	for i := range c.Turns {
+		c.Turns[i].Rollout = ""
+	}
+	for i := range c.History {
+		c.History[i].Rollout = ""
+	}
 	for _, h := range v.Handoffs {
 		c.Handoffs = append(c.Handoffs, comparedHandoff{h.ID, h.Line, decodeJSON(h.Record)})
 	}

@@ -33,6 +33,19 @@ type View struct {
 	Tokens     *Tokens         `json:"token_usage"` // null before the first token_count
 	Settings   *Settings       `json:"settings"`    // null before the first turn_context
 	Handoffs   []Handoff       `json:"handoffs"`
+	// Inherits are the rollouts the file continues (a paginated fork's or
+	// revert's lineage, root first), replayed before it; absent when it
+	// continues none, or they were not found (docs/lineage.md).
+	Inherits []Inherit `json:"inherits,omitempty"`
+}
+
+// Inherit is one rollout of a lineage and the cutoff the thread inherits
+// it up to.
+type Inherit struct {
+	RolloutID  string `json:"rollout_id"`
+	Path       string `json:"path"`
+	EndOffset  int64  `json:"end_byte_offset"`
+	EndOrdinal int64  `json:"end_ordinal_exclusive"`
 }
 
 // Settings are the previous-turn settings resume restores: from the
@@ -57,6 +70,9 @@ type Turn struct {
 	// Derived: the file persists no turn events (Codex before about 0.104),
 	// so the turn starts at a user message, as Codex's rollback counts it.
 	Derived bool `json:"derived,omitempty"`
+	// Rollout is the rollout id of the inherited rollout the turn is in
+	// (Line is that file's); absent for the file's own.
+	Rollout string `json:"rollout,omitempty"`
 }
 
 // Item is one item of the live model history.
@@ -71,6 +87,9 @@ type Item struct {
 	// compaction's user message), "aborted_output" (the output Codex sends
 	// for the call at Line, which has none).
 	Synthesized string `json:"synthesized,omitempty"`
+	// Rollout is the rollout id of the inherited rollout the item is in
+	// (Line is that file's); absent for the file's own.
+	Rollout string `json:"rollout,omitempty"`
 	// content is a hash of the item's bytes, only in a view made by
 	// OfHashed. It is compared, never printed: the hash is seeded per
 	// process, and a change is reported as history[N].content.
@@ -117,12 +136,21 @@ func of(st *reconstruct.State, hashes bool) View {
 		Records: st.Records, Turns: []Turn{}, History: []Item{}, Handoffs: []Handoff{},
 		WorldState: json.RawMessage("null"),
 		Lineage:    Lineage{st.Lineage.FirstWindowID, st.Lineage.WindowID, st.Lineage.WindowNumber}}
+	rolloutOf := func(seg int) string {
+		if seg > 0 && seg <= len(st.Segments) {
+			return st.Segments[seg-1].RolloutID
+		}
+		return ""
+	}
+	for _, s := range st.Segments {
+		v.Inherits = append(v.Inherits, Inherit{s.RolloutID, s.Path, s.End, s.EndOrdinal})
+	}
 	for _, t := range st.Turns {
-		v.Turns = append(v.Turns, Turn{t.ID, t.StartLine, t.Status, t.User, t.RolledBack, t.Derived})
+		v.Turns = append(v.Turns, Turn{t.ID, t.StartLine, t.Status, t.User, t.RolledBack, t.Derived, rolloutOf(t.Segment)})
 	}
 	if st.History != nil {
 		for it := range st.History.All() {
-			j := Item{ID: it.ID, Type: it.Type, CallID: it.CallID, Line: it.Line}
+			j := Item{ID: it.ID, Type: it.Type, CallID: it.CallID, Line: it.Line, Rollout: rolloutOf(it.Segment)}
 			switch {
 			case it.Index >= 0:
 				idx := it.Index

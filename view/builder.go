@@ -463,7 +463,16 @@ func (b *Builder) Finish(st *reconstruct.State, findings []*Finding) *Page {
 	type key struct{ line, index int }
 	pg.Live, pg.Shown = st.History.Len(), len(b.all)
 	live := make(map[key]bool, st.History.Len())
+	for _, s := range st.Segments {
+		pg.Inherits = append(pg.Inherits, Inherit{RolloutID: s.RolloutID, Path: s.Path, EndOffset: s.End})
+	}
 	for it := range st.History.All() {
+		if it.Segment > 0 {
+			// A record of a rollout the thread continues: not on the page.
+			pg.Inherits[it.Segment-1].Items++
+			pg.Inherited++
+			continue
+		}
 		live[key{it.Line, it.Index}] = true
 	}
 	replaced := map[int][]int{} // compaction line -> lines it replaced
@@ -505,7 +514,9 @@ func (b *Builder) Finish(st *reconstruct.State, findings []*Finding) *Page {
 	}
 	byStart := map[int]reconstruct.Turn{}
 	for _, t := range st.Turns {
-		byStart[t.StartLine] = t
+		if t.Segment <= 0 {
+			byStart[t.StartLine] = t
+		}
 	}
 	for _, t := range pg.Turns[1:] {
 		if s, ok := byStart[t.Line]; ok {

@@ -37,6 +37,21 @@ type Page struct {
 	Clipped    int // strings cut to Options.MaxText
 	Shown      int // records on the page (a run of unreadable lines is one)
 	NotShown   int // records past Options.MaxRecords
+
+	// Inherits are the rollouts the thread continues (a fork's or revert's
+	// lineage, root first), whose records are not on the page; Inherited
+	// is how many items of the resumed history come from them.
+	Inherits  []Inherit
+	Inherited int
+}
+
+// Inherit is one rollout of a lineage and where the thread's prefix of it
+// ends.
+type Inherit struct {
+	RolloutID string
+	Path      string
+	EndOffset int64
+	Items     int // items of the resumed history read from it
 }
 
 // RuleCount is the number of findings of one rule.

@@ -45,7 +45,9 @@ const pageTemplate = `<!DOCTYPE html>
 <dt>history mode</dt><dd>{{or .HistoryMode "(unknown)"}}</dd>
 <dt>window lineage</dt><dd class="mono">{{if or .FirstWindowID .WindowID}}first {{or .FirstWindowID "?"}} · current {{or .WindowID "?"}} · {{end}}window number {{.WindowNumber}}</dd>
 <dt>file</dt><dd>{{.Records}} lines{{if .Bytes}}, {{bytes .Bytes}}{{end}}</dd>
-<dt>resumed history</dt><dd>{{.Live}} items; {{.Gone}} more shown below are not in it</dd>
+<dt>resumed history</dt><dd>{{.Live}} items{{if .Inherited}} ({{.Inherited}} inherited, not shown){{end}}; {{.Gone}} more shown below are not in it</dd>
+{{range .Inherits}}<dt>continues</dt><dd class="mono">rollout {{.RolloutID}} up to byte {{.EndOffset}}: {{.Items}} items ({{.Path}})</dd>
+{{end}}
 <dt>verify</dt><dd class="summary" id="summary"><span class="sev-error">{{.Errors}} errors</span><span class="sev-warning">{{.Warnings}} warnings</span><span class="sev-info">{{.Infos}} infos</span> <a href="#findings">findings</a> · <a href="#fill">context fill</a> · <a href="#timeline">timeline</a></dd>
 </dl>
 {{if .Clipped}}<p class="trunc">{{.Clipped}} long strings are cut in this page; each shows its full size.</p>{{end}}

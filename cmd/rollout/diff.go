@@ -110,12 +110,14 @@ func runDiff(ctx context.Context, a *app, o *diffOptions) error {
 	var views [2]stateview.View
 	var sides [2]report.DiffSide
 	for i := range 2 {
-		ro := checks.Options{MaxLineBytes: o.maxLineBytes, Force: o.force}.Replay(o.paths[i])
+		lin := lineagesOfFile(o.paths[i])
+		ro := checks.Options{MaxLineBytes: o.maxLineBytes, Force: o.force, Lineage: lin.ancestry}.Replay(o.paths[i])
 		ro.StopAfterLine = o.atLines[i]
 		st, err := reconstruct.ReplayFile(o.paths[i], nil, ro)
 		if err != nil {
 			return err
 		}
+		lin.sayNotes(a)
 		views[i] = stateview.Of(st)
 		sides[i] = report.DiffSide{Path: o.paths[i], Records: st.Records}
 		if n := o.atLines[i]; n > 0 {

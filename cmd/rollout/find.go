@@ -11,6 +11,7 @@ import (
 
 	"github.com/rollout-dev/rollout/home"
 	"github.com/rollout-dev/rollout/internal/termsafe"
+	"github.com/rollout-dev/rollout/lineage"
 	"github.com/rollout-dev/rollout/rollout"
 	"github.com/spf13/cobra"
 )
@@ -29,8 +30,11 @@ func newFindCmd(a *app, runF func(context.Context, *findOptions) error) *cobra.C
 (CODEX_HOME defaults to ~/.codex) for the rollouts of a thread: those whose file
 name or session_meta carries the thread id, or an id starting with PREFIX. It
 prints one path per line (sessions, then archived_sessions, each sorted), so
-that its output can be passed to other commands. verify, state, repair and
-diff take --thread ID to do the same.
+that its output can be passed to other commands. A thread is a lineage of
+rollouts: after its own, find prints the rollouts they continue (a fork's
+parent, a reverted thread's earlier rollouts, each once, nearest first). verify,
+state, repair and diff take --thread ID to read the thread's current rollout
+(the one Codex's threads table names, else the newest by name).
 
 Exit codes: 0 when some rollout matched, 2 when none did.`,
 		Example: `  rollout find 019cd719-fabd-7808-8020-00009e3779b2
@@ -48,7 +52,7 @@ Exit codes: 0 when some rollout matched, 2 when none did.`,
 			return runFind(cmd.Context(), a, opts)
 		},
 	}
-	cmd.Flags().BoolVarP(&opts.long, "long", "l", false, "also print the thread id and where it was found (file name, session_meta)")
+	cmd.Flags().BoolVarP(&opts.long, "long", "l", false, "also print the thread id and where it was found (file name, session_meta; or the lineage that leads to it)")
 	return cmd
 }
 
@@ -60,14 +64,92 @@ func runFind(ctx context.Context, a *app, o *findOptions) error {
 	if len(matches) == 0 {
 		return noThreadError(o.query, dirs)
 	}
-	for _, m := range matches {
+	for _, m := range withLineage(matches, dirs) {
 		if !o.long {
 			fmt.Fprintln(a.io.Out, termsafe.String(m.Path))
 			continue
 		}
-		fmt.Fprintf(a.io.Out, "%s\t%s\t%s\n", termsafe.String(m.Path), termsafe.String(m.ThreadID), matchSource(m, o.query))
+		source := m.lineage
+		if source == "" {
+			source = matchSource(m.ThreadMatch, o.query)
+		}
+		if m.current {
+			source += " (the thread's current rollout)"
+		}
+		fmt.Fprintf(a.io.Out, "%s\t%s\t%s\n", termsafe.String(m.Path), termsafe.String(m.ThreadID), source)
 	}
 	return nil
+}
+
+// found is a rollout find prints: a match, or a rollout a match continues.
+type found struct {
+	rollout.ThreadMatch
+	lineage string // for a rollout of the lineage: which rollout continues it, up to where
+	current bool   // the current rollout of a thread that has several
+}
+
+// withLineage is matches, a thread's current rollout first when it has
+// several (a reverted thread), each followed by the rollouts of its
+// lineage (nearest first) not printed yet: the threads' predecessors,
+// looked up in the Codex home as Codex does.
+func withLineage(matches []rollout.ThreadMatch, dirs []string) []found {
+	var paths []string
+	byThread := map[string][]rollout.ThreadMatch{}
+	var threads []string
+	for _, m := range matches {
+		paths = append(paths, m.Path)
+		t := strings.ToLower(m.ThreadID)
+		if _, ok := byThread[t]; !ok {
+			threads = append(threads, t)
+		}
+		byThread[t] = append(byThread[t], m)
+	}
+	ordered := matches[:0:0]
+	current := map[string]bool{}
+	for _, t := range threads {
+		ms := byThread[t]
+		if cur, ok := currentRollout(ms); ok && len(ms) > 1 {
+			current[cur] = true
+			for _, m := range ms {
+				if m.Path == cur {
+					ordered = append(ordered, m)
+				}
+			}
+			for _, m := range ms {
+				if m.Path != cur {
+					ordered = append(ordered, m)
+				}
+			}
+			continue
+		}
+		ordered = append(ordered, ms...)
+	}
+	ix := lineage.New(paths, dirs...)
+	seen := map[string]bool{}
+	for _, m := range matches {
+		seen[m.Path] = true
+	}
+	var out []found
+	for _, m := range ordered {
+		f := found{ThreadMatch: m}
+		if current[m.Path] {
+			f.current = true
+		}
+		out = append(out, f)
+		c := ix.Resolve(m.Path)
+		for i := 1; i < len(c.Links); i++ {
+			r := c.Links[i]
+			if seen[r.Path] {
+				continue
+			}
+			seen[r.Path] = true
+			meta, _ := r.Meta()
+			child, _ := c.Links[i-1].Meta()
+			out = append(out, found{ThreadMatch: rollout.ThreadMatch{Path: r.Path, ThreadID: meta.ThreadID, NameID: r.Name.Thread, MetaID: meta.ThreadID},
+				lineage: fmt.Sprintf("lineage: rollout %s continues it up to byte %d", c.Links[i-1].ID, child.Base.EndOffset)})
+		}
+	}
+	return out
 }
 
 // matchSource says which of the file name and session_meta carry the id.
@@ -144,7 +226,8 @@ func noThreadError(query string, dirs []string) error {
 		"no rollout of thread %q in %s or %s", query, dirs[0], dirs[1])
 }
 
-// resolveThread is --thread ID: the one rollout of that thread.
+// resolveThread is --thread ID: the one rollout of that thread, its
+// current one when it has several (a reverted thread).
 func resolveThread(id string) (string, error) {
 	matches, dirs, err := findThread(id)
 	if err != nil {
@@ -156,12 +239,33 @@ func resolveThread(id string) (string, error) {
 	case 1:
 		return matches[0].Path, nil
 	}
+	if p, ok := currentRollout(matches); ok {
+		return p, nil
+	}
 	var paths []string
 	for _, m := range matches {
 		paths = append(paths, m.Path)
 	}
 	return "", usageError("give more of the id, or name the file: "+strings.Join(paths, ", "),
 		"--thread %s matches %d rollouts", id, len(matches))
+}
+
+// currentRollout is the current rollout of one thread's several files: a
+// reverted thread gets a new rollout per revert, and without its threads
+// row Codex takes the newest file name of the thread (the name starts with
+// its time; find_thread_path_by_id_str, codex-rs/rollout/src/list.rs).
+// ok is false when the matches are of several threads.
+func currentRollout(matches []rollout.ThreadMatch) (string, bool) {
+	best := ""
+	for _, m := range matches {
+		if !strings.EqualFold(m.ThreadID, matches[0].ThreadID) || m.ThreadID == "" {
+			return "", false
+		}
+		if b := filepath.Base(m.Path); best == "" || b > filepath.Base(best) {
+			best = m.Path
+		}
+	}
+	return best, true
 }
 
 // resolveThreads resolves every --thread value, in order.

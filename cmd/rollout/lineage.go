@@ -15,6 +15,7 @@ import (
 // the chains it could not follow.
 type lineages struct {
 	ix    *lineage.Index
+	hint  string // what a note adds: the consequence and what to do
 	mu    sync.Mutex
 	notes map[string]bool
 }
@@ -26,16 +27,19 @@ func lineagesOf(in *verifyInputs) *lineages {
 	if ix == nil {
 		ix = lineage.New(in.all)
 	}
-	return &lineages{ix: ix, notes: map[string]bool{}}
+	return &lineages{ix: ix, notes: map[string]bool{},
+		hint: "the findings that need the inherited history were not made; name the directory that holds that rollout, or the Codex home"}
 }
 
 // lineagesOfFile indexes for a command that reads one rollout: its home,
 // and its own directory, so that a fork copied next to its parent resolves.
 func lineagesOfFile(path string) *lineages {
-	if path == rollout.StdinPath {
-		return &lineages{ix: lineage.New(nil), notes: map[string]bool{}}
+	l := &lineages{ix: lineage.New(nil), notes: map[string]bool{},
+		hint: "what is shown is the file's own part; put that rollout beside the file, or read the file in its Codex home"}
+	if path != rollout.StdinPath {
+		l.ix = lineage.New([]string{path}, filepath.Dir(path))
 	}
-	return &lineages{ix: lineage.New([]string{path}, filepath.Dir(path)), notes: map[string]bool{}}
+	return l
 }
 
 // ancestry is checks.Options.Lineage: safe for concurrent use.
@@ -43,7 +47,7 @@ func (l *lineages) ancestry(path string) *reconstruct.Ancestry {
 	c := l.ix.Resolve(path)
 	if n := c.Note(path); n != "" {
 		l.mu.Lock()
-		l.notes[n] = true
+		l.notes[n+"; "+l.hint] = true
 		l.mu.Unlock()
 	}
 	return c.Ancestry
@@ -59,4 +63,12 @@ func (l *lineages) Notes() []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// sayNotes prints the notes on standard error, for a command whose output
+// is not a report.
+func (l *lineages) sayNotes(a *app) {
+	for _, n := range l.Notes() {
+		notef(a.io.Err, "%s", n)
+	}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 	"github.com/rollout-dev/rollout/fixtures/bloatgen"
 	"github.com/rollout-dev/rollout/fixtures/homegen"
+	"github.com/rollout-dev/rollout/fixtures/lineagegen"
 )
 
 // cmdCodexHome: codexhome DIR lays out the home Codex 0.171.0 made
@@ -36,6 +37,33 @@ func cmdHomeSQL(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	db := ts.MkAbs(args[0])
 	ts.Check(homegen.Exec(db, strings.ReplaceAll(strings.Join(args[1:], " "), "@HOME@", filepath.Dir(db))))
+}
+
+// cmdLineageTree: lineagetree DIR standard|compacted [PREFIX] writes a
+// lineage tree of fixtures/lineagegen into the Codex home DIR and sets, per
+// node NAME, $PREFIXNAME to its path, $PREFIXNAME_ID to its rollout id and
+// $PREFIXNAME_THREAD to its thread id (NAME upper case, '-' as '_').
+func cmdLineageTree(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 2 || len(args) > 3 {
+		ts.Fatalf("usage: lineagetree dir standard|compacted [prefix]")
+	}
+	tree := map[string]lineagegen.Tree{"standard": lineagegen.Standard, "compacted": lineagegen.Compacted}[args[1]]
+	if tree == nil {
+		ts.Fatalf("no tree %q", args[1])
+	}
+	prefix := ""
+	if len(args) == 3 {
+		prefix = args[2]
+	}
+	dir := ts.MkAbs(args[0])
+	files, err := lineagegen.Write(dir, tree)
+	ts.Check(err)
+	for name, f := range files {
+		v := prefix + strings.ToUpper(strings.ReplaceAll(name, "-", "_"))
+		ts.Setenv(v, filepath.Join(dir, f.Path))
+		ts.Setenv(v+"_ID", f.Rollout)
+		ts.Setenv(v+"_THREAD", f.Thread)
+	}
 }
 
 // TestMain lets the test binary act as `rollout` inside the scripts: testscript
@@ -59,20 +87,21 @@ func TestScripts(t *testing.T) {
 	testscript.Run(t, testscript.Params{
 		Dir: "testdata/script",
 		Cmds: map[string]func(*testscript.TestScript, bool, []string){
-			"exitcode":   cmdExitCode,
-			"zstd":       cmdZstd,
-			"lsdir":      cmdLsdir,
-			"sortlines":  cmdSortLines,
-			"bloatgen":   cmdBloatgen,
-			"mkfifo":     cmdMkfifo, // unix only: scripts using it start with [!unix] skip
-			"jsonschema": cmdJSONSchema,
-			"genrollout": cmdGenRollout,
-			"headc":      cmdHeadC,
-			"unzstd":     cmdUnzstd,
-			"wholelines": cmdWholeLines,
-			"zstdtail":   cmdZstdTail,
-			"codexhome":  cmdCodexHome,
-			"homesql":    cmdHomeSQL,
+			"exitcode":    cmdExitCode,
+			"zstd":        cmdZstd,
+			"lsdir":       cmdLsdir,
+			"sortlines":   cmdSortLines,
+			"bloatgen":    cmdBloatgen,
+			"mkfifo":      cmdMkfifo, // unix only: scripts using it start with [!unix] skip
+			"jsonschema":  cmdJSONSchema,
+			"genrollout":  cmdGenRollout,
+			"headc":       cmdHeadC,
+			"unzstd":      cmdUnzstd,
+			"wholelines":  cmdWholeLines,
+			"zstdtail":    cmdZstdTail,
+			"codexhome":   cmdCodexHome,
+			"homesql":     cmdHomeSQL,
+			"lineagetree": cmdLineageTree,
 		},
 		Setup: func(env *testscript.Env) error {
 			// $REPO is the repository root, for scripts that check the

@@ -403,6 +403,8 @@ func refusalError(ref *repair.Refusal) error {
 		e.code, e.hint = exitUsage, "decompress it (gunzip, bunzip2, unxz), repair the result, and compress it again if you need to"
 	case repair.InUse:
 		e.hint = "stop the agent (or let it exit) and run repair again; --force replaces the file anyway, and what the process writes next is lost"
+	case repair.Referenced:
+		e.hint = "a rollout a fork or revert continues is immutable below its cutoff, as Codex treats it (its compression skips it): leave it as it is, or fix only what lies after the cutoff; --force does not override this"
 	case repair.CodexWriter:
 		e.hint = "let Codex finish the turn, or exit the Codex process that has the thread open (a TUI, `codex exec`, an idle app-server), and run again; --force does not override Codex's writer lock"
 	case repair.Busy:

@@ -154,10 +154,14 @@ func runSimulateBudget(ctx context.Context, a *app, o *simulateBudgetOptions) er
 	if err := o.checkOutputs([]string{path}); err != nil {
 		return err
 	}
-	ev, oversized, err := budget.ReadEvidence(path, a.io.In, o.replayOptions())
+	lin := lineagesOfFile(path)
+	ro := o.replayOptions()
+	ro.Ancestry = lin.ancestry(path)
+	ev, oversized, err := budget.ReadEvidence(path, a.io.In, ro)
 	if err != nil {
 		return err
 	}
+	lin.sayNotes(a)
 	s := o.settings
 	s.Trace = o.format == "svg" || o.format == "png" || o.series != ""
 	r, err := budget.Simulate(ev, s)

@@ -24,7 +24,8 @@ func (o *simulateBudgetOptions) fleetMode() bool {
 	return err == nil && fi.IsDir()
 }
 
-// replayOptions is how simulate-budget reads each rollout.
+// replayOptions is how simulate-budget reads each rollout (its lineage
+// aside: see budget.FleetRun.Ancestry).
 func (o *simulateBudgetOptions) replayOptions() reconstruct.ReplayOptions {
 	return checks.Options{MaxLineBytes: o.maxLineBytes, Force: o.force}.Replay("")
 }
@@ -45,6 +46,7 @@ func runSimulateFleet(ctx context.Context, a *app, o *simulateBudgetOptions) err
 	for _, n := range in.notes {
 		notef(a.io.Err, "%s", n)
 	}
+	lin := lineagesOf(in)
 	if err := o.checkOutputs(in.paths); err != nil {
 		return err
 	}
@@ -61,7 +63,7 @@ func runSimulateFleet(ctx context.Context, a *app, o *simulateBudgetOptions) err
 	errW := progress.writer(a.io.Err)
 	run := budget.FleetRun{Paths: in.paths, Settings: o.settings, Since: since, Until: until,
 		SinceText: o.since, UntilText: o.until, PerSession: o.perSession, Jobs: o.jobs,
-		Replay: o.replayOptions(), Stdin: a.io.In,
+		Replay: o.replayOptions(), Ancestry: lin.ancestry, Stdin: a.io.In,
 		Problem: func(p budget.FleetProblem) {
 			var ie *reconstruct.InternalError
 			switch {
@@ -98,6 +100,7 @@ func runSimulateFleet(ctx context.Context, a *app, o *simulateBudgetOptions) err
 		return err
 	}
 	fleet.Shard = o.shardPart
+	lin.sayNotes(a)
 	if err := writeFleet(a, fleet, o.format, o.output); err != nil {
 		return err
 	}

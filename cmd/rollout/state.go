@@ -28,7 +28,8 @@ func newStateCmd(a *app, runF func(context.Context, *stateOptions) error) *cobra
 		Short: "Print the reconstructed thread state as JSON",
 		Long: `state replays a rollout as resume does and prints the result: thread id, era,
 history mode, turns (ids, status, whether rolled back), the live history (item
-ids and types in order), the world-state baseline, the context-window lineage,
+ids and types in order; a fork's or revert's inherited part first, read from the
+rollouts it continues, found beside the file or in its Codex home), the world-state baseline, the context-window lineage,
 the restored token usage, the settings resume restores for the next turn (from
 the newest turn_context, or a later compaction's resume_metadata) and the latest
 record of each handoff.`,
@@ -68,12 +69,14 @@ func runState(ctx context.Context, a *app, o *stateOptions) error {
 	if err := checkOutputsOf([]string{o.path}, o.output); err != nil {
 		return err
 	}
-	ro := checks.Options{MaxLineBytes: o.maxLineBytes, Force: o.force}.Replay(o.path)
+	lin := lineagesOfFile(o.path)
+	ro := checks.Options{MaxLineBytes: o.maxLineBytes, Force: o.force, Lineage: lin.ancestry}.Replay(o.path)
 	ro.StopAfterLine = o.atLine
 	st, err := reconstruct.ReplayFile(o.path, a.io.In, ro)
 	if err != nil {
 		return err
 	}
+	lin.sayNotes(a)
 	v := stateview.Of(st)
 	return writeOutput(a, o.output, "the state", func(w io.Writer) error { return report.WriteStateJSON(w, o.path, v) })
 }

@@ -116,12 +116,14 @@ func runView(ctx context.Context, a *app, o *viewOptions) error {
 	b := view.New(view.Options{Path: o.path, Bytes: size, MaxText: o.maxText})
 	evidence := budget.NewCollector()
 	checker := checks.NewChecker(o.path, checks.DefaultMaxFindingsPerRule)
-	ro := checks.Options{MaxLineBytes: o.maxLineBytes, HandoffCap: o.handoffCap, Force: o.force}.Replay(o.path)
+	lin := lineagesOfFile(o.path)
+	ro := checks.Options{MaxLineBytes: o.maxLineBytes, HandoffCap: o.handoffCap, Force: o.force, Lineage: lin.ancestry}.Replay(o.path)
 	ro.OnRecord = b.Record
 	st, err := reconstruct.ReplayFile(o.path, a.io.In, ro, b.Observe, evidence.Observe, checker.Observe)
 	if err != nil {
 		return err
 	}
+	lin.sayNotes(a)
 	res := checker.Result(st)
 	findings := viewFindings(o, res)
 	pg := b.Finish(res.State, findings)
