@@ -256,7 +256,7 @@ func WriteCorruptions(ctx context.Context, c *Codex, out string, only ...string)
 		if damaged == nil {
 			continue
 		}
-		work, err := os.MkdirTemp("", "rollout-conformance-")
+		work, err := NewCaseDir()
 		if err != nil {
 			return err
 		}

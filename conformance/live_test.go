@@ -36,7 +36,7 @@ func TestLive(t *testing.T) {
 			}
 			// A harness directory (rollout-conformance-*), as make
 			// conformance uses: the oracle resumes at the same paths.
-			work, err := os.MkdirTemp("", "rollout-conformance-")
+			work, err := NewCaseDir()
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -329,8 +329,8 @@ func Resume(ctx context.Context, c *Codex, m *Mock, files map[string][]byte, rel
 }
 
 // sessionCwd is session_meta's cwd when it is a working directory this
-// harness made (under the temporary directory, in a rollout-conformance-
-// directory), "" otherwise.
+// harness made (in a rollout-conformance-* directory of its temporary
+// root), "" otherwise.
 func sessionCwd(rollout []byte) string {
 	first, _, _ := bytes.Cut(rollout, []byte("\n"))
 	cwd := filepath.Clean(gjson.GetBytes(first, "payload.cwd").String())
@@ -340,19 +340,44 @@ func sessionCwd(rollout []byte) string {
 	return cwd
 }
 
-// harnessRoot is the rollout-conformance-* directory below the temporary
-// directory that holds p, "" when there is none.
+// harnessRoot is the rollout-conformance-* directory right below the
+// harness's temporary root (TempRoot, or this process's temporary
+// directory) that holds p, "" when there is none.
 func harnessRoot(p string) string {
-	rel, err := filepath.Rel(os.TempDir(), p)
-	if err != nil || !filepath.IsLocal(rel) {
-		return ""
+	for _, root := range []string{TempRoot(), os.TempDir()} {
+		rel, err := filepath.Rel(root, p)
+		if err != nil || !filepath.IsLocal(rel) {
+			continue
+		}
+		top, _, _ := strings.Cut(filepath.ToSlash(rel), "/")
+		if strings.HasPrefix(top, harnessPrefix) {
+			return filepath.Join(root, top)
+		}
 	}
-	top, _, _ := strings.Cut(filepath.ToSlash(rel), "/")
-	if !strings.HasPrefix(top, "rollout-conformance-") {
-		return ""
-	}
-	return filepath.Join(os.TempDir(), top)
+	return ""
 }
+
+// harnessPrefix starts the name of every directory the harness makes a
+// case in.
+const harnessPrefix = "rollout-conformance-"
+
+// TempRoot is where the harness makes its case directories: /tmp when it
+// is a shared temporary directory (world-writable and sticky), else the
+// process's temporary directory. Codex writes the paths of a case into
+// the rollouts it makes (session_meta.cwd, the environment context, skill
+// paths under CODEX_HOME), and the goldens keep them as Codex wrote them:
+// so they name /tmp/rollout-conformance-N/... on every Unix machine, not
+// a per-user temporary directory (macOS's /var/folders/...).
+func TempRoot() string {
+	if fi, err := os.Stat("/tmp"); err == nil && fi.IsDir() && fi.Mode().Perm()&0o002 != 0 && fi.Mode()&os.ModeSticky != 0 {
+		return "/tmp"
+	}
+	return os.TempDir()
+}
+
+// NewCaseDir makes a new, empty harness directory under TempRoot: the
+// directory a scenario or a corruption runs in (remove it after).
+func NewCaseDir() (string, error) { return os.MkdirTemp(TempRoot(), harnessPrefix) }
 
 // baseInstructions is the text of session_meta's base_instructions.
 func baseInstructions(rollout []byte) string {

@@ -37,7 +37,7 @@ func main() {
 			if (len(want) > 0 && !want[sc.Name]) || !conformance.AtLeast(v, sc.Since) {
 				continue
 			}
-			work, err := os.MkdirTemp("", "rollout-conformance-")
+			work, err := conformance.NewCaseDir()
 			if err != nil {
 				fmt.Fprintln(os.Stderr, err)
 				os.Exit(1)
