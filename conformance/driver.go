@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -248,6 +249,18 @@ type Started struct {
 	mark   int
 	stdout bytes.Buffer
 	stderr bytes.Buffer
+	// stdin and stdoutPipe are set when the caller talks to the process
+	// (startPiped).
+	stdin      io.WriteCloser
+	stdoutPipe io.ReadCloser
+}
+
+func (s *Started) command() *exec.Cmd {
+	cmd := exec.CommandContext(s.ctx, s.h.Codex.Bin, s.args...)
+	cmd.Dir = s.h.Work
+	cmd.Env = s.h.env()
+	cmd.WaitDelay = 5 * time.Second
+	return cmd
 }
 
 // Start starts codex with args in the home without waiting for it; Wait
@@ -262,12 +275,8 @@ func (h *Home) Start(ctx context.Context, args ...string) (*Started, error) {
 		s.mark = h.Mock.Mark()
 	}
 	s.ctx, s.cancel = context.WithTimeout(ctx, h.Timeout)
-	s.cmd = exec.CommandContext(s.ctx, h.Codex.Bin, args...)
-	s.cmd.Dir = h.Work
-	s.cmd.Env = h.env()
-	s.cmd.Stdin = nil
+	s.cmd = s.command()
 	s.cmd.Stdout, s.cmd.Stderr = &s.stdout, &s.stderr
-	s.cmd.WaitDelay = 5 * time.Second
 	if err := s.cmd.Start(); err != nil {
 		s.cancel()
 		return nil, fmt.Errorf("conformance: codex %s: %w", strings.Join(args, " "), err)

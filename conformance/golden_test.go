@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/rollout-dev/rollout/checks"
 )
 
 // goldenDirs lists root/VERSION/SCENARIO directories.
@@ -113,5 +115,59 @@ func TestGoldenProvenance(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(dir, "session", g.Judged)); err != nil {
 			t.Errorf("%s: judged rollout: %v", name, err)
 		}
+	}
+}
+
+// TestRollbackCompactedVerdict holds rollback/compacted-turn to what Codex
+// sent after a rollback of a turn that compacted (the rollback-compacted
+// goldens): when Codex lost the kept turn and replayed the rolled-back
+// one's items after its compaction, the rule is an error; when the kept
+// turn's prompt survived but the rolled-back prompt came back, a warning.
+func TestRollbackCompactedVerdict(t *testing.T) {
+	dirs, _ := filepath.Glob(filepath.Join("testdata", "*", "rollback-compacted"))
+	if len(dirs) == 0 {
+		t.Fatal("no rollback-compacted golden")
+	}
+	for _, dir := range dirs {
+		t.Run(caseName(dir), func(t *testing.T) {
+			g, err := ReadGolden(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The scripted prompts of the scenario's steps: the kept
+			// turn's, then the rolled-back turn's.
+			kept, dropped := g.Provenance.Scenario.Steps[0].Prompt, g.Provenance.Scenario.Steps[1].Prompt
+			has := func(text string) bool {
+				for _, it := range g.Oracle.Rebuilt {
+					if it.Type == "message" && it.Role == "user" && it.Text == text {
+						return true
+					}
+				}
+				return false
+			}
+			var want string
+			switch {
+			case !has(kept) && !has(dropped) && len(g.Oracle.Rebuilt) > 0:
+				want = "error" // the rolled-back turn's tail, nothing before
+			case has(kept) && has(dropped):
+				want = "warning" // the rollback cut the summary, not the turn
+			default:
+				t.Fatalf("Codex %s rebuilt neither shape the rule describes: %v", g.Provenance.Version, g.Oracle.Rebuilt)
+			}
+			res, err := checks.Run(filepath.Join(dir, "session", g.Judged), nil, checks.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, f := range res.Findings {
+				if f.Rule == "rollback/compacted-turn" {
+					got = append(got, f.Severity.String())
+				}
+			}
+			if len(got) != 1 || got[0] != want {
+				t.Errorf("Codex %s rebuilt %d items (kept prompt %v, rolled-back prompt %v): rollback/compacted-turn %v, want one %s",
+					g.Provenance.Version, len(g.Oracle.Rebuilt), has(kept), has(dropped), got, want)
+			}
+		})
 	}
 }

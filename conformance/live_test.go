@@ -31,7 +31,7 @@ func TestLive(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, sc := range Scenarios {
-			if !AtLeast(v, sc.Since) {
+			if !sc.RunsOn(v) {
 				continue
 			}
 			// A harness directory (rollout-conformance-*), as make

@@ -18,11 +18,13 @@ import (
 
 // Step is one Codex invocation of a scenario.
 type Step struct {
-	// Op: "exec" (a new session), "resume" or "fork" (of the session the
-	// scenario made first), "codex" (Args as a subcommand, "ID" standing
-	// for that session's id), or "place" (Args: VERSION SCENARIO, the
-	// rollouts of that golden put into the home, as an older Codex left
-	// them).
+	// Op: "exec" (a new session), "review" (codex exec review PROMPT: a
+	// new session that is a review, 0.77+), "resume" or "fork" (of the
+	// session the scenario made first), "codex" (Args as a subcommand, "ID" standing
+	// for that session's id), "rpc" (Args: requests to codex app-server,
+	// each "METHOD {PARAMS}" with "ID" for the session's id; each must
+	// succeed), or "place" (Args: VERSION SCENARIO, the rollouts of that
+	// golden put into the home, as an older Codex left them).
 	Op     string   `json:"op"`
 	Prompt string   `json:"prompt,omitempty"`
 	Args   []string `json:"args,omitempty"`
@@ -33,8 +35,10 @@ type Step struct {
 // Scenario is a script of steps that makes a session with a given shape.
 type Scenario struct {
 	Name string `json:"name"`
-	// Since is the first version that can run it ("" for every version).
-	Since string `json:"since,omitempty"`
+	// Since is the first version that can run it ("" for every version);
+	// Before, when set, the first that cannot.
+	Since  string `json:"since,omitempty"`
+	Before string `json:"before,omitempty"`
 	// Remote: the built-in provider pointed at the mock (remote compaction).
 	Remote bool   `json:"remote,omitempty"`
 	Steps  []Step `json:"steps"`
@@ -79,6 +83,24 @@ var Scenarios = []Scenario{
 		{Op: "codex", Args: []string{"migrate-rollouts", "--apply"}},
 		{Op: "resume", Prompt: Marker + " shell,msg"},
 	}},
+	// codex exec review makes a session of its own (and one for the
+	// reviewer); it is resumed like any other.
+	{Name: "review", Since: "0.77.0", Steps: []Step{
+		{Op: "review", Prompt: Marker + " shell,msg"},
+		{Op: "resume", Prompt: Marker + " plan,msg"},
+	}},
+	{Name: "rollback", Since: rollbackSince, Before: rollbackBefore, Steps: []Step{
+		{Op: "exec", Prompt: Marker + " shell,msg"},
+		{Op: "resume", Prompt: Marker + " reason,plan,msg"},
+		rollbackRPC,
+	}},
+	// The rolled-back turn compacted (rollback/compacted-turn,
+	// openai/codex#32851).
+	{Name: "rollback-compacted", Since: rollbackSince, Before: rollbackBefore, Steps: []Step{
+		{Op: "exec", Prompt: Marker + " shell,msg"},
+		{Op: "resume", Prompt: Marker + " reason,big,shell,shell,msg", Config: []string{compactLimit}},
+		rollbackRPC,
+	}},
 	{Name: "archive", Since: "0.147.0", Steps: []Step{
 		{Op: "exec", Prompt: Marker + " shell,msg"},
 		{Op: "codex", Args: []string{"archive", "ID"}},
@@ -86,6 +108,22 @@ var Scenarios = []Scenario{
 		{Op: "resume", Prompt: Marker + " plan,msg"},
 	}},
 }
+
+// RunsOn reports whether version v can run the scenario.
+func (sc Scenario) RunsOn(v string) bool {
+	return AtLeast(v, sc.Since) && (sc.Before == "" || !AtLeast(v, sc.Before))
+}
+
+// rollbackSince: 0.104.0 is the first golden version whose codex
+// app-server has thread/rollback (0.77.0's generated JSON schema has
+// none); from 0.153 on it answers
+// "paginated threads do not support thread/rollback" for the threads
+// Codex makes, and 0.171.0 has thread/revert in its place.
+const rollbackSince, rollbackBefore = "0.104.0", "0.153.0"
+
+// rollbackRPC resumes the thread in codex app-server and rolls back its
+// last user turn.
+var rollbackRPC = Step{Op: "rpc", Args: []string{`thread/resume {"threadId":"ID"}`, `thread/rollback {"threadId":"ID","numTurns":1}`}}
 
 // AtLeast reports whether version v is at least min (numeric x.y.z).
 func AtLeast(v, min string) bool {
@@ -155,6 +193,10 @@ func Generate(ctx context.Context, c *Codex, m *Mock, sc Scenario, dir, goldens 
 			r, err = hc.Resume(ctx, s.ID, st.Prompt)
 		case "fork":
 			r, err = hc.Fork(ctx, s.ID, st.Prompt)
+		case "review":
+			r, err = hc.Run(ctx, hc.ExecArgs([]string{"review"}, st.Prompt)...)
+		case "rpc":
+			r, err = rpcStep(ctx, &hc, st.Args, s.ID)
 		case "codex":
 			args := make([]string, len(st.Args))
 			for j, a := range st.Args {
@@ -174,7 +216,7 @@ func Generate(ctx context.Context, c *Codex, m *Mock, sc Scenario, dir, goldens 
 		if r.ExitCode != 0 {
 			sr.Stderr = tail([]byte(r.Stderr), 1500)
 		}
-		if st.Op == "codex" {
+		if st.Op == "codex" || st.Op == "rpc" {
 			sr.Stdout = tail([]byte(r.Stdout), 1500)
 		}
 		s.Steps = append(s.Steps, sr)
@@ -208,6 +250,38 @@ func Generate(ctx context.Context, c *Codex, m *Mock, sc Scenario, dir, goldens 
 		}
 	}
 	return s, nil
+}
+
+// rpcStep sends the requests of an "rpc" step to codex app-server; a
+// request answered with an error fails the step (exit code 1, the errors
+// in Stderr).
+func rpcStep(ctx context.Context, h *Home, args []string, id string) (*Run, error) {
+	var reqs []RPC
+	for _, a := range args {
+		method, params, _ := strings.Cut(strings.ReplaceAll(a, "ID", id), " ")
+		q := RPC{Method: method, Params: map[string]any{}}
+		if params != "" {
+			if err := json.Unmarshal([]byte(params), &q.Params); err != nil {
+				return nil, fmt.Errorf("rpc %q: %w", a, err)
+			}
+		}
+		reqs = append(reqs, q)
+	}
+	r, results, err := h.AppServer(ctx, reqs)
+	if err != nil {
+		return nil, err
+	}
+	for _, res := range results {
+		if res.Error != nil {
+			r.ExitCode = 1
+			r.Stderr += fmt.Sprintf("%s: %s\n", res.Method, res.Error)
+		}
+	}
+	r.Stdout = ""
+	for _, res := range results {
+		r.Stdout += fmt.Sprintf("%s: %s\n", res.Method, abbreviate(string(res.Result), 300))
+	}
+	return r, nil
 }
 
 // place puts the rollouts of golden VERSION/SCENARIO into the home.

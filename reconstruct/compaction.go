@@ -12,8 +12,14 @@ func (e *engine) compacted(rec *rollout.Record, pos Pos, p gjson.Result) {
 	e.sinceWS = true
 	e.lineage(pos, p)
 	rh := p.Get("replacement_history")
-	if rh.IsArray() {
-		e.rhCompactions++
+	// A legacy compaction (no replacement_history) counts for
+	// rollback/compacted-turn only where Codex's forward replay of before
+	// 0.107 rebuilds it, as observed (see rollbackCompacted).
+	legacy := !rh.IsArray()
+	if !legacy || e.forwardReplay() {
+		if !legacy {
+			e.rhCompactions++
+		}
 		// A compaction after a rollback starts the history afresh: the
 		// rollback's compacted turn no longer matters (see
 		// rollbackCompacted).
@@ -25,7 +31,7 @@ func (e *engine) compacted(rec *rollout.Record, pos Pos, p gjson.Result) {
 				t = e.lastTurn()
 			}
 			if t.compactedAt == 0 {
-				t.compactedAt = pos.Line
+				t.compactedAt, t.compactedLegacy = pos.Line, legacy
 			}
 		}
 	}

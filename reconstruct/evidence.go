@@ -368,12 +368,15 @@ type RollbackTooManyEvidence struct {
 // the turn starting on TurnLine, which compacted (CompactionLine).
 // ReplaysDropped: whether the file's Codex version (CLIVersion) rebuilds
 // with the reverse replay of 0.107+ (nil: unknown); EarlierCompaction: a
-// compaction came before the rolled-back turns (the rebuild starts there).
+// compaction came before the rolled-back turns (the rebuild starts there);
+// Legacy: the turn's compaction has no replacement_history (a file of
+// Codex before 0.107).
 type RollbackCompactedTurnEvidence struct {
 	NumTurns          int    `json:"num_turns"`
 	TurnLine          int    `json:"turn_line"`
 	CompactionLine    int    `json:"compaction_line"`
 	EarlierCompaction bool   `json:"earlier_compaction"`
+	Legacy            bool   `json:"legacy,omitempty"`
 	ReplaysDropped    *bool  `json:"replays_dropped"`
 	CLIVersion        string `json:"cli_version,omitempty"`
 }

@@ -30,6 +30,8 @@ type turnState struct {
 	// compactedBefore: one came before the turn.
 	compactedAt     int
 	compactedBefore bool
+	// compactedLegacy: that compaction has no replacement_history.
+	compactedLegacy bool
 }
 
 // checkpoint is what a rollback restores: the state at the start of a turn.
@@ -309,6 +311,13 @@ func PromptTokens(text string) int {
 // replayed. Before 0.107 a forward replay applied the compaction, then
 // the rollback, to what it left.
 
+// forwardReplay: the file's Codex version is known and rebuilds with the
+// forward replay of before QuirkReverseReplay.
+func (e *engine) forwardReplay() bool {
+	replays, ok := Has(QuirkReverseReplay, e.st.CLIVersion)
+	return ok && !replays
+}
+
 // rollbackCompacted is the finding of a rollback of n user turns, the
 // first of them first, that drops turn t, which holds a compaction.
 //
@@ -320,9 +329,15 @@ func PromptTokens(text string) int {
 // history before it: the rolled-back turn's later items come back and
 // everything before is lost. A compaction after the rollback replaces the
 // history and ends the matter (the finding is dropped).
+//
+// A legacy compaction (no replacement_history) is counted only in a file of
+// a version before 0.107 (forwardReplay): Codex 0.104.0 rebuilds its form
+// (the context, every user prompt and the summary as a user message), and
+// the rollback then counts the summary as the newest user turn
+// (conformance golden 0.104.0/rollback-compacted).
 func (e *engine) rollbackCompacted(n int, t, first *turnState) RollbackCompactedTurnEvidence {
 	ev := RollbackCompactedTurnEvidence{NumTurns: n, TurnLine: t.Pos.Line, CompactionLine: t.compactedAt,
-		EarlierCompaction: first.compactedBefore, CLIVersion: e.st.CLIVersion}
+		EarlierCompaction: first.compactedBefore, Legacy: t.compactedLegacy, CLIVersion: e.st.CLIVersion}
 	if replays, ok := Has(QuirkReverseReplay, e.st.CLIVersion); ok {
 		ev.ReplaysDropped = &replays
 	}

@@ -34,7 +34,7 @@ func main() {
 			continue
 		}
 		for _, sc := range conformance.Scenarios {
-			if (len(want) > 0 && !want[sc.Name]) || !conformance.AtLeast(v, sc.Since) {
+			if (len(want) > 0 && !want[sc.Name]) || !sc.RunsOn(v) {
 				continue
 			}
 			work, err := conformance.NewCaseDir()
