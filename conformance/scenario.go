@@ -19,7 +19,9 @@ import (
 // Step is one Codex invocation of a scenario.
 type Step struct {
 	// Op: "exec" (a new session), "review" (codex exec review PROMPT: a
-	// new session that is a review, 0.77+), "resume" or "fork" (of the
+	// new session that is a review, 0.77+), "tui" (a new session in the
+	// interactive codex under tmux: PROMPT, then each of Args typed as a
+	// command, e.g. /undo), "resume" or "fork" (of the
 	// session the scenario made first), "codex" (Args as a subcommand, "ID" standing
 	// for that session's id), "rpc" (Args: requests to codex app-server,
 	// each "METHOD {PARAMS}" with "ID" for the session's id; each must
@@ -40,8 +42,10 @@ type Scenario struct {
 	Since  string `json:"since,omitempty"`
 	Before string `json:"before,omitempty"`
 	// Remote: the built-in provider pointed at the mock (remote compaction).
-	Remote bool   `json:"remote,omitempty"`
-	Steps  []Step `json:"steps"`
+	Remote bool `json:"remote,omitempty"`
+	// Git: the working directory is a git repository (what /undo needs).
+	Git   bool   `json:"git,omitempty"`
+	Steps []Step `json:"steps"`
 	// Judge names the rollout the oracle resumes: "first" (the session's
 	// own file, the default) or "newest" (the last one created, a fork).
 	Judge string `json:"judge,omitempty"`
@@ -82,6 +86,12 @@ var Scenarios = []Scenario{
 		{Op: "codex", Args: []string{"migrate-rollouts"}},
 		{Op: "codex", Args: []string{"migrate-rollouts", "--apply"}},
 		{Op: "resume", Prompt: Marker + " shell,msg"},
+	}},
+	// /undo of the TUI restores the git snapshot Codex took at the turn's
+	// start (undo_completed); 0.104.0 no longer knows the command.
+	{Name: "undo", Since: "0.77.0", Before: "0.104.0", Git: true, Steps: []Step{
+		{Op: "tui", Prompt: Marker + " shell,msg", Args: []string{"/undo"}},
+		{Op: "resume", Prompt: Marker + " plan,msg"},
 	}},
 	// codex exec review makes a session of its own (and one for the
 	// reviewer); it is resumed like any other.
@@ -179,6 +189,11 @@ func Generate(ctx context.Context, c *Codex, m *Mock, sc Scenario, dir, goldens 
 		return nil, err
 	}
 	h.Remote = sc.Remote
+	if sc.Git {
+		if err := h.gitWork(ctx); err != nil {
+			return nil, err
+		}
+	}
 	s := &Session{Version: c.Version, Scenario: sc, Home: h}
 	for i, st := range sc.Steps {
 		hc := *h
@@ -193,6 +208,8 @@ func Generate(ctx context.Context, c *Codex, m *Mock, sc Scenario, dir, goldens 
 			r, err = hc.Resume(ctx, s.ID, st.Prompt)
 		case "fork":
 			r, err = hc.Fork(ctx, s.ID, st.Prompt)
+		case "tui":
+			r, err = hc.TUI(ctx, st.Prompt, st.Args)
 		case "review":
 			r, err = hc.Run(ctx, hc.ExecArgs([]string{"review"}, st.Prompt)...)
 		case "rpc":
@@ -216,7 +233,7 @@ func Generate(ctx context.Context, c *Codex, m *Mock, sc Scenario, dir, goldens 
 		if r.ExitCode != 0 {
 			sr.Stderr = tail([]byte(r.Stderr), 1500)
 		}
-		if st.Op == "codex" || st.Op == "rpc" {
+		if st.Op == "codex" || st.Op == "rpc" || st.Op == "tui" {
 			sr.Stdout = tail([]byte(r.Stdout), 1500)
 		}
 		s.Steps = append(s.Steps, sr)

@@ -70,6 +70,13 @@ func EngineHistory(path string) ([]Item, *reconstruct.State, error) {
 		if it.Index >= 0 {
 			raw = raw.Get("replacement_history").Array()[it.Index]
 		}
+		if raw.Get("type").String() == "ghost_snapshot" {
+			// Codex keeps the git snapshots /undo restores in its history
+			// and drops them from every request (ContextManager::for_prompt,
+			// codex-rs/core/src/context_manager/history.rs): not sent, so
+			// not compared.
+			continue
+		}
 		items = append(items, ItemOf([]byte(raw.Raw)))
 	}
 	return items, st, nil
