@@ -110,7 +110,7 @@ func (r *fleetRun) say(p FleetProblem) {
 func (r *fleetRun) read(path string) *Evidence {
 	ro := r.in.Replay
 	if r.in.Ancestry != nil {
-		ro.Ancestry = r.in.Ancestry(path)
+		ro.Ancestry = func() *reconstruct.Ancestry { return r.in.Ancestry(path) }
 	}
 	ev, oversized, err := ReadEvidence(path, r.in.Stdin, ro)
 	if err != nil {

@@ -49,7 +49,7 @@ func (o Options) Replay(path string) reconstruct.ReplayOptions {
 		MaxLineBytes: o.MaxLineBytes,
 	}
 	if o.Lineage != nil {
-		ro.Ancestry = o.Lineage(path)
+		ro.Ancestry = func() *reconstruct.Ancestry { return o.Lineage(path) }
 	}
 	return ro
 }

@@ -67,9 +67,10 @@ type Index struct {
 	mu       sync.Mutex
 	all      []*Rollout
 	byPath   map[string]*Rollout
-	byID     map[string]*Rollout // the first in Codex's search order
+	byID     map[string]*Rollout // the first in Codex's search order (rank, then as added)
 	unnamed  []*Rollout          // files whose name carries no id: found by id once their head is read
-	homes    map[string]bool     // homes walked whole
+	homes    map[string]bool     // homes indexed whole
+	walkDirs []string            // directories not walked yet (walked on first need)
 	refsDone bool
 	refs     map[string][]*Rollout // rollout id -> the rollouts whose history_base names it
 }
@@ -77,24 +78,18 @@ type Index struct {
 // New indexes the rollout files paths (already discovered; "-" is
 // skipped) and the whole Codex home each of them lies in. dirs are walked
 // too: the directory of a single file a command reads, so that its
-// siblings resolve.
+// siblings resolve. The walks wait until a query needs them: a run whose
+// forks' sources are among its inputs never walks.
 func New(paths []string, dirs ...string) *Index {
-	ix := &Index{byPath: map[string]*Rollout{}, byID: map[string]*Rollout{}, homes: map[string]bool{}}
-	var homes []string
+	ix := newIndex()
 	for _, p := range paths {
 		if p == rollout.StdinPath {
 			continue
 		}
 		if h, ok := home.Layout(p); ok && !ix.homes[h] {
 			ix.homes[h] = true
-			homes = append(homes, h)
-		}
-	}
-	// Codex searches a home's sessions/ first, then archived_sessions/:
-	// a rollout id found in both resolves to the active file.
-	for _, h := range homes {
-		for _, sub := range []string{home.SessionsDir, home.ArchivedSessionsDir} {
-			ix.walk(filepath.Join(h, sub))
+			// Codex searches a home's sessions/, then archived_sessions/.
+			ix.walkDirs = append(ix.walkDirs, filepath.Join(h, home.SessionsDir), filepath.Join(h, home.ArchivedSessionsDir))
 		}
 	}
 	for _, p := range paths {
@@ -102,22 +97,46 @@ func New(paths []string, dirs ...string) *Index {
 			ix.add(p)
 		}
 	}
-	for _, d := range dirs {
-		ix.walk(d)
-	}
+	ix.walkDirs = append(ix.walkDirs, dirs...)
 	return ix
+}
+
+func newIndex() *Index {
+	return &Index{byPath: map[string]*Rollout{}, byID: map[string]*Rollout{}, homes: map[string]bool{}}
 }
 
 // Files indexes exactly the rollout files paths, in that order (the search
 // order), walking nothing.
 func Files(paths []string) *Index {
-	ix := &Index{byPath: map[string]*Rollout{}, byID: map[string]*Rollout{}, homes: map[string]bool{}}
+	ix := newIndex()
 	for _, p := range paths {
 		if p != rollout.StdinPath {
 			ix.add(p)
 		}
 	}
 	return ix
+}
+
+// walked walks the directories New left for later. Call with ix.mu held.
+func (ix *Index) walked() {
+	dirs := ix.walkDirs
+	ix.walkDirs = nil
+	for _, d := range dirs {
+		ix.walk(d)
+	}
+}
+
+// rank is where Codex finds a rollout first: a home's sessions/ (0), its
+// archived_sessions/ (1), anywhere else (2).
+func rank(path string) int {
+	dir := filepath.ToSlash(filepath.Dir(path))
+	switch {
+	case strings.Contains("/"+dir+"/", "/"+home.SessionsDir+"/"):
+		return 0
+	case strings.Contains("/"+dir+"/", "/"+home.ArchivedSessionsDir+"/"):
+		return 1
+	}
+	return 2
 }
 
 // HomeFiles are the rollout files of a Codex home in Codex's search order:
@@ -182,10 +201,10 @@ func (ix *Index) add(path string) *Rollout {
 	}
 	ix.all = append(ix.all, r)
 	ix.byPath[k] = r
-	switch {
+	switch held := ix.byID[r.ID]; {
 	case r.ID == "":
 		ix.unnamed = append(ix.unnamed, r)
-	case ix.byID[r.ID] == nil:
+	case held == nil || rank(r.Path) < rank(held.Path):
 		ix.byID[r.ID] = r
 	}
 	ix.refsDone = false
@@ -203,6 +222,9 @@ func (ix *Index) Of(path string) *Rollout {
 func (ix *Index) Lookup(id string) *Rollout {
 	id = strings.ToLower(id)
 	ix.mu.Lock()
+	if r := ix.byID[id]; r == nil || rank(r.Path) > 0 {
+		ix.walked() // a file of a home's sessions/ would come first
+	}
 	r, unnamed := ix.byID[id], ix.unnamed
 	ix.mu.Unlock()
 	if r != nil {
@@ -233,6 +255,7 @@ func (ix *Index) Covers(path string) bool {
 func (ix *Index) Rollouts() []*Rollout {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
+	ix.walked()
 	return slices.Clone(ix.all)
 }
 

@@ -25,10 +25,12 @@ type ReplayOptions struct {
 	// (rollout view builds its page from records). The record is only
 	// valid during the call. It does not see the records of Ancestry.
 	OnRecord func(*rollout.Record)
-	// Ancestry, when set, is the lineage the file continues: its segments
-	// are replayed first (lineage.go). Without it a file that continues
-	// another rollout is judged without that prefix.
-	Ancestry *Ancestry
+	// Ancestry, when set, resolves the lineage the file continues: it is
+	// called once, when the file's first line is a session_meta with a
+	// history_base, and the segments it returns are replayed before that
+	// record (lineage.go). Without it, or when it returns nil, a file that
+	// continues another rollout is judged without that prefix.
+	Ancestry func() *Ancestry
 }
 
 // InternalError is a bug caught while replaying a file: it carries the
@@ -102,15 +104,12 @@ func Replay(src io.Reader, opts ReplayOptions, observers ...Observer) (st *State
 		}
 	}
 	eng := newEngine(opts.Options, fan)
-	if opts.Ancestry != nil {
-		open := func(p string) (io.ReadCloser, error) { return rollout.OpenWith(p, nil, rollout.OpenOptions{}) }
-		if err := replaySegments(eng, opts.Ancestry, open, opts.MaxLineBytes); err != nil {
-			return nil, fmt.Errorf("%s: %w", opts.Path, err)
-		}
-	}
+	var reread io.ReaderAt
 	if !opts.HashItems {
-		eng.reread = rd.Rereader()
+		reread = rd.Rereader()
 	}
+	eng.reread = reread
+	lineageAsked := opts.Ancestry == nil
 	for {
 		line = rd.Line() + 1 // a panic while reading names the line being read
 		rec, rerr := rd.Next()
@@ -124,6 +123,21 @@ func Replay(src io.Reader, opts ReplayOptions, observers ...Observer) (st *State
 		line = rec.Line
 		if opts.StopAfterLine > 0 && rec.Line > opts.StopAfterLine {
 			break
+		}
+		if !lineageAsked {
+			// Only a file whose first line is a session_meta that says it
+			// continues another rollout pays for looking its lineage up (a
+			// damaged first line: judged without the prefix).
+			lineageAsked = true
+			if rec.Valid() && rec.Type() == rollout.TypeSessionMeta && rec.Payload().Get("history_base").Exists() {
+				if a := opts.Ancestry(); a != nil {
+					open := func(p string) (io.ReadCloser, error) { return rollout.OpenWith(p, nil, rollout.OpenOptions{}) }
+					if err := replaySegments(eng, a, open, opts.MaxLineBytes); err != nil {
+						return nil, fmt.Errorf("%s: %w", opts.Path, err)
+					}
+					eng.reread = reread
+				}
+			}
 		}
 		if opts.OnRecord != nil {
 			opts.OnRecord(rec)

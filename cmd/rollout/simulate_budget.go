@@ -13,6 +13,7 @@ import (
 	"github.com/rollout-dev/rollout/budget"
 	"github.com/rollout-dev/rollout/chart"
 	"github.com/rollout-dev/rollout/internal/termsafe"
+	"github.com/rollout-dev/rollout/reconstruct"
 	"github.com/spf13/cobra"
 )
 
@@ -156,7 +157,7 @@ func runSimulateBudget(ctx context.Context, a *app, o *simulateBudgetOptions) er
 	}
 	lin := lineagesOfFile(path)
 	ro := o.replayOptions()
-	ro.Ancestry = lin.ancestry(path)
+	ro.Ancestry = func() *reconstruct.Ancestry { return lin.ancestry(path) }
 	ev, oversized, err := budget.ReadEvidence(path, a.io.In, ro)
 	if err != nil {
 		return err
