@@ -28,12 +28,14 @@ func (h *Home) TUI(ctx context.Context, prompt string, commands []string) (*Run,
 	if h.Mock != nil {
 		mark = h.Mock.Mark()
 	}
-	// A tmux server of our own: nothing of a user's tmux is touched.
-	sock := fmt.Sprintf("rollout-conformance-%d-%d", os.Getpid(), time.Now().UnixNano())
+	// A tmux server of our own, its socket in the case directory: nothing
+	// of a user's tmux is touched, nothing is left behind.
+	sock := filepath.Join(filepath.Dir(h.Dir), "tmux.sock")
 	tmux := func(args ...string) (string, error) {
-		out, err := exec.CommandContext(ctx, "tmux", append([]string{"-L", sock}, args...)...).CombinedOutput()
+		out, err := exec.CommandContext(ctx, "tmux", append([]string{"-S", sock}, args...)...).CombinedOutput()
 		return string(out), err
 	}
+	defer os.Remove(sock)
 	defer tmux("kill-server")
 	args := []string{"new-session", "-d", "-s", "codex", "-x", "160", "-y", "50", "-c", h.Work}
 	for _, e := range h.env() {
