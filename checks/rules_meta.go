@@ -30,8 +30,9 @@ var metaRules = []*Rule{
 		return fmt.Sprintf("second session_meta (id %v) in a file that is not a fork or sub-agent", e.ID)
 	}),
 	on(Rule{ID: "meta/filename-mismatch", Severity: Warning, Since: "0.1.0",
-		Title: "the filename's UUID differs from session_meta.payload.id",
-		Doc:   "Codex trusts the payload id; tools that index by filename will attach the session to the wrong thread.",
+		Title: "the filename's thread id differs from session_meta.payload.id",
+		Doc: "Codex trusts the payload id; tools that index by filename will attach the session to the wrong thread. " +
+			"A reverted thread's files are named rollout-<time>-<thread>_<rollout>.jsonl: the thread id is the part before the `_`, the part after it the rollout's own id (`RolloutFileName::parse`, codex-rs/rollout/src/rollout_file_name.rs, openai/codex 4ef836f883, #38127).",
 	}, func(e reconstruct.MetaFilenameMismatchEvidence) string {
 		return fmt.Sprintf("file name says thread %v, session_meta says %v", e.FileID, e.PayloadID)
 	}),

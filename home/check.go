@@ -156,8 +156,13 @@ func (h *Home) checkThreads(r *Report, byThread map[string][]*file, byPath map[s
 		id := strings.ToLower(t.ID)
 		rows[id] = t
 		found := ""
-		if fs := byThread[id]; len(fs) > 0 {
-			found = fs[0].path
+		for _, f := range byThread[id] {
+			// A reverted thread has a file per revert: the newest name
+			// (rollout-<time>-<thread>_<rollout>) is its current one, the
+			// one Codex finds by name.
+			if found == "" || filepath.Base(f.path) > filepath.Base(found) {
+				found = f.path
+			}
 		}
 		switch {
 		case !inside(h.Dir, t.RolloutPath):

@@ -152,11 +152,16 @@ func (e *engine) startSegment(k int) {
 }
 
 // segmentMeta takes what the replay of a segment needs from its
-// session_meta: the history mode and the writer's version.
+// session_meta: the history mode, the writer's version and the context
+// window the segment starts in (what a rollback to one of its turns
+// restores; the file's own session_meta names the window it starts).
 func (e *engine) segmentMeta(p gjson.Result) {
 	e.metaSeen = true
 	e.st.CLIVersion = p.Get("cli_version").String()
 	e.st.HistoryMode = rollout.HistoryMode(p)
+	if w := p.Get("context_window.window_id").String(); w != "" {
+		e.st.Lineage.WindowID, e.st.Lineage.FirstWindowID = w, w
+	}
 }
 
 // startFile ends a segment: what the engine follows per file (its lines,
