@@ -128,6 +128,7 @@ func (t *Txn) planProjection() {
 	if t.opts.Output != "" || t.NothingToFix() {
 		return
 	}
+	_, t.InHome = home.Of(t.Path)
 	if from, ok := t.firstChange(); ok {
 		t.Projection = StaleProjection(t.Path, from)
 		if t.Refusal == nil {

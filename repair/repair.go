@@ -94,6 +94,9 @@ type Outcome struct {
 	// Projection is what the repair does to Codex's history projection of
 	// the thread (nil: none, or the changes lie after its cursor).
 	Projection *ProjectionPlan
+	// InHome: the rollout is in a Codex home, so its projection was looked
+	// up (a nil Projection then means nothing of it goes stale).
+	InHome bool
 
 	Wrote   bool     // the result was put in place
 	Refusal *Refusal // why the result was not written (nil: it was, or a dry run)

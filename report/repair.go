@@ -263,7 +263,7 @@ func (p *RepairPrinter) PrintPlan(out *repair.Outcome) {
 		if seq := out.Fixes.Plan.Sequence; seq != nil && seq.From > 1 {
 			fmt.Fprintf(w, "  note: ordinals are renumbered from line %d on; the lines before it keep theirs\n", seq.From)
 		}
-		if out.Projection == nil {
+		if out.Projection == nil && !out.InHome {
 			fmt.Fprintf(w, "  note: Codex keeps a projection of this paginated thread (%s) in thread_history_1.sqlite, by byte offset and ordinal: if this repair changes a line before its cursor, stop Codex and remove the thread's projection (docs/repair.md, \"Codex's history database\")\n", st.ThreadID)
 		}
 	}
