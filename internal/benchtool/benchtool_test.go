@@ -2,11 +2,15 @@ package main
 
 import (
 	"bytes"
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/klauspost/compress/zstd"
 )
 
 func TestParseSize(t *testing.T) {
@@ -59,54 +63,123 @@ func TestTailBuffer(t *testing.T) {
 	}
 }
 
-func TestTableAndTargets(t *testing.T) {
-	res := func(key string, mbps float64, rss int64) *rowResult {
-		for _, s := range rowSpecs {
-			if s.key == key {
-				return &rowResult{spec: s, runs: 3, bytes: 1e9, best: time.Duration(float64(time.Second) * 1000 / mbps), rssKiB: rss}
-			}
-		}
-		t.Fatalf("no row %s", key)
-		return nil
+// rowOf is a measured row whose rounds took these CPU seconds (wall
+// time twice that).
+func rowOf(key string, rss int64, cpus ...float64) *row {
+	r := &row{key: key, name: key, input: "in", bytes: 1e9}
+	for _, c := range cpus {
+		d := time.Duration(c * float64(time.Second))
+		r.samples = append(r.samples, sample{cpu: d, wall: 2 * d, rssKiB: rss})
 	}
-	by := map[string]*rowResult{
-		"wc": res("wc", 10000, 2048), "jq": res("jq", 200, 20000), "gjson": res("gjson", 1000, 16000),
-		"verify": res("verify", 1000, 60*1024), "jobs1": res("jobs1", 500, 1), "jobs2": res("jobs2", 900, 1),
-		"repair": res("repair", 100, 1), "repair-write": {spec: rowSpecs[5], state: stUnavailable, note: "not available"},
-		"budget": {spec: rowSpecs[6], state: stSkipped, note: "skipped"},
+	return r
+}
+
+func TestPairedRatiosAndTargets(t *testing.T) {
+	// Round 2 ran on a loaded machine: both rows of it are slower, and the
+	// paired ratio of that round is like the others.
+	verify := rowOf("verify", 60*1024, 1.0, 3.0, 1.1)
+	floor := rowOf("floor", 1024, 0.5, 1.4, 0.55)
+	s, n := pairedRatio(verify, floor, false)
+	if n != 3 || s.lo < 2.0 || s.hi > 2.15 || s.med != 2.0 {
+		t.Errorf("pairedRatio = %+v over %d", s, n)
 	}
-	var rows []*rowResult
-	for _, s := range rowSpecs {
-		rows = append(rows, by[s.key])
+	if got := spreadOf([]float64{3, 1, 2, 10}).med; got != 2.5 {
+		t.Errorf("median of 4 = %v", got)
 	}
-	tab := table(rows, by["jq"], 3)
+	unavailable := &row{key: "gone", name: "gone", input: "in", state: stUnavailable, note: "not available"}
+	rows := []*row{verify, floor, unavailable}
+	tab := rowTable(rows, 3)
 	for _, want := range []string{
-		"| `jq -c .type` | big.jsonl | 200 | 20 | 1.0x |",
-		"| `rollout verify --format json` | big.jsonl | 1000 | 60 | 5.0x |",
-		"| `rollout repair --write -o OUT` | big.jsonl | not available | | |",
-		"| `rollout verify --jobs 2` | many/ | 900 | 0.0 | 4.5x |",
+		"| in | `verify` | 1.100 (1.000-3.000) | 2.200 (2.000-6.000) | 909 | 60 |",
+		"| in | `gone` | not available | | | |",
 	} {
 		if !strings.Contains(tab, want) {
 			t.Errorf("table lacks %q:\n%s", want, tab)
 		}
 	}
-	c := runConfig{tJQ: 3, tGJSON: 1.0 / 3, tRSS: 150, tJobs: 1.5, tRepair: 2}
-	lines, failed := targets(c, by)
-	got := strings.Join(lines, "\n")
+	tg := newTargets(rows)
+	tg.atMost("verify / floor", "verify", "floor", 1.5, false)
+	tg.atLeast("floor faster than verify", "floor", "verify", 1.5, false)
+	tg.rss("verify", "verify", 150)
+	tg.atMost("gone / floor", "gone", "floor", 1, false)
+	got := strings.Join(tg.lines, "\n")
 	for _, want := range []string{
-		"target verify >= 3x jq: 5.0x PASS",
-		"target verify >= 0.33x gjson-scan: 1.00x PASS",
-		"target peak RSS <= 150 MiB: 60 MiB PASS",
-		"target jobs2/jobs1 >= 1.5x: 1.80x PASS",
-		"target `rollout repair` time <= 2x verify: 10.00x FAIL",
-		"target `rollout repair --write -o OUT` time <= 2x verify: n/a",
+		"target verify / floor <= 1.5x: 2.00x (2.00-2.14) over 3 paired runs FAIL",
+		"target floor faster than verify >= 1.5x: 2.00x (2.00-2.14) over 3 paired runs PASS",
+		"target verify peak RSS <= 150 MiB: 60 MiB PASS",
+		"target needs `gone`: n/a (`gone` not available)",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("targets lack %q:\n%s", want, got)
 		}
 	}
-	if failed != 1 {
-		t.Errorf("%d failed targets, want 1", failed)
+	if tg.failed != 1 {
+		t.Errorf("%d failed targets, want 1", tg.failed)
+	}
+}
+
+func TestWriteSection(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "perf.md")
+	os.WriteFile(path, []byte("# Title\n\nhand-written\n"), 0o644)
+	if err := writeSection(path, "run", "table 1\n"); err != nil {
+		t.Fatal(err)
+	}
+	if err := writeSection(path, "shapes", "shapes 1"); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(path)
+	// Hand-written text between and after the sections stays.
+	edited := strings.Replace(string(b), "<!-- benchtool:shapes begin", "between\n\n<!-- benchtool:shapes begin", 1) + "\nafter\n"
+	os.WriteFile(path, []byte(edited), 0o644)
+	if err := writeSection(path, "run", "table 2"); err != nil {
+		t.Fatal(err)
+	}
+	b, _ = os.ReadFile(path)
+	want := "# Title\n\nhand-written\n\n<!-- benchtool:run begin -->\ntable 2\n<!-- benchtool:run end -->\n\n" +
+		"between\n\n<!-- benchtool:shapes begin -->\nshapes 1\n<!-- benchtool:shapes end -->\n\nafter\n"
+	if string(b) != want {
+		t.Errorf("got\n%s\nwant\n%s", b, want)
+	}
+	os.WriteFile(path, []byte("<!-- benchtool:run end -->\n"), 0o644)
+	if err := writeSection(path, "run", "x"); err == nil {
+		t.Error("a lone end marker was accepted")
+	}
+}
+
+// TestDecoderReuse reads plain and zstd files through one decoder and one
+// line reader, as the tree floor does, and gets every file's lines.
+func TestDecoderReuse(t *testing.T) {
+	dir := t.TempDir()
+	var paths []string
+	for i, body := range []string{"{\"a\":1}\n{\"b\":2}\n", "{\"c\":3}\n", "{\"d\":4}\nnot json\n"} {
+		p := filepath.Join(dir, fmt.Sprintf("rollout-%d.jsonl", i))
+		data := []byte(body)
+		if i != 1 {
+			p += ".zst"
+			enc, _ := zstd.NewWriter(nil)
+			data = enc.EncodeAll(data, nil)
+		}
+		os.WriteFile(p, data, 0o644)
+		paths = append(paths, p)
+	}
+	var lr lineReader
+	var dec decoder
+	defer dec.close()
+	var lines, invalid int64
+	for range 2 {
+		for _, p := range paths {
+			err := dec.open(p, func(r io.Reader) error {
+				res, err := lr.scan(r)
+				lines, invalid = lines+res.lines, invalid+res.invalid
+				return err
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if lines != 10 || invalid != 2 {
+		t.Errorf("%d lines, %d invalid; want 10, 2", lines, invalid)
 	}
 }
 

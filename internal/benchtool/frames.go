@@ -24,8 +24,8 @@ func cmdFrames(args []string) error {
 	fs := flag.NewFlagSet("frames", flag.ContinueOnError)
 	bin := fs.String("rollout", "", "the rollout binary to measure (required)")
 	dir := fs.String("dir", "", "directory for frames.jsonl (required)")
-	md := fs.String("md", "", "append the report (Markdown) to this file")
-	reps := fs.Int("reps", 3, "repetitions per command (best wall time wins)")
+	md := fs.String("md", "", "also write the report into this Markdown file (its section `frames`)")
+	reps := fs.Int("reps", 5, "rounds: each command runs once per round")
 	incs := fs.Int("increments", 200, "delta frames of the stream")
 	incBytes := fs.Int("increment-bytes", 1024, "bytes of text per delta")
 	timeout := fs.Duration("timeout", 10*time.Minute, "limit per command run")
@@ -55,65 +55,46 @@ func cmdFrames(args []string) error {
 	defer os.RemoveAll(scratch)
 	out := filepath.Join(scratch, "out.jsonl")
 
-	rows := []struct {
-		name string
-		argv []string
-	}{
-		{"rollout verify --format json", []string{*bin, "verify", "--format", "json", in}},
-		{"rollout repair --fix frames/superseded-bytes --write -o OUT", []string{*bin, "repair", "--fix", "frames/superseded-bytes", "--write", "-o", out, in}},
+	rows := []*row{
+		{key: "verify", input: "frames", name: "rollout verify --format json", argv: []string{*bin, "verify", "--format", "json", in}, maxExit: 1, bytes: st.Bytes},
+		{key: "repair", input: "frames", name: "rollout repair --fix frames/superseded-bytes --write -o OUT", argv: []string{*bin, "repair", "--fix", "frames/superseded-bytes", "--write", "-o", out, in}, maxExit: 1, bytes: st.Bytes},
 	}
-	best := make([]time.Duration, len(rows))
-	rss := make([]int64, len(rows))
 	var after, quarantined int64
-	for round := 0; round < *reps; round++ {
-		for i, r := range rows {
-			os.Remove(out)
-			os.Remove(out + ".quarantine.jsonl")
-			m := measure(r.argv, *timeout)
-			fmt.Fprintf(os.Stderr, "  [%d/%d] %-62s %8.3fs  exit %d  rss %d KiB\n", round+1, *reps, r.name, m.wall.Seconds(), m.exit, m.rssKiB)
-			if m.err != nil || m.exit < 0 || m.exit > 1 {
-				return fmt.Errorf("%s: exit %d %v: %s", r.name, m.exit, m.err, oneLine(m.stderr, 300))
-			}
-			if best[i] == 0 || m.wall < best[i] {
-				best[i] = m.wall
-			}
-			rss[i] = max(rss[i], m.rssKiB)
-			if i == 1 {
-				fi, err := os.Stat(out)
-				if err != nil {
-					return fmt.Errorf("%s wrote nothing: %w", r.name, err)
-				}
+	for _, r := range rows {
+		r.before = func() {
+			if fi, err := os.Stat(out); err == nil {
 				after = fi.Size()
-				if qi, err := os.Stat(out + ".quarantine.jsonl"); err == nil {
-					quarantined = qi.Size()
-				}
 			}
+			if qi, err := os.Stat(out + ".quarantine.jsonl"); err == nil {
+				quarantined = qi.Size()
+			}
+			removeOutputs(out)
 		}
+	}
+	var load loadLog
+	runRounds(rows, *reps, *timeout, strings.NewReplacer(), &load)
+	for _, r := range rows {
+		if r.state != stMeasured {
+			return fmt.Errorf("%s: %s: %s", r.name, r.note, oneLine(r.stderr, 300))
+		}
+	}
+	if after == 0 {
+		return fmt.Errorf("%s wrote nothing", rows[1].name)
 	}
 
 	var b strings.Builder
-	fmt.Fprintf(&b, "\n## Frame logs (docs/frames.md)\n\n")
+	fmt.Fprintf(&b, "```\n%s\n```\n\n", commandLine())
+	fmt.Fprintf(&b, "- %s\n", load.String())
 	fmt.Fprintf(&b, "- input: one streamed assistant message of %d increments of %d bytes, agent-wrapped frames (`fixtures/framegen`): %d lines, %d bytes (%s)\n",
 		*incs, *incBytes, st.Lines, st.Bytes, fmtMB(st.Bytes))
 	fmt.Fprintf(&b, "- after `rollout repair --fix frames/superseded-bytes`: %d bytes (%s, %.1f%% of the input); %d bytes went to OUT.quarantine.jsonl\n\n",
 		after, fmtMB(after), 100*float64(after)/float64(st.Bytes), quarantined)
-	fmt.Fprintf(&b, "| command | best wall of %d | MB/s | peak RSS MiB |\n|---|---:|---:|---:|\n", *reps)
-	for i, r := range rows {
-		fmt.Fprintf(&b, "| `%s` | %.3f s | %s | %s |\n", r.name, best[i].Seconds(), fmtRate(float64(st.Bytes)/1e6/best[i].Seconds()), fmtMiB(rss[i]))
-	}
+	b.WriteString(rowTable(rows, *reps))
 	fmt.Print(b.String())
 	if *md == "" {
 		return nil
 	}
-	f, err := os.OpenFile(*md, os.O_APPEND|os.O_WRONLY|os.O_CREATE, 0o644)
-	if err != nil {
-		return err
-	}
-	if _, err := f.WriteString(b.String()); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+	return writeSection(*md, "frames", b.String())
 }
 
 // writeFrames generates the log unless path already holds it (the

@@ -19,62 +19,26 @@ import (
 
 // Inputs of a row.
 const (
-	inBig  = "big"
-	inMany = "many"
+	inBig  = "big.jsonl"
+	inMany = "many/"
 )
 
-// rowSpec is one measured command. argv placeholders: {rollout} (the
+// runRows is the big-file benchmark. argv placeholders: {rollout} (the
 // binary under test), {self} (this benchtool), {big} (DIR/big.jsonl),
-// {many} (DIR/many), {out} (a scratch output file, removed after each run).
-type rowSpec struct {
-	key      string // used by the targets
-	name     string // shown in the table
-	argv     []string
-	input    string // inBig or inMany
-	maxExit  int    // highest exit code that counts as success
-	optional bool   // "not available" when the binary answers "unknown command"
-	needs    string // a program that must be on PATH, otherwise the row is skipped
-}
-
-// rowSpecs is the benchmark. Adding a measured command is one line here.
-var rowSpecs = []rowSpec{
-	{key: "wc", name: "wc -l", argv: []string{"wc", "-l", "{big}"}, input: inBig},
-	{key: "jq", name: "jq -c .type", argv: []string{"jq", "-c", ".type", "{big}"}, input: inBig, needs: "jq"},
-	{key: "gjson", name: "benchtool gjson-scan", argv: []string{"{self}", "gjson-scan", "{big}"}, input: inBig},
-	{key: "verify", name: "rollout verify --format json", argv: []string{"{rollout}", "verify", "--format", "json", "{big}"}, input: inBig, maxExit: 1},
-	{key: "repair", name: "rollout repair", argv: []string{"{rollout}", "repair", "{big}"}, input: inBig, maxExit: 1, optional: true},
-	{key: "repair-write", name: "rollout repair --write -o OUT", argv: []string{"{rollout}", "repair", "--write", "-o", "{out}", "{big}"}, input: inBig, maxExit: 1, optional: true},
-	{key: "budget", name: "rollout simulate-budget", argv: []string{"{rollout}", "simulate-budget", "{big}"}, input: inBig, optional: true},
-	{key: "jobs1", name: "rollout verify --jobs 1", argv: []string{"{rollout}", "verify", "--jobs", "1", "{many}"}, input: inMany, maxExit: 1},
-	{key: "jobs2", name: "rollout verify --jobs 2", argv: []string{"{rollout}", "verify", "--jobs", "2", "{many}"}, input: inMany, maxExit: 1},
-}
-
-type rowState int
-
-const (
-	stMeasured rowState = iota
-	stSkipped
-	stUnavailable
-	stFailed
-)
-
-type rowResult struct {
-	spec   rowSpec
-	state  rowState
-	note   string // skip reason or failure
-	stderr string // of the failed run
-	runs   int
-	best   time.Duration
-	cpu    time.Duration // least user+sys CPU time over the runs
-	rssKiB int64         // peak over all runs
-	bytes  int64         // input size
-}
-
-func (r *rowResult) mbps() float64 {
-	if r.state != stMeasured || r.runs == 0 || r.best <= 0 {
-		return 0
+// {many} (DIR/many), {out} (a scratch output file, removed before each
+// run). Adding a measured command is one line here.
+func runRows() []*row {
+	return []*row{
+		{key: "wc", name: "wc -l", argv: []string{"wc", "-l", "{big}"}, input: inBig},
+		{key: "jq", name: "jq -c .type", argv: []string{"jq", "-c", ".type", "{big}"}, input: inBig, needs: "jq"},
+		{key: "gjson", name: "benchtool gjson-scan", argv: []string{"{self}", "gjson-scan", "{big}"}, input: inBig},
+		{key: "verify", name: "rollout verify --format json", argv: []string{"{rollout}", "verify", "--format", "json", "{big}"}, input: inBig, maxExit: 1},
+		{key: "repair", name: "rollout repair", argv: []string{"{rollout}", "repair", "{big}"}, input: inBig, maxExit: 1, optional: true},
+		{key: "repair-write", name: "rollout repair --write -o OUT", argv: []string{"{rollout}", "repair", "--write", "-o", "{out}", "{big}"}, input: inBig, maxExit: 1, optional: true},
+		{key: "budget", name: "rollout simulate-budget", argv: []string{"{rollout}", "simulate-budget", "{big}"}, input: inBig, optional: true},
+		{key: "jobs1", name: "rollout verify --jobs 1", argv: []string{"{rollout}", "verify", "--jobs", "1", "{many}"}, input: inMany, maxExit: 1},
+		{key: "jobs2", name: "rollout verify --jobs 2", argv: []string{"{rollout}", "verify", "--jobs", "2", "{many}"}, input: inMany, maxExit: 1},
 	}
-	return float64(r.bytes) / 1e6 / r.best.Seconds()
 }
 
 type runConfig struct {
@@ -92,20 +56,20 @@ func cmdRun(args []string) error {
 	var c runConfig
 	fs.StringVar(&c.rollout, "rollout", "", "the rollout binary to measure (required)")
 	fs.StringVar(&c.dir, "dir", "", "directory written by `benchtool gen` (required)")
-	fs.StringVar(&c.md, "md", "", "also write the report (Markdown) to this file")
-	fs.IntVar(&c.reps, "reps", 3, "repetitions per command (best wall time wins)")
+	fs.StringVar(&c.md, "md", "", "also write the report into this Markdown file (its section `run`)")
+	fs.IntVar(&c.reps, "reps", 5, "rounds: each command runs once per round")
 	fs.DurationVar(&c.timeout, "timeout", 10*time.Minute, "limit per command run")
 	fs.BoolVar(&c.strict, "strict", false, "exit 1 when a target fails")
-	fs.Float64Var(&c.tJQ, "target-jq", 3, "target: verify MB/s >= this many times jq")
-	fs.Float64Var(&c.tGJSON, "target-gjson", 1.0/3, "target: verify MB/s >= this fraction of gjson-scan")
+	fs.Float64Var(&c.tJQ, "target-jq", 3, "target: verify at least this many times faster than jq")
+	fs.Float64Var(&c.tGJSON, "target-gjson", 1.5, "target: verify at least this many times faster than gjson-scan")
 	fs.Float64Var(&c.tRSS, "target-rss", 150, "target: verify peak RSS MiB on big.jsonl <= this")
-	fs.Float64Var(&c.tJobs, "target-jobs", 1.5, "target: verify --jobs 2 speed-up over --jobs 1 >= this")
-	fs.Float64Var(&c.tRepair, "target-repair", 2, "target: repair wall time <= this many times verify")
+	fs.Float64Var(&c.tJobs, "target-jobs", 1.5, "target: verify --jobs 2 wall-time speed-up over --jobs 1 >= this")
+	fs.Float64Var(&c.tRepair, "target-repair", 2, "target: repair CPU time <= this many times verify")
 	if err := fs.Parse(args); err != nil {
 		return exitError(2)
 	}
 	if c.rollout == "" || c.dir == "" || fs.NArg() > 0 || c.reps < 1 {
-		fmt.Fprintln(os.Stderr, "usage: benchtool run -rollout BINARY -dir DIR [-md FILE] [-reps 3] [-strict]")
+		fmt.Fprintln(os.Stderr, "usage: benchtool run -rollout BINARY -dir DIR [-md FILE] [-reps 5] [-strict]")
 		return exitError(2)
 	}
 	shown := c.rollout // as given: the report holds no machine paths
@@ -149,7 +113,7 @@ func cmdRun(args []string) error {
 	defer os.RemoveAll(scratch)
 	out := filepath.Join(scratch, "out.jsonl")
 
-	// Page cache warm-up, so the first repetition is not the odd one out.
+	// Page cache warm-up, so the first round is not the odd one out.
 	for _, p := range append([]string{big}, manyFiles...) {
 		if f, err := os.Open(p); err == nil {
 			io.Copy(io.Discard, f)
@@ -157,218 +121,66 @@ func cmdRun(args []string) error {
 		}
 	}
 
+	rows := runRows()
+	for _, r := range rows {
+		r.bytes = bigInfo.Size()
+		if r.input == inMany {
+			r.bytes = manyBytes
+		}
+		r.before = func() { removeOutputs(out) }
+	}
+	var load loadLog
+	start := time.Now()
+	runRounds(rows, c.reps, c.timeout, strings.NewReplacer("{rollout}", c.rollout, "{self}", self, "{big}", big, "{many}", many, "{out}", out), &load)
+
 	var rep strings.Builder
-	fmt.Fprintf(&rep, "- go: %s %s/%s\n", runtime.Version(), runtime.GOOS, runtime.GOARCH)
-	fmt.Fprintf(&rep, "- cpu: %s (%d logical CPUs)\n", cpuModel(), runtime.NumCPU())
+	fmt.Fprintf(&rep, "```\n%s\n```\n\n", commandLine())
+	fmt.Fprintf(&rep, "- date: %s; %s\n", start.UTC().Format("2006-01-02 15:04 UTC"), load.String())
+	fmt.Fprintf(&rep, "- go: %s %s/%s; cpu: %s (%d logical CPUs)\n", runtime.Version(), runtime.GOOS, runtime.GOARCH, cpuModel(), runtime.NumCPU())
 	fmt.Fprintf(&rep, "- rollout: %s (%s)\n", shown, rolloutVersion(c.rollout))
 	fmt.Fprintf(&rep, "- big.jsonl: %d bytes (%s)%s\n", bigInfo.Size(), fmtMB(bigInfo.Size()), stampNote(c.dir, "big.jsonl"))
 	fmt.Fprintf(&rep, "- many/: %d files, %d bytes (%s)\n", len(manyFiles), manyBytes, fmtMB(manyBytes))
-	fmt.Fprintf(&rep, "- each command runs %d times, interleaved with the others; best wall time; peak RSS is the maximum over the runs\n", c.reps)
-	fmt.Print(rep.String())
-
-	results := make([]*rowResult, len(rowSpecs))
-	for i, s := range rowSpecs {
-		r := &rowResult{spec: s, bytes: bigInfo.Size()}
-		if s.input == inMany {
-			r.bytes = manyBytes
-		}
-		if s.needs != "" {
-			if _, err := exec.LookPath(s.needs); err != nil {
-				r.state, r.note = stSkipped, "skipped ("+s.needs+" not on PATH)"
-			}
-		}
-		results[i] = r
-	}
-	repl := strings.NewReplacer("{rollout}", c.rollout, "{self}", self, "{big}", big, "{many}", many, "{out}", out)
-	for round := 0; round < c.reps; round++ {
-		for _, r := range results {
-			if r.state != stMeasured {
-				continue
-			}
-			argv := make([]string, len(r.spec.argv))
-			for i, a := range r.spec.argv {
-				argv[i] = repl.Replace(a)
-			}
-			os.Remove(out)
-			m := measure(argv, c.timeout)
-			fmt.Fprintf(os.Stderr, "  [%d/%d] %-32s %8.3fs  exit %d  rss %d KiB\n", round+1, c.reps, r.spec.name, m.wall.Seconds(), m.exit, m.rssKiB)
-			switch {
-			case m.err != nil:
-				r.state, r.note = stFailed, "FAILED: "+m.err.Error()
-			case r.spec.optional && m.exit == 2 && strings.Contains(strings.ToLower(m.stderr), "unknown command"):
-				r.state, r.note = stUnavailable, "not available"
-			case m.exit < 0 || m.exit > r.spec.maxExit:
-				r.state, r.note, r.stderr = stFailed, fmt.Sprintf("FAILED (exit %d)", m.exit), m.stderr
-			default:
-				if r.runs == 0 || m.wall < r.best {
-					r.best = m.wall
-				}
-				r.runs++
-				r.rssKiB = max(r.rssKiB, m.rssKiB)
-			}
-		}
-	}
-	os.Remove(out)
-
-	by := map[string]*rowResult{}
-	for _, r := range results {
-		by[r.spec.key] = r
-	}
-	header := rep.String()
-	rep.Reset()
+	fmt.Fprintf(&rep, "- %d rounds, each running every command once; ratios are taken round by round (paired runs) and given as median (range)\n\n", c.reps)
+	rep.WriteString(rowTable(rows, c.reps))
+	t := runTargets(c, rows)
 	rep.WriteString("\n")
-	rep.WriteString(table(results, by["jq"], c.reps))
-	var notes strings.Builder
-	for _, r := range results {
-		if r.state == stFailed {
-			fmt.Fprintf(&notes, "- `%s`: %s", r.spec.name, r.note)
-			if s := strings.TrimSpace(r.stderr); s != "" {
-				fmt.Fprintf(&notes, "; stderr: `%s`", oneLine(s, 300))
-			}
-			notes.WriteString("\n")
-		}
-	}
-	if notes.Len() > 0 {
-		rep.WriteString("\n" + notes.String())
-	}
-	checks, failed := targets(c, by)
-	rep.WriteString("\n")
-	for _, l := range checks {
+	for _, l := range t.lines {
 		rep.WriteString(l + "\n")
 	}
 	fmt.Print(rep.String())
-
 	if c.md != "" {
-		var md strings.Builder
-		md.WriteString("# Performance\n\n")
-		md.WriteString("Generated by `benchtool run` (`make bench`); the figures are only meaningful as ratios\n")
-		md.WriteString("measured side by side in one run (see the README's Performance section). Command line:\n\n")
-		fmt.Fprintf(&md, "```\n%s\n```\n\n", commandLine())
-		fmt.Fprintf(&md, "- date: %s\n", time.Now().UTC().Format("2006-01-02 15:04 UTC"))
-		md.WriteString(header)
-		md.WriteString(rep.String())
-		if err := os.WriteFile(c.md, []byte(md.String()), 0o644); err != nil {
+		if err := writeSection(c.md, "run", rep.String()); err != nil {
 			return err
 		}
 	}
-
-	hardFail := false
-	for _, r := range results {
+	for _, r := range rows {
 		if r.state == stFailed {
-			hardFail = true
+			return errors.New("some commands failed (see the table)")
 		}
 	}
-	if hardFail {
-		return errors.New("some commands failed (see the table)")
-	}
-	if failed > 0 && c.strict {
-		return fmt.Errorf("%d target(s) failed", failed)
+	if t.failed > 0 && c.strict {
+		return fmt.Errorf("%d target(s) failed", t.failed)
 	}
 	return nil
 }
 
-func table(results []*rowResult, jq *rowResult, reps int) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "| command | input | MB/s (best of %d) | peak RSS MiB | ratio vs jq |\n", reps)
-	b.WriteString("|---|---|---:|---:|---:|\n")
-	jqMBps := 0.0
-	if jq != nil {
-		jqMBps = jq.mbps()
+// removeOutputs removes a scratch output and what repair writes beside it.
+func removeOutputs(out string) {
+	for _, suffix := range []string{"", ".quarantine.jsonl", ".undo.json"} {
+		os.Remove(out + suffix)
 	}
-	for _, r := range results {
-		input := "big.jsonl"
-		if r.spec.input == inMany {
-			input = "many/"
-		}
-		fmt.Fprintf(&b, "| `%s` | %s | ", r.spec.name, input)
-		if r.state != stMeasured {
-			fmt.Fprintf(&b, "%s | | |\n", r.note)
-			continue
-		}
-		ratio := "n/a"
-		if jqMBps > 0 {
-			ratio = fmt.Sprintf("%.1fx", r.mbps()/jqMBps)
-		}
-		fmt.Fprintf(&b, "%s | %s | %s |\n", fmtRate(r.mbps()), fmtMiB(r.rssKiB), ratio)
-	}
-	return b.String()
 }
 
-// targets evaluates the performance targets; it returns the report lines
-// and how many targets failed.
-func targets(c runConfig, by map[string]*rowResult) ([]string, int) {
-	var lines []string
-	failed := 0
-	ok := func(r *rowResult) bool { return r != nil && r.state == stMeasured && r.runs > 0 }
-	line := func(name, value string, pass bool) {
-		verdict := "PASS"
-		if !pass {
-			verdict = "FAIL"
-			failed++
-		}
-		lines = append(lines, fmt.Sprintf("target %s: %s %s", name, value, verdict))
-	}
-	na := func(name, why string) { lines = append(lines, fmt.Sprintf("target %s: n/a (%s)", name, why)) }
-	why := func(r *rowResult) string {
-		if r == nil {
-			return "no row"
-		}
-		return fmt.Sprintf("`%s` %s", r.spec.name, r.note)
-	}
-
-	verify := by["verify"]
-	name := fmt.Sprintf("verify >= %gx jq", c.tJQ)
-	switch {
-	case !ok(verify):
-		na(name, why(verify))
-	case !ok(by["jq"]):
-		na(name, why(by["jq"]))
-	default:
-		x := verify.mbps() / by["jq"].mbps()
-		line(name, fmt.Sprintf("%.1fx", x), x >= c.tJQ)
-	}
-	name = fmt.Sprintf("verify >= %.2fx gjson-scan", c.tGJSON)
-	switch {
-	case !ok(verify):
-		na(name, why(verify))
-	case !ok(by["gjson"]):
-		na(name, why(by["gjson"]))
-	default:
-		x := verify.mbps() / by["gjson"].mbps()
-		line(name, fmt.Sprintf("%.2fx", x), x >= c.tGJSON)
-	}
-	name = fmt.Sprintf("peak RSS <= %g MiB", c.tRSS)
-	if ok(verify) {
-		mib := float64(verify.rssKiB) / 1024
-		line(name, fmtMiB(verify.rssKiB)+" MiB", mib <= c.tRSS)
-	} else {
-		na(name, why(verify))
-	}
-	name = fmt.Sprintf("jobs2/jobs1 >= %gx", c.tJobs)
-	j1, j2 := by["jobs1"], by["jobs2"]
-	switch {
-	case !ok(j1):
-		na(name, why(j1))
-	case !ok(j2):
-		na(name, why(j2))
-	default:
-		x := j1.best.Seconds() / j2.best.Seconds()
-		line(name, fmt.Sprintf("%.2fx", x), x >= c.tJobs)
-	}
-	for _, k := range []string{"repair", "repair-write"} {
-		r := by[k]
-		name = fmt.Sprintf("`%s` time <= %gx verify", r.spec.name, c.tRepair)
-		switch {
-		case !ok(r):
-			na(name, why(r))
-		case !ok(verify):
-			na(name, why(verify))
-		default:
-			x := r.best.Seconds() / verify.best.Seconds()
-			line(name, fmt.Sprintf("%.2fx", x), x <= c.tRepair)
-		}
-	}
-	return lines, failed
+// runTargets evaluates the big-file targets (CPU time unless said).
+func runTargets(c runConfig, rows []*row) *targets {
+	t := newTargets(rows)
+	t.atLeast("verify faster than jq (CPU)", "verify", "jq", c.tJQ, false)
+	t.atLeast("verify faster than gjson-scan (CPU)", "verify", "gjson", c.tGJSON, false)
+	t.rss("verify", "verify", c.tRSS)
+	t.atLeast("verify --jobs 2 speed-up over --jobs 1 (wall)", "jobs2", "jobs1", c.tJobs, true)
+	t.atMost("repair / verify (CPU, nothing to fix)", "repair", "verify", c.tRepair, false)
+	t.atMost("repair --write / verify (CPU, nothing to fix)", "repair-write", "verify", c.tRepair, false)
+	return t
 }
 
 type measurement struct {
@@ -469,7 +281,8 @@ func rolloutVersion(bin string) string {
 	if err != nil {
 		return "`version` failed: " + err.Error()
 	}
-	return oneLine(string(out), 120)
+	first, _, _ := strings.Cut(string(out), "\n")
+	return oneLine(first, 120)
 }
 
 func stampNote(dir, rel string) string {

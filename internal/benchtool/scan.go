@@ -22,24 +22,40 @@ const readBufSize = 1 << 20
 // eachLine calls fn for every line of r without its "\n" (or "\r\n"),
 // blank lines included. The slice is only valid during the call.
 func eachLine(r io.Reader, fn func(line []byte)) error {
-	br := bufio.NewReaderSize(r, readBufSize)
-	var long []byte
+	return new(lineReader).each(r, fn)
+}
+
+// lineReader is eachLine with its buffers kept from one file to the next,
+// as a tool reading a tree of files keeps them (a fair floor does not pay
+// 1 MiB of fresh buffer per file).
+type lineReader struct {
+	br   *bufio.Reader
+	long []byte
+}
+
+func (lr *lineReader) each(r io.Reader, fn func(line []byte)) error {
+	if lr.br == nil {
+		lr.br = bufio.NewReaderSize(r, readBufSize)
+	} else {
+		lr.br.Reset(r)
+	}
+	br := lr.br
 	for {
 		b, err := br.ReadSlice('\n')
 		if errors.Is(err, bufio.ErrBufferFull) {
-			long = append(long, b...)
+			lr.long = append(lr.long, b...)
 			continue
 		}
-		if len(long) > 0 {
-			long = append(long, b...)
-			b = long
+		if len(lr.long) > 0 {
+			lr.long = append(lr.long, b...)
+			b = lr.long
 		}
 		if len(b) > 0 {
 			b = bytes.TrimSuffix(b, []byte{'\n'})
 			b = bytes.TrimSuffix(b, []byte{'\r'})
 			fn(b)
 		}
-		long = long[:0]
+		lr.long = lr.long[:0]
 		if err == io.EOF {
 			return nil
 		}
@@ -54,9 +70,11 @@ type scanResult struct {
 	sink                  int // keeps the Gets from being optimised away
 }
 
-func scanReader(r io.Reader) (scanResult, error) {
+func scanReader(r io.Reader) (scanResult, error) { return new(lineReader).scan(r) }
+
+func (lr *lineReader) scan(r io.Reader) (scanResult, error) {
 	var res scanResult
-	err := eachLine(r, func(line []byte) {
+	err := lr.each(r, func(line []byte) {
 		res.lines++
 		if len(line) == 0 {
 			res.blank++
@@ -84,11 +102,14 @@ func cmdScan(args []string) error {
 	if err != nil {
 		return err
 	}
+	var lr lineReader
+	var dec decoder
+	defer dec.close()
 	for _, p := range paths {
 		var res scanResult
-		err := openDecoded(p, func(r io.Reader) error {
+		err := dec.open(p, func(r io.Reader) error {
 			var err error
-			res, err = scanReader(r)
+			res, err = lr.scan(r)
 			return err
 		})
 		if err != nil {
@@ -127,9 +148,14 @@ func expandInputs(args []string) ([]string, error) {
 	return out, nil
 }
 
-// openDecoded calls fn with the content of path, decompressed when it is
-// zstd (the fleet baselines read what verify reads).
-func openDecoded(path string, fn func(io.Reader) error) error {
+// decoder opens files, decompressing zstd ones (the fleet baselines read
+// what verify reads) with one decoder reset for each file, as a tool
+// reading many files would: a decoder made per file cost more than the
+// scan of a small file.
+type decoder struct{ zr *zstd.Decoder }
+
+// open calls fn with the content of path.
+func (d *decoder) open(path string, fn func(io.Reader) error) error {
 	f, err := os.Open(path)
 	if err != nil {
 		return err
@@ -138,12 +164,20 @@ func openDecoded(path string, fn func(io.Reader) error) error {
 	if !strings.HasSuffix(path, ".zst") {
 		return fn(f)
 	}
-	dec, err := zstd.NewReader(f, zstd.WithDecoderConcurrency(1))
-	if err != nil {
+	if d.zr == nil {
+		if d.zr, err = zstd.NewReader(f, zstd.WithDecoderConcurrency(1)); err != nil {
+			return err
+		}
+	} else if err := d.zr.Reset(f); err != nil {
 		return err
 	}
-	defer dec.Close()
-	return fn(dec)
+	return fn(d.zr)
+}
+
+func (d *decoder) close() {
+	if d.zr != nil {
+		d.zr.Close()
+	}
 }
 
 // cmdCat writes the decompressed content of files and directories to
@@ -154,8 +188,10 @@ func cmdCat(args []string) error {
 		return err
 	}
 	w := bufio.NewWriterSize(os.Stdout, 1<<20)
+	var dec decoder
+	defer dec.close()
 	for _, p := range paths {
-		if err := openDecoded(p, func(r io.Reader) error { _, err := io.Copy(w, r); return err }); err != nil {
+		if err := dec.open(p, func(r io.Reader) error { _, err := io.Copy(w, r); return err }); err != nil {
 			return fmt.Errorf("%s: %w", p, err)
 		}
 	}

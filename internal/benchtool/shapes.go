@@ -40,9 +40,13 @@ type shapesSpec struct {
 	GenVersion     int    `json:"gen_version"`
 	FleetSigmaX100 int    `json:"fleet_sigma_x100"`
 	LongLine       int64  `json:"long_line"`
+	RecordsBytes   int64  `json:"records_bytes"`
+	TreeFiles      int    `json:"tree_files"`
+	TreeFileBytes  int64  `json:"tree_file_bytes"`
+	FewFixes       int    `json:"few_fixes"`
 }
 
-const shapesVersion = 2
+const shapesVersion = 3
 
 const shapesStamp = ".benchtool-shapes.json"
 
@@ -55,6 +59,10 @@ const (
 	shapeIDs         = "ids.jsonl"
 	shapeFixes       = "fixes.jsonl"
 	shapeLong        = "longline.jsonl"
+	shapeRecords     = "small-records.jsonl"
+	shapeTree        = "tree"
+	shapeTreeOne     = "tree.jsonl"
+	shapeFewFixes    = "fixes-few.jsonl"
 )
 
 func cmdShapesGen(args []string) error {
@@ -67,6 +75,10 @@ func cmdShapesGen(args []string) error {
 	fs.IntVar(&s.FleetSigmaX100, "fleet-sigma", 100, "log-normal sigma of the fleet sizes, times 100")
 	small := fs.String("small-size", "200MB", "size of small-lines.jsonl")
 	long := fs.String("long-line", "60MB", "size of the tool output on the long line of longline.jsonl")
+	records := fs.String("records-size", "100MB", "size of small-records.jsonl")
+	fs.IntVar(&s.TreeFiles, "tree-files", 5000, "files in tree/ (tree.jsonl holds the same bytes in one file)")
+	treeFile := fs.String("tree-file-size", "20KB", "size of each file of tree/")
+	fs.IntVar(&s.FewFixes, "few-fixes", 10000, "items without id in fixes-few.jsonl (as many items in all as fixes.jsonl)")
 	fs.IntVar(&s.Patches, "patches", 30000, "world-state patches in worldstate.jsonl")
 	fs.IntVar(&s.IDs, "ids", 1000000, "items with ids in ids.jsonl")
 	fs.IntVar(&s.MissingIDs, "missing-ids", 100000, "items without id in fixes.jsonl (as many again have one)")
@@ -93,9 +105,17 @@ func cmdShapesGen(args []string) error {
 	if s.LongLine, err = parseSize(*long); err != nil {
 		return err
 	}
-	root := filepath.Join(*dir, "shapes")
-	if err := os.MkdirAll(filepath.Join(root, shapeFleet), 0o755); err != nil {
+	if s.RecordsBytes, err = parseSize(*records); err != nil {
 		return err
+	}
+	if s.TreeFileBytes, err = parseSize(*treeFile); err != nil {
+		return err
+	}
+	root := filepath.Join(*dir, "shapes")
+	for _, d := range []string{shapeFleet, shapeTree} {
+		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
+			return err
+		}
 	}
 	unlock, err := lockDir(*dir, true)
 	if err != nil {
@@ -114,7 +134,8 @@ func cmdShapesGen(args []string) error {
 		return err
 	}
 	old, _ := filepath.Glob(filepath.Join(root, shapeFleet, "rollout-*"))
-	for _, p := range old {
+	oldTree, _ := filepath.Glob(filepath.Join(root, shapeTree, "rollout-*"))
+	for _, p := range append(old, oldTree...) {
 		if err := os.Remove(p); err != nil {
 			return err
 		}
@@ -129,11 +150,21 @@ func cmdShapesGen(args []string) error {
 			return writeShape(filepath.Join(root, shapeFixes), 4, s, writeIDs(s.MissingIDs, s.MissingIDs))
 		},
 		func() error { return writeShape(filepath.Join(root, shapeLong), 5, s, writeLongLine) },
+		func() error { return writeShape(filepath.Join(root, shapeRecords), 6, s, writeSmallRecords) },
+		func() error {
+			return writeShape(filepath.Join(root, shapeFewFixes), 4, s, writeIDs(2*s.MissingIDs-s.FewFixes, s.FewFixes))
+		},
 	}
 	for i, size := range fleetSizes(s) {
 		jobs = append(jobs, func() error { return writeFleetFile(filepath.Join(root, shapeFleet), s, i, size) })
 	}
+	for i := range s.TreeFiles {
+		jobs = append(jobs, func() error { return writeTreeFile(filepath.Join(root, shapeTree), s, i) })
+	}
 	if err := runParallel(jobs); err != nil {
+		return err
+	}
+	if err := joinTree(filepath.Join(root, shapeTree), filepath.Join(root, shapeTreeOne)); err != nil {
 		return err
 	}
 	fmt.Printf("%s: generated in %.1fs\n", root, time.Since(start).Seconds())
@@ -458,9 +489,13 @@ func writeIDs(n, missing int) func(*shapeWriter, shapesSpec) {
 	return func(w *shapeWriter, _ shapesSpec) {
 		w.meta()
 		total := n + missing
+		// Item i lacks its id when it is the first past a multiple of
+		// total/missing: every other item when missing is half the total.
+		withID := func(i int) bool {
+			return missing == 0 || i*missing/total == (i+1)*missing/total
+		}
 		for item := 0; item < total; {
 			w.startTurn()
-			withID := func(i int) bool { return missing == 0 || i%2 == 0 }
 			w.message("user", 60, withID(item))
 			item++
 			for k := 0; k < 18 && item < total; k++ {
@@ -515,4 +550,110 @@ func fleetFiles(dir string) ([]string, int64, error) {
 		total += fi.Size()
 	}
 	return paths, total, nil
+}
+
+// writeSmallRecords: the common shape of issue 28, files of small records
+// as Codex 0.110 writes them (items without ids): each model request
+// streams a few reasoning deltas, then a reasoning item, a shell call with
+// a short output and a token_count event with rate limits; a turn ends
+// with the assistant's answer.
+func writeSmallRecords(w *shapeWriter, s shapesSpec) {
+	w.meta()
+	var in, cached, out, reasoning int64
+	for w.written < s.RecordsBytes {
+		w.startTurn()
+		w.end(append(w.begin("turn_context"), `{"cwd":"/home/dev/app","approval_policy":"on-request","sandbox_policy":{"mode":"workspace-write"},"model":"gpt-5-codex","summary":"auto"}`...))
+		w.message("user", 60+w.rng.IntN(120), false)
+		requests := 2 + w.rng.IntN(8)
+		for r := range requests {
+			for range 1 + w.rng.IntN(4) {
+				l := append(w.begin("event_msg"), `{"type":"agent_reasoning_delta","delta":`...)
+				l = w.appendText(l, 10+w.rng.IntN(50))
+				w.end(append(l, '}'))
+			}
+			w.reasoning(40+w.rng.IntN(120), false)
+			if r < requests-1 {
+				w.call(false, false)
+			} else {
+				w.message("assistant", 60+w.rng.IntN(200), false)
+			}
+			// Cumulative usage grows by each request's; the context
+			// stays well inside the window.
+			last := [4]int64{8000 + int64(w.rng.IntN(4000)), 6000, 50 + int64(w.rng.IntN(400)), int64(w.rng.IntN(200))}
+			in, cached, out, reasoning = in+last[0], cached+last[1], out+last[2], reasoning+last[3]
+			l := append(w.begin("event_msg"), `{"type":"token_count","info":{"total_token_usage":`...)
+			l = appendUsage(l, in, cached, out, reasoning)
+			l = append(l, `,"last_token_usage":`...)
+			l = appendUsage(l, last[0], last[1], last[2], last[3])
+			l = fmt.Appendf(l, `,"model_context_window":258400},"rate_limits":{"primary":{"used_percent":%d.0,"window_minutes":300,"resets_at":1775552400},"secondary":{"used_percent":%d.0,"window_minutes":10080,"resets_at":1776000000},"credits":null,"plan_type":"plus"}}`,
+				w.rng.IntN(100), w.rng.IntN(100))
+			w.end(l)
+		}
+		w.endTurn()
+	}
+}
+
+func appendUsage(l []byte, in, cached, out, reasoning int64) []byte {
+	return fmt.Appendf(l, `{"input_tokens":%d,"cached_input_tokens":%d,"output_tokens":%d,"reasoning_output_tokens":%d,"total_tokens":%d}`,
+		in, cached, out, reasoning, in+out)
+}
+
+// writeTreeFile writes file i of tree/: a small generated session of about
+// s.TreeFileBytes, plain (the per-file cost is measured without zstd's).
+func writeTreeFile(dir string, s shapesSpec, i int) error {
+	o := gen.Options{Seed: s.Seed*1000003 + uint64(i) + 11, TargetBytes: s.TreeFileBytes, Paginated: i%4 == 3, Fit: true}
+	path := filepath.Join(dir, gen.FileName(o))
+	tmp := path + ".tmp"
+	_, err := gen.WriteFile(tmp, o)
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+	}
+	return err
+}
+
+// joinTree writes the files of dir, in name order, one after the other
+// into one file: the same bytes as one file (per-file cost = the
+// difference).
+func joinTree(dir, path string) error {
+	paths, _, err := fleetFiles(dir)
+	if err != nil {
+		return err
+	}
+	tmp := path + ".tmp"
+	f, err := os.Create(tmp)
+	if err != nil {
+		return err
+	}
+	w := bufio.NewWriterSize(f, 1<<20)
+	for _, p := range paths {
+		if err = appendFile(w, p); err != nil {
+			break
+		}
+	}
+	if err == nil {
+		err = w.Flush()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+	}
+	return err
+}
+
+func appendFile(w io.Writer, path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	_, err = io.Copy(w, f)
+	return err
 }
