@@ -261,8 +261,7 @@ func (e *engine) checkID(pos Pos, f itemFields, index int) {
 	}
 	if f.id == "" {
 		if typed && index < 0 {
-			e.missingIDs = append(e.missingIDs, Observation{Pos: pos,
-				Evidence: ItemMissingIDEvidence{ItemType: f.typ, ItemIndex: index, Prefix: prefix}})
+			e.missingIDs.add(pos, e.types.intern(f.typ))
 		}
 		return
 	}
@@ -629,11 +628,68 @@ func (e *engine) interAgent(rec *rollout.Record, pos Pos, p gjson.Result) {
 	e.prompts.input()
 	id := p.Get("id")
 	if id.String() == "" {
-		e.missingIDs = append(e.missingIDs, Observation{Pos: pos,
-			Evidence: AgentCommMissingIDEvidence{Prefix: rollout.InterAgentPrefix}})
+		e.missingIDs.add(pos, agentCommMissing)
 		return
 	}
 	e.checkPrefixedID(pos, id.String(), rollout.TypeInterAgent, rollout.InterAgentPrefix, true, -1)
 	e.appendItem(pos, Item{ID: id.String(), Type: rollout.TypeInterAgent, Line: pos.Line, Offset: pos.Offset, Index: -1, Segment: pos.Segment,
 		hash: maphash.String(hashSeed, p.Raw)}, nil)
+}
+
+// missingIDs are the items without id of a file, held until its end tells
+// whether it uses ids: a file of Codex before 0.142 has none at all, so
+// each is kept in a few bytes (no Observation, no boxed evidence), in
+// blocks that are never copied as they grow.
+type missingIDs struct {
+	blocks [][]missingID
+}
+
+// missingID is one item without id: where it is and its type (an index
+// into the engine's typeTable, or agentCommMissing). Items of a line's
+// payload only (ItemIndex -1).
+type missingID struct {
+	offset  int64
+	ordinal int64
+	line    int
+	segment int32
+	typ     uint32
+	hasOrd  bool
+}
+
+// agentCommMissing is missingID.typ of an inter-agent record without id.
+const agentCommMissing = math.MaxUint32
+
+const missingBlock = 4096
+
+func (m *missingIDs) add(pos Pos, typ uint32) {
+	n := len(m.blocks)
+	if n == 0 || len(m.blocks[n-1]) == missingBlock {
+		m.blocks = append(m.blocks, make([]missingID, 0, missingBlock))
+		n++
+	}
+	x := missingID{offset: pos.Offset, line: pos.Line, segment: int32(pos.Segment), typ: typ}
+	if pos.Ordinal != nil {
+		x.ordinal, x.hasOrd = *pos.Ordinal, true
+	}
+	m.blocks[n-1] = append(m.blocks[n-1], x)
+}
+
+// each hands each to obs as its observation, in the order added.
+func (m *missingIDs) each(types *typeTable, obs Observer) {
+	for _, b := range m.blocks {
+		for _, x := range b {
+			pos := Pos{Line: x.line, Offset: x.offset, Segment: int(x.segment)}
+			if x.hasOrd {
+				ord := x.ordinal
+				pos.Ordinal = &ord
+			}
+			if x.typ == agentCommMissing {
+				obs(Observation{Pos: pos, Evidence: AgentCommMissingIDEvidence{Prefix: rollout.InterAgentPrefix}})
+				continue
+			}
+			typ := types.names[x.typ]
+			prefix, _ := rollout.ItemPrefix(typ)
+			obs(Observation{Pos: pos, Evidence: ItemMissingIDEvidence{ItemType: typ, ItemIndex: -1, Prefix: prefix}})
+		}
+	}
 }

@@ -37,7 +37,8 @@ func (e *engine) noteTail(pos Pos, typ string, ord int64, hasOrd bool) {
 	if known {
 		e.tail = nil
 		if hasOrd {
-			e.lastReadOrd = &ord
+			o := ord // escapes: allocated only here
+			e.lastReadOrd = &o
 		}
 		return
 	}

@@ -1,6 +1,8 @@
 package reconstruct
 
 import (
+	"bytes"
+
 	"github.com/rollout-dev/rollout/rollout"
 	"github.com/tidwall/gjson"
 )
@@ -9,33 +11,99 @@ type usage struct {
 	input, cached, cacheWrite, output, reasoning, total int64
 }
 
-func readUsage(u gjson.Result) usage {
-	var x usage
-	u.ForEach(func(k, v gjson.Result) bool {
-		switch k.Str {
+func readUsage(u gjson.Result) usage { x, _ := readUsageRaw([]byte(u.Raw)); return x }
+
+// readUsageRaw reads a usage object from its raw JSON (valid: the line was
+// validated), as gjson's ForEach and Int would: the last of repeated keys
+// wins. hasTotal reports a total_tokens member.
+func readUsageRaw(raw []byte) (x usage, hasTotal bool) {
+	members(raw, func(key, v []byte) {
+		switch string(key) {
 		case "input_tokens":
-			x.input = v.Int()
+			x.input = jsonInt(v)
 		case "cached_input_tokens":
-			x.cached = v.Int()
+			x.cached = jsonInt(v)
 		case "cache_write_input_tokens":
-			x.cacheWrite = v.Int()
+			x.cacheWrite = jsonInt(v)
 		case "output_tokens":
-			x.output = v.Int()
+			x.output = jsonInt(v)
 		case "reasoning_output_tokens":
-			x.reasoning = v.Int()
+			x.reasoning = jsonInt(v)
 		case "total_tokens":
-			x.total = v.Int()
+			x.total, hasTotal = jsonInt(v), true
 		}
-		return true
 	})
-	return x
+	return x, hasTotal
 }
 
-func (e *engine) tokenCount(rec *rollout.Record, pos Pos, info gjson.Result) {
-	if !info.IsObject() {
+// members walks the members of a raw JSON object; a key with escapes is
+// decoded first (keys are compared, not kept: the slice is only valid
+// during the call).
+func members(raw []byte, fn func(key, v []byte)) {
+	rollout.Members(raw, func(k []byte, start, end int) bool {
+		if bytes.IndexByte(k, '\\') >= 0 {
+			k = []byte(gjson.ParseBytes(append(append([]byte{'"'}, k...), '"')).Str)
+		}
+		fn(k, raw[start:end])
+		return true
+	})
+}
+
+// jsonInt is gjson's Int of a raw value: digits are read directly, any
+// other value (a float, a string, true) as gjson reads it.
+func jsonInt(v []byte) int64 {
+	if len(v) > 0 && len(v) < 19 {
+		neg := v[0] == '-'
+		d := v
+		if neg {
+			d = v[1:]
+		}
+		n := int64(0)
+		ok := len(d) > 0
+		for _, c := range d {
+			if c < '0' || c > '9' {
+				ok = false
+				break
+			}
+			n = n*10 + int64(c-'0')
+		}
+		if ok {
+			if neg {
+				return -n
+			}
+			return n
+		}
+	}
+	return gjson.ParseBytes(v).Int()
+}
+
+// tokenCount follows a token_count event; info is the raw JSON of its
+// "info" member (nil: none).
+func (e *engine) tokenCount(rec *rollout.Record, pos Pos, info []byte) {
+	if len(info) == 0 || info[0] != '{' {
 		return
 	}
-	total := readUsage(info.Get("total_token_usage"))
+	// One walk of info, the first of repeated keys winning as in gjson's Get.
+	var totalRaw, lastRaw []byte
+	var window int64
+	seenWindow := false
+	members(info, func(key, v []byte) {
+		switch string(key) {
+		case "total_token_usage":
+			if totalRaw == nil {
+				totalRaw = v
+			}
+		case "last_token_usage":
+			if lastRaw == nil {
+				lastRaw = v
+			}
+		case "model_context_window":
+			if !seenWindow {
+				window, seenWindow = jsonInt(v), true
+			}
+		}
+	})
+	total, _ := readUsageRaw(totalRaw)
 	if e.lastTotal != nil && *e.lastTotal == total {
 		e.reemitted++
 		if e.reemitted == 1 {
@@ -52,13 +120,11 @@ func (e *engine) tokenCount(rec *rollout.Record, pos Pos, info gjson.Result) {
 	if e.lastTotal != nil && !e.skipDecrease && !e.threadCounter && total.total < e.lastTotal.total {
 		e.emit(pos, TokensTotalDecreasedEvidence{Previous: e.lastTotal.total, Got: total.total, Counter: "total_token_usage"})
 	}
-	last := info.Get("last_token_usage")
-	lu := readUsage(last)
+	lu, hasTotal := readUsageRaw(lastRaw)
 	fill := lu.total
-	if !last.Get("total_tokens").Exists() {
+	if !hasTotal {
 		fill = lu.input + lu.output
 	}
-	window := info.Get("model_context_window").Int()
 	if window > 0 && fill > window {
 		e.emit(pos, TokensOverWindowEvidence{Fill: fill, Window: window})
 	}

@@ -27,6 +27,16 @@ var knownLineTypes = map[string]bool{
 	TypeRetainedContext: true, TypeRealtimeItem: true,
 }
 
+// lineTypeNames holds each known line type's name, so that a type read
+// from a line is the shared constant, not a copy.
+var lineTypeNames = func() map[string]string {
+	m := make(map[string]string, len(knownLineTypes))
+	for t := range knownLineTypes {
+		m[t] = t
+	}
+	return m
+}()
+
 // KnownLineType reports whether t is a line type this version understands.
 func KnownLineType(t string) bool { return knownLineTypes[t] }
 

@@ -120,8 +120,17 @@ func (r *Record) field(f *[2]int) []byte {
 	return r.Raw[f[0]:f[1]]
 }
 
-// Type is the envelope's "type" (for bare-era lines: the item type).
-func (r *Record) Type() string { return DecodeString(r.field(&r.typ)) }
+// Type is the envelope's "type" (for bare-era lines: the item type). A
+// known line type is not copied: every line asks for its type.
+func (r *Record) Type() string {
+	v := r.field(&r.typ)
+	if s, ok := StringValue(v); ok {
+		if t, known := lineTypeNames[string(s)]; known {
+			return t
+		}
+	}
+	return DecodeString(v)
+}
 
 // HasType reports whether the line has a top-level "type" member.
 func (r *Record) HasType() bool { return r.field(&r.typ) != nil }
@@ -181,7 +190,25 @@ func (r *Record) Ordinal() (n int64, ok bool) {
 	if b == nil {
 		return 0, false
 	}
+	if n, ok := digits(b); ok {
+		return n, true // every line of a paginated file: not copied for gjson
+	}
 	return gjson.ParseBytes(b).Int(), true
+}
+
+// digits reads a non-negative decimal integer of up to 18 digits.
+func digits(b []byte) (int64, bool) {
+	if len(b) == 0 || len(b) > 18 {
+		return 0, false
+	}
+	var n int64
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int64(c-'0')
+	}
+	return n, true
 }
 
 // OrdinalRange is the byte range of the ordinal's digits in Raw.
