@@ -73,6 +73,7 @@ type Index struct {
 	walkDirs []string            // directories not walked yet (walked on first need)
 	refsDone bool
 	refs     map[string][]*Rollout // rollout id -> the rollouts whose history_base names it
+	wd       string                // the working directory, once read (key)
 }
 
 // New indexes the rollout files paths (already discovered; "-" is
@@ -183,15 +184,24 @@ func (ix *Index) walk(dir string) {
 	}
 }
 
-func key(path string) string {
-	if abs, err := filepath.Abs(path); err == nil {
-		return abs
+// key is the absolute form of path (filepath.Abs, with the working
+// directory read once per index: not two stat calls per file).
+func (ix *Index) key(path string) string {
+	if filepath.IsAbs(path) {
+		return filepath.Clean(path)
 	}
-	return filepath.Clean(path)
+	if ix.wd == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return filepath.Clean(path)
+		}
+		ix.wd = wd
+	}
+	return filepath.Join(ix.wd, path)
 }
 
 func (ix *Index) add(path string) *Rollout {
-	k := key(path)
+	k := ix.key(path)
 	if r := ix.byPath[k]; r != nil {
 		return r
 	}

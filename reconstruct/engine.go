@@ -224,7 +224,7 @@ func (e *engine) feedObject(rec *rollout.Record, pos Pos) {
 		pos.Ordinal = &o
 	}
 	if typ == rollout.TypeSessionMeta && !e.metaSeen {
-		e.st.OrdinalBase = ordinalBase(rec.Payload())
+		e.st.OrdinalBase = ordinalBase(rec.MetaPayload())
 	}
 	if e.subStart >= 0 && hasOrd && e.metaSeen && pos.Segment == 0 {
 		switch {
@@ -293,11 +293,13 @@ func (e *engine) feedObject(rec *rollout.Record, pos Pos) {
 		e.worldState(pos, rec)
 		return
 	}
+	if typ == rollout.TypeSessionMeta {
+		e.sessionMeta(rec, pos, rec.MetaPayload())
+		return
+	}
 	payload := rec.Payload()
 
 	switch typ {
-	case rollout.TypeSessionMeta:
-		e.sessionMeta(rec, pos, payload)
 	case rollout.TypeCompacted:
 		e.compacted(rec, pos, payload)
 	case rollout.TypeTurnContext:
@@ -470,9 +472,12 @@ func parseMillisZ(s []byte) (time.Time, bool) {
 }
 
 func (e *engine) sessionMeta(rec *rollout.Record, pos Pos, p gjson.Result) {
+	// One walk of the payload for the members read here.
+	f := rollout.ResultMembers(p, "id", "cli_version", "source", "timestamp", "parent_thread_id", "forked_from_id", "context_window")
+	id, cli, src, started, parent, forked, window := f[0], f[1], f[2], f[3], f[4], f[5], f[6]
 	if e.metaSeen {
 		if !e.forkAllowed {
-			e.emit(pos, MetaUnexpectedExtraEvidence{ID: p.Get("id").String()})
+			e.emit(pos, MetaUnexpectedExtraEvidence{ID: id.String()})
 		}
 		// A fork replays its parent: its token counters start over.
 		e.lastTotal, e.lastThread = nil, nil
@@ -480,15 +485,15 @@ func (e *engine) sessionMeta(rec *rollout.Record, pos Pos, p gjson.Result) {
 	}
 	e.metaSeen = true
 	e.st.MetaLine = rec.Line
-	meta := rollout.MetaOf(rec.Line, rec.Offset, p)
+	meta := rec.Meta()
 	e.subStart = meta.SubagentStart
 	e.lineageAtMeta(pos, meta.Base != nil)
 	if rec.Line != e.firstLine {
 		e.emit(pos, MetaNotFirstEvidence{FirstLine: e.firstLine})
 	}
-	e.st.ThreadID = p.Get("id").String()
-	e.st.CLIVersion = p.Get("cli_version").String()
-	e.st.HistoryMode = rollout.HistoryMode(p)
+	e.st.ThreadID = id.String()
+	e.st.CLIVersion = cli.String()
+	e.st.HistoryMode = meta.HistoryMode
 	if e.st.HistoryMode != rollout.HistoryLegacy && e.st.HistoryMode != rollout.HistoryPaginated {
 		// Fail closed: replaying with the wrong rules would report false
 		// faults and plan wrong fixes. Line and envelope checks still run.
@@ -500,8 +505,7 @@ func (e *engine) sessionMeta(rec *rollout.Record, pos Pos, p gjson.Result) {
 		pp := pos
 		e.pendingNoOrd = &pp
 	}
-	src := p.Get("source")
-	e.st.StartedAt = p.Get("timestamp").String()
+	e.st.StartedAt = started.String()
 	if e.st.StartedAt == "" {
 		if ts, ok := rollout.StringValue(rec.Timestamp()); ok {
 			e.st.StartedAt = string(ts)
@@ -512,12 +516,12 @@ func (e *engine) sessionMeta(rec *rollout.Record, pos Pos, p gjson.Result) {
 	// newer metas also carry parent_thread_id at the top level.
 	e.st.ParentThreadID = src.Get("subagent.thread_spawn.parent_thread_id").String()
 	if e.st.ParentThreadID == "" {
-		e.st.ParentThreadID = p.Get("parent_thread_id").String()
+		e.st.ParentThreadID = parent.String()
 	}
-	e.forkAllowed = p.Get("forked_from_id").Exists() || p.Get("parent_thread_id").Exists() ||
+	e.forkAllowed = forked.Exists() || parent.Exists() ||
 		(src.IsObject() && src.Get("subagent").Exists())
 	// The first context window is the one every compaction names as first_window_id.
-	e.st.Lineage.WindowID = p.Get("context_window.window_id").String()
+	e.st.Lineage.WindowID = window.Get("window_id").String()
 	e.st.Lineage.FirstWindowID = e.st.Lineage.WindowID
 	if id, ok := rollout.ThreadIDFromName(e.opts.Path); ok && e.st.ThreadID != "" && !strings.EqualFold(id, e.st.ThreadID) {
 		e.emit(pos, MetaFilenameMismatchEvidence{FileID: id, PayloadID: e.st.ThreadID})

@@ -6,6 +6,7 @@ import (
 	"math"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/rollout-dev/rollout/rollout"
 	"github.com/tidwall/gjson"
@@ -76,8 +77,9 @@ func readItem(item []byte, rec *rollout.Record) itemFields {
 func (e *engine) addLiveItem(pos Pos, item []byte, rec *rollout.Record, index int) {
 	f := readItem(item, rec)
 	e.sinceWS = true
+	prompt := isUserMessage(f.typ, f.role) && !contextualContent(f.content)
 	switch {
-	case isUserMessage(f.typ, f.role) && !contextualContent(f.content):
+	case prompt:
 		text := contentText(f.content)
 		e.userTurnBoundary(pos)
 		e.userInput(pos, text)
@@ -94,7 +96,7 @@ func (e *engine) addLiveItem(pos Pos, item []byte, rec *rollout.Record, index in
 		}
 	}
 	it := Item{ID: f.id, Type: f.typ, CallID: f.callID, Line: pos.Line, Offset: pos.Offset, Index: index, Segment: pos.Segment}
-	it.prompt = isUserMessage(f.typ, f.role) && !contextualContent(f.content)
+	it.prompt = prompt
 	e.checkID(pos, f, index)
 	start := 0 // where item starts in its line
 	if rec != nil {
@@ -586,19 +588,84 @@ func contextualContent(c []byte) bool {
 		}
 	}
 	if len(c) > 0 && c[0] == '"' {
-		check(rollout.DecodeString(c))
+		check(textPrefix(c, 32))
 		return found
 	}
 	rollout.Elements(c, func(start, end int) bool {
 		rollout.Members(c[start:end], func(key []byte, ks, ke int) bool {
 			if string(key) == "text" {
-				check(rollout.DecodeString(c[start+ks : start+ke]))
+				check(textPrefix(c[start+ks:start+ke], 32))
 			}
 			return !found
 		})
 		return !found
 	})
 	return found
+}
+
+// textPrefix is the start of the text of a raw JSON string value from its
+// first character that is not white space (" \t\r\n", as strings.TrimLeft
+// of contextualContent), decoded: at least n bytes of it when the text has
+// them. Only the start is decoded: a pasted prompt reaches megabytes. A
+// value that is not a string is decoded whole, as DecodeString would.
+func textPrefix(v []byte, n int) string {
+	if len(v) < 2 || v[0] != '"' || v[len(v)-1] != '"' {
+		return rollout.DecodeString(v)
+	}
+	body := v[1 : len(v)-1]
+	i := 0
+skip:
+	for i < len(body) {
+		switch c := body[i]; {
+		case c == ' ' || c == '\t' || c == '\r' || c == '\n':
+			i++
+		case c == '\\' && i+1 < len(body) && (body[i+1] == 't' || body[i+1] == 'r' || body[i+1] == 'n'):
+			i += 2
+		case c == '\\' && i+5 < len(body) && body[i+1] == 'u' && isSpaceEscape(body[i+2:i+6]):
+			i += 6
+		default:
+			break skip
+		}
+	}
+	// Up to 12n bytes of escapes hold at least 2n characters: n bytes.
+	j := i
+	for j < len(body) && j-i < 12*n {
+		if body[j] == '\\' {
+			if j+1 < len(body) && body[j+1] == 'u' {
+				j += 6
+			} else {
+				j += 2
+			}
+			continue
+		}
+		j++
+	}
+	j = min(j, len(body))
+	if i == 0 && j == len(body) {
+		return rollout.DecodeString(v)
+	}
+	q := make([]byte, 0, j-i+2)
+	q = append(append(append(q, '"'), body[i:j]...), '"')
+	t := rollout.DecodeString(q)
+	if j < len(body) {
+		// The cut may split a surrogate pair: its last character goes.
+		_, size := utf8.DecodeLastRuneInString(t)
+		t = t[:len(t)-size]
+	}
+	return t
+}
+
+// isSpaceEscape reports whether the four hex digits of a \u escape are a
+// tab, carriage return, new line or space.
+func isSpaceEscape(h []byte) bool {
+	if h[0] != '0' || h[1] != '0' {
+		return false
+	}
+	switch strings.ToLower(string(h[2:])) {
+	case "09", "0a", "0d", "20":
+		return true
+	}
+	return false
 }
 
 // contentText is the text of a message's content: a string, or the "text"

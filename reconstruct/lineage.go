@@ -125,7 +125,7 @@ func replaySegment(e *engine, s Segment, open func(string) (io.ReadCloser, error
 		end = rec.End()
 		if rec.Valid() && rec.Type() == rollout.TypeSessionMeta {
 			// Each segment contributes what follows its session_meta.
-			e.segmentMeta(rec.Payload())
+			e.segmentMeta(rec.MetaPayload())
 			continue
 		}
 		e.Feed(rec)

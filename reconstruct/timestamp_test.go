@@ -2,8 +2,11 @@ package reconstruct
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/rollout-dev/rollout/rollout"
 )
 
 // TestParseMillisZ compares the fast path with time.Parse on the form
@@ -39,6 +42,25 @@ func TestParseMillisZFast(t *testing.T) {
 	for _, c := range []string{"2026-03-10T09:35:30.037Z", "1999-12-31T23:59:59.999Z", "2024-02-29T00:00:00.000Z", "2096-02-28T19:49:59.969Z"} {
 		if _, ok := parseMillisZ([]byte(c)); !ok {
 			t.Errorf("%s: not parsed by the fast path", c)
+		}
+	}
+}
+
+// TestTextPrefix: the prefix contextualContent judges is the start of what
+// TrimLeft of the whole decoded text gives, escapes and white space
+// included.
+func TestTextPrefix(t *testing.T) {
+	long := strings.Repeat("x", 5000)
+	for _, v := range []string{
+		`"<environment_context>` + long + `"`, `"  \n\t\r\u0020\u000A <user_instructions>` + long + `"`,
+		`"\u00e9\u00e9\u00e9\ud83d\ude00` + strings.Repeat(`\u00e9`, 200) + `"`, `""`, `"   "`, `"\"quoted\" text"`,
+		`"` + strings.Repeat(" ", 3000) + `<Environment_Context>"`, `"\\n not a newline"`, `"\u0009\u000d` + strings.Repeat(`\n`, 500) + `ab"`,
+		`42`, `"short"`, `"\u00e9` + strings.Repeat(`\ud83d\ude00`, 100) + `"`,
+	} {
+		whole := strings.TrimLeft(rollout.DecodeString([]byte(v)), " \t\r\n")
+		got := textPrefix([]byte(v), 32)
+		if !strings.HasPrefix(whole, got) || len(got) < min(32, len(whole)) {
+			t.Errorf("%.40s: prefix %q, whole text starts %.40q", v, got, whole)
 		}
 	}
 }

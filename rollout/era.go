@@ -26,7 +26,7 @@ func DetectEra(rec *Record) Era {
 	if isFrame(rec) {
 		return EraFrames
 	}
-	if rec.HasType() && rec.Payload().Exists() {
+	if rec.HasType() && rec.PayloadBytes() != nil { // a valid line: its payload is a value
 		return EraEnvelope
 	}
 	if !rec.HasType() && rec.Get("id").Exists() && !rec.Get("record_type").Exists() {
@@ -45,8 +45,10 @@ func DetectEra(rec *Record) Era {
 
 // HistoryMode reads history_mode from a session_meta payload: "legacy" when
 // absent, the raw value otherwise (callers fail closed on unknown values).
-func HistoryMode(meta gjson.Result) string {
-	m := meta.Get("history_mode")
+func HistoryMode(meta gjson.Result) string { return historyModeOf(meta.Get("history_mode")) }
+
+// historyModeOf is HistoryMode of the history_mode member's value.
+func historyModeOf(m gjson.Result) string {
 	if !m.Exists() || m.Type == gjson.Null {
 		return HistoryLegacy
 	}

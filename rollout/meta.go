@@ -75,7 +75,7 @@ func ReadMeta(path string) (Meta, error) {
 		switch DetectEra(rec) {
 		case EraEnvelope:
 			if rec.Type() == TypeSessionMeta {
-				return MetaOf(rec.Line, rec.Offset, rec.Payload()), nil
+				return MetaOf(rec.Line, rec.Offset, rec.MetaPayload()), nil
 			}
 		case EraBare:
 			return Meta{Found: true, Line: rec.Line, Offset: rec.Offset, ThreadID: strings.ToLower(rec.Get("id").String()), HistoryMode: HistoryLegacy, SubagentStart: -1}, nil
@@ -88,16 +88,20 @@ func ReadMeta(path string) (Meta, error) {
 
 // MetaOf reads a session_meta payload found at line and offset.
 func MetaOf(line int, offset int64, p gjson.Result) Meta {
-	m := Meta{Found: true, Line: line, Offset: offset, ThreadID: strings.ToLower(p.Get("id").String()),
-		HistoryMode: HistoryMode(p), ForkedFrom: strings.ToLower(p.Get("forked_from_id").String()), SubagentStart: -1}
-	m.ParentThread = strings.ToLower(p.Get("source.subagent.thread_spawn.parent_thread_id").String())
+	// One walk of the payload, not a lookup per field: each lookup scanned
+	// the session_meta from its start.
+	f := ResultMembers(p, "id", "history_mode", "forked_from_id", "source", "parent_thread_id", "subagent_history_start_ordinal", "history_base")
+	id, mode, forked, source, parent, subStart, base := f[0], f[1], f[2], f[3], f[4], f[5], f[6]
+	m := Meta{Found: true, Line: line, Offset: offset, ThreadID: strings.ToLower(id.String()),
+		HistoryMode: historyModeOf(mode), ForkedFrom: strings.ToLower(forked.String()), SubagentStart: -1}
+	m.ParentThread = strings.ToLower(source.Get("subagent.thread_spawn.parent_thread_id").String())
 	if m.ParentThread == "" {
-		m.ParentThread = strings.ToLower(p.Get("parent_thread_id").String())
+		m.ParentThread = strings.ToLower(parent.String())
 	}
-	if v, ok := nonNegative(p.Get("subagent_history_start_ordinal")); ok {
+	if v, ok := nonNegative(subStart); ok {
 		m.SubagentStart = v
 	}
-	if b := p.Get("history_base"); b.Exists() && b.Type != gjson.Null {
+	if b := base; b.Exists() && b.Type != gjson.Null {
 		hb := &HistoryBase{RolloutID: strings.ToLower(b.Get("thread_id").String())}
 		var ok bool
 		switch {
@@ -115,6 +119,27 @@ func MetaOf(line int, offset int64, p gjson.Result) Meta {
 		m.Base = hb
 	}
 	return m
+}
+
+// ResultMembers returns the values of top-level members of the object p by key,
+// in the order of keys, in one walk: what p.Get(key) returns for each (the
+// first of repeated keys; a missing one does not exist). At most 64 keys.
+func ResultMembers(p gjson.Result, keys ...string) []gjson.Result {
+	out := make([]gjson.Result, len(keys))
+	var got uint64
+	if !p.IsObject() {
+		return out
+	}
+	p.ForEach(func(k, v gjson.Result) bool {
+		for i, key := range keys {
+			if got&(1<<i) == 0 && k.Str == key {
+				out[i], got = v, got|1<<i
+				break
+			}
+		}
+		return got != 1<<len(keys)-1
+	})
+	return out
 }
 
 // nonNegative reads a JSON integer >= 0 (Codex's u64).

@@ -34,7 +34,47 @@ type Reader struct {
 
 // lineBuffers recycles the readers' buffers: allocating and zeroing 4 MiB
 // per file was 15% of verifying a directory of small sessions.
-var lineBuffers = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, readBufferSize) }}
+var lineBuffers = freeList[*bufio.Reader]{New: func() *bufio.Reader { return bufio.NewReaderSize(nil, readBufferSize) }}
+
+// freeList keeps up to maxFree values let go of for the next Get. Not a
+// sync.Pool: each collection empties one, and a 4 MiB buffer allocated
+// per small file paces the collector to run every few files, so that most
+// files of a tree got new buffers and decoders. What it keeps is bounded
+// by the readers open at once (a worker's file and the segments it
+// continues), which held as much while they were open.
+type freeList[T any] struct {
+	New  func() T // makes a value when none is kept (nil: Get returns the zero T)
+	mu   sync.Mutex
+	free []T
+}
+
+const maxFree = 16
+
+func (l *freeList[T]) Get() T {
+	l.mu.Lock()
+	if n := len(l.free); n > 0 {
+		v := l.free[n-1]
+		var zero T
+		l.free[n-1] = zero
+		l.free = l.free[:n-1]
+		l.mu.Unlock()
+		return v
+	}
+	l.mu.Unlock()
+	if l.New == nil {
+		var zero T
+		return zero
+	}
+	return l.New()
+}
+
+func (l *freeList[T]) Put(v T) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.free) < maxFree {
+		l.free = append(l.free, v)
+	}
+}
 
 // NewReader reads records from r. maxLine <= 0 means DefaultMaxLineBytes.
 // Release hands its buffer on to the next Reader. When r can be read again
@@ -44,7 +84,7 @@ func NewReader(r io.Reader, maxLine int64) *Reader {
 	if maxLine <= 0 {
 		maxLine = DefaultMaxLineBytes
 	}
-	br := lineBuffers.Get().(*bufio.Reader)
+	br := lineBuffers.Get()
 	br.Reset(r)
 	src := lineSource{br: br, at: RereaderOf(r)}
 	src.feed, _ = r.(*LinePipe)

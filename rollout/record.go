@@ -57,6 +57,8 @@ type Record struct {
 	parsed            bool
 	typ, pay, ts, ord [2]int // value ranges in Raw of top-level members; {0,0} = absent
 	payload           *gjson.Result
+	metaPayload       *gjson.Result // MetaPayload, once made
+	meta              *Meta         // Meta, once read
 
 	// payMembers are the members of the payload object in order, noted by
 	// the validator as it passed them (payNoted); see PayloadMembers.
@@ -179,6 +181,65 @@ func (r *Record) Payload() gjson.Result {
 		r.payload = &res
 	}
 	return *r.payload
+}
+
+// bulkyMetaKeys are the members of a session_meta payload that hold text
+// (the model's instructions, tens of KB) and no fact a reader of the
+// session_meta looks up.
+var bulkyMetaKeys = map[string]bool{"base_instructions": true, "instructions": true, "user_instructions": true,
+	"developer_instructions": true, "dynamic_tools": true}
+
+// MetaPayload is Payload without the bulky members of a session_meta
+// (bulkyMetaKeys), the others in their order: each lookup in a
+// session_meta scanned its instructions again, which was most of the cost
+// of a small file.
+func (r *Record) MetaPayload() gjson.Result {
+	if r.metaPayload == nil {
+		m := r.metaPayloadOf()
+		r.metaPayload = &m
+	}
+	return *r.metaPayload
+}
+
+func (r *Record) metaPayloadOf() gjson.Result {
+	p := r.PayloadBytes()
+	if p == nil {
+		return gjson.Result{}
+	}
+	var b []byte
+	dropped := false
+	r.PayloadMembers(func(key []byte, start, end int) bool {
+		if bulkyMetaKeys[string(key)] {
+			dropped = true
+			return true
+		}
+		if b == nil {
+			b = append(make([]byte, 0, 1024), '{')
+		} else {
+			b = append(b, ',')
+		}
+		// The key as written: its raw bytes, escapes kept, in quotes.
+		b = append(append(append(b, '"'), key...), '"', ':')
+		b = append(b, p[start:end]...)
+		return true
+	})
+	if !dropped {
+		return r.Payload()
+	}
+	if b == nil {
+		return gjson.Parse("{}")
+	}
+	return gjson.Parse(string(append(b, '}')))
+}
+
+// Meta is the record read as a session_meta (MetaOf its MetaPayload),
+// read once: the replay and the lineage both ask.
+func (r *Record) Meta() Meta {
+	if r.meta == nil {
+		m := MetaOf(r.Line, r.Offset, r.MetaPayload())
+		r.meta = &m
+	}
+	return *r.meta
 }
 
 // Timestamp is the raw JSON value of "timestamp" (nil when absent).

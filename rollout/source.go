@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"sync"
 	"unicode/utf8"
 
 	"github.com/klauspost/compress/zstd"
@@ -333,7 +332,7 @@ func Decode(path string, raw io.Reader) (io.ReadCloser, Compression, error) {
 // line is not a JSON object (OnRead is for the caller to count raw with).
 func DecodeWith(path string, raw io.Reader, opts OpenOptions) (io.ReadCloser, Compression, error) {
 	at := RereaderOf(raw) // before the sniffing reads from raw
-	br := sniffBuffers.Get().(*bufio.Reader)
+	br := sniffBuffers.Get()
 	br.Reset(raw)
 	magic, _ := br.Peek(MagicLen)
 	c, err := Sniff(path, magic)
@@ -346,7 +345,7 @@ func DecodeWith(path string, raw io.Reader, opts OpenOptions) (io.ReadCloser, Co
 		out.at = at
 	}
 	if c == Zstd {
-		dec, _ := zstdDecoders.Get().(*zstd.Decoder)
+		dec := zstdDecoders.Get()
 		if dec == nil {
 			dec, err = zstd.NewReader(br, zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(true))
 		} else {
@@ -356,7 +355,7 @@ func DecodeWith(path string, raw io.Reader, opts OpenOptions) (io.ReadCloser, Co
 			recycle(out) // a decoder that failed to start is dropped
 			return nil, Zstd, &PathError{path, fmt.Errorf("opening zstd stream: %w", err)}
 		}
-		out.dec, out.zbr = dec, sniffBuffers.Get().(*bufio.Reader)
+		out.dec, out.zbr = dec, sniffBuffers.Get()
 		out.zbr.Reset(dec)
 		br, out.Reader = out.zbr, out.zbr
 	}
@@ -496,8 +495,8 @@ func archiveKind(magic []byte) (kind string, compressed bool) {
 // Buffers and zstd decoders are recycled across files: a new decoder per
 // file was 14% of verifying a directory of archived sessions.
 var (
-	sniffBuffers = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 64<<10) }}
-	zstdDecoders sync.Pool
+	sniffBuffers = freeList[*bufio.Reader]{New: func() *bufio.Reader { return bufio.NewReaderSize(nil, 64<<10) }}
+	zstdDecoders freeList[*zstd.Decoder]
 )
 
 // decoded is what DecodeWith returns; Close recycles its buffers and

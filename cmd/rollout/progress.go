@@ -42,6 +42,9 @@ const progressMinBytes = 32 << 20
 // caller's "stderr is a terminal and no --quiet".
 func newProgress(io *IO, verb string, paths []string, enabled bool) *progress {
 	p := &progress{io: io, verb: verb, files: len(paths), now: time.Now}
+	if !enabled {
+		return p // nothing is drawn: no file to stat
+	}
 	for _, path := range paths {
 		if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() {
 			p.total += fi.Size()

@@ -424,6 +424,13 @@ func analyseOne(path string, stdin io.Reader, opts checks.Options) (out fileOutc
 // checkOutputs refuses, before anything is read, a report file that is one
 // of the inputs (or an input's quarantine or backup).
 func (o *verifyOptions) checkOutputs(paths []string) error {
+	files := o.writeBaseline != "" && o.writeBaseline != "-"
+	for _, out := range o.outputs {
+		files = files || out.file != "" && out.file != "-"
+	}
+	if !files {
+		return nil // nothing is written but standard output: no input to stat
+	}
 	var inputs outfile.Inputs
 	inputs.Add(paths...)
 	if o.filesFrom != "" {
