@@ -14,13 +14,13 @@ import (
 
 // This file reads lines for Reader and the rewriter. A line that fits the
 // bufio buffer is returned in place. A longer one (an inline image, a tool
-// output of tens of MB) costs one buffer of its exact size: when the stream
-// can be read again by offset (a plain file), the line is first scanned to
-// learn its length and then read once into that buffer; otherwise it is
-// copied into the last long line's buffer (or the spare one) while it fits,
-// and beyond that its pieces are copied as they come and joined once.
-// Growing a buffer by append instead cost about three times the line at
-// the peak.
+// output of tens of MB) is copied into the last long line's buffer (or the
+// spare one) while it fits: read once. Past that, when the stream can be
+// read again by offset (a plain file), the line is scanned to learn its
+// length and read again into a buffer of that size, checked against what
+// the scan saw; otherwise its pieces are copied as they come and joined
+// once. Growing a buffer by append instead cost about three times the line
+// at the peak.
 
 // Rereadable is a stream that can read its own bytes again by their offset
 // in the stream (0: its first byte). Rereader returns nil when it cannot (a
@@ -99,7 +99,12 @@ func (s *lineSource) next(limit int64, pass func([]byte) error) (lineRead, error
 		scan.SetSeed(s.seed)
 	}
 	defer func() { clear(s.chunks); s.chunks = s.chunks[:0] }()
-	var acc []byte // a long line of a stream, while it fits a buffer at hand
+	// acc holds a long line while it fits a buffer at hand (the last long
+	// line's, or the spare one): read once. Past that, a stream that can
+	// be read again is scanned (hashed) to learn the line's length and
+	// read again into a buffer of that size; one that cannot keeps pieces.
+	var acc []byte
+	spared, hashing := false, false
 	for first := true; ; first = false {
 		chunk, err := s.br.ReadSlice('\n')
 		if errors.Is(err, errWholeLine) {
@@ -113,9 +118,9 @@ func (s *lineSource) next(limit int64, pass func([]byte) error) (lineRead, error
 		for _, b := range chunk[max(len(chunk)-2, 0):] {
 			r.tail[0], r.tail[1] = r.tail[1], b
 		}
-		if first && s.at == nil && errors.Is(err, bufio.ErrBufferFull) {
+		if first && errors.Is(err, bufio.ErrBufferFull) {
 			if acc = s.buf[:0]; cap(acc) == 0 {
-				acc = takeSpare()
+				acc, spared = takeSpare(), true
 			}
 		}
 		switch {
@@ -131,7 +136,7 @@ func (s *lineSource) next(limit int64, pass func([]byte) error) (lineRead, error
 				s.chunks = append(s.chunks, acc) // what was held back
 			}
 			if pass != nil {
-				if err := s.passHeld(start, r.size-int64(len(chunk)), &scan, pass); err != nil {
+				if err := s.passHeld(start, r.size-int64(len(chunk)), hashing, &scan, pass); err != nil {
 					return r, err
 				}
 				if err := pass(chunk); err != nil {
@@ -141,12 +146,20 @@ func (s *lineSource) next(limit int64, pass func([]byte) error) (lineRead, error
 			clear(s.chunks)
 		case first && !errors.Is(err, bufio.ErrBufferFull):
 			r.line = chunk // in bufio's buffer, valid until the next read
-		case s.at != nil:
-			scan.Write(chunk)
-		case len(s.chunks) == 0 && len(acc)+len(chunk) <= cap(acc):
+		case !hashing && len(s.chunks) == 0 && len(acc)+len(chunk) <= cap(acc):
 			// Into the last long line's buffer, or the spare one: a line
-			// read again (repair's passes over a .zst) takes no new memory.
+			// read again (repair's passes) takes no new memory.
 			acc = append(acc, chunk...)
+		case s.at != nil:
+			if !hashing {
+				hashing = true
+				scan.Write(acc)
+				if spared {
+					spare(acc)
+				}
+				acc = nil
+			}
+			scan.Write(chunk)
 		default:
 			if len(s.chunks) == 0 && len(acc) > 0 {
 				s.chunks = append(s.chunks, acc)
@@ -169,13 +182,13 @@ func (s *lineSource) next(limit int64, pass func([]byte) error) (lineRead, error
 	if r.oversized || r.line != nil || r.size == 0 {
 		return r, nil
 	}
-	if s.at == nil && len(s.chunks) == 0 {
+	if !hashing && len(s.chunks) == 0 {
 		s.buf = acc
 		r.line = acc
 		return r, nil
 	}
 	line := s.buffer(int(r.size))
-	if s.at == nil {
+	if !hashing {
 		i := 0
 		for _, c := range s.chunks {
 			i += copy(line[i:], c)
@@ -240,10 +253,10 @@ func (s *lineSource) reread(line []byte, off int64, scan *maphash.Hash) error {
 	return nil
 }
 
-// passHeld hands pass the first n bytes of the line at start, which the
-// scan read but did not keep.
-func (s *lineSource) passHeld(start, n int64, scan *maphash.Hash, pass func([]byte) error) error {
-	if s.at == nil {
+// passHeld hands pass the first n bytes of the line at start: held in
+// s.chunks, or (hashed) read again.
+func (s *lineSource) passHeld(start, n int64, hashed bool, scan *maphash.Hash, pass func([]byte) error) error {
+	if !hashed {
 		for _, c := range s.chunks {
 			if err := pass(c); err != nil {
 				return err

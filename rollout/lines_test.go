@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"weak"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -81,7 +82,56 @@ type changingFile struct {
 
 func (c *changingFile) Rereader() io.ReaderAt { return bytes.NewReader(c.again) }
 
+// noSpare lets the spare long-line buffer go: the next long line is read
+// again (hashed) unless it fits the reader's own buffer.
+func noSpare() {
+	spareLong.mu.Lock()
+	spareLong.p = weak.Pointer[[]byte]{}
+	spareLong.mu.Unlock()
+}
+
+// countingAt counts the bytes read again.
+type countingAt struct {
+	io.ReaderAt
+	n *int
+}
+
+func (c countingAt) ReadAt(p []byte, off int64) (int, error) {
+	*c.n += len(p)
+	return c.ReaderAt.ReadAt(p, off)
+}
+
+type countingFile struct {
+	io.Reader
+	at countingAt
+}
+
+func (c *countingFile) Rereader() io.ReaderAt { return c.at }
+
+// A long line that fits the last long line's buffer is read once; one
+// that does not is read again, whole.
+func TestReaderLongLineReadOnceWhenItFits(t *testing.T) {
+	in := longLines()
+	lines := strings.SplitAfter(in, "\n")
+	noSpare()
+	n := 0
+	rd := NewReader(&countingFile{strings.NewReader(in), countingAt{strings.NewReader(in), &n}}, 0)
+	defer rd.Release()
+	for {
+		if _, err := rd.Next(); err == io.EOF {
+			break
+		} else if err != nil {
+			t.Fatal(err)
+		}
+	}
+	// x, y and w outgrow every buffer before them; v fits y's.
+	if want := len(lines[1]) + len(lines[3]) + len(lines[7]); n != want {
+		t.Errorf("read again %d bytes, want %d (lines x, y, w)", n, want)
+	}
+}
+
 func TestReaderLongLineChangedWhileRead(t *testing.T) {
+	noSpare()
 	in := longLines()
 	again := []byte(strings.Replace(in, "x", "X", 1))
 	rd := NewReader(&changingFile{strings.NewReader(in), again}, 0)
@@ -193,6 +243,7 @@ func TestRewriteLongLineChangedWhileRead(t *testing.T) {
 	in := longLines()
 	again := []byte(strings.Replace(in, "x", "X", 1))
 	for _, max := range []int64{0, 1 << 20} { // read in full; copied verbatim after a part was held
+		noSpare()
 		opts := RewriteOptions{MaxLineBytes: max, OnLine: func(DiffLine) error { return nil }}
 		_, err := Rewrite(io.Discard, &changingFile{strings.NewReader(in), again}, &Plan{}, opts)
 		if !errors.Is(err, ErrSourceChanged) {
