@@ -19,6 +19,7 @@ func main() {
 	scenarios := flag.String("scenarios", "", "scenario names (default: all)")
 	corruptions := flag.String("corruptions", "", "with -scenarios corrupt: the corruption names (default: all)")
 	out := flag.String("out", conformance.GoldenDir, "golden directory")
+	installOnly := flag.Bool("install", false, "only install the versions into the cache (.ci/run does, so that make test's live tests find them)")
 	flag.Parse()
 	ctx := context.Background()
 	want := map[string]bool{}
@@ -31,6 +32,10 @@ func main() {
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			failed++
+			continue
+		}
+		if *installOnly {
+			fmt.Printf("Codex %s: %s\n", v, c.Bin)
 			continue
 		}
 		for _, sc := range conformance.Scenarios {
