@@ -102,10 +102,13 @@ func (fp *FixPlan) Unplanned(fs []Finding) []Finding {
 	return out
 }
 
-// Unfixed is a finding of a fixable rule that the plan does not fix.
+// Unfixed is a finding of a fixable rule that the plan does not fix: its
+// rule and line (the finding itself stays in the analysis's Findings; a
+// million opt-in findings left are not kept twice).
 type Unfixed struct {
-	Finding Finding
-	Reason  string
+	Rule   string
+	Line   int
+	Reason string
 }
 
 // MarkerKey is the member repair adds to a line it creates, naming the rule.
@@ -208,7 +211,7 @@ func PlanFixes(res *Result, facts *FixFacts, opts FixOptions) (*FixPlan, error) 
 		if st.FailClosed {
 			// Even a line-level fix needs the history mode: removing a
 			// line may call for renumbering under rules rollout does not know.
-			p.fp.Left = append(p.fp.Left, Unfixed{*f, "history_mode " + st.HistoryMode + " is unknown: repair changes nothing in a file it cannot replay"})
+			p.fp.Left = append(p.fp.Left, Unfixed{f.Rule, f.Line, "history_mode " + st.HistoryMode + " is unknown: repair changes nothing in a file it cannot replay"})
 			continue
 		}
 		if !sel[f.Rule] {
@@ -220,11 +223,11 @@ func PlanFixes(res *Result, facts *FixFacts, opts FixOptions) (*FixPlan, error) 
 					optIn[f.Rule] = why
 				}
 			}
-			p.fp.Left = append(p.fp.Left, Unfixed{*f, why})
+			p.fp.Left = append(p.fp.Left, Unfixed{f.Rule, f.Line, why})
 			continue
 		}
 		if why := r.plan(p, *f); why != "" {
-			p.fp.Left = append(p.fp.Left, Unfixed{*f, why})
+			p.fp.Left = append(p.fp.Left, Unfixed{f.Rule, f.Line, why})
 			continue
 		}
 		p.fp.Planned = append(p.fp.Planned, PlannedFix{f.Rule, f.Line})
@@ -243,6 +246,7 @@ type planner struct {
 	fp       *FixPlan
 	concat   map[int]bool        // lines holding several objects
 	seen     map[plannedKey]bool // edits already planned (several findings, one edit)
+	shared   map[sharedKey]rollout.EditRef
 	envelope bool
 	ids      *idSource
 
@@ -267,12 +271,57 @@ type lineRule struct {
 
 // add plans an edit once: several findings can ask for the same one.
 func (p *planner) add(line int, key string, e rollout.Edit) {
-	k := plannedKey{line, e.Label, key}
-	if p.seen[k] {
+	if p.first(line, e.Label, key) {
+		p.fp.Plan.Add(line, e)
+		p.note(e)
+	}
+}
+
+// addShared is add of an edit that differs from line to line only in its
+// line: one Edit serves them all (a plan of a million ids keeps one).
+// make builds it the first time; id names it among the shared edits.
+func (p *planner) addShared(line int, key string, id sharedKey, make func() rollout.Edit) {
+	if !p.first(line, id.label, key) {
 		return
 	}
+	ref, ok := p.shared[id]
+	if !ok {
+		e := make()
+		ref = p.fp.Plan.Define(e)
+		if p.shared == nil {
+			p.shared = map[sharedKey]rollout.EditRef{}
+		}
+		p.shared[id] = ref
+		p.note(e)
+	}
+	p.fp.Plan.AddShared(line, ref)
+}
+
+// addLineEdit plans an edit of a whole line that has no other field
+// (drop, split, lf): one Edit per rule serves every line.
+func (p *planner) addLineEdit(line int, key string, kind rollout.EditKind, rule string) {
+	p.addShared(line, key, sharedKey{kind, rule, ""}, func() rollout.Edit { return rollout.Edit{Kind: kind, Label: rule} })
+}
+
+// sharedKey names an edit shared between lines: its rule and what picks
+// the objects it edits.
+type sharedKey struct {
+	kind            rollout.EditKind
+	label, lineType string
+}
+
+// first reports whether the edit (line, label, key) is not planned yet,
+// and notes it.
+func (p *planner) first(line int, label, key string) bool {
+	k := plannedKey{line, label, key}
+	if p.seen[k] {
+		return false
+	}
 	p.seen[k] = true
-	p.fp.Plan.Add(line, e)
+	return true
+}
+
+func (p *planner) note(e rollout.Edit) {
 	switch e.Kind {
 	case rollout.EditDrop, rollout.EditSplit, rollout.EditMoveFront, rollout.EditInsertAfter, rollout.EditCut:
 		p.structural = true
@@ -283,19 +332,19 @@ func (p *planner) add(line int, key string, e rollout.Edit) {
 
 // dropLine moves an unreadable line (torn tail, invalid JSON) to quarantine.
 func dropLine(p *planner, f Finding) string {
-	p.add(f.Line, "drop", rollout.Edit{Kind: rollout.EditDrop, Label: f.Rule})
+	p.addLineEdit(f.Line, "drop", rollout.EditDrop, f.Rule)
 	return ""
 }
 
 // splitLine writes each object of a concatenated line on its own line.
 func splitLine(p *planner, f Finding) string {
-	p.add(f.Line, "split", rollout.Edit{Kind: rollout.EditSplit, Label: f.Rule})
+	p.addLineEdit(f.Line, "split", rollout.EditSplit, f.Rule)
 	return ""
 }
 
 // normaliseEOL ends a CRLF line with LF.
 func normaliseEOL(p *planner, f Finding) string {
-	p.add(f.Line, "lf", rollout.Edit{Kind: rollout.EditLF, Label: f.Rule})
+	p.addLineEdit(f.Line, "lf", rollout.EditLF, f.Rule)
 	return ""
 }
 
@@ -429,12 +478,14 @@ func assignID(p *planner, f Finding, index int, lineType string) string {
 	if index >= 0 {
 		return "the item is inside a compaction's replacement history"
 	}
-	p.add(f.Line, "id", rollout.Edit{
-		Kind: rollout.EditSet, Label: f.Rule, Path: p.itemPath(index), Key: "id",
-		Match:    p.itemMatch(lineType, index),
-		When:     idMissing,
-		Value:    p.idValue(index),
-		Remember: true,
+	p.addShared(f.Line, "id", sharedKey{rollout.EditSet, f.Rule, lineType}, func() rollout.Edit {
+		return rollout.Edit{
+			Kind: rollout.EditSet, Label: f.Rule, Path: p.itemPath(index), Key: "id",
+			Match:    p.itemMatch(lineType, index),
+			When:     idMissing,
+			Value:    p.idValue(index),
+			Remember: true,
+		}
 	})
 	p.noteID(f.Line)
 	return ""
@@ -630,18 +681,22 @@ func lineMillis(obj []byte) int64 {
 // own time and random bits derived from (thread id, line, item index), or
 // random ones with FixOptions.RandomIDs. A second rewrite of the same plan
 // (for --diff) must give the same ids: a derived id is made again (the salt
-// of the rare one that collided is kept), a random one is remembered. Each
-// is checked against the live ids and the others.
+// of the rare one that collided is kept), a random one is remembered.
 //
-// The ids in use are kept as 64-bit hashes, not strings: a plan of 100,000
-// ids holds no copy of them. Two ids with one hash only cost a new salt.
+// Each id is checked against the live ids, kept as a sorted slice of 64-bit
+// hashes (8 bytes per live id, no copy of them): an id the file already has
+// is never given. The ids assigned are not recorded: two derived ids come
+// from distinct (line, index) pairs through SHA-256, so they differ but with
+// a chance of 2^-74, and should they not, the re-verification of the result
+// reports the duplicate and the write is refused (repair's guard). A plan
+// of a million ids holds nothing per id here.
 type idSource struct {
 	anchors map[int]int64 // FixFacts.anchors: times for lines whose own does not parse
 	thread  string
 	random  io.Reader
-	taken   map[uint64]idOwner // hashes of the live ids (owner zero) and those assigned
-	salts   map[idKey]int      // derived ids that needed a salt
-	memo    map[idKey]string   // RandomIDs: the ids given
+	live    hashSet          // hashes of the live ids
+	salts   map[idKey]int    // derived ids that needed a salt
+	memo    map[idKey]string // RandomIDs: the ids given
 }
 
 type idKey struct {
@@ -649,16 +704,8 @@ type idKey struct {
 	line, index int
 }
 
-// idOwner is who an id was assigned to (the zero value: a live id).
-type idOwner struct {
-	line, index int
-	assigned    bool
-}
-
 func newIDSource(st *reconstruct.State, opts FixOptions) *idSource {
-	// Not sized up front: a history holds items without ids too, and a
-	// map sized for all of them would be twice what it needs.
-	s := &idSource{thread: st.ThreadID, taken: map[uint64]idOwner{}}
+	s := &idSource{thread: st.ThreadID}
 	if opts.RandomIDs {
 		s.random = opts.Random
 		if s.random == nil {
@@ -666,12 +713,71 @@ func newIDSource(st *reconstruct.State, opts FixOptions) *idSource {
 		}
 		s.memo = map[idKey]string{}
 	}
+	var hs []uint64
 	for it := range st.History.All() {
 		if it.ID != "" {
-			s.taken[idHash(it.ID)] = idOwner{}
+			hs = append(hs, idHash(it.ID))
 		}
 	}
+	s.live = newHashSet(hs)
 	return s
+}
+
+// isLive reports whether an id with hash h is in the file.
+func (s *idSource) isLive(h uint64) bool { return s.live.has(h) }
+
+// hashSet is a set of 64-bit hashes: an open-addressing table at most half
+// full, 16 bytes per member and one probe or two per lookup (a Go map costs
+// about three times that).
+type hashSet struct {
+	slots   []uint64 // 0: empty
+	shift   uint     // 64 - log2(len(slots)): slot of h is the top bits of h times the golden ratio
+	hasZero bool     // 0 is a member
+}
+
+func newHashSet(hs []uint64) hashSet {
+	var s hashSet
+	n, bits := 8, uint(3)
+	for n < 2*len(hs) {
+		n, bits = n*2, bits+1
+	}
+	s.slots, s.shift = make([]uint64, n), 64-bits
+	for _, h := range hs {
+		s.add(h)
+	}
+	return s
+}
+
+func (s *hashSet) add(h uint64) {
+	if h == 0 {
+		s.hasZero = true
+		return
+	}
+	mask := uint64(len(s.slots) - 1)
+	for i := (h * 0x9e3779b97f4a7c15) >> s.shift; ; i = (i + 1) & mask {
+		switch s.slots[i] {
+		case h:
+			return
+		case 0:
+			s.slots[i] = h
+			return
+		}
+	}
+}
+
+func (s *hashSet) has(h uint64) bool {
+	if h == 0 {
+		return s.hasZero
+	}
+	mask := uint64(len(s.slots) - 1)
+	for i := (h * 0x9e3779b97f4a7c15) >> s.shift; ; i = (i + 1) & mask {
+		switch s.slots[i] {
+		case h:
+			return true
+		case 0:
+			return false
+		}
+	}
 }
 
 // plainASCII reports whether strconv.Quote leaves s as it is.
@@ -701,10 +807,11 @@ func (s *idSource) id(prefix string, ms int64, line, index int) string {
 // appendID appends id(prefix, ms, line, index) to dst.
 func (s *idSource) appendID(dst []byte, prefix string, ms int64, line, index int) []byte {
 	k := idKey{prefix, line, index}
-	if id, ok := s.memo[k]; ok {
-		return append(dst, id...)
+	if s.memo != nil {
+		if id, ok := s.memo[k]; ok {
+			return append(dst, id...)
+		}
 	}
-	owner := idOwner{line, index, true}
 	start := len(dst)
 	for salt := s.salts[k]; ; salt++ {
 		dst = append(append(dst[:start], prefix...), '_')
@@ -719,11 +826,9 @@ func (s *idSource) appendID(dst []byte, prefix string, ms int64, line, index int
 			// if it happens, derive again from a salted index.
 			dst = rollout.AppendDerivedUUIDv7(dst, ms, s.thread, line, index+salt<<48)
 		}
-		h := idHash(dst[start:])
-		if o, ok := s.taken[h]; ok && o != owner {
+		if s.isLive(idHash(dst[start:])) {
 			continue
 		}
-		s.taken[h] = owner
 		if s.memo != nil {
 			s.memo[k] = string(dst[start:])
 		} else if salt > 0 {

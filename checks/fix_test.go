@@ -120,7 +120,7 @@ func TestPlanFixes(t *testing.T) {
 	t.Run("opt-in left", func(t *testing.T) {
 		out := `{"timestamp":"2026-03-10T09:35:30.222Z","type":"response_item","payload":{"type":"function_call_output","id":"fco_019cd6f2-b50d-700d-800d-00000000000d","call_id":"x","output":""}}`
 		fp := plan(t, meta+"\n"+item+"\n"+out+"\n")
-		if !fp.Plan.Empty() || len(fp.Left) != 1 || fp.Left[0].Finding.Rule != "tool/orphan-output" || !strings.Contains(fp.Left[0].Reason, "--fix tool/orphan-output") {
+		if !fp.Plan.Empty() || len(fp.Left) != 1 || fp.Left[0].Rule != "tool/orphan-output" || !strings.Contains(fp.Left[0].Reason, "--fix tool/orphan-output") {
 			t.Errorf("plan %+v, left %+v", fp.Plan, fp.Left)
 		}
 		fp = plan(t, meta+"\n"+item+"\n"+out+"\n", "tool/orphan-output")
@@ -245,7 +245,7 @@ func TestFailClosedRepair(t *testing.T) {
 	if !fp.Plan.Empty() || len(fp.Planned) != 0 {
 		t.Errorf("a plan for a file that was not replayed: %+v", fp.Plan)
 	}
-	if len(fp.Left) != 1 || fp.Left[0].Finding.Rule != "line/invalid-json" || !strings.Contains(fp.Left[0].Reason, "paginated_refs_v1 is unknown") {
+	if len(fp.Left) != 1 || fp.Left[0].Rule != "line/invalid-json" || !strings.Contains(fp.Left[0].Reason, "paginated_refs_v1 is unknown") {
 		t.Errorf("left %+v, want the invalid line left for the unknown history mode", fp.Left)
 	}
 }
@@ -323,4 +323,25 @@ func mustSelect(t *testing.T, sel ...string) FixSet {
 		t.Fatal(err)
 	}
 	return fs
+}
+
+func TestHashSet(t *testing.T) {
+	var in []uint64
+	for i := uint64(0); i < 1000; i++ {
+		in = append(in, i*7919) // 0 included
+	}
+	s := newHashSet(in)
+	for _, h := range in {
+		if !s.has(h) {
+			t.Fatalf("%d: added, not found", h)
+		}
+	}
+	for i := uint64(0); i < 1000; i++ {
+		if h := i*7919 + 1; s.has(h) {
+			t.Fatalf("%d: found, never added", h)
+		}
+	}
+	if e := newHashSet(nil); e.has(0) || e.has(42) {
+		t.Errorf("the empty set has members")
+	}
 }

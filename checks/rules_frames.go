@@ -91,7 +91,7 @@ func reclaimFrames(p *planner, f Finding) string {
 	}
 	for _, r := range p.facts.frameDrop {
 		for line := r.From; line <= r.To; line++ {
-			p.add(line, "drop", rollout.Edit{Kind: rollout.EditDrop, Label: f.Rule})
+			p.addLineEdit(line, "drop", rollout.EditDrop, f.Rule)
 		}
 	}
 	return ""

@@ -143,7 +143,7 @@ var lineRules = []*Rule{
 func cutGlued(p *planner, f Finding, e reconstruct.LineGluedEvidence) string {
 	p.add(f.Line, "cut", rollout.Edit{Kind: rollout.EditCut, Label: f.Rule})
 	if len(e.Records) > 1 {
-		p.add(f.Line, "split", rollout.Edit{Kind: rollout.EditSplit, Label: f.Rule})
+		p.addLineEdit(f.Line, "split", rollout.EditSplit, f.Rule)
 	}
 	return ""
 }

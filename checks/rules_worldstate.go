@@ -59,6 +59,6 @@ func dropEmptyPatch(p *planner, f Finding) string {
 	if p.concat[f.Line] {
 		return "the line holds several objects: which one is empty is not known"
 	}
-	p.add(f.Line, "drop", rollout.Edit{Kind: rollout.EditDrop, Label: f.Rule})
+	p.addLineEdit(f.Line, "drop", rollout.EditDrop, f.Rule)
 	return ""
 }

@@ -34,6 +34,10 @@ type Options struct {
 	Force bool
 	// OnRead, when set, is told how many bytes of the file were read.
 	OnRead func(n int)
+	// DeferMessages makes findings without their Message (FillMessages makes
+	// them): repair plans from every finding, a million of them, and keeps
+	// only those its plan leaves.
+	DeferMessages bool
 	// HashItems, ReplayGlued: see reconstruct.Options.
 	HashItems, ReplayGlued bool
 	// Lineage, when set, resolves the lineage of the file replayed: the
@@ -66,6 +70,7 @@ type Result struct {
 // next to any others (the budget evidence, the fix facts, ...).
 func Run(path string, stdin io.Reader, opts Options, observers ...reconstruct.Observer) (*Result, error) {
 	c := NewChecker(path, opts.MaxFindingsPerRule)
+	c.deferMessages = opts.DeferMessages
 	st, err := reconstruct.ReplayFile(path, stdin, opts.Replay(path), append(observers, c.Observe)...)
 	return result(c, st, err)
 }
@@ -82,6 +87,7 @@ func result(c *Checker, st *reconstruct.State, err error) (*Result, error) {
 // RunReader is Run over an open stream named path.
 func RunReader(path string, r io.Reader, opts Options, observers ...reconstruct.Observer) (*Result, error) {
 	c := NewChecker(path, opts.MaxFindingsPerRule)
+	c.deferMessages = opts.DeferMessages
 	ro := opts.Replay(path)
 	ro.Path = path
 	st, err := reconstruct.Replay(r, ro, append(observers, c.Observe)...)
@@ -97,6 +103,8 @@ type Checker struct {
 	max  int                  // per rule; 0: no limit
 	kept map[string]int       // observations kept per rule
 	over map[string]*overflow // per rule, what was only counted
+
+	deferMessages bool // Options.DeferMessages
 }
 
 // NewChecker returns the checker of the file at path; maxPerRule as
@@ -148,12 +156,16 @@ func (c *Checker) Findings(st *reconstruct.State) []Finding {
 	out := make([]Finding, 0, len(c.obs))
 	for _, o := range c.obs {
 		r := ruleOfKind[o.Kind()]
-		out = append(out, Finding{
+		f := Finding{
 			Rule: r.ID, Severity: r.severityOf(o.Evidence, st), Path: c.path,
 			Line: o.Pos.Line, ByteOffset: o.Pos.Offset, Ordinal: o.Pos.Ordinal,
-			Message: r.message(o.Evidence), Fixable: r.Fixable(), Incomplete: r.Incomplete,
+			Fixable: r.Fixable(), Incomplete: r.Incomplete,
 			Facts: o.Evidence,
-		})
+		}
+		if !c.deferMessages {
+			f.Message = r.message(o.Evidence)
+		}
+		out = append(out, f)
 	}
 	for rule, ov := range c.over {
 		r, _ := Lookup(rule)
@@ -180,10 +192,29 @@ func (f Finding) Represents() int {
 	return 1
 }
 
-// SortFindings orders findings by (path, line, offset, rule, message).
+// FillMessages makes the Message of each finding made without it
+// (Options.DeferMessages).
+func FillMessages(fs []Finding) {
+	for i := range fs {
+		fillMessage(&fs[i])
+	}
+}
+
+func fillMessage(f *Finding) {
+	if f.Message != "" || f.Facts == nil {
+		return
+	}
+	if r, ok := Lookup(f.Rule); ok && r.message != nil {
+		f.Message = r.message(f.Facts)
+	}
+}
+
+// SortFindings orders findings by (path, line, offset, rule, message). A
+// deferred message (Options.DeferMessages) is made for the findings it
+// orders: the order never depends on the option.
 func SortFindings(fs []Finding) {
 	sort.SliceStable(fs, func(i, j int) bool {
-		a, b := fs[i], fs[j]
+		a, b := &fs[i], &fs[j]
 		if a.Path != b.Path {
 			return a.Path < b.Path
 		}
@@ -196,6 +227,8 @@ func SortFindings(fs []Finding) {
 		if a.Rule != b.Rule {
 			return a.Rule < b.Rule
 		}
+		fillMessage(a)
+		fillMessage(b)
 		return a.Message < b.Message
 	})
 }

@@ -223,7 +223,7 @@ func Repair(damaged []byte, rel, scratch string) ([]byte, error) {
 	if o.Refusal != nil {
 		return nil, o.Refusal
 	}
-	if len(o.Changes) == 0 && len(o.Quarantined) == 0 {
+	if o.Changes.Len() == 0 && len(o.Quarantined) == 0 {
 		return nil, nil
 	}
 	return os.ReadFile(out)

@@ -52,7 +52,7 @@ func TestRepairLongLineAllocations(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(out.Changes) != 1 || out.Changes[0].Rule != "item/missing-id" || out.Changes[0].Line != at+1 {
+		if out.Changes.Len() != 1 || out.Changes.At(0).Rule != "item/missing-id" || out.Changes.At(0).Line != at+1 {
 			t.Fatalf("write %v: changes %+v, want item/missing-id on line %d", write, out.Changes, at+1)
 		}
 		got := after.TotalAlloc - before.TotalAlloc

@@ -146,7 +146,7 @@ func (t *Txn) firstChange() (int64, bool) {
 			first, ok = off, true
 		}
 	}
-	for _, c := range t.Changes {
+	for _, c := range t.Changes.All {
 		note(c.Offset)
 	}
 	for _, q := range t.Quarantined {

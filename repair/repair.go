@@ -70,10 +70,10 @@ type Outcome struct {
 	// Output, the output's name decides (.zst or not).
 	Compression rollout.Compression
 
-	Input       *checks.Result  // the analysis of the input (its Findings: those the plan does not fix; Fixes.Planned names the others)
+	Input       *checks.Result  // the analysis of the input (its Findings: those the plan does not fix, Fixes.Planned names the others; its State: the scalars, without history, turns, world state or handoffs)
 	Output      *checks.Result  // the re-verification of the result, its findings (State is nil; nil: nothing rewritten)
 	Fixes       *checks.FixPlan // the plan, and the findings it leaves
-	Changes     []Change        // what the rewrite changed, in output order
+	Changes     *Changes        // what the rewrite changed, in output order
 	Skips       []rollout.Skip  // planned edits the rewrite could not apply
 	Quarantined []Quarantined   // lines removed from the rollout
 	LinesOut    int             // lines of the result

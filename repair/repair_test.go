@@ -282,7 +282,7 @@ func TestPlannedFindingsAreNotKept(t *testing.T) {
 	if len(out.Input.Findings) != 1 || out.Input.Findings[0].Rule != "line/invalid-json" {
 		t.Errorf("the unplanned findings: %+v", out.Input.Findings)
 	}
-	if out.Refusal != nil || len(out.Changes) != 500 {
-		t.Errorf("refusal %v, %d changes", out.Refusal, len(out.Changes))
+	if out.Refusal != nil || out.Changes.Len() != 500 {
+		t.Errorf("refusal %v, %d changes", out.Refusal, out.Changes.Len())
 	}
 }

@@ -88,7 +88,7 @@ func (t *Txn) planSalvage(in *input, walk *rollout.ZstdCut) error {
 		return readErr
 	}
 	for _, u := range t.Fixes.Left {
-		if u.Finding.Rule == tornTail {
+		if u.Rule == tornTail {
 			return readErr
 		}
 	}

@@ -2,7 +2,6 @@ package repair
 
 import (
 	"bufio"
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -11,7 +10,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"slices"
 	"sync"
 
 	"github.com/klauspost/compress/zstd"
@@ -19,6 +17,7 @@ import (
 	"github.com/rollout-dev/rollout/artifacts"
 	"github.com/rollout-dev/rollout/checks"
 	"github.com/rollout-dev/rollout/internal/outfile"
+	"github.com/rollout-dev/rollout/reconstruct"
 	"github.com/rollout-dev/rollout/rollout"
 )
 
@@ -147,6 +146,9 @@ func (t *Txn) analyse(copyTo *outFile) error {
 	// records, which Codex skips, come back once the torn bytes are cut.
 	copts := t.checkOptions()
 	copts.ReplayGlued = true
+	// The messages of the findings the plan fixes are never shown: only
+	// those it leaves get theirs (below).
+	copts.DeferMessages = true
 	res, err := checks.RunReader(t.Path, src, copts, facts.Observe)
 	if err != nil {
 		return err
@@ -168,7 +170,22 @@ func (t *Txn) analyse(copyTo *outFile) error {
 		t.inputErrors = errorsByRule(res.Findings)
 		res.Findings = t.Fixes.Unplanned(res.Findings)
 	}
+	checks.FillMessages(res.Findings)
+	if err == nil {
+		res.State = summary(res.State)
+	}
 	return err
+}
+
+// summary is what the rest of a repair reads of the input's state once
+// the plan is made: its scalars. Its history, turns, world state and
+// handoffs (a record per item) are not kept through the rewrite, beside
+// the state the re-verification builds of the result.
+func summary(st *reconstruct.State) *reconstruct.State {
+	s := *st
+	s.History = reconstruct.NewHistory()
+	s.Turns, s.WorldState, s.Handoffs, s.Tokens, s.Settings = nil, nil, nil, nil, nil
+	return &s
 }
 
 // outFile is an output being written, through outfile (a temporary file
@@ -526,7 +543,10 @@ func (t *Txn) rewriteOptions() rollout.RewriteOptions {
 	if seq := t.Fixes.Plan.Sequence; seq != nil && t.Input.Records >= seq.From {
 		n += t.Input.Records - seq.From + 1
 	}
-	t.Changes = slices.Grow(t.Changes, n)
+	if t.Changes == nil {
+		t.Changes = &Changes{}
+	}
+	t.Changes.Grow(n)
 	return rollout.RewriteOptions{
 		MaxLineBytes: t.opts.MaxLineBytes,
 		Reopen:       t.reopen,
@@ -556,16 +576,9 @@ func (t *Txn) quarantineTail() error {
 	return nil
 }
 
-func clip(b []byte) []byte {
-	if len(b) > KeepBytes {
-		b = b[:KeepBytes]
-	}
-	return bytes.Clone(b)
-}
-
 func (t *Txn) onChange(c rollout.Change) {
-	t.Changes = append(t.Changes, Change{Rule: c.Label, Line: c.Line, OutLine: c.OutLine, Offset: c.Offset, Part: c.Part,
-		Action: c.Action, Member: c.Path, Before: clip(c.Before), After: clip(c.After), HadBefore: c.Before != nil,
+	t.Changes.Add(Change{Rule: c.Label, Line: c.Line, OutLine: c.OutLine, Offset: c.Offset, Part: c.Part,
+		Action: c.Action, Member: c.Path, Before: c.Before, After: c.After, HadBefore: c.Before != nil,
 		BeforeLen: len(c.Before), AfterLen: len(c.After)})
 }
 

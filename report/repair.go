@@ -99,21 +99,33 @@ type PlanLine struct {
 }
 
 // PlanLines are the lines of the plan of changes cs, as repair prints them.
-func PlanLines(cs []repair.Change) []PlanLine {
+func PlanLines(cs *repair.Changes) []PlanLine {
 	var out []PlanLine
 	var where, what []byte
-	for i := 0; i < len(cs); {
+	for i := 0; i < cs.Len(); {
 		j := planGroup(cs, i)
-		where, what = appendWhere(where[:0], cs[i:j]), appendWhat(what[:0], cs[i:j])
-		out = append(out, PlanLine{cs[i].Rule, string(where), string(what)})
+		g := groupOf(cs, i, j)
+		where, what = appendWhere(where[:0], g), appendWhat(what[:0], g)
+		out = append(out, PlanLine{g.first.Rule, string(where), string(what)})
 		i = j
 	}
 	return out
 }
 
+// group is the changes of one plan line: one, or a run (its first and
+// last change and their number).
+type group struct {
+	first, last repair.Change
+	n           int
+}
+
+func groupOf(cs *repair.Changes, i, j int) group {
+	return group{cs.At(i), cs.At(j - 1), j - i}
+}
+
 // planGroup returns the end of the plan line that starts at change i: a
 // run of ordinal changes, or the change alone.
-func planGroup(cs []repair.Change, i int) int {
+func planGroup(cs *repair.Changes, i int) int {
 	if j := ordinalRun(cs, i); j > i+1 {
 		return j
 	}
@@ -122,19 +134,19 @@ func planGroup(cs []repair.Change, i int) int {
 
 // appendWhere appends where a plan line's changes are: "line N", or
 // "lines A-B" for a run.
-func appendWhere(dst []byte, g []repair.Change) []byte {
-	if len(g) > 1 {
-		dst = strconv.AppendInt(append(dst, "lines "...), int64(g[0].Line), 10)
-		return strconv.AppendInt(append(dst, '-'), int64(g[len(g)-1].Line), 10)
+func appendWhere(dst []byte, g group) []byte {
+	if g.n > 1 {
+		dst = strconv.AppendInt(append(dst, "lines "...), int64(g.first.Line), 10)
+		return strconv.AppendInt(append(dst, '-'), int64(g.last.Line), 10)
 	}
-	return strconv.AppendInt(append(dst, "line "...), int64(g[0].Line), 10)
+	return strconv.AppendInt(append(dst, "line "...), int64(g.first.Line), 10)
 }
 
 // appendWhat appends what a plan line's changes do.
-func appendWhat(dst []byte, g []repair.Change) []byte {
-	c := g[0]
-	if len(g) > 1 {
-		last := g[len(g)-1]
+func appendWhat(dst []byte, g group) []byte {
+	c := g.first
+	if g.n > 1 {
+		last := g.last
 		dst = append(dst, "ordinal: "...)
 		if c.HadBefore {
 			dst = appendShort(dst, c.Before, c.BeforeLen)
@@ -144,7 +156,7 @@ func appendWhat(dst []byte, g []repair.Change) []byte {
 		}
 		dst = append(append(append(dst, " -> "...), c.After...), ".."...)
 		dst = append(append(dst, last.After...), " ("...)
-		return append(strconv.AppendInt(dst, int64(len(g)), 10), " lines)"...)
+		return append(strconv.AppendInt(dst, int64(g.n), 10), " lines)"...)
 	}
 	switch c.Action {
 	case rollout.ActionSet:
@@ -183,9 +195,10 @@ func appendWhat(dst []byte, g []repair.Change) []byte {
 }
 
 // ordinalRun returns the end of the run of ordinal changes starting at i.
-func ordinalRun(cs []repair.Change, i int) int {
+func ordinalRun(cs *repair.Changes, i int) int {
 	isOrd := func(c repair.Change) bool { return c.Action == rollout.ActionSet && c.Member == "ordinal" }
-	if !isOrd(cs[i]) {
+	first := cs.At(i)
+	if !isOrd(first) {
 		return i
 	}
 	delta := func(c repair.Change) (int64, bool) {
@@ -196,17 +209,18 @@ func ordinalRun(cs []repair.Change, i int) int {
 		a, err2 := strconv.ParseInt(string(c.After), 10, 64)
 		return a - b, err1 == nil && err2 == nil
 	}
-	d0, ok := delta(cs[i])
+	d0, ok := delta(first)
 	if !ok {
 		return i + 1
 	}
-	j := i + 1
-	for ; j < len(cs); j++ {
-		c, p := cs[j], cs[j-1]
+	j, p := i+1, first
+	for ; j < cs.Len(); j++ {
+		c := cs.At(j)
 		d, ok := delta(c)
 		if !isOrd(c) || !ok || d != d0 || c.Rule != p.Rule || c.HadBefore != p.HadBefore || c.OutLine != p.OutLine+1 {
 			break
 		}
+		p = c
 	}
 	return j
 }
@@ -219,11 +233,12 @@ func (p *RepairPrinter) PrintPlan(out *repair.Outcome) {
 	cs := out.Changes
 	var buf []byte
 	lines, wr, ww := 0, 0, 0
-	for i := 0; i < len(cs); {
+	for i := 0; i < cs.Len(); {
 		j := planGroup(cs, i)
-		buf = appendWhere(buf[:0], cs[i:j])
+		g := groupOf(cs, i, j)
+		buf = appendWhere(buf[:0], g)
 		ww = max(ww, utf8.RuneCount(buf))
-		wr = max(wr, utf8.RuneCountInString(cs[i].Rule))
+		wr = max(wr, utf8.RuneCountInString(g.first.Rule))
 		lines++
 		i = j
 	}
@@ -238,16 +253,17 @@ func (p *RepairPrinter) PrintPlan(out *repair.Outcome) {
 	}
 	fmt.Fprintf(w, "%s: %d %s %s\n", termsafe.String(p.Path), lines, plural(lines, "fix", "fixes"), mode)
 	var what []byte
-	for i := 0; i < len(cs); {
+	for i := 0; i < cs.Len(); {
 		j := planGroup(cs, i)
+		g := groupOf(cs, i, j)
 		// "  %-*s  %-*s  %s\n" of where, rule and the escaped what.
 		buf = append(buf[:0], "  "...)
 		n := len(buf)
-		buf = appendWhere(buf, cs[i:j])
+		buf = appendWhere(buf, g)
 		buf = appendPad(buf, ww-utf8.RuneCount(buf[n:]))
-		buf = append(append(buf, "  "...), cs[i].Rule...)
-		buf = appendPad(buf, wr-utf8.RuneCountInString(cs[i].Rule))
-		what = appendWhat(what[:0], cs[i:j])
+		buf = append(append(buf, "  "...), g.first.Rule...)
+		buf = appendPad(buf, wr-utf8.RuneCountInString(g.first.Rule))
+		what = appendWhat(what[:0], g)
 		buf = append(termsafe.Append(append(buf, "  "...), what), '\n')
 		w.Write(buf)
 		i = j
@@ -297,7 +313,7 @@ func (p *RepairPrinter) PrintOutcome(out *repair.Outcome, remaining []checks.Fin
 	w := p.Out
 	switch {
 	case out.Wrote && !out.NothingToFix():
-		fmt.Fprintf(w, "wrote %s (%d lines, %d changed", termsafe.String(out.Target), out.LinesOut, len(out.Changes))
+		fmt.Fprintf(w, "wrote %s (%d lines, %d changed", termsafe.String(out.Target), out.LinesOut, out.Changes.Len())
 		if out.Backup != "" {
 			fmt.Fprintf(w, "; the original is kept as %s", termsafe.String(out.Backup))
 		}
@@ -371,9 +387,9 @@ func (p *RepairPrinter) PrintOutcome(out *repair.Outcome, remaining []checks.Fin
 	var optIn []string
 	seen := map[string]bool{}
 	for _, u := range out.Fixes.Left {
-		if strings.HasPrefix(u.Reason, "opt-in") && left[u.Finding.Rule] && !seen[u.Finding.Rule] {
-			seen[u.Finding.Rule] = true
-			optIn = append(optIn, u.Finding.Rule)
+		if strings.HasPrefix(u.Reason, "opt-in") && left[u.Rule] && !seen[u.Rule] {
+			seen[u.Rule] = true
+			optIn = append(optIn, u.Rule)
 		}
 	}
 	if len(optIn) > 0 {
@@ -392,7 +408,7 @@ func (p *RepairPrinter) printRemaining(out *repair.Outcome, remaining []checks.F
 	p.Say("%d %s (%s):", nerr, plural(nerr, "error remains", "errors remain"), where)
 	left := map[string]string{}
 	for _, u := range out.Fixes.Left {
-		left[u.Finding.Rule] = u.Reason
+		left[u.Rule] = u.Reason
 	}
 	for _, f := range remaining {
 		if f.Severity != checks.Error {
@@ -501,7 +517,7 @@ func WriteRepairJSON(w io.Writer, out *repair.Outcome) error {
 	if out.Refusal != nil {
 		rep.Refused = out.Refusal.Error()
 	}
-	for _, c := range out.Changes {
+	for _, c := range out.Changes.All {
 		cj := changeJSON{Rule: c.Rule, Line: c.Line, ByteOffset: c.Offset, Object: c.Part, Action: c.Action, Path: c.Member, OutputLine: c.OutLine}
 		switch c.Action {
 		case rollout.ActionSet, rollout.ActionInsert, rollout.ActionEdit:
@@ -517,7 +533,7 @@ func WriteRepairJSON(w io.Writer, out *repair.Outcome) error {
 		rep.Quarantined = append(rep.Quarantined, quarantineJSON{q.Line, q.Offset, q.Reason, q.Bytes})
 	}
 	for _, u := range out.Fixes.Left {
-		rep.NotFixed = append(rep.NotFixed, notFixedJSON{u.Finding.Rule, u.Finding.Line, u.Reason})
+		rep.NotFixed = append(rep.NotFixed, notFixedJSON{u.Rule, u.Line, u.Reason})
 	}
 	for _, s := range out.Skips {
 		rep.NotFixed = append(rep.NotFixed, notFixedJSON{s.Label, s.Line, s.Reason})

@@ -100,30 +100,46 @@ type Sequence struct {
 	Start int64
 }
 
-// Plan is every edit of one rewrite. The edits of lines are kept in one
-// slice in line order, not one allocation per line: a plan of 100,000 id
-// fixes is read front to back by the rewrite as it streams the file.
+// Plan is every edit of one rewrite. The edits of lines are kept in line
+// order as a line number and a reference to an edit each, not one Edit
+// per line: edits that differ only in their line (a plan of 100,000 id
+// fixes) share one Edit (Define, AddShared), and the rewrite reads the
+// references front to back as it streams the file.
 type Plan struct {
-	lines    []int  // lines[i] is the 1-based input line of edits[i]
-	edits    []Edit // in line order once sorted; in the order added within a line
-	unsorted bool   // an edit was added for a line before the last one
-	Every    []Edit // edits tried on every line (Match picks the objects)
+	lines    []int    // lines[i] is the 1-based input line of edit kinds[refs[i]]
+	refs     []uint32 // in line order once sorted; in the order added within a line
+	kinds    []Edit   // the distinct edits
+	unsorted bool     // an edit was added for a line before the last one
+	Every    []Edit   // edits tried on every line (Match picks the objects)
 	Sequence *Sequence
+	buf      []Edit // Lines: the edits of the line yielded
+}
+
+// EditRef names an edit of a Plan made by Define.
+type EditRef uint32
+
+// Define keeps e once, for AddShared.
+func (p *Plan) Define(e Edit) EditRef {
+	p.kinds = append(p.kinds, e)
+	return EditRef(len(p.kinds) - 1)
 }
 
 // Add appends an edit to a line.
-func (p *Plan) Add(line int, e Edit) {
+func (p *Plan) Add(line int, e Edit) { p.AddShared(line, p.Define(e)) }
+
+// AddShared appends the edit ref (from Define) to a line.
+func (p *Plan) AddShared(line int, ref EditRef) {
 	if n := len(p.lines); n > 0 && line < p.lines[n-1] {
 		p.unsorted = true
 	}
 	p.lines = append(p.lines, line)
-	p.edits = append(p.edits, e)
+	p.refs = append(p.refs, uint32(ref))
 }
 
 // recalls reports whether an edit reads remembered values (EditFill or
 // Recall): without one, nothing needs remembering.
 func (p *Plan) recalls() bool {
-	for _, es := range [][]Edit{p.edits, p.Every} {
+	for _, es := range [][]Edit{p.kinds, p.Every} {
 		for _, e := range es {
 			if e.Recall || e.Kind == EditFill {
 				return true
@@ -135,39 +151,48 @@ func (p *Plan) recalls() bool {
 
 // Grow makes room for n more line edits.
 func (p *Plan) Grow(n int) {
-	p.lines, p.edits = slices.Grow(p.lines, n), slices.Grow(p.edits, n)
+	p.lines, p.refs = slices.Grow(p.lines, n), slices.Grow(p.refs, n)
 }
 
 // Len is the number of line edits (the Every edits and the Sequence aside).
-func (p *Plan) Len() int { return len(p.edits) }
+func (p *Plan) Len() int { return len(p.refs) }
 
 // Empty reports whether the plan changes nothing.
 func (p *Plan) Empty() bool {
-	return p == nil || (len(p.edits) == 0 && len(p.Every) == 0 && p.Sequence == nil)
+	return p == nil || (len(p.refs) == 0 && len(p.Every) == 0 && p.Sequence == nil)
 }
 
 // Lines calls yield with each line that has edits and its edits, in line
-// order, until yield returns false. The edits must not be modified.
+// order, until yield returns false. The edits are valid during the call
+// only and must not be modified.
 func (p *Plan) Lines(yield func(line int, edits []Edit) bool) {
 	p.sort()
 	for i := 0; i < len(p.lines); {
 		j := p.end(i)
-		if !yield(p.lines[i], p.edits[i:j:j]) {
+		p.buf = p.appendEdits(p.buf[:0], i, j)
+		if !yield(p.lines[i], p.buf) {
 			return
 		}
 		i = j
 	}
 }
 
-// At returns the edits of one line (nil: none). They must not be modified.
+// At returns the edits of one line (nil: none), in a new slice.
 func (p *Plan) At(line int) []Edit {
 	p.sort()
 	i := sort.SearchInts(p.lines, line)
 	if i == len(p.lines) || p.lines[i] != line {
 		return nil
 	}
-	j := p.end(i)
-	return p.edits[i:j:j]
+	return p.appendEdits(nil, i, p.end(i))
+}
+
+// appendEdits appends the edits of refs[i:j] to dst.
+func (p *Plan) appendEdits(dst []Edit, i, j int) []Edit {
+	for _, r := range p.refs[i:j] {
+		dst = append(dst, p.kinds[r])
+	}
+	return dst
 }
 
 // end is the end of the run of edits of line p.lines[i].
@@ -194,7 +219,7 @@ func (s planByLine) Len() int           { return len(s.p.lines) }
 func (s planByLine) Less(i, j int) bool { return s.p.lines[i] < s.p.lines[j] }
 func (s planByLine) Swap(i, j int) {
 	s.p.lines[i], s.p.lines[j] = s.p.lines[j], s.p.lines[i]
-	s.p.edits[i], s.p.edits[j] = s.p.edits[j], s.p.edits[i]
+	s.p.refs[i], s.p.refs[j] = s.p.refs[j], s.p.refs[i]
 }
 
 // Change is one change the writer made.
@@ -375,6 +400,7 @@ type rewriter struct {
 	scratch   []byte
 	pathBuf   []byte
 	lineEdits []Edit // the current line's edits and the plan's Every edits
+	ownEdits  []Edit // the current line's edits
 }
 
 // line is one input line read in full.
@@ -411,7 +437,8 @@ func (w *rewriter) run(src io.Reader) error {
 		first := next
 		if next < len(plan.lines) && plan.lines[next] == n {
 			j := plan.end(next)
-			edits = plan.edits[next:j:j]
+			w.ownEdits = plan.appendEdits(w.ownEdits[:0], next, j)
+			edits = w.ownEdits
 			next = j
 		}
 		full := len(edits) > 0 || len(w.plan.Every) > 0 || w.plan.Sequence != nil || w.opts.OnLine != nil || n == w.moveLine
@@ -469,7 +496,7 @@ func (w *rewriter) run(src io.Reader) error {
 		}
 	}
 	for i := next; i < len(plan.lines); i++ {
-		w.skip(plan.edits[i], plan.lines[i], "the file has no such line")
+		w.skip(plan.kinds[plan.refs[i]], plan.lines[i], "the file has no such line")
 	}
 	w.stats.BytesIn = w.src.off
 	return nil

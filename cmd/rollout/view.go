@@ -173,7 +173,7 @@ func viewFindings(o *viewOptions, res *checks.Result) []*view.Finding {
 				planned[key{f.Rule, f.Line}] = true
 			}
 			for _, u := range out.Fixes.Left {
-				left[key{u.Finding.Rule, u.Finding.Line}] = u.Reason
+				left[key{u.Rule, u.Line}] = u.Reason
 			}
 			lines = report.PlanLines(out.Changes)
 		}
