@@ -99,7 +99,10 @@ func RunReader(path string, r io.Reader, opts Options, observers ...reconstruct.
 // (severities can depend on the whole file: its era, its history mode).
 type Checker struct {
 	path string
-	obs  []reconstruct.Observation
+	// obs are the observations kept, in blocks: a million findings are
+	// never copied (nor their pointers barriered) as one slice grows.
+	obs  [][]reconstruct.Observation
+	nobs int
 	max  int                  // per rule; 0: no limit
 	kept map[string]int       // observations kept per rule
 	over map[string]*overflow // per rule, what was only counted
@@ -147,25 +150,36 @@ func (c *Checker) Observe(o reconstruct.Observation) {
 		}
 		c.kept[r.ID]++
 	}
-	c.obs = append(c.obs, o)
+	if n := len(c.obs); n == 0 || len(c.obs[n-1]) == cap(c.obs[n-1]) {
+		// Small first (most files have few findings), then obsBlock each.
+		c.obs = append(c.obs, make([]reconstruct.Observation, 0, min(obsBlock, 16<<min(n, 8))))
+	}
+	b := &c.obs[len(c.obs)-1]
+	*b = append(*b, o)
+	c.nobs++
 }
+
+// obsBlock is the most observations in a block of Checker.obs.
+const obsBlock = 4096
 
 // Findings turns the observations into findings, sorted, once the whole
 // file, and so its era and history mode, are known.
 func (c *Checker) Findings(st *reconstruct.State) []Finding {
-	out := make([]Finding, 0, len(c.obs))
-	for _, o := range c.obs {
-		r := ruleOfKind[o.Kind()]
-		f := Finding{
-			Rule: r.ID, Severity: r.severityOf(o.Evidence, st), Path: c.path,
-			Line: o.Pos.Line, ByteOffset: o.Pos.Offset, Ordinal: o.Pos.Ordinal,
-			Fixable: r.Fixable(), Incomplete: r.Incomplete,
-			Facts: o.Evidence,
+	out := make([]Finding, 0, c.nobs+len(c.over))
+	for _, block := range c.obs {
+		for _, o := range block {
+			r := ruleOfKind[o.Kind()]
+			f := Finding{
+				Rule: r.ID, Severity: r.severityOf(o.Evidence, st), Path: c.path,
+				Line: o.Pos.Line, ByteOffset: o.Pos.Offset, Ordinal: o.Pos.Ordinal,
+				Fixable: r.Fixable(), Incomplete: r.Incomplete,
+				Facts: o.Evidence,
+			}
+			if !c.deferMessages {
+				f.Message = r.message(o.Evidence)
+			}
+			out = append(out, f)
 		}
-		if !c.deferMessages {
-			f.Message = r.message(o.Evidence)
-		}
-		out = append(out, f)
 	}
 	for rule, ov := range c.over {
 		r, _ := Lookup(rule)

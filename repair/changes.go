@@ -7,7 +7,7 @@ package repair
 // much). At gives each one back as a Change.
 type Changes struct {
 	recs  []changeRec
-	arena []byte   // the clipped Before and After of each change, one after the other
+	arena [][]byte // the clipped Before and After of each change, one after the other, in blocks (never copied to grow)
 	names []string // interned Rule, Action and Member
 	index map[string]uint32
 	last  [3]uint32 // the names of the last change added: most repeat
@@ -16,7 +16,7 @@ type Changes struct {
 type changeRec struct {
 	line, outLine        int
 	offset               int64
-	at                   uint64 // in arena: Before, then After
+	at                   uint64 // in arena (block<<32 | offset): Before, then After
 	beforeLen, afterLen  int64
 	part                 uint32
 	rule, action, member uint32
@@ -36,8 +36,9 @@ func (cs *Changes) Len() int {
 // they must not be modified.
 func (cs *Changes) At(i int) Change {
 	r := &cs.recs[i]
-	b := cs.arena[r.at : r.at+uint64(r.keepB) : r.at+uint64(r.keepB)]
-	a := cs.arena[r.at+uint64(r.keepB) : r.at+uint64(r.keepB)+uint64(r.keepA) : r.at+uint64(r.keepB)+uint64(r.keepA)]
+	block, off := cs.arena[r.at>>32], int(r.at&(1<<32-1))
+	mid, end := off+int(r.keepB), off+int(r.keepB)+int(r.keepA)
+	b, a := block[off:mid:mid], block[mid:end:end]
 	c := Change{Rule: cs.names[r.rule], Line: r.line, OutLine: r.outLine, Offset: r.offset, Part: int(r.part),
 		Action: cs.names[r.action], Member: cs.names[r.member], HadBefore: r.hadBefore,
 		BeforeLen: int(r.beforeLen), AfterLen: int(r.afterLen)}
@@ -78,13 +79,23 @@ func (cs *Changes) Add(c Change) {
 	if len(a) > KeepBytes {
 		a = a[:KeepBytes]
 	}
-	r := changeRec{line: c.Line, outLine: c.OutLine, offset: c.Offset, at: uint64(len(cs.arena)),
+	n := len(cs.arena)
+	if n == 0 || len(cs.arena[n-1])+len(b)+len(a) > cap(cs.arena[n-1]) {
+		cs.arena = append(cs.arena, make([]byte, 0, arenaBlock))
+		n++
+	}
+	block := &cs.arena[n-1]
+	r := changeRec{line: c.Line, outLine: c.OutLine, offset: c.Offset, at: uint64(n-1)<<32 | uint64(len(*block)),
 		beforeLen: int64(c.BeforeLen), afterLen: int64(c.AfterLen), part: uint32(c.Part),
 		rule: cs.name(0, c.Rule), action: cs.name(1, c.Action), member: cs.name(2, c.Member),
 		keepB: uint16(len(b)), keepA: uint16(len(a)), hadBefore: c.HadBefore}
-	cs.arena = append(append(cs.arena, b...), a...)
+	*block = append(append(*block, b...), a...)
 	cs.recs = append(cs.recs, r)
 }
+
+// arenaBlock is the size of a block of Changes.arena: it holds the two
+// clipped values of any change.
+const arenaBlock = 64 << 10
 
 // name interns s, the field k of a change.
 func (cs *Changes) name(k int, s string) uint32 {

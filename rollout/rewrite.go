@@ -401,6 +401,8 @@ type rewriter struct {
 	pathBuf   []byte
 	lineEdits []Edit // the current line's edits and the plan's Every edits
 	ownEdits  []Edit // the current line's edits
+	// payMembers is the buffer of the payload members classify notes.
+	payMembers []memberRange
 }
 
 // line is one input line read in full.
@@ -485,12 +487,13 @@ func (w *rewriter) run(src io.Reader) error {
 			}
 			continue
 		}
-		l := &line{rec: Record{Line: n, Offset: offset, Raw: raw, EOL: eol, Size: int64(len(raw))}, edits: edits, own: len(edits)}
+		l := &line{rec: Record{Line: n, Offset: offset, Raw: raw, EOL: eol, Size: int64(len(raw)), payMembers: w.payMembers[:0]}, edits: edits, own: len(edits)}
 		if len(w.plan.Every) > 0 {
 			w.lineEdits = append(append(w.lineEdits[:0], edits...), w.plan.Every...)
 			l.edits = w.lineEdits
 		}
 		classify(&l.rec)
+		w.payMembers = l.rec.payMembers // reused by the next line, as the Reader does
 		if err := w.process(l); err != nil {
 			return err
 		}
