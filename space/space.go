@@ -9,9 +9,10 @@
 package space
 
 import (
+	"bytes"
 	"hash/maphash"
+	"slices"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/rollout-dev/rollout/rollout"
@@ -168,13 +169,16 @@ type Account struct {
 	outputs map[string][]uint64 // call_id -> hashes of the tool output's strings
 	exec    []execOutput        // item_completed command output strings
 
+	names map[string]string // payload types seen (intern)
+	name  []byte            // the record's kind, being built
+
 	// set while walking one record
+	cur       *rollout.Record // the record
 	rec       *rollout.Record // the line, when its ranges can be planned
 	bulkOK    bool            // a response item or event: before-turn may empty its strings
 	inOutput  string          // call_id of the tool output being walked
 	execID    string          // id of the item_completed CommandExecution being walked
 	execField bool
-	execCut   Cut
 }
 
 type compaction struct {
@@ -201,9 +205,11 @@ func New(opts Options) *Account {
 	return &Account{
 		opts: opts, seed: seed,
 		byType: map[string]*Bucket{}, byClass: map[string]*Bucket{},
-		repeats: map[uint64]*Repeat{}, outputs: map[string][]uint64{},
+		repeats: map[uint64]*Repeat{}, outputs: map[string][]uint64{}, names: map[string]string{},
 	}
 }
+
+var envelopeClass, structureClass = []byte(envelope), []byte(structure)
 
 // seed is shared so that hashes are comparable across files of one run.
 var seed = maphash.MakeSeed()
@@ -221,11 +227,12 @@ func (a *Account) Feed(rec *rollout.Record) {
 			sub := rollout.Record{Line: rec.Line, Raw: rec.Raw[p[0]:p[1]], Shape: rollout.ShapeObject}
 			a.object(&sub, int64(p[1]-p[0]))
 		}
-		a.bucket(a.byType, "(concatenated line)", size-sumParts(rec.Parts))
+		a.bucket(a.byType, []byte("(concatenated line)"), size-sumParts(rec.Parts))
 		return
 	default:
-		a.bucket(a.byType, "("+rec.Shape.String()+" line)", size)
-		a.bucket(a.byClass, "("+rec.Shape.String()+" line)", size)
+		name := []byte("(" + rec.Shape.String() + " line)")
+		a.bucket(a.byType, name, size)
+		a.bucket(a.byClass, name, size)
 		return
 	}
 	a.object(rec, size)
@@ -240,55 +247,62 @@ func sumParts(parts [][2]int) int64 {
 }
 
 // object walks one JSON object record of size bytes (with its terminator).
+// Each byte is scanned once: the payload's members are where the reader's
+// validator noted them, and below them one recursive walk finds each
+// value's end as it accounts for it (walking members by their ranges
+// scanned a value once per level of nesting).
 func (a *Account) object(rec *rollout.Record, size int64) {
 	typ := rec.Type()
 	payload := rec.PayloadBytes()
-	root, kind := typ, typ
-	if payload == nil {
-		// bare era: the line is the item
-		root, kind = typ, "(bare) "+typ
-		if typ == "" {
-			root, kind = "(bare) session", "(bare) session"
-		}
-	} else if typ == rollout.TypeResponseItem || typ == rollout.TypeEventMsg {
-		if pt := payloadType(payload); pt != "" {
-			root, kind = pt, typ+"/"+pt
-		}
-	}
-	a.bucket(a.byType, kind, size)
-
-	a.leafSum = 0
 	a.rec = nil
 	if a.opts.Plan && rec.Shape == rollout.ShapeObject && rec.Raw != nil && len(rec.Parts) == 0 {
 		a.rec = rec
 	}
+	a.cur = rec
+	pt := ""
+	if payload != nil {
+		pt = a.payloadType(payload)
+	}
+	a.name = a.name[:0]
+	root := a.name
+	if payload == nil {
+		// bare era: the line is the item
+		if typ == "" {
+			a.name = append(a.name, "(bare) session"...)
+			root = a.name
+		} else {
+			a.name = append(append(a.name, "(bare) "...), typ...)
+			root = a.name[len("(bare) "):]
+		}
+	} else if (typ == rollout.TypeResponseItem || typ == rollout.TypeEventMsg) && pt != "" {
+		a.name = append(append(append(a.name, typ...), '/'), pt...)
+		root = a.name[len(typ)+1:]
+	} else {
+		a.name = append(a.name, typ...)
+		root = a.name
+	}
+	a.bucket(a.byType, a.name, size)
+
+	a.leafSum = 0
 	// Messages are kept whole: compactions copy them (ids and all) into
 	// the history resume reads, and a changed early copy would read as a
 	// duplicate id.
 	a.bulkOK = typ == rollout.TypeEventMsg ||
-		(typ == rollout.TypeResponseItem && payload != nil && payloadType(payload) != "message" && payloadType(payload) != "agent_message")
+		(typ == rollout.TypeResponseItem && payload != nil && pt != "message" && pt != "agent_message")
 	if payload == nil {
 		a.path = append(a.path[:0], root...)
-		a.value(rec.Raw, 0, len(rec.Raw), 0)
+		a.walk(rec.Raw, 0, 0)
 	} else {
-		rollout.Members(rec.Raw, func(key []byte, start, end int) bool {
-			if string(key) == "payload" {
-				a.path = append(a.path[:0], root...)
-				a.payload(typ, rec.Raw[start:end])
-			} else {
-				a.leaf(envelope, int64(end-start))
-			}
-			return true
-		})
+		a.envelope(rec, payload, typ, pt, root)
 	}
 	if rest := size - a.leafSum; rest > 0 {
-		a.bucket(a.byClass, structure, rest)
+		a.bucket(a.byClass, structureClass, rest)
 	}
 
 	switch typ {
 	case rollout.TypeCompacted:
 		c := compaction{line: rec.Line}
-		rollout.Members(payload, func(key []byte, start, end int) bool {
+		a.members(payload, func(key []byte, start, end int) bool {
 			k := string(key)
 			if (k == "replacement_history" || k == "replacement_history_metadata") && payload[start] == '[' {
 				if k == "replacement_history" {
@@ -305,90 +319,185 @@ func (a *Account) object(rec *rollout.Record, size int64) {
 		a.compactions = append(a.compactions, c)
 		a.rollbackLast = false
 	case rollout.TypeEventMsg:
-		if payloadType(payload) == "thread_rolled_back" {
+		if pt == "thread_rolled_back" {
 			a.file.Rollbacks = append(a.file.Rollbacks, rec.Line)
-		}
-		if payloadType(payload) == "thread_rolled_back" && len(a.compactions) > 0 {
-			a.rollbackLast = true
+			if len(a.compactions) > 0 {
+				a.rollbackLast = true
+			}
 		}
 	case rollout.TypeSessionMeta:
 		if a.file.ThreadID == "" {
 			a.meta(payload)
 		}
 	}
+	a.cur = nil
+}
+
+// envelope walks the top-level members of an enveloped record: each member
+// but the payload is one envelope leaf; the payload, whose range the
+// reader already knows, is not scanned to find its end.
+func (a *Account) envelope(rec *rollout.Record, payload []byte, typ, pt string, root []byte) {
+	raw := rec.Raw
+	pStart := posIn(raw, payload)
+	i := skipSpace(raw, 0)
+	if i >= len(raw) || raw[i] != '{' {
+		return
+	}
+	for i = skipSpace(raw, i+1); i < len(raw) && raw[i] == '"'; {
+		kEnd := rollout.ValueEnd(raw, i)
+		if kEnd < 0 {
+			return
+		}
+		key := raw[i+1 : kEnd-1]
+		i = skipSpace(raw, kEnd)
+		if i >= len(raw) || raw[i] != ':' {
+			return
+		}
+		start := skipSpace(raw, i+1)
+		end := pStart + len(payload)
+		if start != pStart {
+			if end = rollout.ValueEnd(raw, start); end < 0 {
+				return
+			}
+		}
+		if string(key) == "payload" {
+			a.path = append(a.path[:0], root...)
+			a.payload(typ, pt, raw[start:end])
+		} else {
+			a.leaf(envelopeClass, int64(end-start))
+		}
+		if i = skipSpace(raw, end); i >= len(raw) || raw[i] != ',' {
+			return
+		}
+		i = skipSpace(raw, i+1)
+	}
 }
 
 // payload walks a payload, noting the tool outputs and command executions
-// that duplicate-exec-output compares.
-func (a *Account) payload(typ string, p []byte) {
+// that duplicate-exec-output compares. pt is the type of the record's
+// payload (another "payload" member of the line has its own).
+func (a *Account) payload(typ, pt string, p []byte) {
+	if !a.isRecordPayload(p) {
+		pt = a.payloadType(p)
+	}
 	a.inOutput, a.execID = "", ""
-	pt := payloadType(p)
 	switch {
 	case typ == rollout.TypeResponseItem && rollout.IsToolOutput(pt):
-		a.inOutput = memberString(p, "call_id")
+		a.inOutput = a.memberString(p, "call_id")
 	case typ == rollout.TypeEventMsg && pt == "item_completed":
 		var item []byte
-		rollout.Members(p, func(key []byte, start, end int) bool {
+		a.members(p, func(key []byte, start, end int) bool {
 			if string(key) == "item" {
 				item = p[start:end]
 			}
 			return true
 		})
-		if payloadType(item) == "CommandExecution" {
+		if a.payloadType(item) == "CommandExecution" {
 			a.execID = memberString(item, "id")
 		}
 	}
-	a.value(p, 0, len(p), 1)
+	if len(p) > 0 && p[0] == '{' && a.isRecordPayload(p) {
+		n := len(a.path)
+		a.cur.PayloadMembers(func(key []byte, s, e int) bool {
+			a.path = append(a.path[:n], '.')
+			a.appendKey(key)
+			a.member(p, key, s, 1)
+			return true
+		})
+		a.path = a.path[:n]
+	} else {
+		a.walk(p, 0, 1)
+	}
 	a.inOutput, a.execID = "", ""
 }
 
 func (a *Account) meta(p []byte) {
-	a.file.ThreadID = memberString(p, "id")
-	a.file.ParentThreadID = memberString(p, "parent_thread_id")
+	a.file.ThreadID = a.memberString(p, "id")
+	a.file.ParentThreadID = a.memberString(p, "parent_thread_id")
 	if a.file.ParentThreadID != "" {
 		return
 	}
 	// Sub-agents name their parent in source.subagent.thread_spawn
 	// (codex-rs/protocol SessionSource::SubAgent(SubAgentSource::ThreadSpawn)).
-	src := member(p, "source")
+	src := a.member1(p, "source")
 	if sub := member(src, "subagent"); sub != nil {
 		a.file.ParentThreadID = memberString(member(sub, "thread_spawn"), "parent_thread_id")
 	}
 }
 
-// value walks raw[start:end], a JSON value at the class in a.path.
-func (a *Account) value(raw []byte, start, end, depth int) {
-	v := raw[start:end]
-	if len(v) == 0 {
-		return
+// walk accounts for the JSON value at raw[i] (the line is valid JSON) at
+// the class in a.path, depth containers down from the record, and returns
+// the index just past it (-1: it does not end).
+func (a *Account) walk(raw []byte, i, depth int) int {
+	if i >= len(raw) {
+		return -1
 	}
-	if depth >= maxDepth || (v[0] != '{' && v[0] != '[') {
-		a.scalar(v)
-		return
+	c := raw[i]
+	if depth >= maxDepth || (c != '{' && c != '[') {
+		e := rollout.ValueEnd(raw, i)
+		if e > i {
+			a.scalar(raw[i:e])
+		}
+		return e
 	}
 	n := len(a.path)
-	if v[0] == '{' {
-		rollout.Members(v, func(key []byte, s, e int) bool {
+	i = skipSpace(raw, i+1)
+	if c == '{' {
+		for i < len(raw) && raw[i] == '"' {
+			kEnd := rollout.ValueEnd(raw, i)
+			if kEnd < 0 {
+				return -1
+			}
+			key := raw[i+1 : kEnd-1]
+			i = skipSpace(raw, kEnd)
+			if i >= len(raw) || raw[i] != ':' {
+				return -1
+			}
 			a.path = append(a.path[:n], '.')
 			a.appendKey(key)
-			isExec := a.execID != "" && depth == 2 && isExecOutputField(key)
-			a.execField = isExec
-			if isExec && a.rec != nil {
-				a.execCut = memberCut(a.rec, v, key, s, e)
+			e := a.member(raw, key, skipSpace(raw, i+1), depth)
+			if e < 0 {
+				return -1
 			}
-			a.value(v, s, e, depth+1)
-			a.execField = false
-			return true
-		})
+			if i = skipSpace(raw, e); i < len(raw) && raw[i] == ',' {
+				i = skipSpace(raw, i+1)
+			}
+		}
 	} else {
 		a.path = append(a.path[:n], "[]"...)
-		rollout.Elements(v, func(s, e int) bool {
-			a.path = append(a.path[:n], "[]"...)
-			a.value(v, s, e, depth+1)
-			return true
-		})
+		for i < len(raw) && raw[i] != ']' {
+			e := a.walk(raw, i, depth+1)
+			if e < 0 {
+				return -1
+			}
+			if i = skipSpace(raw, e); i < len(raw) && raw[i] == ',' {
+				i = skipSpace(raw, i+1)
+			}
+		}
 	}
 	a.path = a.path[:n]
+	if i >= len(raw) {
+		return -1
+	}
+	return i + 1
+}
+
+// member walks the value at raw[s] of member key of a container depth
+// down, and returns the index just past it. The output fields of a command
+// execution are noted for duplicate-exec-output, the first string of each
+// with the cut that removes the member.
+func (a *Account) member(raw, key []byte, s, depth int) int {
+	if a.execID == "" || depth != 2 || !isExecOutputField(key) {
+		return a.walk(raw, s, depth+1)
+	}
+	a.execField = true
+	k := len(a.exec)
+	e := a.walk(raw, s, depth+1)
+	a.execField = false
+	if e >= 0 && a.rec != nil && len(a.exec) > k {
+		a.exec[k].cut = memberCut(a.rec, raw, key, e)
+	}
+	return e
 }
 
 // isExecOutputField names the output fields of Codex's CommandExecutionItem
@@ -413,7 +522,7 @@ func (a *Account) appendKey(key []byte) {
 // scalar counts a leaf at the current class, hashing large strings.
 func (a *Account) scalar(v []byte) {
 	size := int64(len(v))
-	a.leaf(string(a.path), size)
+	a.leaf(a.path, size)
 	if v[0] != '"' {
 		return
 	}
@@ -431,8 +540,7 @@ func (a *Account) scalar(v []byte) {
 		a.outputs[a.inOutput] = append(a.outputs[a.inOutput], h)
 	}
 	if a.execField {
-		a.exec = append(a.exec, execOutput{callID: a.execID, hash: h, size: size, cut: a.execCut})
-		a.execCut = Cut{}
+		a.exec = append(a.exec, execOutput{callID: a.execID, hash: h, size: size})
 	}
 	if !large {
 		return
@@ -444,37 +552,98 @@ func (a *Account) scalar(v []byte) {
 	a.repeats[h] = &Repeat{Class: string(a.path), Size: size, Count: 1, FirstLine: a.line}
 }
 
-func (a *Account) leaf(class string, size int64) {
+func (a *Account) leaf(class []byte, size int64) {
 	a.leafSum += size
 	a.bucket(a.byClass, class, size)
 }
 
-func (a *Account) bucket(m map[string]*Bucket, name string, size int64) {
-	b := m[name]
+// bucket adds size to the bucket name of m; the name is copied only when
+// the bucket is new.
+func (a *Account) bucket(m map[string]*Bucket, name []byte, size int64) {
+	b := m[string(name)]
 	if b == nil {
 		if len(m) >= maxClasses {
 			a.file.ClassesCapped = true
-			name = otherClass
-			if b = m[name]; b != nil {
-				b.Bytes += size
-				b.Count++
-				return
+			if b = m[otherClass]; b == nil {
+				b = &Bucket{Name: otherClass}
+				m[otherClass] = b
 			}
+		} else {
+			b = &Bucket{Name: string(name)}
+			m[b.Name] = b
 		}
-		b = &Bucket{Name: name}
-		m[name] = b
 	}
 	b.Bytes += size
 	b.Count++
 }
 
+// isRecordPayload reports whether p is the payload of the record being
+// walked, whose members the reader noted.
+func (a *Account) isRecordPayload(p []byte) bool {
+	if a.cur == nil || len(p) == 0 {
+		return false
+	}
+	q := a.cur.PayloadBytes()
+	return len(q) == len(p) && &q[0] == &p[0]
+}
+
+// members walks the members of obj, by the reader's ranges when it is the
+// record's payload.
+func (a *Account) members(obj []byte, fn func(key []byte, start, end int) bool) {
+	if a.isRecordPayload(obj) {
+		a.cur.PayloadMembers(fn)
+		return
+	}
+	rollout.Members(obj, fn)
+}
+
+// member1 is member, by the reader's ranges for the record's payload.
+func (a *Account) member1(obj []byte, name string) []byte {
+	var out []byte
+	a.members(obj, func(key []byte, start, end int) bool {
+		if string(key) == name {
+			out = obj[start:end]
+			return false
+		}
+		return true
+	})
+	return out
+}
+
+func (a *Account) memberString(obj []byte, name string) string {
+	return rollout.DecodeString(a.member1(obj, name))
+}
+
+// payloadType is the "type" of a payload or item, interned: every record
+// asks for one of a few names.
+func (a *Account) payloadType(p []byte) string { return a.intern(a.member1(p, "type")) }
+
+// intern decodes a JSON string value, without a copy when it is one seen
+// before (up to maxClasses of them).
+func (a *Account) intern(v []byte) string {
+	s, ok := rollout.StringValue(v)
+	if !ok {
+		return rollout.DecodeString(v)
+	}
+	if n, ok := a.names[string(s)]; ok {
+		return n
+	}
+	n := string(s)
+	if len(a.names) < maxClasses {
+		a.names[n] = n
+	}
+	return n
+}
+
 // Finish closes the account. classes receives every path class of the file
-// (for run-wide totals); the File keeps only the Top ones.
+// (for run-wide totals); the File keeps only the Top ones. The File holds
+// nothing of the account: a run keeps one per file read.
 func (a *Account) Finish() (*File, []Bucket) {
-	f := &a.file
+	f := new(File)
+	*f = a.file
 	f.ByType = sorted(a.byType)
 	all := sorted(a.byClass)
-	f.ByClass = all[:min(len(all), a.opts.Top)]
+	f.ByClass = slices.Clone(all[:min(len(all), a.opts.Top)])
 
 	var reps []Repeat
 	for h, r := range a.repeats {
@@ -490,7 +659,7 @@ func (a *Account) Finish() (*File, []Bucket) {
 		}
 		return reps[i].FirstLine < reps[j].FirstLine
 	})
-	f.Repeats = reps[:min(len(reps), a.opts.Top)]
+	f.Repeats = slices.Clone(reps[:min(len(reps), a.opts.Top)])
 
 	f.Compactions = len(a.compactions)
 	for _, c := range a.compactions {
@@ -579,15 +748,14 @@ var bulkKeys = map[string]bool{
 // bulkClass reports whether a path class ends in a bulk member, or is an
 // element of an images array.
 func bulkClass(path []byte) bool {
-	p := string(path)
-	if strings.HasSuffix(p, ".images[]") {
+	if bytes.HasSuffix(path, []byte(".images[]")) {
 		return true
 	}
-	i := strings.LastIndexByte(p, '.')
+	i := bytes.LastIndexByte(path, '.')
 	if i < 0 {
 		return false
 	}
-	return bulkKeys[strings.TrimSuffix(p[i+1:], "[]")]
+	return bulkKeys[string(bytes.TrimSuffix(path[i+1:], []byte("[]")))]
 }
 
 // BeforeTurn is the plan of before-turn N: userTurnStarts are the start
@@ -656,12 +824,13 @@ func SortCuts(cuts []Cut) []Cut {
 // posIn is the index of sub inside line, sub being a slice of line.
 func posIn(line, sub []byte) int { return cap(line) - cap(sub) }
 
-// memberCut is the range that removes member key (at [s,e) of obj) with one
-// of its separating commas, so the object stays valid JSON.
-func memberCut(rec *rollout.Record, obj, key []byte, s, e int) Cut {
+// memberCut is the range that removes member key (its value ending at
+// base[e], base a slice of the line) with one of its separating commas, so
+// the object stays valid JSON.
+func memberCut(rec *rollout.Record, base, key []byte, e int) Cut {
 	raw := rec.Raw
 	start := posIn(raw, key) - 1 // the key's opening quote
-	end := posIn(raw, obj) + e
+	end := posIn(raw, base) + e
 	i := start - 1
 	for i >= 0 && isSpace(raw[i]) {
 		i--
@@ -683,6 +852,13 @@ func memberCut(rec *rollout.Record, obj, key []byte, s, e int) Cut {
 
 func isSpace(b byte) bool { return b == ' ' || b == '\t' || b == '\r' || b == '\n' }
 
+func skipSpace(raw []byte, i int) int {
+	for i < len(raw) && isSpace(raw[i]) {
+		i++
+	}
+	return i
+}
+
 // member returns the raw value of an object's member, or nil.
 func member(obj []byte, name string) []byte {
 	var out []byte
@@ -699,5 +875,3 @@ func member(obj []byte, name string) []byte {
 func memberString(obj []byte, name string) string {
 	return rollout.DecodeString(member(obj, name))
 }
-
-func payloadType(p []byte) string { return memberString(p, "type") }
