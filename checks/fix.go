@@ -189,7 +189,7 @@ func PlanFixes(res *Result, facts *FixFacts, opts FixOptions) (*FixPlan, error) 
 		st:       st,
 		fp:       &FixPlan{Planned: make([]PlannedFix, 0, fixable), Left: make([]Unfixed, 0, left), planned: make([]uint64, (len(res.Findings)+63)/64)},
 		concat:   map[int]bool{},
-		seen:     make(map[plannedKey]bool, fixable),
+		seen:     map[plannedKey]bool{}, // the edits of add (shared edits dedupe themselves)
 		envelope: st.Era != rollout.EraBare,
 		ids:      newIDSource(st, opts),
 		facts:    facts,
@@ -246,7 +246,7 @@ type planner struct {
 	fp       *FixPlan
 	concat   map[int]bool        // lines holding several objects
 	seen     map[plannedKey]bool // edits already planned (several findings, one edit)
-	shared   map[sharedKey]rollout.EditRef
+	shared   map[sharedKey]*sharedEdit
 	envelope bool
 	ids      *idSource
 
@@ -279,22 +279,52 @@ func (p *planner) add(line int, key string, e rollout.Edit) {
 
 // addShared is add of an edit that differs from line to line only in its
 // line: one Edit serves them all (a plan of a million ids keeps one).
-// make builds it the first time; id names it among the shared edits.
+// make builds it the first time; id names it among the shared edits (the
+// key of a shared edit is its id's: their keys and those of add never
+// meet).
+//
+// The lines are deduplicated without a set while they come in order, as
+// the findings do: only an edit planned for a line before the last one
+// (a frame log's reclaimed ranges) makes a set of the edit's lines.
 func (p *planner) addShared(line int, key string, id sharedKey, make func() rollout.Edit) {
-	if !p.first(line, id.label, key) {
-		return
-	}
-	ref, ok := p.shared[id]
-	if !ok {
+	sh := p.shared[id]
+	if sh == nil {
 		e := make()
-		ref = p.fp.Plan.Define(e)
+		sh = &sharedEdit{ref: p.fp.Plan.Define(e)}
 		if p.shared == nil {
-			p.shared = map[sharedKey]rollout.EditRef{}
+			p.shared = map[sharedKey]*sharedEdit{}
 		}
-		p.shared[id] = ref
+		p.shared[id] = sh
 		p.note(e)
 	}
-	p.fp.Plan.AddShared(line, ref)
+	switch {
+	case sh.lines != nil:
+		if sh.lines[line] {
+			return
+		}
+		sh.lines[line] = true
+	case line == sh.last:
+		return
+	case line < sh.last:
+		sh.lines = map[int]bool{}
+		for _, l := range p.fp.Plan.LinesOf(sh.ref) {
+			sh.lines[l] = true
+		}
+		if sh.lines[line] {
+			return
+		}
+		sh.lines[line] = true
+	default:
+		sh.last = line
+	}
+	p.fp.Plan.AddShared(line, sh.ref)
+}
+
+// sharedEdit is a shared edit and the lines it is planned for.
+type sharedEdit struct {
+	ref   rollout.EditRef
+	last  int          // the last line, while they come in order
+	lines map[int]bool // every line, once one came out of order
 }
 
 // addLineEdit plans an edit of a whole line that has no other field
@@ -399,6 +429,12 @@ func (p *planner) hasKind(line int, k rollout.EditKind) bool {
 func renumber(p *planner, f Finding) string {
 	if p.st.HistoryMode != rollout.HistoryPaginated {
 		return "the file is not paginated"
+	}
+	// The label of a renumbered line is the rule of the nearest finding at
+	// or before it: a finding after one of the same rule changes no label,
+	// so a million lines without ordinal keep one entry.
+	if n := len(p.ordinals); n > 0 && p.ordinals[n-1].rule == f.Rule && p.ordinals[n-1].line <= f.Line {
+		return ""
 	}
 	p.ordinals = append(p.ordinals, lineRule{f.Line, f.Rule})
 	return ""

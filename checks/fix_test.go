@@ -345,3 +345,24 @@ func TestHashSet(t *testing.T) {
 		t.Errorf("the empty set has members")
 	}
 }
+
+func TestSharedEditsOncePerLine(t *testing.T) {
+	p := &planner{fp: &FixPlan{}}
+	for _, line := range []int{2, 5, 5, 3, 5, 3, 7, 7, 2} { // in order, then not
+		p.addLineEdit(line, "drop", rollout.EditDrop, "line/blank")
+	}
+	p.addLineEdit(3, "split", rollout.EditSplit, "line/concatenated")
+	lines := map[int][]rollout.EditKind{}
+	for line, edits := range p.fp.Plan.Lines {
+		for _, e := range edits {
+			lines[line] = append(lines[line], e.Kind)
+		}
+	}
+	want := map[int][]rollout.EditKind{2: {rollout.EditDrop}, 3: {rollout.EditDrop, rollout.EditSplit}, 5: {rollout.EditDrop}, 7: {rollout.EditDrop}}
+	if diff := cmp.Diff(want, lines); diff != "" {
+		t.Errorf("planned edits (-want +got):\n%s", diff)
+	}
+	if !p.structural {
+		t.Errorf("a drop is structural")
+	}
+}

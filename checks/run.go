@@ -116,7 +116,8 @@ func NewChecker(path string, maxPerRule int) *Checker {
 	return &Checker{path: path, max: maxPerRule}
 }
 
-// Result is the analysis once the replay has finished with state st.
+// Result is the analysis once the replay has finished with state st. It
+// is called once: the observations are let go as their findings are made.
 func (c *Checker) Result(st *reconstruct.State) *Result {
 	return &Result{Path: c.path, Records: st.Records, State: st, Findings: c.Findings(st)}
 }
@@ -163,10 +164,12 @@ func (c *Checker) Observe(o reconstruct.Observation) {
 const obsBlock = 4096
 
 // Findings turns the observations into findings, sorted, once the whole
-// file, and so its era and history mode, are known.
+// file, and so its era and history mode, are known. It is called once:
+// each block of observations is let go once its findings are made.
 func (c *Checker) Findings(st *reconstruct.State) []Finding {
 	out := make([]Finding, 0, c.nobs+len(c.over))
-	for _, block := range c.obs {
+	for i, block := range c.obs {
+		c.obs[i] = nil // the block is garbage once its findings are made
 		for _, o := range block {
 			r := ruleOfKind[o.Kind()]
 			f := Finding{

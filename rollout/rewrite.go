@@ -124,6 +124,17 @@ func (p *Plan) Define(e Edit) EditRef {
 	return EditRef(len(p.kinds) - 1)
 }
 
+// LinesOf returns, in a new slice, the lines ref is planned for.
+func (p *Plan) LinesOf(ref EditRef) []int {
+	var out []int
+	for i, r := range p.refs {
+		if r == uint32(ref) {
+			out = append(out, p.lines[i])
+		}
+	}
+	return out
+}
+
 // Add appends an edit to a line.
 func (p *Plan) Add(line int, e Edit) { p.AddShared(line, p.Define(e)) }
 
