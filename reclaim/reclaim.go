@@ -139,11 +139,20 @@ func PlanFile(path string, o Options) (*Plan, *space.File, error) {
 			return nil, nil, err
 		}
 	}
-	// The space account is a record observer of the one replay loop.
-	acct := space.New(space.Options{Plan: true})
-	ro := reconstruct.ReplayOptions{MaxLineBytes: o.MaxLineBytes, OnRecord: acct.Feed}
-	st, err := reconstruct.ReplayFile(path, nil, ro)
-	if err != nil {
+	// The plan is the space account of the file. Before-turn needs the
+	// user turns resume keeps, so the account is then a record observer
+	// of the one replay loop; the other policies need only the records,
+	// and only those their cuts depend on walked.
+	var userTurns []int
+	acct := space.New(space.Options{Plan: true, CutsOnly: !o.has(space.PolicyBeforeTurn)})
+	if o.has(space.PolicyBeforeTurn) {
+		ro := reconstruct.ReplayOptions{MaxLineBytes: o.MaxLineBytes, OnRecord: acct.Feed}
+		st, err := reconstruct.ReplayFile(path, nil, ro)
+		if err != nil {
+			return nil, nil, err
+		}
+		userTurns = st.UserTurnStarts()
+	} else if err := space.FeedFile(path, o.MaxLineBytes, acct); err != nil {
 		return nil, nil, err
 	}
 	sf, _ := acct.Finish()
@@ -156,9 +165,9 @@ func PlanFile(path string, o Options) (*Plan, *space.File, error) {
 		Compressed: compressed, Frees: map[string]int64{}, Skipped: map[string]string{}}
 	cuts := sf.Cuts
 	if o.has(space.PolicyBeforeTurn) {
-		line, more := sf.BeforeTurn(o.BeforeTurn, st.UserTurnStarts())
+		line, more := sf.BeforeTurn(o.BeforeTurn, userTurns)
 		if line == 0 {
-			p.Skipped[space.PolicyBeforeTurn] = fmt.Sprintf("no compaction before the last %d user turns that no later rollback could undo (the file has %d; a smaller before-turn=N reaches further back)", o.BeforeTurn, len(st.UserTurnStarts()))
+			p.Skipped[space.PolicyBeforeTurn] = fmt.Sprintf("no compaction before the last %d user turns that no later rollback could undo (the file has %d; a smaller before-turn=N reaches further back)", o.BeforeTurn, len(userTurns))
 		}
 		cuts = append(append([]space.Cut(nil), cuts...), more...)
 	}

@@ -1,8 +1,10 @@
 package space
 
 import (
+	"errors"
 	"io"
 	"os"
+	"runtime/debug"
 	"time"
 
 	"github.com/rollout-dev/rollout/reconstruct"
@@ -68,4 +70,36 @@ func ReadFile(path string, stdin io.Reader, o ReadOptions) (*File, []Bucket, err
 		file.CompressedBytes = cc.Size()
 	}
 	return file, classes, nil
+}
+
+// FeedFile reads the rollout at path and feeds every record to acct, in
+// the order and with the errors of reconstruct.ReplayFile, without the
+// replay: for a plan that needs nothing of resume's state (the policies
+// but before-turn), the engine is most of the cost of reading a file.
+func FeedFile(path string, maxLineBytes int64, acct *Account) (err error) {
+	f, err := rollout.OpenWith(path, nil, rollout.OpenOptions{})
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	rd := rollout.NewReader(f, maxLineBytes)
+	defer rd.Release()
+	line := 0
+	defer func() {
+		if v := recover(); v != nil {
+			err = &reconstruct.InternalError{Path: path, Line: line, Value: v, Stack: debug.Stack()}
+		}
+	}()
+	for {
+		line = rd.Line() + 1
+		rec, rerr := rd.Next()
+		if errors.Is(rerr, io.EOF) {
+			return nil
+		}
+		if rerr != nil {
+			return &reconstruct.ReadError{Path: path, Line: rd.Line() + 1, Err: rerr}
+		}
+		line = rec.Line
+		acct.Feed(rec)
+	}
 }

@@ -36,6 +36,10 @@ type Options struct {
 	// Plan records, in File.Cuts, the byte ranges the splice policies
 	// (superseded-checkpoints, duplicate-exec-output) would remove.
 	Plan bool
+	// CutsOnly accounts for nothing but those cuts and the file's thread:
+	// no tables, no repeats, no before-turn, and only the payloads the
+	// cuts depend on (tool outputs, completed items) are walked.
+	CutsOnly bool
 }
 
 // Cut is one byte range a reclaim policy replaces, inside one line.
@@ -281,7 +285,9 @@ func (a *Account) object(rec *rollout.Record, size int64) {
 		a.name = append(a.name, typ...)
 		root = a.name
 	}
-	a.bucket(a.byType, a.name, size)
+	if !a.opts.CutsOnly {
+		a.bucket(a.byType, a.name, size)
+	}
 
 	a.leafSum = 0
 	// Messages are kept whole: compactions copy them (ids and all) into
@@ -289,13 +295,17 @@ func (a *Account) object(rec *rollout.Record, size int64) {
 	// duplicate id.
 	a.bulkOK = typ == rollout.TypeEventMsg ||
 		(typ == rollout.TypeResponseItem && payload != nil && pt != "message" && pt != "agent_message")
-	if payload == nil {
+	switch {
+	case !a.opts.CutsOnly && payload == nil:
 		a.path = append(a.path[:0], root...)
 		a.walk(rec.Raw, 0, 0)
-	} else {
+	case !a.opts.CutsOnly:
 		a.envelope(rec, payload, typ, pt, root)
+	case (typ == rollout.TypeResponseItem && rollout.IsToolOutput(pt)) || (typ == rollout.TypeEventMsg && pt == "item_completed"):
+		a.path = append(a.path[:0], root...)
+		a.payload(typ, pt, payload)
 	}
-	if rest := size - a.leafSum; rest > 0 {
+	if rest := size - a.leafSum; rest > 0 && !a.opts.CutsOnly {
 		a.bucket(a.byClass, structureClass, rest)
 	}
 
@@ -522,16 +532,18 @@ func (a *Account) appendKey(key []byte) {
 // scalar counts a leaf at the current class, hashing large strings.
 func (a *Account) scalar(v []byte) {
 	size := int64(len(v))
-	a.leaf(a.path, size)
+	if !a.opts.CutsOnly {
+		a.leaf(a.path, size)
+	}
 	if v[0] != '"' {
 		return
 	}
-	if a.rec != nil && a.bulkOK && len(v) >= BulkMin && bulkClass(a.path) {
+	if a.rec != nil && a.bulkOK && len(v) >= BulkMin && !a.opts.CutsOnly && bulkClass(a.path) {
 		at := posIn(a.rec.Raw, v)
 		a.file.Bulk = append(a.file.Bulk, Cut{Policy: PolicyBeforeTurn, Line: a.rec.Line, LineOffset: a.rec.Offset,
 			Start: at, End: at + len(v), Repl: `""`, Path: string(a.path)})
 	}
-	large := len(v) >= a.opts.MinRepeat
+	large := len(v) >= a.opts.MinRepeat && !a.opts.CutsOnly
 	if !large && a.inOutput == "" && !a.execField {
 		return
 	}
