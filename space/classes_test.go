@@ -93,3 +93,31 @@ func TestClassesMatchOracle(t *testing.T) {
 		}
 	}
 }
+
+// CutsOnly walks fewer records but plans the same cuts, thread and
+// checkpoint figures as the full account.
+func TestCutsOnlyPlansTheSame(t *testing.T) {
+	paths, err := bloatgen.Write(t.TempDir(), bloatgen.Options{Turns: 10, CompactEach: 3, Images: 4, ImageBytes: 9000, SubAgents: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range paths {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		full, _ := account(t, data, space.Options{Plan: true})
+		cuts, _ := account(t, data, space.Options{Plan: true, CutsOnly: true})
+		if len(full.Cuts) == 0 {
+			t.Fatalf("%s: no cuts planned: the test needs some", p)
+		}
+		if diff := cmp.Diff(full.Cuts, cuts.Cuts); diff != "" {
+			t.Errorf("%s: cuts (-full +CutsOnly):\n%s", p, diff)
+		}
+		if full.ThreadID != cuts.ThreadID || full.ParentThreadID != cuts.ParentThreadID || full.Compactions != cuts.Compactions ||
+			full.SupersededCheckpoints != cuts.SupersededCheckpoints || full.DuplicateExecOutput != cuts.DuplicateExecOutput ||
+			full.RollbackAfterCheckpoint != cuts.RollbackAfterCheckpoint {
+			t.Errorf("%s: CutsOnly %+v, full %+v", p, cuts, full)
+		}
+	}
+}
