@@ -95,7 +95,7 @@ type PlannedFix struct {
 func (fp *FixPlan) Unplanned(fs []Finding) []Finding {
 	var out []Finding
 	for i := range fs {
-		if i/64 >= len(fp.planned) || fp.planned[i/64]&(1<<(i%64)) == 0 {
+		if !fp.IsPlanned(i) {
 			out = append(out, fs[i])
 		}
 	}
@@ -160,6 +160,24 @@ func SelectFixes(sel []string) (FixSet, error) {
 // PlanFixes plans the fixes of the selected rules for the findings of one
 // analysis. facts may be nil when the file has no compactions to follow.
 func PlanFixes(res *Result, facts *FixFacts, opts FixOptions) (*FixPlan, error) {
+	return planFixes(res.State, len(res.Findings), func(i int) Finding { return res.Findings[i] }, facts, opts)
+}
+
+// PlanAnalysis is PlanFixes of an Analysis: no finding is made but to be
+// planned (FixPlan.IsPlanned tells which ones the plan addresses).
+func PlanAnalysis(a *Analysis, facts *FixFacts, opts FixOptions) (*FixPlan, error) {
+	return planFixes(a.State, a.Len(), a.At, facts, opts)
+}
+
+// IsPlanned reports whether the plan addresses finding i of the analysis
+// it was made from.
+func (fp *FixPlan) IsPlanned(i int) bool {
+	return i/64 < len(fp.planned) && fp.planned[i/64]&(1<<(i%64)) != 0
+}
+
+// planFixes plans the n findings at(0), at(1), ... of an analysis with
+// state st.
+func planFixes(st *reconstruct.State, n int, at func(int) Finding, facts *FixFacts, opts FixOptions) (*FixPlan, error) {
 	sel := opts.Fix
 	if sel == nil {
 		sel, _ = SelectFixes(nil)
@@ -167,7 +185,6 @@ func PlanFixes(res *Result, facts *FixFacts, opts FixOptions) (*FixPlan, error) 
 	if facts == nil {
 		facts = &FixFacts{}
 	}
-	st := res.State
 	// Sized once for the findings whose fix is selected (a plan of 100,000
 	// ids is not grown step by step), but for the ordinal rules: one
 	// sequence renumbers them all, and a million lines without ordinal
@@ -175,8 +192,8 @@ func PlanFixes(res *Result, facts *FixFacts, opts FixOptions) (*FixPlan, error) 
 	// counted too: a million opt-in findings left are not grown step by
 	// step either.
 	fixable, left := 0, 0
-	for i := range res.Findings {
-		r, ok := Lookup(res.Findings[i].Rule)
+	for i := range n {
+		r, ok := Lookup(at(i).Rule)
 		switch {
 		case !ok || r.plan == nil:
 		case !sel[r.ID] || st.FailClosed:
@@ -187,7 +204,7 @@ func PlanFixes(res *Result, facts *FixFacts, opts FixOptions) (*FixPlan, error) 
 	}
 	p := &planner{
 		st:       st,
-		fp:       &FixPlan{Planned: make([]PlannedFix, 0, fixable), Left: make([]Unfixed, 0, left), planned: make([]uint64, (len(res.Findings)+63)/64)},
+		fp:       &FixPlan{Planned: make([]PlannedFix, 0, fixable), Left: make([]Unfixed, 0, left), planned: make([]uint64, (n+63)/64)},
 		concat:   map[int]bool{},
 		seen:     map[plannedKey]bool{}, // the edits of add (shared edits dedupe themselves)
 		envelope: st.Era != rollout.EraBare,
@@ -197,13 +214,15 @@ func PlanFixes(res *Result, facts *FixFacts, opts FixOptions) (*FixPlan, error) 
 	p.ids.anchors = facts.anchors
 	p.fp.Plan.Grow(fixable)
 	optIn := map[string]string{}
-	for _, f := range res.Findings {
-		if _, ok := f.Facts.(reconstruct.LineConcatenatedEvidence); ok {
-			p.concat[f.Line] = true
+	for i := range n {
+		if f := at(i); f.Facts != nil {
+			if _, ok := f.Facts.(reconstruct.LineConcatenatedEvidence); ok {
+				p.concat[f.Line] = true
+			}
 		}
 	}
-	for i := range res.Findings {
-		f := &res.Findings[i]
+	for i := range n {
+		f := at(i)
 		r, ok := Lookup(f.Rule)
 		if !ok || r.plan == nil {
 			continue
@@ -226,7 +245,7 @@ func PlanFixes(res *Result, facts *FixFacts, opts FixOptions) (*FixPlan, error) 
 			p.fp.Left = append(p.fp.Left, Unfixed{f.Rule, f.Line, why})
 			continue
 		}
-		if why := r.plan(p, *f); why != "" {
+		if why := r.plan(p, f); why != "" {
 			p.fp.Left = append(p.fp.Left, Unfixed{f.Rule, f.Line, why})
 			continue
 		}

@@ -34,10 +34,6 @@ type Options struct {
 	Force bool
 	// OnRead, when set, is told how many bytes of the file were read.
 	OnRead func(n int)
-	// DeferMessages makes findings without their Message (FillMessages makes
-	// them): repair plans from every finding, a million of them, and keeps
-	// only those its plan leaves.
-	DeferMessages bool
 	// HashItems, ReplayGlued: see reconstruct.Options.
 	HashItems, ReplayGlued bool
 	// Lineage, when set, resolves the lineage of the file replayed: the
@@ -70,7 +66,6 @@ type Result struct {
 // next to any others (the budget evidence, the fix facts, ...).
 func Run(path string, stdin io.Reader, opts Options, observers ...reconstruct.Observer) (*Result, error) {
 	c := NewChecker(path, opts.MaxFindingsPerRule)
-	c.deferMessages = opts.DeferMessages
 	st, err := reconstruct.ReplayFile(path, stdin, opts.Replay(path), append(observers, c.Observe)...)
 	return result(c, st, err)
 }
@@ -87,7 +82,6 @@ func result(c *Checker, st *reconstruct.State, err error) (*Result, error) {
 // RunReader is Run over an open stream named path.
 func RunReader(path string, r io.Reader, opts Options, observers ...reconstruct.Observer) (*Result, error) {
 	c := NewChecker(path, opts.MaxFindingsPerRule)
-	c.deferMessages = opts.DeferMessages
 	ro := opts.Replay(path)
 	ro.Path = path
 	st, err := reconstruct.Replay(r, ro, append(observers, c.Observe)...)
@@ -107,7 +101,7 @@ type Checker struct {
 	kept map[string]int       // observations kept per rule
 	over map[string]*overflow // per rule, what was only counted
 
-	deferMessages bool // Options.DeferMessages
+	uniform bool // every block of obs holds obsBlock observations (Analysis)
 }
 
 // NewChecker returns the checker of the file at path; maxPerRule as
@@ -152,8 +146,13 @@ func (c *Checker) Observe(o reconstruct.Observation) {
 		c.kept[r.ID]++
 	}
 	if n := len(c.obs); n == 0 || len(c.obs[n-1]) == cap(c.obs[n-1]) {
-		// Small first (most files have few findings), then obsBlock each.
-		c.obs = append(c.obs, make([]reconstruct.Observation, 0, min(obsBlock, 16<<min(n, 8))))
+		// Small first (most files have few findings), then obsBlock each;
+		// an Analysis indexes them, so its blocks are all obsBlock.
+		size := min(obsBlock, 16<<min(n, 8))
+		if c.uniform {
+			size = obsBlock
+		}
+		c.obs = append(c.obs, make([]reconstruct.Observation, 0, size))
 	}
 	b := &c.obs[len(c.obs)-1]
 	*b = append(*b, o)
@@ -172,16 +171,12 @@ func (c *Checker) Findings(st *reconstruct.State) []Finding {
 		c.obs[i] = nil // the block is garbage once its findings are made
 		for _, o := range block {
 			r := ruleOfKind[o.Kind()]
-			f := Finding{
+			out = append(out, Finding{
 				Rule: r.ID, Severity: r.severityOf(o.Evidence, st), Path: c.path,
 				Line: o.Pos.Line, ByteOffset: o.Pos.Offset, Ordinal: o.Pos.Ordinal,
-				Fixable: r.Fixable(), Incomplete: r.Incomplete,
+				Message: r.message(o.Evidence), Fixable: r.Fixable(), Incomplete: r.Incomplete,
 				Facts: o.Evidence,
-			}
-			if !c.deferMessages {
-				f.Message = r.message(o.Evidence)
-			}
-			out = append(out, f)
+			})
 		}
 	}
 	for rule, ov := range c.over {
@@ -209,26 +204,7 @@ func (f Finding) Represents() int {
 	return 1
 }
 
-// FillMessages makes the Message of each finding made without it
-// (Options.DeferMessages).
-func FillMessages(fs []Finding) {
-	for i := range fs {
-		fillMessage(&fs[i])
-	}
-}
-
-func fillMessage(f *Finding) {
-	if f.Message != "" || f.Facts == nil {
-		return
-	}
-	if r, ok := Lookup(f.Rule); ok && r.message != nil {
-		f.Message = r.message(f.Facts)
-	}
-}
-
-// SortFindings orders findings by (path, line, offset, rule, message). A
-// deferred message (Options.DeferMessages) is made for the findings it
-// orders: the order never depends on the option.
+// SortFindings orders findings by (path, line, offset, rule, message).
 func SortFindings(fs []Finding) {
 	sort.SliceStable(fs, func(i, j int) bool {
 		a, b := &fs[i], &fs[j]
@@ -244,8 +220,6 @@ func SortFindings(fs []Finding) {
 		if a.Rule != b.Rule {
 			return a.Rule < b.Rule
 		}
-		fillMessage(a)
-		fillMessage(b)
 		return a.Message < b.Message
 	})
 }
@@ -304,4 +278,123 @@ func (f Filter) Keep(rule string) bool {
 		}
 	}
 	return true
+}
+
+// Analysis is a Result whose findings are made on demand: repair plans
+// from every finding of a file, a million of them, and keeps those its
+// plan leaves. Made all at once, the findings would be held beside the
+// observations they come from.
+type Analysis struct {
+	Path    string
+	Records int
+	State   *reconstruct.State
+	obs     [][]reconstruct.Observation // in blocks of obsBlock, as observed
+	perm    []int32                     // the order SortFindings gives their findings (nil: as observed)
+	n       int
+	all     []Finding // instead, when some rule's findings were counted past a limit
+	path    string
+}
+
+// ob is observation k, in the order observed.
+func (a *Analysis) ob(k int) *reconstruct.Observation { return &a.obs[k/obsBlock][k%obsBlock] }
+
+// at is the observation of finding i.
+func (a *Analysis) at(i int) *reconstruct.Observation {
+	if a.perm != nil {
+		return a.ob(int(a.perm[i]))
+	}
+	return a.ob(i)
+}
+
+// RunReaderAnalysis is RunReader with findings made on demand.
+func RunReaderAnalysis(path string, r io.Reader, opts Options, observers ...reconstruct.Observer) (*Analysis, error) {
+	c := NewChecker(path, opts.MaxFindingsPerRule)
+	c.uniform = true
+	ro := opts.Replay(path)
+	ro.Path = path
+	st, err := reconstruct.Replay(r, ro, append(observers, c.Observe)...)
+	if st == nil {
+		return nil, err
+	}
+	a := &Analysis{Path: path, Records: st.Records, State: st, path: path}
+	if len(c.over) > 0 {
+		a.all = c.Findings(st)
+		return a, err
+	}
+	a.obs, a.n = c.obs, c.nobs
+	// SortFindings' order: line, offset, rule, message (made for ties
+	// only). The observations mostly come in order: sorted only if not,
+	// through 4 bytes of index each, never moved.
+	less := func(x, y *reconstruct.Observation) bool {
+		if x.Pos.Line != y.Pos.Line {
+			return x.Pos.Line < y.Pos.Line
+		}
+		if x.Pos.Offset != y.Pos.Offset {
+			return x.Pos.Offset < y.Pos.Offset
+		}
+		rx, ry := ruleOfKind[x.Kind()], ruleOfKind[y.Kind()]
+		if rx.ID != ry.ID {
+			return rx.ID < ry.ID
+		}
+		return rx.message(x.Evidence) < ry.message(y.Evidence)
+	}
+	for k := 1; k < a.n; k++ {
+		if less(a.ob(k), a.ob(k-1)) {
+			a.perm = make([]int32, a.n)
+			for i := range a.perm {
+				a.perm[i] = int32(i)
+			}
+			sort.SliceStable(a.perm, func(i, j int) bool { return less(a.ob(int(a.perm[i])), a.ob(int(a.perm[j]))) })
+			break
+		}
+	}
+	return a, err
+}
+
+// Len is the number of findings.
+func (a *Analysis) Len() int {
+	if a.all != nil {
+		return len(a.all)
+	}
+	return a.n
+}
+
+// At is finding i, in SortFindings' order, made without its message.
+func (a *Analysis) At(i int) Finding {
+	if a.all != nil {
+		return a.all[i]
+	}
+	o := a.at(i)
+	r := ruleOfKind[o.Kind()]
+	return Finding{ // its Message is made by Findings
+		Rule: r.ID, Severity: r.severityOf(o.Evidence, a.State), Path: a.path,
+		Line: o.Pos.Line, ByteOffset: o.Pos.Offset, Ordinal: o.Pos.Ordinal,
+		Fixable: r.Fixable(), Incomplete: r.Incomplete,
+		Facts: o.Evidence,
+	}
+}
+
+// Findings makes, in order and with their messages, the findings keep
+// accepts (by index).
+func (a *Analysis) Findings(keep func(i int) bool) []Finding {
+	n := 0
+	for i := range a.Len() {
+		if keep(i) {
+			n++
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	out := make([]Finding, 0, n)
+	for i := range a.Len() {
+		if keep(i) {
+			f := a.At(i)
+			if a.all == nil {
+				f.Message = ruleOfKind[a.at(i).Kind()].message(f.Facts)
+			}
+			out = append(out, f)
+		}
+	}
+	return out
 }

@@ -146,33 +146,39 @@ func (t *Txn) analyse(copyTo *outFile) error {
 	// records, which Codex skips, come back once the torn bytes are cut.
 	copts := t.checkOptions()
 	copts.ReplayGlued = true
-	// The messages of the findings the plan fixes are never shown: only
-	// those it leaves get theirs (below).
-	copts.DeferMessages = true
-	res, err := checks.RunReader(t.Path, src, copts, facts.Observe)
+	// The findings are made on demand: those the plan fixes are never
+	// kept (a million planned fixes would keep a million findings), only
+	// planned; the result's own are judged after the rewrite.
+	an, err := checks.RunReaderAnalysis(t.Path, src, copts, facts.Observe)
 	if err != nil {
 		return err
 	}
 	if _, err := io.Copy(io.Discard, in.raw); err != nil {
 		return &rollout.PathError{Path: t.Path, Err: err}
 	}
-	t.Input = res
 	t.src = snapshot{fi: fi, size: in.raw.n, hash: in.raw.h.Sum64()}
 	t.Links = links(fi)
-	t.Fixes, err = checks.PlanFixes(res, &facts, checks.FixOptions{Fix: t.opts.Fix, RandomIDs: t.opts.RandomIDs})
-	if err == nil && in.cut != nil && in.cut.cut {
+	t.Fixes, err = checks.PlanAnalysis(an, &facts, checks.FixOptions{Fix: t.opts.Fix, RandomIDs: t.opts.RandomIDs})
+	if err != nil {
+		return err
+	}
+	empty := t.Fixes.Plan.Empty()
+	if !empty {
+		// The guard compares the result with every error of the input.
+		t.inputErrors = map[string]int{}
+		for i := range an.Len() {
+			if f := an.At(i); f.Severity == checks.Error {
+				t.inputErrors[f.Rule]++
+			}
+		}
+	}
+	t.Input = &checks.Result{Path: an.Path, Records: an.Records, State: an.State,
+		Findings: an.Findings(func(i int) bool { return empty || !t.Fixes.IsPlanned(i) })}
+	if in.cut != nil && in.cut.cut {
 		err = t.planSalvage(in, walk)
 	}
-	if err == nil && !t.Fixes.Plan.Empty() {
-		// The findings the plan fixes are not kept (the result's own are
-		// judged after the rewrite): a million planned fixes would keep a
-		// million findings through the rewrite. The guard keeps their counts.
-		t.inputErrors = errorsByRule(res.Findings)
-		res.Findings = t.Fixes.Unplanned(res.Findings)
-	}
-	checks.FillMessages(res.Findings)
 	if err == nil {
-		res.State = summary(res.State)
+		t.Input.State = summary(t.Input.State)
 	}
 	return err
 }
