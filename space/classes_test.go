@@ -121,3 +121,27 @@ func TestCutsOnlyPlansTheSame(t *testing.T) {
 		}
 	}
 }
+
+// A compaction in a glued line (Codex skips the line; repair restores its
+// records) is neither a checkpoint nor cut: its cut was planned at the
+// offsets of the file's first line.
+func TestGluedLineIsNotCut(t *testing.T) {
+	rh := `[{"type":"message","role":"user","content":[{"type":"input_text","text":"` + strings.Repeat("x", 200) + `"}]}]`
+	comp := `{"timestamp":"2026-03-01T10:00:03.000Z","type":"compacted","payload":{"message":"s","replacement_history":` + rh + `}}`
+	user := `{"timestamp":"2026-03-01T10:00:01.000Z","type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"hi"}]}}`
+	data := []byte(strings.Join([]string{
+		`{"timestamp":"2026-03-01T10:00:00.000Z","type":"session_meta","payload":{"id":"019cae0d-0925-731d-974b-0c436012c5be","cwd":"/tmp"}}`,
+		user, user + comp, comp, user, comp, user,
+	}, "\n") + "\n")
+	f, _ := account(t, data, space.Options{Plan: true})
+	if f.Compactions != 2 {
+		t.Fatalf("%d compactions, want 2 (and one glued)", f.Compactions)
+	}
+	if len(f.Cuts) != 1 || f.Cuts[0].Line != 4 {
+		t.Fatalf("cuts %+v, want one, in line 4", f.Cuts)
+	}
+	c := f.Cuts[0]
+	if got := string(data[c.LineOffset+int64(c.Start) : c.LineOffset+int64(c.End)]); got != rh {
+		t.Errorf("the cut removes %.80q, want the replacement_history", got)
+	}
+}

@@ -229,7 +229,7 @@ func (a *Account) Feed(rec *rollout.Record) {
 	case rollout.ShapeConcatenated:
 		for _, p := range rec.Parts {
 			sub := rollout.Record{Line: rec.Line, Raw: rec.Raw[p[0]:p[1]], Shape: rollout.ShapeObject}
-			a.object(&sub, int64(p[1]-p[0]))
+			a.object(&sub, int64(p[1]-p[0]), false)
 		}
 		a.bucket(a.byType, []byte("(concatenated line)"), size-sumParts(rec.Parts))
 		return
@@ -239,7 +239,7 @@ func (a *Account) Feed(rec *rollout.Record) {
 		a.bucket(a.byClass, name, size)
 		return
 	}
-	a.object(rec, size)
+	a.object(rec, size, true)
 }
 
 func sumParts(parts [][2]int) int64 {
@@ -255,11 +255,14 @@ func sumParts(parts [][2]int) int64 {
 // validator noted them, and below them one recursive walk finds each
 // value's end as it accounts for it (walking members by their ranges
 // scanned a value once per level of nesting).
-func (a *Account) object(rec *rollout.Record, size int64) {
+// A record of a glued line (plan false) is counted, never cut: Codex skips
+// the whole line, and repair restores its records by cutting the torn
+// bytes off. Nor is its compaction a checkpoint: resume never sees it.
+func (a *Account) object(rec *rollout.Record, size int64, plan bool) {
 	typ := rec.Type()
 	payload := rec.PayloadBytes()
 	a.rec = nil
-	if a.opts.Plan && rec.Shape == rollout.ShapeObject && rec.Raw != nil && len(rec.Parts) == 0 {
+	if plan && a.opts.Plan && rec.Raw != nil {
 		a.rec = rec
 	}
 	a.cur = rec
@@ -309,8 +312,8 @@ func (a *Account) object(rec *rollout.Record, size int64) {
 		a.bucket(a.byClass, structureClass, rest)
 	}
 
-	switch typ {
-	case rollout.TypeCompacted:
+	switch {
+	case typ == rollout.TypeCompacted && plan:
 		c := compaction{line: rec.Line}
 		a.members(payload, func(key []byte, start, end int) bool {
 			k := string(key)
@@ -328,14 +331,14 @@ func (a *Account) object(rec *rollout.Record, size int64) {
 		})
 		a.compactions = append(a.compactions, c)
 		a.rollbackLast = false
-	case rollout.TypeEventMsg:
+	case typ == rollout.TypeEventMsg:
 		if pt == "thread_rolled_back" {
 			a.file.Rollbacks = append(a.file.Rollbacks, rec.Line)
 			if len(a.compactions) > 0 {
 				a.rollbackLast = true
 			}
 		}
-	case rollout.TypeSessionMeta:
+	case typ == rollout.TypeSessionMeta:
 		if a.file.ThreadID == "" {
 			a.meta(payload)
 		}
