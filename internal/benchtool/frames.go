@@ -109,23 +109,13 @@ func writeFrames(path string, o framegen.Options) (*framegen.Stats, error) {
 	} else if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return nil, err
 	}
-	tmp := path + ".tmp"
-	f, err := os.Create(tmp)
+	err = replaceFile(path, func(tmp string) error {
+		return createBuffered(tmp, func(w *bufio.Writer) (err error) {
+			st, err = framegen.Write(w, o)
+			return err
+		})
+	})
 	if err != nil {
-		return nil, err
-	}
-	w := bufio.NewWriterSize(f, 1<<20)
-	if st, err = framegen.Write(w, o); err == nil {
-		err = w.Flush()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
 		return nil, err
 	}
 	return st, nil

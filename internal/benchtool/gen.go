@@ -113,14 +113,8 @@ func cmdGen(args []string) error {
 			sem <- struct{}{}
 			defer func() { <-sem }()
 			path := filepath.Join(*dir, j.rel)
-			tmp := path + ".tmp"
-			st, err := gen.WriteFile(tmp, j.o)
-			if err == nil {
-				err = os.Rename(tmp, path)
-			}
-			if err != nil {
-				os.Remove(tmp)
-			}
+			var st gen.Stats
+			err := replaceFile(path, func(tmp string) (err error) { st, err = gen.WriteFile(tmp, j.o); return err })
 			outs[i], errs[i] = genOutput{Path: j.rel, Stats: st}, err
 		}()
 	}

@@ -34,9 +34,5 @@ func writeSection(path, name, body string) error {
 		}
 		s += block
 	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, []byte(s), 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
+	return replaceFile(path, func(tmp string) error { return os.WriteFile(tmp, []byte(s), 0o644) })
 }

@@ -222,43 +222,33 @@ func fleetFile(s shapesSpec, i int, size int64) (gen.Options, string) {
 func writeFleetFile(dir string, s shapesSpec, i int, size int64) error {
 	o, name := fleetFile(s, i, size)
 	path := filepath.Join(dir, name)
-	tmp := path + ".tmp"
-	f, err := os.Create(tmp)
-	if err != nil {
-		return err
-	}
-	var w io.Writer = f
-	var enc *zstd.Encoder
-	if strings.HasSuffix(path, ".zst") {
-		disk := &countingWriter{w: f}
-		if enc, err = zstd.NewWriter(disk, zstd.WithEncoderConcurrency(1)); err != nil {
-			f.Close()
+	return replaceFile(path, func(tmp string) error {
+		return createBuffered(tmp, func(bw *bufio.Writer) error {
+			var w io.Writer = bw
+			var enc *zstd.Encoder
+			if strings.HasSuffix(path, ".zst") {
+				disk := &countingWriter{w: bw}
+				var err error
+				if enc, err = zstd.NewWriter(disk, zstd.WithEncoderConcurrency(1)); err != nil {
+					return err
+				}
+				w = enc
+				// Flushing ends a zstd block: the file is a little larger than one
+				// compressed in one go, and its size is known as it grows.
+				o.Size = func() int64 {
+					enc.Flush()
+					return disk.n
+				}
+			}
+			_, err := gen.Write(w, o)
+			if enc != nil {
+				if cerr := enc.Close(); err == nil {
+					err = cerr
+				}
+			}
 			return err
-		}
-		w = enc
-		// Flushing ends a zstd block: the file is a little larger than one
-		// compressed in one go, and its size is known as it grows.
-		o.Size = func() int64 {
-			enc.Flush()
-			return disk.n
-		}
-	}
-	_, err = gen.Write(w, o)
-	if enc != nil {
-		if cerr := enc.Close(); err == nil {
-			err = cerr
-		}
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
-	}
-	return err
+		})
+	})
 }
 
 type countingWriter struct {
@@ -275,25 +265,13 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 // writeShape writes one shape; stream selects the random sequence (the two
 // world-state files share theirs, so they differ only where they should).
 func writeShape(path string, stream uint64, s shapesSpec, fn func(*shapeWriter, shapesSpec)) error {
-	tmp := path + ".tmp"
-	f, err := os.Create(tmp)
-	if err != nil {
-		return err
-	}
-	w := &shapeWriter{bw: bufio.NewWriterSize(f, 1<<20), rng: rand.New(rand.NewPCG(s.Seed, stream)),
-		ms: time.Date(2026, 4, 7, 9, 0, 0, 0, time.UTC).UnixMilli()}
-	fn(w, s)
-	err = w.bw.Flush()
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
-	}
-	return err
+	return replaceFile(path, func(tmp string) error {
+		return createBuffered(tmp, func(bw *bufio.Writer) error {
+			fn(&shapeWriter{bw: bw, rng: rand.New(rand.NewPCG(s.Seed, stream)),
+				ms: time.Date(2026, 4, 7, 9, 0, 0, 0, time.UTC).UnixMilli()}, s)
+			return nil
+		})
+	})
 }
 
 // shapeWriter writes envelope-era lines with increasing timestamps.
@@ -603,15 +581,7 @@ func appendUsage(l []byte, in, cached, out, reasoning int64) []byte {
 func writeTreeFile(dir string, s shapesSpec, i int) error {
 	o := gen.Options{Seed: s.Seed*1000003 + uint64(i) + 11, TargetBytes: s.TreeFileBytes, Paginated: i%4 == 3, Fit: true}
 	path := filepath.Join(dir, gen.FileName(o))
-	tmp := path + ".tmp"
-	_, err := gen.WriteFile(tmp, o)
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
-	}
-	return err
+	return replaceFile(path, func(tmp string) error { _, err := gen.WriteFile(tmp, o); return err })
 }
 
 // joinTree writes the files of dir, in name order, one after the other
@@ -622,30 +592,16 @@ func joinTree(dir, path string) error {
 	if err != nil {
 		return err
 	}
-	tmp := path + ".tmp"
-	f, err := os.Create(tmp)
-	if err != nil {
-		return err
-	}
-	w := bufio.NewWriterSize(f, 1<<20)
-	for _, p := range paths {
-		if err = appendFile(w, p); err != nil {
-			break
-		}
-	}
-	if err == nil {
-		err = w.Flush()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
-	}
-	return err
+	return replaceFile(path, func(tmp string) error {
+		return createBuffered(tmp, func(w *bufio.Writer) error {
+			for _, p := range paths {
+				if err := appendFile(w, p); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+	})
 }
 
 func appendFile(w io.Writer, path string) error {
