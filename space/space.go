@@ -271,7 +271,7 @@ func (a *Account) object(rec *rollout.Record, size int64, plan bool) {
 		pt = a.payloadType(payload)
 	}
 	a.name = a.name[:0]
-	root := a.name
+	var root []byte
 	if payload == nil {
 		// bare era: the line is the item
 		if typ == "" {
