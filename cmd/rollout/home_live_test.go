@@ -64,16 +64,7 @@ func TestLiveRepairOfResumedSession(t *testing.T) {
 	mustRun(h.Resume(ctx, id, conformance.Marker+" msg"))
 	clean := func(stage string) {
 		t.Helper()
-		rep, err := home.Check(home.New(h.Dir), home.CheckOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, o := range rep.Observations {
-			t.Errorf("%s: %s: %T %+v", stage, o.Path, o.Evidence, o.Evidence)
-		}
-		if rep.Incomplete {
-			t.Errorf("%s: incomplete: %v", stage, rep.Notes)
-		}
+		homeClean(t, home.New(h.Dir), stage)
 	}
 	clean("the home Codex made")
 	if p, _ := home.New(h.Dir).ProjectionOf(id); p == nil {
@@ -81,16 +72,7 @@ func TestLiveRepairOfResumedSession(t *testing.T) {
 	}
 
 	// A torn record in the middle, projected around by Codex.
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lines := strings.SplitAfter(string(b), "\n")
-	torn := `{"timestamp":"2026-12-01T20:30:53.100Z","type":"event_msg","payload":{"type":"tok` + "\n"
-	lines = append(lines[:5], append([]string{torn}, lines[5:]...)...)
-	if err := os.WriteFile(path, []byte(strings.Join(lines, "")), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	insertTornRecord(t, path)
 	if _, err := home.New(h.Dir).DeleteProjection(id); err != nil {
 		t.Fatal(err)
 	}

@@ -1,13 +1,11 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -193,21 +191,7 @@ func TestReclaimUndoRestartRestoresProjection(t *testing.T) {
 	if code, o, e := runRollout("reclaim", "--policy", "superseded-checkpoints", "--write", path); code != exitOK || !strings.Contains(o, "deleted Codex's projection") {
 		t.Fatalf("reclaim: exit %d\n%s%s", code, o, e)
 	}
-	cmd := helperCommand("reclaim", "--undo", path)
-	cmd.Env = append(cmd.Env, "ROLLOUT_REPAIR_PAUSE=replaced")
-	stderr, _ := cmd.StderrPipe()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	sc := bufio.NewScanner(stderr)
-	paused := false
-	for sc.Scan() {
-		if paused = sc.Text() == "PAUSED replaced"; paused {
-			break
-		}
-	}
-	cmd.Process.Signal(syscall.SIGKILL)
-	cmd.Wait()
+	paused := killAtStage(t, "replaced", "reclaim", "--undo", path)
 	if !paused {
 		t.Fatal("the undo never reached the stage after its rename")
 	}

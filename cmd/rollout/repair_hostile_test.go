@@ -3,7 +3,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"os"
 	"os/exec"
@@ -240,22 +239,7 @@ func TestRepairKilledBetweenRenamesNoDuplicates(t *testing.T) {
 		t.Skip("runs a subprocess")
 	}
 	_, path, input := hostileSetup(t)
-	cmd := helperCommand("repair", "--write", path)
-	cmd.Env = append(cmd.Env, "ROLLOUT_REPAIR_PAUSE=quarantined")
-	stderr, _ := cmd.StderrPipe()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	sc := bufio.NewScanner(stderr)
-	paused := false
-	for sc.Scan() {
-		if sc.Text() == "PAUSED quarantined" {
-			paused = true
-			break
-		}
-	}
-	cmd.Process.Signal(syscall.SIGKILL)
-	cmd.Wait()
+	paused := killAtStage(t, "quarantined", "repair", "--write", path)
 	if !paused {
 		t.Fatal("the helper never reached the quarantine rename")
 	}

@@ -359,6 +359,30 @@ func helperCommand(args ...string) *exec.Cmd {
 	return cmd
 }
 
+// killAtStage runs rollout ARGS in a helper process that pauses at the
+// write stage named, kills it there (SIGKILL) and reports whether it got
+// there.
+func killAtStage(t *testing.T, stage string, args ...string) bool {
+	t.Helper()
+	cmd := helperCommand(args...)
+	cmd.Env = append(cmd.Env, "ROLLOUT_REPAIR_PAUSE="+stage)
+	stderr, _ := cmd.StderrPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(stderr)
+	paused := false
+	for sc.Scan() {
+		if sc.Text() == "PAUSED "+stage {
+			paused = true
+			break
+		}
+	}
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+	return paused
+}
+
 // TestRepairCrashSafety kills repair --write (SIGKILL) at every stage of
 // the write and at random moments: the file is always byte for byte the
 // old one or the new one, never a mix.
@@ -389,22 +413,7 @@ func TestRepairCrashSafety(t *testing.T) {
 			dir := t.TempDir()
 			path := filepath.Join(dir, "rollout.jsonl")
 			os.WriteFile(path, input, 0o644)
-			cmd := helperCommand("repair", "--write", path)
-			cmd.Env = append(cmd.Env, "ROLLOUT_REPAIR_PAUSE="+stage)
-			stderr, _ := cmd.StderrPipe()
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			sc := bufio.NewScanner(stderr)
-			paused := false
-			for sc.Scan() {
-				if sc.Text() == "PAUSED "+stage {
-					paused = true
-					break
-				}
-			}
-			cmd.Process.Signal(syscall.SIGKILL)
-			cmd.Wait()
+			paused := killAtStage(t, stage, "repair", "--write", path)
 			if !paused {
 				t.Fatalf("the helper never reached stage %s", stage)
 			}

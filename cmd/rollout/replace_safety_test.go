@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"fmt"
@@ -10,7 +9,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -215,22 +213,7 @@ func TestUndoRestartableAtEveryStep(t *testing.T) {
 		for _, stage := range tc.stages {
 			t.Run(tc.name+"/"+stage, func(t *testing.T) {
 				root, path, original := tc.setup(t)
-				cmd := helperCommand(append(tc.undo, path)...)
-				cmd.Env = append(cmd.Env, "ROLLOUT_REPAIR_PAUSE="+stage)
-				stderr, _ := cmd.StderrPipe()
-				if err := cmd.Start(); err != nil {
-					t.Fatal(err)
-				}
-				sc := bufio.NewScanner(stderr)
-				paused := false
-				for sc.Scan() {
-					if sc.Text() == "PAUSED "+stage {
-						paused = true
-						break
-					}
-				}
-				cmd.Process.Signal(syscall.SIGKILL)
-				cmd.Wait()
+				paused := killAtStage(t, stage, append(tc.undo, path)...)
 				if !paused {
 					t.Fatalf("the helper never reached stage %s", stage)
 				}
