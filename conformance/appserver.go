@@ -114,16 +114,10 @@ func (h *Home) AppServer(ctx context.Context, reqs []RPC) (*Run, []RPCResult, er
 // startPiped starts codex like Start, with its standard input and output
 // as pipes for the caller (stdout is not recorded in the Run).
 func (h *Home) startPiped(ctx context.Context, args []string) (*Started, error) {
-	before, err := snapshot(h.Dir)
+	s, err := h.prepare(ctx, args, h.Timeout+10*time.Second)
 	if err != nil {
 		return nil, err
 	}
-	s := &Started{h: h, args: args, before: before}
-	if h.Mock != nil {
-		s.mark = h.Mock.Mark()
-	}
-	s.ctx, s.cancel = context.WithTimeout(ctx, h.Timeout+10*time.Second)
-	s.cmd = s.command()
 	s.cmd.Stderr = &s.stderr
 	if s.stdin, err = s.cmd.StdinPipe(); err != nil {
 		s.cancel()

@@ -266,6 +266,21 @@ func (s *Started) command() *exec.Cmd {
 // Start starts codex with args in the home without waiting for it; Wait
 // records what it did, as Run does.
 func (h *Home) Start(ctx context.Context, args ...string) (*Started, error) {
+	s, err := h.prepare(ctx, args, h.Timeout)
+	if err != nil {
+		return nil, err
+	}
+	s.cmd.Stdout, s.cmd.Stderr = &s.stdout, &s.stderr
+	if err := s.cmd.Start(); err != nil {
+		s.cancel()
+		return nil, fmt.Errorf("conformance: codex %s: %w", strings.Join(args, " "), err)
+	}
+	return s, nil
+}
+
+// prepare snapshots the home, marks the mock and makes the command of an
+// invocation, not yet started.
+func (h *Home) prepare(ctx context.Context, args []string, timeout time.Duration) (*Started, error) {
 	before, err := snapshot(h.Dir)
 	if err != nil {
 		return nil, err
@@ -274,13 +289,8 @@ func (h *Home) Start(ctx context.Context, args ...string) (*Started, error) {
 	if h.Mock != nil {
 		s.mark = h.Mock.Mark()
 	}
-	s.ctx, s.cancel = context.WithTimeout(ctx, h.Timeout)
+	s.ctx, s.cancel = context.WithTimeout(ctx, timeout)
 	s.cmd = s.command()
-	s.cmd.Stdout, s.cmd.Stderr = &s.stdout, &s.stderr
-	if err := s.cmd.Start(); err != nil {
-		s.cancel()
-		return nil, fmt.Errorf("conformance: codex %s: %w", strings.Join(args, " "), err)
-	}
 	return s, nil
 }
 
