@@ -11,8 +11,8 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/rollout-dev/rollout/frames"
 	"github.com/rollout-dev/rollout/reconstruct"
+	"github.com/rollout-dev/rollout/reconstruct/frames"
 	"github.com/rollout-dev/rollout/rollout"
 )
 

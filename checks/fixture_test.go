@@ -16,8 +16,8 @@ import (
 	"github.com/rogpeppe/go-internal/txtar"
 
 	"github.com/rollout-dev/rollout/checks"
-	"github.com/rollout-dev/rollout/fixtures/escape"
-	"github.com/rollout-dev/rollout/lineage"
+	"github.com/rollout-dev/rollout/internal/codex/lineage"
+	"github.com/rollout-dev/rollout/internal/testkit/fixturegen/escape"
 )
 
 // ruleFixture is one fixtures/rules/*.txtar file (format: fixtures/rules/README.md).

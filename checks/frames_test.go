@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/rollout-dev/rollout/checks"
-	"github.com/rollout-dev/rollout/fixtures/framegen"
+	"github.com/rollout-dev/rollout/internal/testkit/fixturegen/framegen"
 	"github.com/rollout-dev/rollout/rollout"
 )
 

@@ -9,8 +9,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/rollout-dev/rollout/budget"
 	"github.com/rollout-dev/rollout/checks"
+	"github.com/rollout-dev/rollout/internal/derive/budget"
 	"github.com/rollout-dev/rollout/rollout"
 )
 

@@ -28,7 +28,7 @@ var lineRules = []*Rule{
 	on(Rule{ID: "line/torn-tail", Severity: Error, Since: "0.1.0",
 		Title: "the last line has no newline and does not parse (crash mid-write; error before Codex 0.145)",
 		Doc: "The agent was killed while writing its last line. The partial record cannot be recovered; everything before it is intact. " +
-			"What the next resume does depends on the Codex version (the writer's cli_version is taken for it). Measured with the conformance harness (conformance/testdata/*/corrupt/torn-tail.json): " +
+			"What the next resume does depends on the Codex version (the writer's cli_version is taken for it). Measured with the conformance harness (internal/testkit/conformance/testdata/*/corrupt/torn-tail.json): " +
 			"0.40, 0.58, 0.77, 0.104, 0.125, 0.136, 0.142, 0.144.0 and 0.144.6 append their first new record straight onto the fragment, so that record becomes part of an unreadable line and is lost on the resume after (error); " +
 			"0.145.0, 0.147, 0.153.4 and 0.171 start a new line first and resume without the fragment (warning). A file with no cli_version is judged as the older versions.",
 		Fix:  "cut the torn tail off into FILE.quarantine.jsonl",
@@ -68,7 +68,7 @@ var lineRules = []*Rule{
 		Title: "bytes that are not UTF-8 (Codex refuses the whole file)",
 		Doc: "JSON text must be UTF-8. Codex reads a rollout as UTF-8 text and refuses to resume the whole file when one byte is not: " +
 			"0.40 to 0.147 fail with \"stream did not contain valid UTF-8\", 0.153.4 and 0.171 with \"thread/resume failed: list_turns is not supported yet\" " +
-			"(measured with the conformance harness on a byte 0xff inside an assistant message, conformance/testdata/*/corrupt/invalid-utf8.json). " +
+			"(measured with the conformance harness on a byte 0xff inside an assistant message, internal/testkit/conformance/testdata/*/corrupt/invalid-utf8.json). " +
 			"Lenient readers replace the bytes with U+FFFD, silently changing the content.",
 		Fix:  "replace each byte sequence that is not UTF-8 with U+FFFD, on that line only",
 		plan: validUTF8,

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/rollout-dev/rollout/internal/suggest"
+	"github.com/rollout-dev/rollout/internal/base/suggest"
 )
 
 // UnknownRuleError is a rule selector (a rule id or an area "item/") that

@@ -99,7 +99,7 @@ func (e *engine) compacted(rec *rollout.Record, pos Pos, p gjson.Result) {
 // as one more user message. Assistant messages, tool calls, reasoning and
 // the context messages of later turns are dropped. Codex 0.40 sent one
 // bridge message instead of the prompts and the summary (before 0.55). Measured with the
-// conformance harness (conformance/testdata/*/compact-local); Codex rebuilds
+// conformance harness (internal/testkit/conformance/testdata/*/compact-local); Codex rebuilds
 // the initial context from the resuming process's settings, which the
 // engine takes to be those the file recorded.
 func (e *engine) legacyCompaction(pos Pos) *History {

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/rollout-dev/rollout/frames"
+	"github.com/rollout-dev/rollout/reconstruct/frames"
 	"github.com/rollout-dev/rollout/rollout"
 	"github.com/tidwall/gjson"
 )

@@ -1,8 +1,8 @@
 package reconstruct
 
 import (
-	"github.com/rollout-dev/rollout/frames"
 	"github.com/rollout-dev/rollout/mergepatch"
+	"github.com/rollout-dev/rollout/reconstruct/frames"
 )
 
 // Evidence is what an observation says, one struct type per Kind. Its JSON

@@ -465,7 +465,7 @@ func (e *engine) orphanCalls() {
 // (dropOrphans) an output without its call is dropped, and every call
 // without an output gets an "aborted" one, inserted after it from 0.48
 // (after), in front of the history before (Codex 0.40 in
-// conformance/testdata/0.40.0/corrupt/orphan-call). A possibly running
+// internal/testkit/conformance/testdata/0.40.0/corrupt/orphan-call). A possibly running
 // call of the open last turn is answered too: a resume starts a new
 // process, and the old one's tool result never reaches it.
 func (e *engine) requestHistory(dropOrphans, answer, after bool) {

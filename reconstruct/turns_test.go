@@ -138,7 +138,7 @@ func TestLegacyCompactionReindexes(t *testing.T) {
 }
 
 // TestLegacyCompactionKeeps: what Codex rebuilds from a compacted record
-// without replacement_history (conformance/testdata/*/compact-local): the
+// without replacement_history (internal/testkit/conformance/testdata/*/compact-local): the
 // initial context, the user prompts and the summary as a user message;
 // before 0.55 one bridge message replaces the prompts and the summary.
 func TestLegacyCompactionKeeps(t *testing.T) {

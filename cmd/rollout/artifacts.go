@@ -10,10 +10,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/rollout-dev/rollout/artifacts"
-	"github.com/rollout-dev/rollout/internal/termsafe"
-	"github.com/rollout-dev/rollout/repair"
-	"github.com/rollout-dev/rollout/report"
+	"github.com/rollout-dev/rollout/internal/edit/artifacts"
+	"github.com/rollout-dev/rollout/internal/edit/repair"
+	"github.com/rollout-dev/rollout/internal/output/report"
+	"github.com/rollout-dev/rollout/internal/output/termsafe"
 )
 
 type artifactsOptions struct {

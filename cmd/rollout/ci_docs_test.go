@@ -13,7 +13,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/rollout-dev/rollout/checks"
-	"github.com/rollout-dev/rollout/internal/config"
+	"github.com/rollout-dev/rollout/internal/base/config"
 )
 
 // TestCIDocs runs the snippets of docs/ci.md: every `rollout` command of

@@ -11,8 +11,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/rollout-dev/rollout/fixtures/homegen"
-	"github.com/rollout-dev/rollout/repair"
+	"github.com/rollout-dev/rollout/internal/edit/repair"
+	"github.com/rollout-dev/rollout/internal/testkit/fixturegen/homegen"
 )
 
 // flockFile holds an exclusive flock on path, as Codex does, writing

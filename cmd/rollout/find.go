@@ -9,9 +9,9 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/rollout-dev/rollout/home"
-	"github.com/rollout-dev/rollout/internal/termsafe"
-	"github.com/rollout-dev/rollout/lineage"
+	"github.com/rollout-dev/rollout/internal/codex/home"
+	"github.com/rollout-dev/rollout/internal/codex/lineage"
+	"github.com/rollout-dev/rollout/internal/output/termsafe"
 	"github.com/rollout-dev/rollout/rollout"
 	"github.com/spf13/cobra"
 )

@@ -11,10 +11,10 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/rollout-dev/rollout/checks"
-	"github.com/rollout-dev/rollout/internal/outfile"
-	"github.com/rollout-dev/rollout/internal/shard"
+	"github.com/rollout-dev/rollout/internal/base/shard"
+	"github.com/rollout-dev/rollout/internal/edit/outfile"
+	"github.com/rollout-dev/rollout/internal/output/report"
 	"github.com/rollout-dev/rollout/reconstruct"
-	"github.com/rollout-dev/rollout/report"
 	"github.com/rollout-dev/rollout/rollout"
 )
 

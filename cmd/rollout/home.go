@@ -8,8 +8,8 @@ import (
 	"strings"
 
 	"github.com/rollout-dev/rollout/checks"
-	"github.com/rollout-dev/rollout/home"
-	"github.com/rollout-dev/rollout/report"
+	"github.com/rollout-dev/rollout/internal/codex/home"
+	"github.com/rollout-dev/rollout/internal/output/report"
 	"github.com/spf13/cobra"
 )
 

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rollout-dev/rollout/conformance"
+	"github.com/rollout-dev/rollout/internal/testkit/conformance"
 )
 
 // installedCodex returns Codex version v, installing it with npm when it is

@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/rollout-dev/rollout/conformance"
+	"github.com/rollout-dev/rollout/internal/testkit/conformance"
 )
 
 // TestLiveWritesRefuseCodexMidTurn: while a real Codex is in the middle of

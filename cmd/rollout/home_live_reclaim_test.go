@@ -11,8 +11,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/rollout-dev/rollout/conformance"
-	"github.com/rollout-dev/rollout/home"
+	"github.com/rollout-dev/rollout/internal/codex/home"
+	"github.com/rollout-dev/rollout/internal/testkit/conformance"
 	"github.com/tidwall/gjson"
 )
 

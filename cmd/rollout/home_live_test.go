@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rollout-dev/rollout/conformance"
-	"github.com/rollout-dev/rollout/home"
+	"github.com/rollout-dev/rollout/internal/codex/home"
+	"github.com/rollout-dev/rollout/internal/testkit/conformance"
 )
 
 // liveCodex is the Codex the live home tests drive: the first version of

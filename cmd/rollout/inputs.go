@@ -9,8 +9,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/rollout-dev/rollout/internal/shard"
-	"github.com/rollout-dev/rollout/lineage"
+	"github.com/rollout-dev/rollout/internal/base/shard"
+	"github.com/rollout-dev/rollout/internal/codex/lineage"
 	"github.com/rollout-dev/rollout/rollout"
 	"github.com/spf13/pflag"
 )

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/rollout-dev/rollout/lineage"
+	"github.com/rollout-dev/rollout/internal/codex/lineage"
 	"github.com/rollout-dev/rollout/reconstruct"
 	"github.com/rollout-dev/rollout/rollout"
 )

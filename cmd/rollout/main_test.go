@@ -14,9 +14,9 @@ import (
 
 	"github.com/klauspost/compress/zstd"
 	"github.com/rogpeppe/go-internal/testscript"
-	"github.com/rollout-dev/rollout/fixtures/bloatgen"
-	"github.com/rollout-dev/rollout/fixtures/homegen"
-	"github.com/rollout-dev/rollout/fixtures/lineagegen"
+	"github.com/rollout-dev/rollout/internal/testkit/fixturegen/bloatgen"
+	"github.com/rollout-dev/rollout/internal/testkit/fixturegen/homegen"
+	"github.com/rollout-dev/rollout/internal/testkit/fixturegen/lineagegen"
 )
 
 // cmdCodexHome: codexhome DIR lays out the home Codex 0.171.0 made
@@ -40,7 +40,7 @@ func cmdHomeSQL(ts *testscript.TestScript, neg bool, args []string) {
 }
 
 // cmdLineageTree: lineagetree DIR standard|compacted [PREFIX] writes a
-// lineage tree of fixtures/lineagegen into the Codex home DIR and sets, per
+// lineage tree of internal/testkit/fixturegen/lineagegen into the Codex home DIR and sets, per
 // node NAME, $PREFIXNAME to its path, $PREFIXNAME_ID to its rollout id and
 // $PREFIXNAME_THREAD to its thread id (NAME upper case, '-' as '_').
 func cmdLineageTree(ts *testscript.TestScript, neg bool, args []string) {
@@ -201,7 +201,7 @@ func cmdSortLines(ts *testscript.TestScript, neg bool, args []string) {
 	}
 }
 
-// cmdBloatgen: bloatgen DIR writes fixtures/bloatgen's default thread tree
+// cmdBloatgen: bloatgen DIR writes internal/testkit/fixturegen/bloatgen's default thread tree
 // (a parent with image re-embedding compactions and duplicated command
 // output, and two sub-agents) under DIR/sessions.
 func cmdBloatgen(ts *testscript.TestScript, neg bool, args []string) {

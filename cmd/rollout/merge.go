@@ -8,11 +8,11 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/rollout-dev/rollout/budget"
 	"github.com/rollout-dev/rollout/checks"
-	"github.com/rollout-dev/rollout/internal/outfile"
-	"github.com/rollout-dev/rollout/internal/shard"
-	"github.com/rollout-dev/rollout/report"
+	"github.com/rollout-dev/rollout/internal/base/shard"
+	"github.com/rollout-dev/rollout/internal/derive/budget"
+	"github.com/rollout-dev/rollout/internal/edit/outfile"
+	"github.com/rollout-dev/rollout/internal/output/report"
 	"github.com/spf13/cobra"
 )
 

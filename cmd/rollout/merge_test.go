@@ -10,8 +10,8 @@ import (
 	"testing"
 
 	"github.com/rogpeppe/go-internal/txtar"
-	"github.com/rollout-dev/rollout/fixtures/escape"
-	"github.com/rollout-dev/rollout/report"
+	"github.com/rollout-dev/rollout/internal/output/report"
+	"github.com/rollout-dev/rollout/internal/testkit/fixturegen/escape"
 )
 
 // runCLI runs the command in-process and returns its exit code and output.

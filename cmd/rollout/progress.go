@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/rollout-dev/rollout/report"
+	"github.com/rollout-dev/rollout/internal/output/report"
 	"github.com/spf13/pflag"
 )
 

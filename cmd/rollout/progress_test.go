@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rollout-dev/rollout/fixtures/bloatgen"
+	"github.com/rollout-dev/rollout/internal/testkit/fixturegen/bloatgen"
 )
 
 // Every long-running command shows the one progress line (count, bytes,

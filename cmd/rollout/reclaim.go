@@ -11,11 +11,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/rollout-dev/rollout/internal/termsafe"
-	"github.com/rollout-dev/rollout/reclaim"
-	"github.com/rollout-dev/rollout/report"
+	"github.com/rollout-dev/rollout/internal/derive/space"
+	"github.com/rollout-dev/rollout/internal/edit/reclaim"
+	"github.com/rollout-dev/rollout/internal/output/report"
+	"github.com/rollout-dev/rollout/internal/output/termsafe"
 	"github.com/rollout-dev/rollout/rollout"
-	"github.com/rollout-dev/rollout/space"
 	"github.com/spf13/cobra"
 )
 

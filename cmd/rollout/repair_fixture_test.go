@@ -4,7 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
-	"github.com/rollout-dev/rollout/fixtures/escape"
+	"github.com/rollout-dev/rollout/internal/testkit/fixturegen/escape"
 	"os"
 	"path/filepath"
 	"regexp"

@@ -16,7 +16,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/rollout-dev/rollout/checks"
-	"github.com/rollout-dev/rollout/fixtures/gen"
+	"github.com/rollout-dev/rollout/internal/testkit/fixturegen/gen"
 	"github.com/rollout-dev/rollout/rollout"
 )
 

@@ -18,7 +18,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/spf13/cobra"
 
-	"github.com/rollout-dev/rollout/fixtures/gen"
+	"github.com/rollout-dev/rollout/internal/testkit/fixturegen/gen"
 )
 
 // brokenRollout is a generated rollout with faults every repair fixes: ids

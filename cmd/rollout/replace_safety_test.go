@@ -13,7 +13,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/rollout-dev/rollout/fixtures/bloatgen"
+	"github.com/rollout-dev/rollout/internal/testkit/fixturegen/bloatgen"
 )
 
 // The line an agent appends (open, write, close) while a command is in its

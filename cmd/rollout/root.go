@@ -9,8 +9,8 @@ import (
 	"runtime/debug"
 	"strings"
 
-	"github.com/rollout-dev/rollout/internal/suggest"
-	"github.com/rollout-dev/rollout/internal/termsafe"
+	"github.com/rollout-dev/rollout/internal/base/suggest"
+	"github.com/rollout-dev/rollout/internal/output/termsafe"
 	"github.com/rollout-dev/rollout/reconstruct"
 	"github.com/rollout-dev/rollout/rollout"
 	"github.com/spf13/cobra"

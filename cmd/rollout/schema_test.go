@@ -13,7 +13,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/rollout-dev/rollout/checks"
-	"github.com/rollout-dev/rollout/schema"
+	"github.com/rollout-dev/rollout/internal/output/schema"
 )
 
 // The JSON Schema of the verify report is a published contract: real

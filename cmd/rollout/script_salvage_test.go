@@ -13,13 +13,13 @@ import (
 
 	"github.com/klauspost/compress/zstd"
 	"github.com/rogpeppe/go-internal/testscript"
-	"github.com/rollout-dev/rollout/fixtures/gen"
+	"github.com/rollout-dev/rollout/internal/testkit/fixturegen/gen"
 )
 
 // Script commands for rollouts stored as zstd and cut short.
 
 // cmdGenRollout: genrollout SEED BYTES DST writes a clean generated rollout
-// of about BYTES bytes (fixtures/gen; lines of at most 64 KiB) to DST.
+// of about BYTES bytes (internal/testkit/fixturegen/gen; lines of at most 64 KiB) to DST.
 func cmdGenRollout(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 3 {
 		ts.Fatalf("usage: genrollout seed bytes dst")

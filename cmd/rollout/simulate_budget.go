@@ -10,9 +10,9 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/rollout-dev/rollout/budget"
-	"github.com/rollout-dev/rollout/chart"
-	"github.com/rollout-dev/rollout/internal/termsafe"
+	"github.com/rollout-dev/rollout/internal/derive/budget"
+	"github.com/rollout-dev/rollout/internal/output/chart"
+	"github.com/rollout-dev/rollout/internal/output/termsafe"
 	"github.com/rollout-dev/rollout/reconstruct"
 	"github.com/spf13/cobra"
 )

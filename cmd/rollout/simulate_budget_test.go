@@ -15,8 +15,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/rogpeppe/go-internal/testscript"
-	"github.com/rollout-dev/rollout/budget"
-	"github.com/rollout-dev/rollout/fixtures/gen"
+	"github.com/rollout-dev/rollout/internal/derive/budget"
+	"github.com/rollout-dev/rollout/internal/testkit/fixturegen/gen"
 )
 
 const budgetFixtures = "../../fixtures/budget/"

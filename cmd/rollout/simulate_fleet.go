@@ -7,10 +7,10 @@ import (
 	"os"
 	"time"
 
-	"github.com/rollout-dev/rollout/budget"
-	"github.com/rollout-dev/rollout/chart"
 	"github.com/rollout-dev/rollout/checks"
-	"github.com/rollout-dev/rollout/internal/outfile"
+	"github.com/rollout-dev/rollout/internal/derive/budget"
+	"github.com/rollout-dev/rollout/internal/edit/outfile"
+	"github.com/rollout-dev/rollout/internal/output/chart"
 	"github.com/rollout-dev/rollout/reconstruct"
 )
 

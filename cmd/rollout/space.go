@@ -12,11 +12,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/rollout-dev/rollout/home"
-	"github.com/rollout-dev/rollout/internal/outfile"
-	"github.com/rollout-dev/rollout/internal/pool"
-	"github.com/rollout-dev/rollout/report"
-	"github.com/rollout-dev/rollout/space"
+	"github.com/rollout-dev/rollout/internal/base/pool"
+	"github.com/rollout-dev/rollout/internal/codex/home"
+	"github.com/rollout-dev/rollout/internal/derive/space"
+	"github.com/rollout-dev/rollout/internal/edit/outfile"
+	"github.com/rollout-dev/rollout/internal/output/report"
 	"github.com/spf13/cobra"
 )
 

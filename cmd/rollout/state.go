@@ -5,10 +5,10 @@ import (
 	"io"
 
 	"github.com/rollout-dev/rollout/checks"
+	"github.com/rollout-dev/rollout/internal/derive/stateview"
+	"github.com/rollout-dev/rollout/internal/output/report"
 	"github.com/rollout-dev/rollout/reconstruct"
-	"github.com/rollout-dev/rollout/report"
 	"github.com/rollout-dev/rollout/rollout"
-	"github.com/rollout-dev/rollout/stateview"
 	"github.com/spf13/cobra"
 )
 

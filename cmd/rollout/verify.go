@@ -18,11 +18,11 @@ import (
 	"time"
 
 	"github.com/rollout-dev/rollout/checks"
-	"github.com/rollout-dev/rollout/internal/config"
-	"github.com/rollout-dev/rollout/internal/outfile"
-	"github.com/rollout-dev/rollout/internal/pool"
+	"github.com/rollout-dev/rollout/internal/base/config"
+	"github.com/rollout-dev/rollout/internal/base/pool"
+	"github.com/rollout-dev/rollout/internal/edit/outfile"
+	"github.com/rollout-dev/rollout/internal/output/report"
 	"github.com/rollout-dev/rollout/reconstruct"
-	"github.com/rollout-dev/rollout/report"
 	"github.com/rollout-dev/rollout/rollout"
 	"github.com/spf13/cobra"
 )

@@ -8,11 +8,11 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/rollout-dev/rollout/baseline"
 	"github.com/rollout-dev/rollout/checks"
-	"github.com/rollout-dev/rollout/internal/config"
-	"github.com/rollout-dev/rollout/internal/outfile"
-	"github.com/rollout-dev/rollout/report"
+	"github.com/rollout-dev/rollout/internal/base/config"
+	"github.com/rollout-dev/rollout/internal/derive/baseline"
+	"github.com/rollout-dev/rollout/internal/edit/outfile"
+	"github.com/rollout-dev/rollout/internal/output/report"
 	"github.com/rollout-dev/rollout/rollout"
 )
 

@@ -12,7 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/rollout-dev/rollout/checks"
-	"github.com/rollout-dev/rollout/report"
+	"github.com/rollout-dev/rollout/internal/output/report"
 )
 
 // signalWriter records what is written and closes first on the first write.

@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"github.com/rollout-dev/rollout/report"
+	"github.com/rollout-dev/rollout/internal/output/report"
 	"os"
 	"path/filepath"
 	"regexp"

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/rollout-dev/rollout/schema"
+	"github.com/rollout-dev/rollout/internal/output/schema"
 	"github.com/spf13/cobra"
 )
 

@@ -13,7 +13,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/rollout-dev/rollout/view"
+	"github.com/rollout-dev/rollout/internal/output/view"
 	"golang.org/x/net/html"
 )
 
@@ -21,7 +21,7 @@ var updateGolden = flag.Bool("update", false, "rewrite the golden outlines of te
 
 const (
 	demoRollout    = "../../fixtures/demo/rollout-2026-03-10T09-35-30-019cd719-fabd-7808-8020-00009e3779b2.jsonl"
-	hostileRollout = "../../view/testdata/hostile.jsonl"
+	hostileRollout = "../../internal/output/view/testdata/hostile.jsonl"
 )
 
 // viewPage runs `rollout view -o - ARGS...` in process and parses the page.

@@ -1,0 +1,490 @@
+package repair
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/rollout-dev/rollout/internal/edit/artifacts"
+	"github.com/rollout-dev/rollout/internal/edit/outfile"
+	"github.com/rollout-dev/rollout/rollout"
+)
+
+// UndoSuffix names the record an in-place repair leaves in FILE's place
+// (package artifacts): FILE.repair-undo.json.
+const UndoSuffix = artifacts.UndoSuffix
+
+// UndoVersion is the version of the undo record repair writes. Undo reads
+// 1 (no original or thread: not restartable after its rename) and 2.
+//
+// To extend the record (say, rows of another store saved before the
+// rewrite): add a member with omitempty; bump UndoVersion when an older
+// rollout must refuse a record it cannot undo in full, and read the
+// versions before it as they are.
+//
+// Version 3 adds the projection rows a repair deleted from Codex's history
+// database (FILE.repair-undo.projection.json): an older rollout would
+// restore the file without them.
+const UndoVersion = 3
+
+// undoFormat marks the file as ours.
+const undoFormat = "rollout repair undo"
+
+// undoRecord is the content of FILE.repair-undo.json. Names are base names
+// and only checked: Undo derives every name it touches from FILE.
+type undoRecord struct {
+	Format   string `json:"format,omitempty"` // undoFormat (from version 2)
+	Version  int    `json:"version"`
+	File     string `json:"file"`                // FILE's base name
+	ThreadID string `json:"thread_id,omitempty"` // session_meta's id ("": none read)
+	// Written is FILE as the repair left it; Original what the backup
+	// holds (FILE before the repair).
+	Written  *fileSum `json:"written,omitempty"`
+	Original *fileSum `json:"original,omitempty"`
+	Backup   string   `json:"backup"` // FILE.bak or FILE.bak.N, beside the record
+
+	// Quarantine is the quarantine (beside the record) and what it held
+	// before the repair added to it (Before nil: it did not exist).
+	Quarantine *undoQuarantine `json:"quarantine,omitempty"`
+	// Projection names the rows of Codex's history projection the repair
+	// deleted (version 3; nil: none).
+	Projection *undoProjection `json:"projection,omitempty"`
+
+	// Version 1 kept these at the top level.
+	Size                int64  `json:"size,omitempty"`
+	SHA256              string `json:"sha256,omitempty"`
+	QuarantineBeforeV1  *v1Q   `json:"quarantine_before,omitempty"`
+	QuarantineAfterSize int64  `json:"quarantine_after_size,omitempty"`
+}
+
+type undoQuarantine struct {
+	Name      string   `json:"name"`
+	Before    *fileSum `json:"before"`     // nil: the repair created it
+	AfterSize int64    `json:"after_size"` // its size after the repair
+}
+
+type v1Q struct {
+	Existed bool   `json:"existed"`
+	Size    int64  `json:"size"`
+	SHA256  string `json:"sha256"`
+}
+
+// UnmarshalJSON reads both versions into the version 2 members.
+func (r *undoRecord) UnmarshalJSON(b []byte) error {
+	type plain undoRecord
+	var v struct {
+		plain
+		Q json.RawMessage `json:"quarantine"`
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	*r = undoRecord(v.plain)
+	if len(v.Q) == 0 || string(v.Q) == "null" {
+		return nil
+	}
+	if v.Q[0] == '"' { // version 1: the name, and what it held apart
+		var name string
+		if err := json.Unmarshal(v.Q, &name); err != nil {
+			return err
+		}
+		if q := r.QuarantineBeforeV1; q != nil {
+			r.Quarantine = &undoQuarantine{Name: name, AfterSize: r.QuarantineAfterSize}
+			if q.Existed {
+				r.Quarantine.Before = &fileSum{Size: q.Size, SHA256: q.SHA256}
+			}
+		}
+		return nil
+	}
+	r.Quarantine = &undoQuarantine{}
+	return json.Unmarshal(v.Q, r.Quarantine)
+}
+
+// recordUndo writes FILE.repair-undo.json after an in-place write with a
+// backup. A failure to write it is a warning, not a failed repair.
+func (t *Txn) recordUndo(original fileSum, qBefore *quarantineState) error {
+	size, sum, err := fileHash(t.Path, -1)
+	if err != nil {
+		return err
+	}
+	if t.Late != nil {
+		// The bytes that arrived during the rename are in the backup too.
+		if original.Size, original.SHA256, err = fileHash(t.Backup, -1); err != nil {
+			return err
+		}
+	}
+	rec := undoRecord{Format: undoFormat, Version: UndoVersion, File: filepath.Base(t.Path),
+		Written: &fileSum{Size: size, SHA256: sum}, Original: &original, Backup: filepath.Base(t.Backup)}
+	rec.ThreadID = rollout.MetaThreadID(t.Path)
+	if rec.Projection, err = t.saveProjection(); err != nil {
+		return fmt.Errorf("saving the projection rows: %w", err)
+	}
+	if qBefore != nil {
+		rec.Quarantine = &undoQuarantine{Name: filepath.Base(t.Quarantine)}
+		if qBefore.existed {
+			rec.Quarantine.Before = &fileSum{Size: qBefore.size, SHA256: qBefore.sha256}
+		}
+		if fi, err := os.Stat(t.Quarantine); err == nil {
+			rec.Quarantine.AfterSize = fi.Size()
+		}
+	}
+	err = outfile.Write(t.place.UndoRecord(), outfile.Options{Perm: 0o600, RegularOnly: true}, func(w io.Writer) error {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rec)
+	})
+	if err == nil {
+		uid, gid := ownerOf(t.src.fi)
+		os.Chown(t.place.UndoRecord(), uid, gid) // best effort: the user's, like the backup
+	}
+	return err
+}
+
+// quarantineState is what a quarantine file held before a repair.
+type quarantineState struct {
+	existed bool
+	size    int64
+	sha256  string
+}
+
+func quarantineBefore(path string) (*quarantineState, error) {
+	size, sum, err := fileHash(path, -1)
+	if errors.Is(err, fs.ErrNotExist) {
+		return &quarantineState{}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &quarantineState{existed: true, size: size, sha256: sum}, nil
+}
+
+// restore puts the quarantine at path back as it was (a repair refused
+// after it was renamed into place).
+func (q *quarantineState) restore(path string) error {
+	if !q.existed {
+		return os.Remove(path)
+	}
+	return truncateCopy(path, q.size)
+}
+
+// fileHash is the size and SHA-256 of a file's first n bytes (n < 0: all).
+// It does not follow a symlink and reads regular files only.
+func fileHash(path string, n int64) (int64, string, error) {
+	f, err := outfile.OpenExisting(path)
+	if err != nil {
+		return 0, "", err
+	}
+	if f == nil {
+		return 0, "", &fs.PathError{Op: "open", Path: path, Err: fs.ErrNotExist}
+	}
+	defer f.Close()
+	var r io.Reader = f
+	if n >= 0 {
+		r = io.LimitReader(f, n)
+	}
+	h := sha256.New()
+	size, err := io.Copy(h, r)
+	if err != nil {
+		return 0, "", err
+	}
+	return size, hex.EncodeToString(h.Sum(nil)), nil
+}
+
+func (s *fileSum) matches(path string) bool {
+	size, sum, err := fileHash(path, -1)
+	return s != nil && err == nil && size == s.Size && sum == s.SHA256
+}
+
+// UndoOptions say how Undo replaces FILE.
+type UndoOptions struct {
+	// Force replaces FILE even while another process holds it open for
+	// writing (what it writes next is lost).
+	Force bool
+	// Stage, when set (tests), is called at each step: "checked", "switch"
+	// (right before the rename), "renamed", "quarantine".
+	Stage func(string)
+}
+
+// UndoOutcome is what Undo restored.
+type UndoOutcome struct {
+	Path       string
+	Backup     string // the file restored from
+	Quarantine string // the quarantine restored ("" when the repair left it alone)
+	Removed    int    // quarantine entries removed (lines)
+	Deleted    bool   // the quarantine did not exist before: removed
+	Resumed    bool   // an undo stopped after its rename was finished
+	Late       *Late  // bytes appended to FILE during the rename, kept
+	// Projection: the rows of Codex's history projection the repair had
+	// deleted were put back.
+	Projection bool
+}
+
+// ErrNothingToUndo is a file with no undo record.
+var ErrNothingToUndo = errors.New("no repair to undo")
+
+// Undo restores the file an in-place repair wrote from its backup, and the
+// quarantine as it was before that repair, after checking that the record
+// belongs to FILE (its names are FILE's own artifacts, its thread, size and
+// hash are FILE's) and that FILE and the quarantine are still what the
+// repair left: a *Refusal otherwise (exit 4), and nothing is touched. The
+// replace goes through the write guard (Guard.Replace). The record is then
+// removed.
+//
+// Undo can be run again after it was stopped at any point: each step
+// accepts the state before and after it.
+func Undo(path string, opts UndoOptions) (*UndoOutcome, error) {
+	at := func(s string) {
+		if opts.Stage != nil {
+			opts.Stage(s)
+		}
+	}
+	place, err := artifacts.For(path)
+	if err != nil {
+		return nil, &rollout.PathError{Path: path, Err: err}
+	}
+	refused := func(format string, args ...any) error {
+		return &Refusal{Kind: Changed, Path: path, Err: fmt.Errorf(format, args...)}
+	}
+	if err := place.Check(); err != nil {
+		return nil, &Refusal{Kind: NotRegular, Path: place.Dir, Err: err}
+	}
+	rp, rec, err := findRecord(place)
+	if err != nil {
+		return nil, err
+	}
+	if rec == nil {
+		return nil, fmt.Errorf("%w: %s has no %s (only an in-place repair --write with a backup can be undone)", ErrNothingToUndo, path, filepath.Base(place.UndoRecord()))
+	}
+	recPath := rp.UndoRecord()
+	// Every name is FILE's own: the record only says which backup.
+	if rec.File != place.Base {
+		return nil, refused("%s is the undo record of %q, not of %s: refusing it", recPath, rec.File, path)
+	}
+	if _, ok := rp.IsBackup(rec.Backup); !ok {
+		return nil, refused("%s names the backup %q, which is not one of %s's: refusing it", recPath, rec.Backup, path)
+	}
+	backup := filepath.Join(rp.Dir, rec.Backup)
+	q := rec.Quarantine
+	if q != nil && q.Name != filepath.Base(rp.Quarantine()) {
+		return nil, refused("%s names the quarantine %q, which is not %s's: refusing it", recPath, q.Name, path)
+	}
+	written := rec.Written
+	if written == nil {
+		written = &fileSum{Size: rec.Size, SHA256: rec.SHA256}
+	}
+
+	g, err := Lock(path)
+	if err != nil {
+		return nil, err
+	}
+	defer g.Release()
+	place.RemoveTemps() // a write or undo killed before its rename left them
+	if fi, err := os.Lstat(path); err != nil || !fi.Mode().IsRegular() {
+		return nil, refused("%w: %s is no longer the regular file repair wrote", errFileChanged, path)
+	}
+	out := &UndoOutcome{Path: path, Backup: backup}
+	switch {
+	case written.matches(path):
+		if fi, err := os.Lstat(backup); err != nil || !fi.Mode().IsRegular() {
+			return nil, &Refusal{Kind: NotRollout, Path: path, Err: fmt.Errorf("the backup %s is missing", backup)}
+		}
+		if rec.Original != nil && !rec.Original.matches(backup) {
+			return nil, refused("%w: the backup %s is not the file the repair replaced", errFileChanged, backup)
+		}
+		if id := rec.ThreadID; id != "" {
+			if got := rollout.MetaThreadID(path); got != id {
+				return nil, refused("%s is the undo record of thread %s, and %s is thread %q: refusing it", recPath, id, path, got)
+			}
+		}
+	case rec.Original != nil && rec.Original.matches(path) && absent(backup):
+		out.Resumed = true // stopped after its rename
+	default:
+		size, _, _ := fileHash(path, -1)
+		return nil, refused("%w: %s is not the file repair wrote (it changed since: %d bytes, was %d)", errFileChanged, path, size, written.Size)
+	}
+
+	// The quarantine: as the repair left it, or already as it was before.
+	var qpath string
+	restored := false
+	if q != nil {
+		qpath = rp.Quarantine()
+		switch {
+		case q.before(qpath):
+			restored = true
+		case q.after(qpath):
+		default:
+			return nil, refused("%w: %s changed since the repair", errFileChanged, qpath)
+		}
+		out.Quarantine, out.Deleted = qpath, q.Before == nil
+		if !restored {
+			if n, err := countLines(qpath, q.keep()); err == nil {
+				out.Removed = n
+			}
+		}
+	}
+	at("checked")
+
+	if !out.Resumed {
+		from, err := FirstDifference(path, backup)
+		if err != nil {
+			return nil, &Refusal{Kind: WriteFailed, Path: path, Err: err}
+		}
+		if from < 0 {
+			from = written.Size // the same bytes: nothing below a cutoff changes
+		}
+		late, err := g.Replace(Switch{Read: written.Size, From: from, Place: place, Force: opts.Force, At: at}, func() error {
+			return os.Rename(backup, path)
+		})
+		if err != nil {
+			var r *Refusal
+			if errors.As(err, &r) {
+				return nil, r
+			}
+			return nil, &Refusal{Kind: WriteFailed, Path: path, Err: err}
+		}
+		out.Late = late
+		outfile.SyncDir(filepath.Dir(path))
+	}
+	at("renamed")
+	if qpath != "" && !restored {
+		if out.Deleted {
+			err = os.Remove(qpath)
+		} else {
+			err = truncateCopy(qpath, q.keep())
+		}
+		if err != nil {
+			return out, &Refusal{Kind: WriteFailed, Path: qpath, Err: fmt.Errorf("%s was restored, but its quarantine could not be: %w (run repair --undo again)", path, err)}
+		}
+	}
+	at("quarantine")
+	if err := restoreUndoProjection(path, rp, rec.Projection, rec.ThreadID); err != nil {
+		return out, &Refusal{Kind: WriteFailed, Path: path, Err: fmt.Errorf("%s was restored, but Codex's projection of its thread could not be: %w (run repair --undo again)", path, err)}
+	}
+	out.Projection = rec.Projection != nil
+	at("projection")
+	if err := os.Remove(recPath); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return out, &Refusal{Kind: WriteFailed, Path: recPath, Err: err}
+	}
+	rp.Tidy()
+	if err := outfile.SyncDir(rp.Dir); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return out, fmt.Errorf("%s was restored, but syncing %s failed: %w", path, rp.Dir, err)
+	}
+	return out, nil
+}
+
+// findRecord reads the undo record of FILE: in its place, or where an
+// older rollout left it inside a Codex home, beside the file. It returns
+// the place the record is in (its backup and quarantine are there too).
+func findRecord(place artifacts.Place) (artifacts.Place, *undoRecord, error) {
+	places := []artifacts.Place{place}
+	if place.InHome() {
+		places = append(places, place.Beside())
+	}
+	for _, p := range places {
+		f, err := outfile.OpenExisting(p.UndoRecord())
+		if err != nil {
+			return p, nil, &Refusal{Kind: NotRegular, Path: p.UndoRecord(), Err: err}
+		}
+		if f == nil {
+			continue
+		}
+		b, err := io.ReadAll(io.LimitReader(f, 1<<20))
+		f.Close()
+		if err != nil {
+			return p, nil, err
+		}
+		var rec undoRecord
+		if err := json.NewDecoder(bytes.NewReader(b)).Decode(&rec); err != nil || rec.Version < 1 || rec.Version > UndoVersion || rec.Backup == "" {
+			return p, nil, &Refusal{Kind: Changed, Path: p.UndoRecord(), Err: fmt.Errorf("%s: not an undo record this version of rollout reads", p.UndoRecord())}
+		}
+		return p, &rec, nil
+	}
+	return place, nil, nil
+}
+
+func absent(path string) bool {
+	_, err := os.Lstat(path)
+	return errors.Is(err, fs.ErrNotExist)
+}
+
+// keep is the size the quarantine had before the repair.
+func (q *undoQuarantine) keep() int64 {
+	if q.Before == nil {
+		return 0
+	}
+	return q.Before.Size
+}
+
+// after: the quarantine is as the repair left it.
+func (q *undoQuarantine) after(path string) bool {
+	size, _, err := fileHash(path, -1)
+	if err != nil || size != q.AfterSize {
+		return false
+	}
+	if q.Before == nil {
+		return true
+	}
+	_, sum, err := fileHash(path, q.Before.Size)
+	return err == nil && sum == q.Before.SHA256
+}
+
+// before: the quarantine is as it was before the repair (an undo that
+// stopped after restoring it).
+func (q *undoQuarantine) before(path string) bool {
+	if q.Before == nil {
+		return absent(path)
+	}
+	return q.Before.matches(path)
+}
+
+// countLines counts the lines of path after its first skip bytes.
+func countLines(path string, skip int64) (int, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	if _, err := f.Seek(skip, io.SeekStart); err != nil {
+		return 0, err
+	}
+	n := 0
+	buf := make([]byte, 64<<10)
+	for {
+		k, err := f.Read(buf)
+		n += bytes.Count(buf[:k], []byte("\n"))
+		if err == io.EOF {
+			return n, nil
+		}
+		if err != nil {
+			return n, err
+		}
+	}
+}
+
+// truncateCopy replaces path, atomically, by its first n bytes (keeping
+// its metadata).
+func truncateCopy(path string, n int64) error {
+	src, err := outfile.OpenExisting(path)
+	if err != nil {
+		return err
+	}
+	if src == nil {
+		return &fs.PathError{Op: "open", Path: path, Err: fs.ErrNotExist}
+	}
+	defer src.Close()
+	fi, err := src.Stat()
+	if err != nil {
+		return err
+	}
+	return outfile.Write(path, outfile.Options{CopyFrom: fi, CopyXattrsFrom: path, RegularOnly: true}, func(w io.Writer) error {
+		_, err := io.Copy(w, io.LimitReader(src, n))
+		return err
+	})
+}

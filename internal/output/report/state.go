@@ -1,0 +1,39 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+
+	"github.com/rollout-dev/rollout/internal/derive/stateview"
+	"github.com/rollout-dev/rollout/internal/output/schema"
+	"github.com/rollout-dev/rollout/internal/output/termsafe"
+)
+
+// stateReport is the output of `rollout state`: the common header, the
+// file, then the view's fields.
+type stateReport struct {
+	schema.Header
+	Path string `json:"path"`
+	stateview.View
+}
+
+// WriteStateJSON writes the output of `rollout state` for the file at path.
+func WriteStateJSON(w io.Writer, path string, v stateview.View) error {
+	return writeTerminalJSON(w, stateReport{schema.NewHeader(schema.State), path, v})
+}
+
+// writeTerminalJSON writes v as indented JSON that is safe on a terminal
+// (the strings it holds come from a rollout; see termsafe.JSON).
+func writeTerminalJSON(w io.Writer, v any) error {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		return fmt.Errorf("encoding JSON: %w", err)
+	}
+	_, err := w.Write(termsafe.JSON(b.Bytes()))
+	return err
+}

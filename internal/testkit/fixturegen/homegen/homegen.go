@@ -1,0 +1,85 @@
+// Package homegen lays out the Codex homes of fixtures/home for tests: a
+// base home's files as they are, its databases built from their SQL dumps
+// in WAL mode, as Codex keeps them (fixtures/home/README.md).
+package homegen
+
+import (
+	"database/sql"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+
+	_ "modernc.org/sqlite"
+)
+
+// Base is the base home every home fixture starts from.
+const Base = "codex-0.171.0"
+
+// Thread and Rollout are the base home's thread and its rollout (relative
+// to the home).
+const (
+	Thread  = "01a2334d-969a-7e00-8a86-b43f7987c86f"
+	Rollout = "sessions/2026/12/01/rollout-2026-12-01T20-30-52-01a2334d-969a-7e00-8a86-b43f7987c86f.jsonl"
+)
+
+// Dir is fixtures/home of this checkout.
+func Dir() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "..", "..", "..", "fixtures", "home")
+}
+
+// Build lays out the base home base in dir (created), @HOME@ in the
+// dumps replaced by dir.
+func Build(dir, base string) error {
+	src := filepath.Join(Dir(), "base", base)
+	err := filepath.WalkDir(src, func(p string, e fs.DirEntry, err error) error {
+		if err != nil || e.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		if db, ok := strings.CutSuffix(rel, ".sql"); ok && !strings.ContainsRune(rel, filepath.Separator) {
+			return Exec(filepath.Join(dir, db+".sqlite"), strings.ReplaceAll(string(b), "@HOME@", dir))
+		}
+		return write(filepath.Join(dir, rel), b)
+	})
+	if err != nil {
+		return err
+	}
+	for _, d := range []string{"thread-writer-locks", ".tmp"} {
+		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
+			return err
+		}
+	}
+	return write(filepath.Join(dir, "thread-writer-locks", ".coordination.lock"), nil)
+}
+
+func write(path string, b []byte) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(path, b, 0o644)
+}
+
+// Exec runs an SQL script on a database, creating it in WAL mode.
+func Exec(path, script string) error {
+	q := url.Values{}
+	q.Add("_pragma", "journal_mode(wal)")
+	q.Add("_pragma", "busy_timeout(2000)")
+	db, err := sql.Open("sqlite", (&url.URL{Scheme: "file", Path: path, RawQuery: q.Encode()}).String())
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	if _, err := db.Exec(script); err != nil {
+		return fmt.Errorf("%s: %w", filepath.Base(path), err)
+	}
+	return nil
+}
