@@ -18,6 +18,7 @@ type diffOptions struct {
 	threads []string
 	format  string
 	output  string
+	out     reportOutput // --format and -o, parsed
 	replayLimits
 	force bool
 }
@@ -60,7 +61,7 @@ errors and files that cannot be read.`,
 	f := cmd.Flags()
 	f.IntSliceVar(&opts.atLines, "at-line", nil, "stop the replay after line N: twice with one FILE, once or twice with two")
 	f.StringArrayVar(&opts.threads, "thread", nil, threadUsage("compare", true))
-	f.StringVar(&opts.format, "format", "text", "output: text|json")
+	f.StringVar(&opts.format, "format", "text", "output: "+report.FormatHelp(report.DocDiff))
 	addOutput(f, &opts.output, "the comparison")
 	opts.addMaxLineBytes(f, "longer lines are not replayed")
 	f.BoolVar(&opts.force, "force", false, "read files whose first line is not a JSON object (a damaged first line)")
@@ -92,9 +93,11 @@ func (o *diffOptions) validate(cmd *cobra.Command) error {
 	if len(o.atLines) == 0 {
 		o.atLines = []int{0, 0}
 	}
-	if o.format != "text" && o.format != "json" {
-		return usageError("use --format text|json", "invalid --format %q", o.format)
+	outs, err := parseOutputs(report.DocDiff, []string{o.format}, o.output)
+	if err != nil {
+		return err
 	}
+	o.out = outs[0]
 	for _, p := range o.paths {
 		if p == rollout.StdinPath {
 			return usageError("save it to a file first", "diff reads files: standard input cannot be read twice")
@@ -104,7 +107,7 @@ func (o *diffOptions) validate(cmd *cobra.Command) error {
 }
 
 func runDiff(ctx context.Context, a *app, o *diffOptions) error {
-	if err := checkOutputsOf(o.paths, o.output); err != nil {
+	if err := checkOutputsOf(o.paths, o.out.file); err != nil {
 		return err
 	}
 	var views [2]stateview.View
@@ -125,11 +128,8 @@ func runDiff(ctx context.Context, a *app, o *diffOptions) error {
 		}
 	}
 	out := report.NewDiff(sides[0], sides[1], views[0], views[1])
-	err := writeOutput(a, o.output, "the comparison", func(w io.Writer) error {
-		if o.format == "json" {
-			return report.WriteDiffJSON(w, out)
-		}
-		return report.WriteDiffText(w, out)
+	err := writeOutput(a, o.out.file, "the comparison", func(w io.Writer) error {
+		return report.Write(w, report.DocDiff, o.out.name, out)
 	})
 	if err != nil {
 		return err

@@ -1,12 +1,12 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 
 	"github.com/spf13/pflag"
 
@@ -108,23 +108,29 @@ func sourceRoot(flag string) (string, error) {
 	}
 }
 
-// reportOutput is one --format FORMAT[=FILE]: the printer and the file it
+// reportOutput is one --format FORMAT[=FILE]: the format and the file it
 // writes ("" for standard output).
 type reportOutput struct{ name, file string }
 
-// parseOutputs parses verify's (and merge's, home's) --format list with
-// -o: no list means text, a format without FILE goes to -o's file (or
-// standard output), and at most one output may go to standard output.
-func parseOutputs(specs []string, output string) ([]reportOutput, error) {
+// parseOutputs parses every command's --format list (one value for the
+// commands whose --format is not repeatable) with -o: each a format of doc
+// (report's table), no list means doc's first format, a format without
+// FILE goes to -o's file (or standard output), and at most one output may
+// go to standard output.
+func parseOutputs(doc report.Document, specs []string, output string) ([]reportOutput, error) {
 	if len(specs) == 0 {
-		specs = []string{"text"}
+		specs = report.FormatsOf(doc)[:1]
 	}
 	outs := make([]reportOutput, 0, len(specs))
 	stdout := 0
 	for _, spec := range specs {
-		name, file, err := report.ParseFormatSpec(spec)
+		name, file, err := report.ParseFormat(doc, spec)
 		if err != nil {
-			return nil, usageError("formats: "+strings.Join(report.Formats(), ", "), "%v", err)
+			hint := ""
+			if fe := (*report.FormatError)(nil); errors.As(err, &fe) {
+				hint = fe.Hint()
+			}
+			return nil, usageError(hint, "%v", err)
 		}
 		if isStdout(file) {
 			file = ""
@@ -147,6 +153,17 @@ func parseOutputs(specs []string, output string) ([]reportOutput, error) {
 		return nil, err
 	}
 	return outs, nil
+}
+
+// refuseBinaryOnTerminal refuses a binary format (a PNG image) bound for
+// standard output when it is a terminal; hint says how to write it.
+func refuseBinaryOnTerminal(a *app, doc report.Document, outs []reportOutput, hint string) error {
+	for _, out := range outs {
+		if f, _ := report.LookupFormat(doc, out.name); f.Binary != "" && out.file == "" && a.io.OutIsTTY {
+			return usageError(hint, "refusing to write %s to a terminal", f.Binary)
+		}
+	}
+	return nil
 }
 
 // sameFileTwice refuses two reports written to one file.

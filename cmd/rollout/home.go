@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"slices"
-	"strings"
 
 	"github.com/rollout-dev/rollout/checks"
 	"github.com/rollout-dev/rollout/internal/codex/home"
@@ -63,7 +62,7 @@ be read, see the notes).`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringArrayVar(&opts.formats, "format", nil, "report format: "+strings.Join(report.Formats(), "|")+", or FORMAT=FILE (repeatable)")
+	f.StringArrayVar(&opts.formats, "format", nil, "report format: "+report.FormatHelp(report.DocHome)+", or FORMAT=FILE (repeatable)")
 	addOutput(f, &opts.output, "the report of the --format that names no FILE")
 	addSourceRoot(f, &opts.sourceRoot)
 	f.StringVar(&opts.failOn, "fail-on", "error", "exit 1 on findings at or above this severity: error|warning|info|never")
@@ -83,7 +82,7 @@ func (o *homeOptions) validate() error {
 		return err
 	}
 	o.report = &verifyOptions{formats: o.formats, color: o.color}
-	if o.report.outputs, err = parseOutputs(o.formats, o.output); err != nil {
+	if o.report.outputs, err = parseOutputs(report.DocHome, o.formats, o.output); err != nil {
 		return err
 	}
 	if o.color != "auto" && o.color != "always" && o.color != "never" {

@@ -3,13 +3,13 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"os"
 	"slices"
 	"strings"
 
 	"github.com/rollout-dev/rollout/checks"
-	"github.com/rollout-dev/rollout/internal/base/shard"
 	"github.com/rollout-dev/rollout/internal/derive/budget"
 	"github.com/rollout-dev/rollout/internal/edit/outfile"
 	"github.com/rollout-dev/rollout/internal/output/report"
@@ -45,7 +45,7 @@ repeatable), --fail-on, --color and --statistics as verify has them; what
 selects findings (--select, --ignore, --baseline, --show-severity, --quiet)
 applies in the shards. merge exits 1 on findings at or above --fail-on, 3
 when a report lists a file that was not analysed. For simulate-budget reports: --format
-text|json|csv|svg|png (or FORMAT=FILE).`,
+` + report.FormatHelp(report.DocFleet) + ` (or FORMAT=FILE).`,
 		Example: `  for k in 1 2 3; do rollout verify --format json --shard $k/3 sessions/ > verify-$k.json; done
   rollout merge --format sarif=rollout.sarif --format text verify-*.json
   rollout merge --format csv budget-*.json`,
@@ -120,16 +120,12 @@ func runMerge(ctx context.Context, a *app, o *mergeOptions) error {
 }
 
 func mergeVerify(a *app, o *mergeOptions, failOn checks.Severity, inputs *outfile.Inputs, datas [][]byte) error {
-	outputs, err := parseOutputs(o.formats, o.output)
+	outputs, err := parseOutputs(report.DocVerify, o.formats, o.output)
 	if err != nil {
 		return err
 	}
-	for _, out := range outputs {
-		if out.file != "" {
-			if err := inputs.Check(out.file); err != nil {
-				return outputConflict(err)
-			}
-		}
+	if err := checkOutputFiles(inputs, outputs); err != nil {
+		return err
 	}
 	vo := &verifyOptions{outputs: outputs, failOnSev: failOn, color: o.color}
 	reps := make([]*report.Report, len(datas))
@@ -168,94 +164,47 @@ func mergeVerify(a *app, o *mergeOptions, failOn checks.Severity, inputs *outfil
 	return status.err()
 }
 
+// mergeBudget merges the fleet reports of simulate-budget's shards
+// (budget.MergeShards says what it refuses) and writes the whole run's.
 func mergeBudget(a *app, o *mergeOptions, inputs *outfile.Inputs, datas [][]byte) error {
-	formats := slices.Clone(o.formats)
-	if len(formats) == 0 {
-		formats = []string{"text"}
-	}
-	for i, spec := range formats {
-		name, file, hasFile := strings.Cut(spec, "=")
-		if alias, ok := budgetFormatAliases[name]; ok {
-			formats[i] = alias
-			if hasFile {
-				formats[i] += "=" + file
-			}
-		}
-	}
-	stdout := 0
-	outs := make([]reportOutput, len(formats))
-	for i, spec := range formats {
-		name, file, _ := strings.Cut(spec, "=")
-		if !slices.Contains(budgetFormats, name) {
-			return usageError("use --format "+strings.Join(budgetFormats, "|"), "invalid --format %q", spec)
-		}
-		if isStdout(file) {
-			file = ""
-			if !isStdout(o.output) {
-				file = o.output
-			}
-		}
-		outs[i] = reportOutput{name, file}
-		if file == "" {
-			stdout++
-			if name == "png" && a.io.OutIsTTY {
-				return usageError("write it to a file with --format png=FILE, or redirect standard output", "refusing to write a PNG image to a terminal")
-			}
-		} else if err := inputs.Check(file); err != nil {
-			return outputConflict(err)
-		}
-	}
-	if err := oneFormatOnStdout(stdout); err != nil {
+	outs, err := parseOutputs(report.DocFleet, o.formats, o.output)
+	if err != nil {
 		return err
 	}
-	if err := sameFileTwice(outs); err != nil {
+	if err := refuseBinaryOnTerminal(a, report.DocFleet, outs, "write it to a file with --format png=FILE, or redirect standard output"); err != nil {
+		return err
+	}
+	if err := checkOutputFiles(inputs, outs); err != nil {
 		return err
 	}
 	fleets := make([]*budget.Fleet, len(datas))
-	shards := make([]*shard.Spec, len(datas))
 	for i, d := range datas {
-		f, err := budget.ReadFleet(d)
-		if err != nil {
+		if fleets[i], err = report.ReadFleet(d); err != nil {
 			return usageError("", "%s: %v", o.reports[i], err)
 		}
-		fleets[i], shards[i] = f, f.Shard
 	}
-	// A file in two reports (seen in the rows of --per-session), found
-	// before Merge appends the rows, said after the settings and shards.
-	var dupErr error
-	fileIn := map[string]int{}
-	for i, f := range fleets {
-		for _, row := range f.PerSession {
-			if j, dup := fileIn[row.Path]; dup && dupErr == nil {
-				dupErr = usageError(mergeHint, "%s is in both %s and %s: each file is in one shard", row.Path, o.reports[j], o.reports[i])
-			}
-			fileIn[row.Path] = i
-		}
+	fleet, err := budget.MergeShards(o.reports, fleets)
+	if errors.Is(err, budget.ErrFittedShards) {
+		return usageError("fit once (simulate-budget --compact-at auto over all the rollouts, or one shard), then run the shards with --compact-at at the fitted value", "%v", err)
 	}
-	var fleet *budget.Fleet
-	for i, f := range fleets {
-		if f.Calibration.Auto && len(datas) > 1 {
-			return usageError("fit once (simulate-budget --compact-at auto over all the rollouts, or one shard), then run the shards with --compact-at at the fitted value",
-				"%s: --compact-at auto fits each shard on its own rollouts; its reports do not merge", o.reports[i])
-		}
-		if fleet == nil {
-			fleet = f
-		} else if err := fleet.Merge(f); err != nil {
-			return usageError(mergeHint, "%s: %v", o.reports[i], err)
-		}
-	}
-	// Settings first (Merge compares them), then the set of shards.
-	if err := shard.CheckSet(o.reports, shards); err != nil {
+	if err != nil {
 		return usageError(mergeHint, "%v", err)
 	}
-	if dupErr != nil {
-		return dupErr
-	}
-	fleet.Shard = nil // the merge is the whole run
-	fleet.Finish()
 	for _, out := range outs {
-		if err := writeFleet(a, fleet, out.name, out.file); err != nil {
+		if err := writeFleet(a, fleet, out); err != nil {
 			return err
+		}
+	}
+	return nil
+}
+
+// checkOutputFiles refuses an output file that is one of the reports read.
+func checkOutputFiles(inputs *outfile.Inputs, outs []reportOutput) error {
+	for _, out := range outs {
+		if out.file != "" {
+			if err := inputs.Check(out.file); err != nil {
+				return outputConflict(err)
+			}
 		}
 	}
 	return nil

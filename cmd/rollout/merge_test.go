@@ -104,7 +104,7 @@ func TestMergeIsTheSingleRun(t *testing.T) {
 				}
 			}
 			budgetReports := shardReports(t, dir, n, budgetCmd, fleet)
-			for _, format := range budgetFormats {
+			for _, format := range report.FormatsOf(report.DocFleet) {
 				_, want := runCLI(t, append(append(slices.Clone(budgetCmd), "--format", format), fleet...)...)
 				_, got := runCLI(t, append([]string{"merge", "--format", format}, budgetReports...)...)
 				if !bytes.Equal(want, got) {

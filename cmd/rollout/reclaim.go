@@ -25,6 +25,7 @@ type reclaimOptions struct {
 	write    bool
 	undo     bool
 	format   string
+	out      reportOutput // --format and -o, parsed
 	output   string
 	quiet    bool
 	opts     reclaim.Options
@@ -93,7 +94,7 @@ $CODEX_HOME/archived_sessions.`,
 	f.BoolVar(&o.write, "write", false, "apply the plan (the default is a dry run)")
 	f.BoolVar(&o.undo, "undo", false, "restore each FILE from its reclaim archive; a DIR: every rollout under it that has one")
 	f.StringVar(&coldAfter, "cold-after", "7d", "compress: a file idle this long (mtime) is cold: 7d, 36h, 0s")
-	f.StringVar(&o.format, "format", "text", "output format: text|json")
+	f.StringVar(&o.format, "format", "text", "output format: "+report.FormatHelp(report.DocReclaim))
 	addOutput(f, &o.output, "the report")
 	addQuiet(f, &o.quiet)
 	o.addMaxLineBytes(f, "longer lines are not replayed")
@@ -103,9 +104,11 @@ $CODEX_HOME/archived_sessions.`,
 }
 
 func (o *reclaimOptions) validate() error {
-	if o.format != "text" && o.format != "json" {
-		return usageError("use --format text|json", "invalid --format %q", o.format)
+	outs, err := parseOutputs(report.DocReclaim, []string{o.format}, o.output)
+	if err != nil {
+		return err
 	}
+	o.out = outs[0]
 	if err := o.validateLimits(); err != nil {
 		return err
 	}
@@ -149,7 +152,7 @@ func runReclaim(ctx context.Context, a *app, o *reclaimOptions) error {
 	if err != nil {
 		return err
 	}
-	if err := checkOutputsOf(in.paths, o.output); err != nil {
+	if err := checkOutputsOf(in.paths, o.out.file); err != nil {
 		return err
 	}
 	o.opts.Now = time.Now()
@@ -178,11 +181,9 @@ func runReclaim(ctx context.Context, a *app, o *reclaimOptions) error {
 	if proving != nil {
 		proving.finish()
 	}
-	if err := writeOutput(a, o.output, "the report", func(w io.Writer) error {
-		if o.format == "json" {
-			return report.WriteReclaimJSON(w, outcomes, o.policies, o.write)
-		}
-		return report.WriteReclaimText(w, outcomes, o.write)
+	doc := report.ReclaimDoc{Outcomes: outcomes, Policies: o.policies, Write: o.write}
+	if err := writeOutput(a, o.out.file, "the report", func(w io.Writer) error {
+		return report.Write(w, report.DocReclaim, o.out.name, doc)
 	}); err != nil {
 		return err
 	}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/csv"
 	"errors"
 	"fmt"
 	"io"
@@ -11,7 +10,7 @@ import (
 	"strings"
 
 	"github.com/rollout-dev/rollout/internal/derive/budget"
-	"github.com/rollout-dev/rollout/internal/output/chart"
+	"github.com/rollout-dev/rollout/internal/output/report"
 	"github.com/rollout-dev/rollout/internal/output/termsafe"
 	"github.com/rollout-dev/rollout/reconstruct"
 	"github.com/spf13/cobra"
@@ -26,16 +25,11 @@ type simulateBudgetOptions struct {
 	series       string
 	format       string
 	output       string
+	out          reportOutput // --format and -o, parsed
 	replayLimits
 	force    bool
 	settings budget.Settings
 }
-
-var budgetFormats = []string{"text", "json", "csv", "svg", "png"}
-
-// budgetFormatAliases are older names kept working: "table" was the plain
-// format's name before every command called it "text".
-var budgetFormatAliases = map[string]string{"table": "text"}
 
 func newSimulateBudgetCmd(a *app, runF func(context.Context, *simulateBudgetOptions) error) *cobra.Command {
 	opts := &simulateBudgetOptions{settings: budget.DefaultSettings()}
@@ -95,7 +89,7 @@ threshold P% of window W is floor(P/100 * W) tokens.`,
 	f.Float64Var(&s.WeightOutput, "weight-output", 1, "ledger charge per output token")
 	f.Float64Var(&s.WeightInput, "weight-input", 1, "ledger charge per uncached input token")
 	f.Var((*int64Flag)(&s.ReminderEvery), "reminder-every", "count a reminder each time the charged total crosses a multiple of N")
-	f.StringVar(&opts.format, "format", "text", "output: "+strings.Join(budgetFormats, "|")+" (svg/png: a chart of fill per request)")
+	f.StringVar(&opts.format, "format", "text", "output: "+report.FormatHelp(report.DocBudget)+" (svg/png: a chart of fill per request)")
 	addOutput(f, &opts.output, "the report")
 	addQuiet(f, &opts.quiet)
 	opts.addMaxLineBytes(f, "longer lines are not replayed (a warning says how many)")
@@ -111,20 +105,15 @@ threshold P% of window W is floor(P/100 * W) tokens.`,
 }
 
 func (o *simulateBudgetOptions) validate(a *app) error {
-	if name, ok := budgetFormatAliases[o.format]; ok {
-		o.format = name
+	outs, err := parseOutputs(o.document(), []string{o.format}, o.output)
+	if err != nil {
+		return err
 	}
-	known := false
-	for _, f := range budgetFormats {
-		known = known || f == o.format
+	o.out, o.format = outs[0], outs[0].name
+	if err := refuseBinaryOnTerminal(a, o.document(), outs, "write it to a file with -o FILE, or redirect standard output"); err != nil {
+		return err
 	}
-	if !known {
-		return usageError("use --format "+strings.Join(budgetFormats, "|"), "invalid --format %q", o.format)
-	}
-	if o.format == "png" && isStdout(o.output) && a.io.OutIsTTY {
-		return usageError("write it to a file with -o FILE, or redirect standard output", "refusing to write a PNG image to a terminal")
-	}
-	if o.series == "-" && isStdout(o.output) {
+	if o.series == "-" && o.out.file == "" {
 		return usageError("write the report to a file with -o FILE, or the series with --series FILE", "--series - and the report would both go to standard output")
 	}
 	s := &o.settings
@@ -140,7 +129,6 @@ func (o *simulateBudgetOptions) validate(a *app) error {
 	if o.jobs < 1 {
 		return usageError("use --jobs 1 or more", "invalid --jobs %d", o.jobs)
 	}
-	var err error
 	if o.shardPart, err = parseShardFlag(o.shard); err != nil {
 		return err
 	}
@@ -164,7 +152,8 @@ func runSimulateBudget(ctx context.Context, a *app, o *simulateBudgetOptions) er
 	}
 	lin.sayNotes(a)
 	s := o.settings
-	s.Trace = o.format == "svg" || o.format == "png" || o.series != ""
+	f, _ := report.LookupFormat(report.DocBudget, o.out.name)
+	s.Trace = f.Trace || o.series != ""
 	r, err := budget.Simulate(ev, s)
 	if errors.Is(err, budget.ErrNoWindow) {
 		return usageError("name the window(s) to simulate with --window N", "%s: %v", path, err)
@@ -183,36 +172,28 @@ func runSimulateBudget(ctx context.Context, a *app, o *simulateBudgetOptions) er
 	}
 
 	if o.series != "" {
-		if err := writeOutput(a, o.series, "--series", func(w io.Writer) error {
-			cw := csv.NewWriter(w)
-			cw.Write(budget.SeriesHeader)
-			if err := r.WriteSeries(cw); err != nil {
-				return err
-			}
-			cw.Flush()
-			return cw.Error()
-		}); err != nil {
+		if err := writeOutput(a, o.series, "--series", func(w io.Writer) error { return report.WriteBudgetSeries(w, r) }); err != nil {
 			return err
 		}
 	}
-	write := func(w io.Writer) error {
-		switch o.format {
-		case "json":
-			return r.WriteJSON(w)
-		case "csv":
-			return r.WriteCSV(w)
-		case "svg", "png":
-			return chart.Write(w, r, o.format)
-		}
-		return r.WriteTable(w)
-	}
-	if err := writeOutput(a, o.output, o.format, write); err != nil {
+	if err := writeOutput(a, o.out.file, o.out.name, func(w io.Writer) error {
+		return report.Write(w, report.DocBudget, o.out.name, r)
+	}); err != nil {
 		return err
 	}
 	if oversized > 0 {
 		return silentExit(exitIncomplete)
 	}
 	return nil
+}
+
+// document is what simulate-budget writes: the fleet view over many
+// rollouts, else one rollout's result.
+func (o *simulateBudgetOptions) document() report.Document {
+	if o.fleetMode() {
+		return report.DocFleet
+	}
+	return report.DocBudget
 }
 
 // int64Flag is a token count flag: digits with an optional k or M suffix.

@@ -10,7 +10,7 @@ import (
 	"github.com/rollout-dev/rollout/checks"
 	"github.com/rollout-dev/rollout/internal/derive/budget"
 	"github.com/rollout-dev/rollout/internal/edit/outfile"
-	"github.com/rollout-dev/rollout/internal/output/chart"
+	"github.com/rollout-dev/rollout/internal/output/report"
 	"github.com/rollout-dev/rollout/reconstruct"
 )
 
@@ -84,43 +84,41 @@ func runSimulateFleet(ctx context.Context, a *app, o *simulateBudgetOptions) err
 		run.InShard = o.shardPart.Contains
 	}
 	run.Replay.Open.OnRead = progress.add
-	var fleet *budget.Fleet
-	simulateAll := func(series io.Writer) error {
-		run.Series = series
-		fleet, err = budget.RunFleet(run)
-		return err
-	}
-	if o.series != "" {
-		err = writeOutput(a, o.series, "--series", simulateAll)
-	} else {
-		err = simulateAll(nil)
-	}
+	fleet, err := runFleet(a, run, o.series)
 	progress.finish()
 	if err != nil {
 		return err
 	}
 	fleet.Shard = o.shardPart
 	lin.sayNotes(a)
-	if err := writeFleet(a, fleet, o.format, o.output); err != nil {
+	if err := writeFleet(a, fleet, o.out); err != nil {
 		return err
 	}
 	return status.err()
 }
 
-// writeFleet renders a fleet in a format, to standard output or a file.
-func writeFleet(a *app, f *budget.Fleet, format, output string) error {
-	write := func(w io.Writer) error {
-		switch format {
-		case "json":
-			return f.WriteJSON(w)
-		case "csv":
-			return f.WriteCSV(w)
-		case "svg", "png":
-			return chart.WriteFleet(w, f, format)
-		}
-		return f.WriteTable(w)
+// runFleet runs the simulation, writing the rows of --series to the file
+// series names ("" for none) as the rollouts are counted.
+func runFleet(a *app, run budget.FleetRun, series string) (*budget.Fleet, error) {
+	if series == "" {
+		return budget.RunFleet(run)
 	}
-	return writeOutput(a, output, format, write)
+	var fleet *budget.Fleet
+	err := writeOutput(a, series, "--series", func(w io.Writer) error {
+		rows := report.NewSeries(w)
+		run.Series = rows.Add
+		var err error
+		if fleet, err = budget.RunFleet(run); err != nil {
+			return err
+		}
+		return rows.Flush()
+	})
+	return fleet, err
+}
+
+// writeFleet writes a fleet in one format, to standard output or a file.
+func writeFleet(a *app, f *budget.Fleet, out reportOutput) error {
+	return writeOutput(a, out.file, out.name, func(w io.Writer) error { return report.Write(w, report.DocFleet, out.name, f) })
 }
 
 // timeRange parses --since and --until: RFC 3339, or a date (UTC
@@ -156,7 +154,7 @@ func (o *simulateBudgetOptions) checkOutputs(paths []string) error {
 	if o.filesFrom != "" {
 		inputs.Add(o.filesFrom)
 	}
-	for _, out := range []string{o.output, o.series} {
+	for _, out := range []string{o.out.file, o.series} {
 		if err := inputs.Check(out); err != nil {
 			return outputConflict(err)
 		}

@@ -25,6 +25,7 @@ type spaceOptions struct {
 	quiet     bool
 	format    string
 	output    string
+	out       reportOutput // --format and -o, parsed
 	top       int
 	minRepeat int
 	coldAfter time.Duration
@@ -33,8 +34,6 @@ type spaceOptions struct {
 	force     bool
 	keepTurns int
 }
-
-var spaceFormats = []string{"text", "json", "csv"}
 
 func newSpaceCmd(a *app, runF func(context.Context, *spaceOptions) error) *cobra.Command {
 	opts := &spaceOptions{}
@@ -82,7 +81,7 @@ $CODEX_HOME/archived_sessions. Nothing is modified.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&opts.format, "format", "text", "output format: "+strings.Join(spaceFormats, "|"))
+	f.StringVar(&opts.format, "format", "text", "output format: "+report.FormatHelp(report.DocSpace))
 	addOutput(f, &opts.output, "the report")
 	addQuiet(f, &opts.quiet)
 	f.IntVar(&opts.top, "top", space.DefaultTop, "rows per table")
@@ -113,13 +112,11 @@ func parseDays(s string) (time.Duration, error) {
 }
 
 func (o *spaceOptions) validate() error {
-	ok := false
-	for _, f := range spaceFormats {
-		ok = ok || f == o.format
+	outs, err := parseOutputs(report.DocSpace, []string{o.format}, o.output)
+	if err != nil {
+		return err
 	}
-	if !ok {
-		return usageError("use --format "+strings.Join(spaceFormats, "|"), "invalid --format %q", o.format)
-	}
+	o.out = outs[0]
 	if o.keepTurns < 1 {
 		return usageError("use --keep-turns 1 or more", "invalid --keep-turns %d", o.keepTurns)
 	}
@@ -152,7 +149,7 @@ func runSpace(ctx context.Context, a *app, o *spaceOptions) error {
 	paths := in.paths
 	var inputs outfile.Inputs
 	inputs.Add(paths...)
-	if err := inputs.Check(o.output); err != nil {
+	if err := inputs.Check(o.out.file); err != nil {
 		return outputConflict(err)
 	}
 	progress := newProgress(a.io, "reading", paths, showProgress(a, o.quiet))
@@ -181,18 +178,10 @@ func runSpace(ctx context.Context, a *app, o *spaceOptions) error {
 		sum.Add(out.file, out.classes)
 	})
 	progress.finish()
-	homes := spaceHomes(o)
-
-	write := func(w io.Writer) error {
-		switch o.format {
-		case "json":
-			return report.WriteSpaceJSON(w, sum, failed, homes)
-		case "csv":
-			return report.WriteSpaceCSV(w, sum)
-		}
-		return report.WriteSpaceText(w, sum, homes, o.top)
-	}
-	if err := writeOutput(a, o.output, "the report", write); err != nil {
+	doc := report.SpaceDoc{Summary: sum, Failed: failed, Homes: spaceHomes(o), Top: o.top}
+	if err := writeOutput(a, o.out.file, "the report", func(w io.Writer) error {
+		return report.Write(w, report.DocSpace, o.out.name, doc)
+	}); err != nil {
 		return err
 	}
 	return status.err()

@@ -66,7 +66,11 @@ func runState(ctx context.Context, a *app, o *stateOptions) error {
 	if o.path == rollout.StdinPath {
 		a.io.stdinHint("a rollout")
 	}
-	if err := checkOutputsOf([]string{o.path}, o.output); err != nil {
+	outs, err := parseOutputs(report.DocState, nil, o.output)
+	if err != nil {
+		return err
+	}
+	if err := checkOutputsOf([]string{o.path}, outs[0].file); err != nil {
 		return err
 	}
 	lin := lineagesOfFile(o.path)
@@ -77,6 +81,8 @@ func runState(ctx context.Context, a *app, o *stateOptions) error {
 		return err
 	}
 	lin.sayNotes(a)
-	v := stateview.Of(st)
-	return writeOutput(a, o.output, "the state", func(w io.Writer) error { return report.WriteStateJSON(w, o.path, v) })
+	doc := report.StateDoc{Path: o.path, View: stateview.Of(st)}
+	return writeOutput(a, outs[0].file, "the state", func(w io.Writer) error {
+		return report.Write(w, report.DocState, outs[0].name, doc)
+	})
 }

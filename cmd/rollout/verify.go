@@ -127,7 +127,7 @@ func (o *verifyOptions) validate() error {
 	if len(o.formats) == 0 {
 		o.formats = []string{"text"}
 	}
-	if o.outputs, err = parseOutputs(o.formats, o.output); err != nil {
+	if o.outputs, err = parseOutputs(report.DocVerify, o.formats, o.output); err != nil {
 		return err
 	}
 	if o.jobs < 1 {

@@ -3,9 +3,10 @@
 // observations (token counts, compactions, turns, rollbacks) and keeps the
 // evidence of docs/spec budget.md, a few integers per model request;
 // Simulate replays that evidence under other context windows, compaction
-// thresholds, handoff budgets and ledgers; the encoders write the result as
-// the versioned JSON of budget.md, CSV or a terminal table. The package
-// never prints and never reads flags.
+// thresholds, handoff budgets and ledgers into a Result (one rollout) or a
+// Fleet (many). It is a model of internal/derive: internal/output/report
+// writes it in every format, and the package never prints and never reads
+// flags.
 package budget
 
 import (

@@ -8,7 +8,6 @@ import (
 	"slices"
 
 	"github.com/rollout-dev/rollout/internal/base/shard"
-	"github.com/rollout-dev/rollout/internal/output/schema"
 )
 
 // A fleet is many rollouts simulated under the same settings. Fleet keeps
@@ -18,8 +17,6 @@ import (
 // histograms add up exactly, so the fleets of shards merge into the fleet
 // of a single run, byte for byte once encoded.
 type Fleet struct {
-	schema.Header
-	Kind   string      `json:"kind"` // "fleet"
 	Params FleetParams `json:"params"`
 	// Sessions counts the rollouts simulated; SkippedNoWindow those that
 	// record no window when --window is not given (nothing to simulate).
@@ -137,7 +134,7 @@ type SessionOutcome struct {
 // newFleet starts an empty fleet for settings s (CompactAt already
 // resolved when it was auto).
 func newFleet(s Settings, since, until string, auto bool) *Fleet {
-	f := &Fleet{Header: schema.NewHeader(schema.BudgetFleet), Kind: "fleet",
+	f := &Fleet{
 		Params: FleetParams{Windows: append([]int64{}, s.Windows...), CompactAt: s.CompactAt.JSON(),
 			PostCompactPercent: s.PostCompactPercent, HandoffTokens: s.HandoffTokens, HandoffCap: s.HandoffCap,
 			Ledger: s.Ledger, WeightOutput: s.WeightOutput, WeightInput: s.WeightInput,

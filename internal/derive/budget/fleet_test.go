@@ -1,7 +1,7 @@
 package budget
 
 import (
-	"bytes"
+	"encoding/json"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -105,11 +105,11 @@ func TestFleetMergeIsExact(t *testing.T) {
 			}
 		}
 		total.Finish()
-		var b bytes.Buffer
-		if err := total.WriteJSON(&b); err != nil {
+		b, err := json.Marshal(total)
+		if err != nil {
 			t.Fatal(err)
 		}
-		return b.Bytes()
+		return b
 	}
 	var all []int
 	for i := range paths {
@@ -215,13 +215,13 @@ func TestRunFleetJobs(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var b bytes.Buffer
-		if err := f.WriteJSON(&b); err != nil {
+		b, err := json.MarshalIndent(f, "", "  ")
+		if err != nil {
 			t.Fatal(err)
 		}
 		if want == nil {
-			want = b.Bytes()
-		} else if diff := cmp.Diff(string(want), b.String()); diff != "" {
+			want = b
+		} else if diff := cmp.Diff(string(want), string(b)); diff != "" {
 			t.Errorf("jobs %d: another fleet (-jobs 1 +jobs %d):\n%s", jobs, jobs, diff)
 		}
 		if !slices.Equal(problems, []string{fixtures + "no-such.jsonl"}) {

@@ -10,7 +10,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/rollout-dev/rollout/internal/output/schema"
 	"github.com/rollout-dev/rollout/reconstruct"
 )
 
@@ -221,7 +220,6 @@ func DefaultSettings() Settings {
 // Result is the designed output of simulate-budget (budget.md). Fields
 // tagged "-" feed the table and the charts, never the JSON.
 type Result struct {
-	schema.Header
 	Path        string      `json:"path"`
 	Requests    int         `json:"requests"`
 	Turns       int         `json:"turns"`
@@ -239,6 +237,10 @@ type Result struct {
 	calExact, calSimulated int
 	grid                   *FitGrid // the calibration fit's scores of this rollout
 }
+
+// Params are the settings the result was simulated with (CompactAt
+// resolved when it was auto), for the table's columns.
+func (r *Result) Params() Settings { return r.params }
 
 // Recorded is what the rollout itself did.
 type Recorded struct {
@@ -350,7 +352,7 @@ func Simulate(ev *Evidence, s Settings) (*Result, error) {
 			warnings = append(warnings, "--compact-at auto: no recorded compaction to fit; using 90%")
 		}
 	}
-	res := &Result{Warnings: warnings, Header: schema.NewHeader(schema.Budget), Path: ev.Path,
+	res := &Result{Warnings: warnings, Path: ev.Path,
 		Requests: len(ev.Requests), Turns: len(ev.Turns), params: s,
 		Recorded: Recorded{Window: ev.Window, Compactions: len(ev.Compactions),
 			CompactionRequests: ev.CompactionRequests()},

@@ -552,3 +552,26 @@ func TestNegativeGrowthClamped(t *testing.T) {
 	}
 }
 func ptr64(n int64) *int64 { return &n }
+
+// Every second request compacts: the result lists each compaction, and the
+// trace holds one fill per request (report's tables elide long lists).
+func TestEveryOtherRequestCompacts(t *testing.T) {
+	c := NewCollector()
+	for i := 1; i <= 40; i++ {
+		c.Observe(tokenCount(i, int64(1000*i)))
+	}
+	s := DefaultSettings()
+	s.Windows = []int64{3000} // T = 2,700, P = F0 = 1,000, +1,000 per request
+	s.Trace = true
+	res, _ := Simulate(c.Evidence(nil), s)
+	o := res.Settings[0]
+	// 1: 1000, 2: 2000, 3: 3000 (>= T); compaction at 4: 1000 + 1000 =
+	// 2000; 5: 3000; compaction at 6 ... every second request from 4.
+	if o.Compactions != 19 || o.CompactionRequests[0] != 4 || o.CompactionRequests[18] != 40 {
+		t.Fatalf("compactions %v", o.CompactionRequests)
+	}
+	// The trace: one fill per request, the compactions' starting fills.
+	if len(o.Trace.Fills) != 40 || len(o.Trace.CompactionFrom) != 19 || o.Trace.CompactionFrom[0] != 3000 {
+		t.Errorf("trace: %d fills, from %v", len(o.Trace.Fills), o.Trace.CompactionFrom)
+	}
+}

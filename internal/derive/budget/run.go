@@ -1,7 +1,6 @@
 package budget
 
 import (
-	"encoding/csv"
 	"fmt"
 	"io"
 	"slices"
@@ -59,8 +58,9 @@ type FleetRun struct {
 	// key it accepts: the root thread of a group sharing a ledger (so a
 	// group stays whole in one shard), else the path.
 	InShard func(key string) bool
-	// Series, when set, receives the per-request series as CSV.
-	Series io.Writer
+	// Series, when set, is handed each rollout's result, simulated with
+	// Trace, in path order (--series writes its rows).
+	Series func(*Result) error
 	// Problem is told, once per rollout, what left it out (Err) or may
 	// have made it incomplete, and about the run as a whole (Path "").
 	Problem func(FleetProblem)
@@ -79,11 +79,10 @@ type FleetProblem struct {
 
 // fleetRun is the state of one fleet simulation.
 type fleetRun struct {
-	in     *FleetRun
-	s      Settings
-	fleet  *Fleet
-	series *csv.Writer
-	mu     sync.Mutex
+	in    *FleetRun
+	s     Settings
+	fleet *Fleet
+	mu    sync.Mutex
 	// reported names the rollouts already reported: with --compact-at
 	// auto each is read twice, its problems said once.
 	reported map[string]bool
@@ -140,7 +139,7 @@ func (r *fleetRun) simulate(ev *Evidence, s Settings) *simulated {
 	if len(s.Windows) == 0 && ev.Window <= 0 {
 		return &simulated{ev: ev}
 	}
-	s.Trace = r.series != nil
+	s.Trace = r.in.Series != nil
 	res, err := Simulate(ev, s)
 	if err != nil {
 		r.say(FleetProblem{Path: ev.Path, Err: fmt.Errorf("%s: %w", ev.Path, err)})
@@ -164,8 +163,8 @@ func (r *fleetRun) count(sim *simulated) error {
 	if err := r.fleet.Add(sim.res, row); err != nil {
 		return err
 	}
-	if r.series != nil {
-		return sim.res.WriteSeries(r.series)
+	if r.in.Series != nil {
+		return r.in.Series(sim.res)
 	}
 	return nil
 }
@@ -179,7 +178,7 @@ func ordered[T any](r *fleetRun, n int, work func(int) T, emit func(int, T)) {
 // for any Jobs and, merged, for any sharding. The paths are taken in path
 // order (a shard's report merges into the single run's). A rollout that
 // cannot be read is reported to in.Problem and left out; the error is
-// one of writing the series or of counting.
+// one of Series or of counting.
 func RunFleet(in FleetRun) (*Fleet, error) {
 	paths := slices.Clone(in.Paths)
 	slices.Sort(paths)
@@ -285,10 +284,6 @@ func RunFleet(in FleetRun) (*Fleet, error) {
 	if fit != nil {
 		r.fleet.SetGrid(fit)
 	}
-	if in.Series != nil {
-		r.series = csv.NewWriter(in.Series)
-		r.series.Write(SeriesHeader)
-	}
 	if err := r.all(paths, shared, groups, threads); err != nil {
 		return nil, err
 	}
@@ -377,10 +372,6 @@ func (r *fleetRun) all(paths []string, shared map[int]bool, groups map[string][]
 		return countErr
 	}
 	r.fleet.Finish()
-	if r.series != nil {
-		r.series.Flush()
-		return r.series.Error()
-	}
 	return nil
 }
 

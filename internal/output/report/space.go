@@ -5,15 +5,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strconv"
 	"strings"
 
+	"github.com/rollout-dev/rollout/internal/codex/home"
 	"github.com/rollout-dev/rollout/internal/derive/space"
 	"github.com/rollout-dev/rollout/internal/output/schema"
 	"github.com/rollout-dev/rollout/internal/output/termsafe"
-	"path/filepath"
-
-	"github.com/rollout-dev/rollout/internal/codex/home"
 )
 
 // The reports of `rollout space`: text, JSON and CSV.

@@ -1,4 +1,4 @@
-package budget
+package report
 
 import (
 	"bytes"
@@ -9,7 +9,29 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/rollout-dev/rollout/internal/derive/budget"
+	"github.com/rollout-dev/rollout/reconstruct"
 )
+
+const budgetFixtures = "../../../fixtures/budget/"
+
+// simulate reads a fixture's evidence and simulates it under s.
+func simulate(t *testing.T, path string, s budget.Settings) *budget.Result {
+	t.Helper()
+	ev := budget.NewCollector().Evidence(nil)
+	if path != "" {
+		var err error
+		if ev, _, err = budget.ReadEvidence(path, nil, reconstruct.ReplayOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res, err := budget.Simulate(ev, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
 
 func keys(m map[string]any) []string {
 	var ks []string
@@ -25,21 +47,18 @@ func sorted(ks ...string) []string { slices.Sort(ks); return ks }
 // The JSON is the schema of budget.md: these keys, no others, plus the
 // documented additive ones; lists are [] and never null.
 func TestJSONSchema(t *testing.T) {
-	for _, ev := range []*Evidence{extract(t, fixtures+"basic.jsonl"), NewCollector().Evidence(nil)} {
-		s := DefaultSettings()
+	for _, path := range []string{budgetFixtures + "basic.jsonl", ""} {
+		s := budget.DefaultSettings()
 		s.Windows = []int64{64000, 100000}
 		s.Ledger = 100000
-		res, err := Simulate(ev, s)
-		if err != nil {
-			t.Fatal(err)
-		}
+		res := simulate(t, path, s)
 		var b bytes.Buffer
-		if err := res.WriteJSON(&b); err != nil {
+		if err := WriteBudgetJSON(&b, res); err != nil {
 			t.Fatal(err)
 		}
 		allowed := strings.Count(b.String(), `"ledger_exhausted_at": null`) + strings.Count(b.String(), `"fitted": null`) +
 			strings.Count(b.String(), `"post_compact_percent": null`)
-		if ev.Window == 0 {
+		if res.Recorded.Window == 0 {
 			allowed += strings.Count(b.String(), `"threshold": null`) // calibration: no recorded window
 		}
 		if strings.Count(b.String(), "null") != allowed {
@@ -87,17 +106,16 @@ func TestJSONSchema(t *testing.T) {
 }
 
 func TestJSONLedgerExhaustedIsNumberOrNull(t *testing.T) {
-	ev := extract(t, fixtures+"basic.jsonl")
-	s := DefaultSettings()
+	s := budget.DefaultSettings()
 	s.Windows = []int64{100000}
 	for _, tt := range []struct {
 		ledger int64
 		want   string
 	}{{0, `"ledger_exhausted_at": null`}, {100000, `"ledger_exhausted_at": 5`}} {
 		s.Ledger = tt.ledger
-		res, _ := Simulate(ev, s)
+		res := simulate(t, budgetFixtures+"basic.jsonl", s)
 		var b bytes.Buffer
-		res.WriteJSON(&b)
+		WriteBudgetJSON(&b, res)
 		if !strings.Contains(b.String(), tt.want) {
 			t.Errorf("ledger %d: no %s", tt.ledger, tt.want)
 		}
@@ -105,20 +123,19 @@ func TestJSONLedgerExhaustedIsNumberOrNull(t *testing.T) {
 }
 
 func TestCSVShape(t *testing.T) {
-	ev := extract(t, fixtures+"basic.jsonl")
-	s := DefaultSettings()
+	s := budget.DefaultSettings()
 	s.Windows = []int64{30000, 64000, 100000}
 	s.HandoffTokens = 15000
-	res, _ := Simulate(ev, s)
+	res := simulate(t, budgetFixtures+"basic.jsonl", s)
 	var b bytes.Buffer
-	if err := res.WriteCSV(&b); err != nil {
+	if err := WriteBudgetCSV(&b, res); err != nil {
 		t.Fatal(err)
 	}
 	rows, err := csv.NewReader(&b).ReadAll()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rows) != 4 || len(rows[0]) != 13 || rows[0][0] != "path" || rows[1][0] != fixtures+"basic.jsonl" {
+	if len(rows) != 4 || len(rows[0]) != 13 || rows[0][0] != "path" || rows[1][0] != budgetFixtures+"basic.jsonl" {
 		t.Fatalf("rows %q", rows)
 	}
 	// W = 30,000 (TestSimulateBasicByHand): compactions at 7 and 8,
@@ -129,27 +146,23 @@ func TestCSVShape(t *testing.T) {
 }
 
 func TestTableColumns(t *testing.T) {
-	ev := extract(t, fixtures+"basic.jsonl")
-	table := func(set func(*Settings)) string {
-		s := DefaultSettings()
+	table := func(set func(*budget.Settings)) string {
+		s := budget.DefaultSettings()
 		set(&s)
-		res, err := Simulate(ev, s)
-		if err != nil {
-			t.Fatal(err)
-		}
+		res := simulate(t, budgetFixtures+"basic.jsonl", s)
 		var b bytes.Buffer
-		if err := res.WriteTable(&b); err != nil {
+		if err := WriteBudgetText(&b, res); err != nil {
 			t.Fatal(err)
 		}
 		return b.String()
 	}
-	plain := table(func(s *Settings) {})
+	plain := table(func(s *budget.Settings) {})
 	for _, absent := range []string{"DEFERRALS", "LEDGER", "REMINDERS"} {
 		if strings.Contains(plain, absent) {
 			t.Errorf("column %s without its setting:\n%s", absent, plain)
 		}
 	}
-	all := table(func(s *Settings) { s.HandoffTokens = 1; s.Ledger = 1e6; s.ReminderEvery = 1000 })
+	all := table(func(s *budget.Settings) { s.HandoffTokens = 1; s.Ledger = 1e6; s.ReminderEvery = 1000 })
 	header := ""
 	for _, l := range strings.Split(all, "\n") {
 		if strings.Contains(l, "WINDOW") {
@@ -174,41 +187,27 @@ func TestTableColumns(t *testing.T) {
 
 // Long lists of request numbers are elided in the table, never in JSON.
 func TestTableElidesLongLists(t *testing.T) {
-	c := NewCollector()
-	for i := 1; i <= 40; i++ {
-		c.Observe(tokenCount(i, int64(1000*i)))
+	reqs := []int{}
+	for n := 4; n <= 40; n += 2 {
+		reqs = append(reqs, n)
 	}
-	ev := c.Evidence(nil)
-	s := DefaultSettings()
-	s.Windows = []int64{3000} // T = 2,700, P = F0 = 1,000, +1,000 per request
-	s.Trace = true
-	res, _ := Simulate(ev, s)
-	o := res.Settings[0]
-	// 1: 1000, 2: 2000, 3: 3000 (>= T); compaction at 4: 1000 + 1000 =
-	// 2000; 5: 3000; compaction at 6 ... every second request from 4.
-	if o.Compactions != 19 || o.CompactionRequests[0] != 4 || o.CompactionRequests[18] != 40 {
-		t.Fatalf("compactions %v", o.CompactionRequests)
-	}
+	res := &budget.Result{Path: "long.jsonl", Settings: []budget.Outcome{{Window: 3000, Compactions: len(reqs), CompactionRequests: reqs}}}
 	var b bytes.Buffer
-	res.WriteTable(&b)
+	WriteBudgetText(&b, res)
 	if !strings.Contains(b.String(), "19 at 4, 6, 8, 10, 12, 14, ...") {
 		t.Errorf("table:\n%s", b.String())
 	}
 	b.Reset()
-	res.WriteJSON(&b)
+	WriteBudgetJSON(&b, res)
 	if !strings.Contains(b.String(), "40\n") {
 		t.Error("JSON lost the last compaction request")
 	}
-	// The trace: one fill per request, the compactions' starting fills.
-	if len(o.Trace.Fills) != 40 || len(o.Trace.CompactionFrom) != 19 || o.Trace.CompactionFrom[0] != 3000 {
-		t.Errorf("trace: %d fills, from %v", len(o.Trace.Fills), o.Trace.CompactionFrom)
-	}
 }
 
-func TestGroup(t *testing.T) {
+func TestThousands(t *testing.T) {
 	for in, want := range map[int64]string{0: "0", 999: "999", 1000: "1,000", 258400: "258,400", 1234567: "1,234,567", -1234: "-1,234"} {
-		if got := group(in); got != want {
-			t.Errorf("group(%d) = %q, want %q", in, got, want)
+		if got := thousands(in); got != want {
+			t.Errorf("thousands(%d) = %q, want %q", in, got, want)
 		}
 	}
 }
