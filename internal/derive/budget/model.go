@@ -238,6 +238,29 @@ type Result struct {
 	grid                   *FitGrid // the calibration fit's scores of this rollout
 }
 
+// calibrate replays the evidence at the recorded window with threshold
+// s.CompactAt: how many recorded compactions the model reproduces, and
+// whether the fit (grid) finds a better threshold.
+func (res *Result) calibrate(ev *Evidence, s Settings, post int64, grid *FitGrid) {
+	t := s.CompactAt.At(ev.Window)
+	cal := Settings{PostCompact: post, HandoffCap: s.HandoffCap}
+	o := run(ev, ev.Window, t, post, &cal, false)
+	res.Calibration.Threshold = &t
+	res.Calibration.Reproduced = matchWithin1(res.Recorded.CompactionRequests, o.CompactionRequests)
+	res.calExact = matchExact(res.Recorded.CompactionRequests, o.CompactionRequests)
+	res.calSimulated = o.Compactions
+	chosen := FitPoint{Reproduced: res.Calibration.Reproduced, Simulated: o.Compactions, Exact: res.calExact}
+	if f := fitted(grid, chosen); f != nil {
+		best, _ := grid.Best()
+		ft, fp := best.Threshold().At(ev.Window), post
+		if best.PostPercent >= 0 {
+			fp = ev.Window * int64(best.PostPercent) / 100
+		}
+		f.Threshold, f.PostCompactTokens = &ft, &fp
+		res.Calibration.Fitted = f
+	}
+}
+
 // Params are the settings the result was simulated with (CompactAt
 // resolved when it was auto), for the table's columns.
 func (r *Result) Params() Settings { return r.params }
@@ -367,23 +390,7 @@ func Simulate(ev *Evidence, s Settings) (*Result, error) {
 
 	res.Calibration = Calibration{RecordedCompactions: len(ev.Compactions), CompactAt: s.CompactAt.JSON(), Auto: auto}
 	if ev.Window > 0 {
-		t := s.CompactAt.At(ev.Window)
-		cal := Settings{PostCompact: post, HandoffCap: s.HandoffCap}
-		o := run(ev, ev.Window, t, post, &cal, false)
-		res.Calibration.Threshold = &t
-		res.Calibration.Reproduced = matchWithin1(res.Recorded.CompactionRequests, o.CompactionRequests)
-		res.calExact = matchExact(res.Recorded.CompactionRequests, o.CompactionRequests)
-		res.calSimulated = o.Compactions
-		chosen := FitPoint{Reproduced: res.Calibration.Reproduced, Simulated: o.Compactions, Exact: res.calExact}
-		if f := fitted(grid, chosen); f != nil {
-			best, _ := grid.Best()
-			ft, fp := best.Threshold().At(ev.Window), post
-			if best.PostPercent >= 0 {
-				fp = ev.Window * int64(best.PostPercent) / 100
-			}
-			f.Threshold, f.PostCompactTokens = &ft, &fp
-			res.Calibration.Fitted = f
-		}
+		res.calibrate(ev, s, post, grid)
 	}
 
 	for _, w := range windows {

@@ -183,34 +183,11 @@ func RunFleet(in FleetRun) (*Fleet, error) {
 	paths := slices.Clone(in.Paths)
 	slices.Sort(paths)
 	r := &fleetRun{in: &in, s: in.Settings}
-	since, until := in.Since, in.Until
 
-	// Session metas (first lines only), when a shared ledger needs them:
-	// the groups of linked threads. Since/Until select as each rollout is
-	// read.
 	groups := map[string][]int{} // root thread -> indexes into paths
 	threads := map[int]string{}  // index into paths -> thread, for groups
 	if r.s.Ledger > 0 {
-		metas := make([]*meta, len(paths))
-		ordered(r, len(paths), func(i int) *meta {
-			t, p, st, err := sessionMeta(paths[i], in.Stdin, in.Replay)
-			if err != nil {
-				r.say(FleetProblem{Path: paths[i], Err: err})
-				return nil
-			}
-			return &meta{t, p, st}
-		}, func(i int, m *meta) { metas[i] = m })
-		kept := paths[:0]
-		var keptMetas []*meta
-		for i, m := range metas {
-			if m == nil || !inRange(m.started, since, until) {
-				continue
-			}
-			kept = append(kept, paths[i])
-			keptMetas = append(keptMetas, m)
-		}
-		paths = kept
-		groups, threads = ledgerGroups(keptMetas)
+		paths, groups, threads = r.linked(paths)
 	}
 	for root, idx := range groups {
 		if len(idx) < 2 {
@@ -218,31 +195,7 @@ func RunFleet(in FleetRun) (*Fleet, error) {
 		}
 	}
 	if in.InShard != nil && r.s.Ledger > 0 {
-		key := slices.Clone(paths)
-		for root, idx := range groups {
-			for _, i := range idx {
-				key[i] = root
-			}
-		}
-		moved := map[int]int{}
-		var kept []string
-		for i, p := range paths {
-			if in.InShard(key[i]) {
-				moved[i] = len(kept)
-				kept = append(kept, p)
-			}
-		}
-		paths = kept
-		oldGroups, oldThreads := groups, threads
-		groups, threads = map[string][]int{}, map[int]string{}
-		for root, idx := range oldGroups {
-			for _, i := range idx {
-				if j, ok := moved[i]; ok {
-					groups[root] = append(groups[root], j)
-					threads[j] = oldThreads[i]
-				}
-			}
-		}
+		paths, groups, threads = inShard(paths, groups, threads, in.InShard)
 	}
 	shared := map[int]bool{}
 	for _, idx := range groups {
@@ -251,34 +204,10 @@ func RunFleet(in FleetRun) (*Fleet, error) {
 		}
 	}
 
-	// CompactAt auto: fit on the whole selection first (a second pass).
 	auto := r.s.CompactAt.IsAuto()
 	var fit *FitGrid
 	if auto {
-		fit = newFitGrid(r.s.PostCompact < 0)
-		ordered(r, len(paths), func(i int) *FitGrid {
-			ev := r.read(paths[i])
-			if ev == nil {
-				return nil
-			}
-			g := newFitGrid(fit.Joint())
-			g.Add(ev, r.s.PostCompact)
-			return g
-		}, func(_ int, g *FitGrid) {
-			if g != nil {
-				fit.Merge(g)
-			}
-		})
-		r.s.CompactAt = Percent(90)
-		if best, ok := fit.Best(); ok {
-			r.s.CompactAt = best.Threshold()
-			if best.PostPercent >= 0 {
-				p := best.PostPercent
-				r.s.PostCompactPercent = &p
-			}
-		} else {
-			r.say(FleetProblem{Warning: "--compact-at auto: no recorded compaction to fit; using 90%"})
-		}
+		fit = r.fitAuto(paths)
 	}
 	r.fleet = newFleet(r.s, in.SinceText, in.UntilText, auto)
 	if fit != nil {
@@ -288,6 +217,91 @@ func RunFleet(in FleetRun) (*Fleet, error) {
 		return nil, err
 	}
 	return r.fleet, nil
+}
+
+// linked reads the session metas (first lines only) that a shared ledger
+// needs: the paths Since/Until keep, and the groups of linked threads
+// among them (see ledgerGroups).
+func (r *fleetRun) linked(paths []string) ([]string, map[string][]int, map[int]string) {
+	metas := make([]*meta, len(paths))
+	ordered(r, len(paths), func(i int) *meta {
+		t, p, st, err := sessionMeta(paths[i], r.in.Stdin, r.in.Replay)
+		if err != nil {
+			r.say(FleetProblem{Path: paths[i], Err: err})
+			return nil
+		}
+		return &meta{t, p, st}
+	}, func(i int, m *meta) { metas[i] = m })
+	kept := paths[:0]
+	var keptMetas []*meta
+	for i, m := range metas {
+		if m == nil || !inRange(m.started, r.in.Since, r.in.Until) {
+			continue
+		}
+		kept = append(kept, paths[i])
+		keptMetas = append(keptMetas, m)
+	}
+	groups, threads := ledgerGroups(keptMetas)
+	return kept, groups, threads
+}
+
+// inShard keeps the paths of a shard, a group of linked threads whole (by
+// its root's key), and renumbers the groups to the kept paths.
+func inShard(paths []string, groups map[string][]int, threads map[int]string, in func(string) bool) ([]string, map[string][]int, map[int]string) {
+	key := slices.Clone(paths)
+	for root, idx := range groups {
+		for _, i := range idx {
+			key[i] = root
+		}
+	}
+	moved := map[int]int{}
+	var kept []string
+	for i, p := range paths {
+		if in(key[i]) {
+			moved[i] = len(kept)
+			kept = append(kept, p)
+		}
+	}
+	keptGroups, keptThreads := map[string][]int{}, map[int]string{}
+	for root, idx := range groups {
+		for _, i := range idx {
+			if j, ok := moved[i]; ok {
+				keptGroups[root] = append(keptGroups[root], j)
+				keptThreads[j] = threads[i]
+			}
+		}
+	}
+	return kept, keptGroups, keptThreads
+}
+
+// fitAuto fits --compact-at auto on the whole selection first (a second
+// pass) and settles r.s.CompactAt (and the post-compaction percentage).
+func (r *fleetRun) fitAuto(paths []string) *FitGrid {
+	fit := newFitGrid(r.s.PostCompact < 0)
+	ordered(r, len(paths), func(i int) *FitGrid {
+		ev := r.read(paths[i])
+		if ev == nil {
+			return nil
+		}
+		g := newFitGrid(fit.Joint())
+		g.Add(ev, r.s.PostCompact)
+		return g
+	}, func(_ int, g *FitGrid) {
+		if g != nil {
+			fit.Merge(g)
+		}
+	})
+	r.s.CompactAt = Percent(90)
+	if best, ok := fit.Best(); ok {
+		r.s.CompactAt = best.Threshold()
+		if best.PostPercent >= 0 {
+			p := best.PostPercent
+			r.s.PostCompactPercent = &p
+		}
+	} else {
+		r.say(FleetProblem{Warning: "--compact-at auto: no recorded compaction to fit; using 90%"})
+	}
+	return fit
 }
 
 // ledgerGroups groups the rollouts of linked threads by the thread at the
