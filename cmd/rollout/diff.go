@@ -61,7 +61,7 @@ errors and files that cannot be read.`,
 	f := cmd.Flags()
 	f.IntSliceVar(&opts.atLines, "at-line", nil, "stop the replay after line N: twice with one FILE, once or twice with two")
 	f.StringArrayVar(&opts.threads, "thread", nil, threadUsage("compare", true))
-	f.StringVar(&opts.format, "format", "text", "output: "+report.FormatHelp(report.DocDiff))
+	f.StringVar(&opts.format, "format", report.FormatsOf(report.DocDiff)[0], "output: "+report.FormatHelp(report.DocDiff))
 	addOutput(f, &opts.output, "the comparison")
 	opts.addMaxLineBytes(f, "longer lines are not replayed")
 	f.BoolVar(&opts.force, "force", false, "read files whose first line is not a JSON object (a damaged first line)")

@@ -94,7 +94,7 @@ $CODEX_HOME/archived_sessions.`,
 	f.BoolVar(&o.write, "write", false, "apply the plan (the default is a dry run)")
 	f.BoolVar(&o.undo, "undo", false, "restore each FILE from its reclaim archive; a DIR: every rollout under it that has one")
 	f.StringVar(&coldAfter, "cold-after", "7d", "compress: a file idle this long (mtime) is cold: 7d, 36h, 0s")
-	f.StringVar(&o.format, "format", "text", "output format: "+report.FormatHelp(report.DocReclaim))
+	f.StringVar(&o.format, "format", report.FormatsOf(report.DocReclaim)[0], "output format: "+report.FormatHelp(report.DocReclaim))
 	addOutput(f, &o.output, "the report")
 	addQuiet(f, &o.quiet)
 	o.addMaxLineBytes(f, "longer lines are not replayed")

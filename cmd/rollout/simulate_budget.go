@@ -89,7 +89,7 @@ threshold P% of window W is floor(P/100 * W) tokens.`,
 	f.Float64Var(&s.WeightOutput, "weight-output", 1, "ledger charge per output token")
 	f.Float64Var(&s.WeightInput, "weight-input", 1, "ledger charge per uncached input token")
 	f.Var((*int64Flag)(&s.ReminderEvery), "reminder-every", "count a reminder each time the charged total crosses a multiple of N")
-	f.StringVar(&opts.format, "format", "text", "output: "+report.FormatHelp(report.DocBudget)+" (svg/png: a chart of fill per request)")
+	f.StringVar(&opts.format, "format", report.FormatsOf(report.DocBudget)[0], "output: "+report.FormatHelp(report.DocBudget)+" (svg/png: a chart of fill per request)")
 	addOutput(f, &opts.output, "the report")
 	addQuiet(f, &opts.quiet)
 	opts.addMaxLineBytes(f, "longer lines are not replayed (a warning says how many)")

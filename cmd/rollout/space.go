@@ -81,7 +81,7 @@ $CODEX_HOME/archived_sessions. Nothing is modified.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&opts.format, "format", "text", "output format: "+report.FormatHelp(report.DocSpace))
+	f.StringVar(&opts.format, "format", report.FormatsOf(report.DocSpace)[0], "output format: "+report.FormatHelp(report.DocSpace))
 	addOutput(f, &opts.output, "the report")
 	addQuiet(f, &opts.quiet)
 	f.IntVar(&opts.top, "top", space.DefaultTop, "rows per table")

@@ -1,5 +1,5 @@
-// Package report renders the findings of `rollout verify` in every output
-// format. It sits at the end of the data flow, after checks/: the command
+// Package report writes every document a command prints, in each of its
+// formats (the table of formats.go), last in the data flow. verify
 // hands each file's normalized FileResult, in path order, to a Stream per
 // requested --format as soon as the file is done (verify), or a whole
 // normalized Report to a Printer (merge). Both write only to the io.Writer
