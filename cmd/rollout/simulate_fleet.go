@@ -5,11 +5,11 @@ import (
 	"errors"
 	"io"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/rollout-dev/rollout/checks"
 	"github.com/rollout-dev/rollout/internal/derive/budget"
-	"github.com/rollout-dev/rollout/internal/edit/outfile"
 	"github.com/rollout-dev/rollout/internal/output/report"
 	"github.com/rollout-dev/rollout/reconstruct"
 )
@@ -149,15 +149,8 @@ func isExitError(err error) bool {
 
 // checkOutputs refuses an output (-o, --series) that is one of the inputs.
 func (o *simulateBudgetOptions) checkOutputs(paths []string) error {
-	var inputs outfile.Inputs
-	inputs.Add(paths...)
 	if o.filesFrom != "" {
-		inputs.Add(o.filesFrom)
+		paths = append(slices.Clone(paths), o.filesFrom)
 	}
-	for _, out := range []string{o.out.file, o.series} {
-		if err := inputs.Check(out); err != nil {
-			return outputConflict(err)
-		}
-	}
-	return nil
+	return checkOutputsOf(paths, o.out.file, o.series)
 }

@@ -15,7 +15,6 @@ import (
 	"github.com/rollout-dev/rollout/internal/base/pool"
 	"github.com/rollout-dev/rollout/internal/codex/home"
 	"github.com/rollout-dev/rollout/internal/derive/space"
-	"github.com/rollout-dev/rollout/internal/edit/outfile"
 	"github.com/rollout-dev/rollout/internal/output/report"
 	"github.com/spf13/cobra"
 )
@@ -147,10 +146,8 @@ func runSpace(ctx context.Context, a *app, o *spaceOptions) error {
 		return err
 	}
 	paths := in.paths
-	var inputs outfile.Inputs
-	inputs.Add(paths...)
-	if err := inputs.Check(o.out.file); err != nil {
-		return outputConflict(err)
+	if err := checkOutputsOf(paths, o.out.file); err != nil {
+		return err
 	}
 	progress := newProgress(a.io, "reading", paths, showProgress(a, o.quiet))
 	now := time.Now()
