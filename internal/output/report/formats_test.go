@@ -1,0 +1,73 @@
+package report
+
+import (
+	"bytes"
+	"errors"
+	"slices"
+	"testing"
+)
+
+// The table's names, help, aliases and errors, as the commands show them.
+func TestFormatTable(t *testing.T) {
+	for _, tt := range []struct {
+		doc               Document
+		spec              string
+		name, file        string
+		wantErr, wantHint string
+	}{
+		{doc: DocBudget, spec: "table", name: "text"},
+		{doc: DocFleet, spec: "table=out.txt", name: "text", file: "out.txt"},
+		{doc: DocFleet, spec: "svg=a=b.svg", name: "svg", file: "a=b.svg"},
+		{doc: DocBudget, spec: "xml", wantErr: `invalid --format "xml"`, wantHint: "use --format text|json|csv|svg|png"},
+		{doc: DocFleet, spec: "xml=f", wantErr: `invalid --format "xml=f"`, wantHint: "use --format text|json|csv|svg|png"},
+		{doc: DocSpace, spec: "xml", wantErr: `invalid --format "xml"`, wantHint: "use --format text|json|csv"},
+		{doc: DocDiff, spec: "yaml", wantErr: `invalid --format "yaml"`, wantHint: "use --format text|json"},
+		{doc: DocReclaim, spec: "table", wantErr: `invalid --format "table"`, wantHint: "use --format text|json"},
+		{doc: DocVerify, spec: "sarif=r.sarif", name: "sarif", file: "r.sarif"},
+		{doc: DocVerify, spec: "table", wantErr: `parse --format "table": unknown format "table" (want text, json, jsonl, sarif, junit, codeclimate, github, markdown or html)`,
+			wantHint: "formats: text, json, jsonl, sarif, junit, codeclimate, github, markdown, html"},
+		{doc: DocHome, spec: "json=", wantErr: `parse --format "json=": missing file name after "="`,
+			wantHint: "formats: text, json, jsonl, sarif, junit, codeclimate, github, markdown, html"},
+	} {
+		name, file, err := ParseFormat(tt.doc, tt.spec)
+		if tt.wantErr == "" {
+			if err != nil || name != tt.name || file != tt.file {
+				t.Errorf("ParseFormat(%s, %q) = %q, %q, %v; want %q, %q", tt.doc, tt.spec, name, file, err, tt.name, tt.file)
+			}
+			continue
+		}
+		var fe *FormatError
+		if !errors.As(err, &fe) || err.Error() != tt.wantErr || fe.Hint() != tt.wantHint {
+			t.Errorf("ParseFormat(%s, %q) error %v (hint %q); want %q (hint %q)", tt.doc, tt.spec, err, hint(fe), tt.wantErr, tt.wantHint)
+		}
+	}
+}
+
+func hint(fe *FormatError) string {
+	if fe == nil {
+		return ""
+	}
+	return fe.Hint()
+}
+
+// Every document has formats, each name once, text (or json) first: the
+// default of its --format.
+func TestFormatTableShape(t *testing.T) {
+	for _, row := range formatTable() {
+		names := FormatsOf(row.doc)
+		if len(names) == 0 || (names[0] != "text" && names[0] != "json") {
+			t.Errorf("%s: formats %v", row.doc, names)
+		}
+		sorted := slices.Clone(names)
+		slices.Sort(sorted)
+		if len(slices.Compact(sorted)) != len(names) {
+			t.Errorf("%s: a format twice in %v", row.doc, names)
+		}
+		if err := Write(&bytes.Buffer{}, row.doc, "xml", nil); err == nil {
+			t.Errorf("%s: Write of an unknown format did not fail", row.doc)
+		}
+	}
+	if got := FormatHelp(DocVerify); got != "text|json|jsonl|sarif|junit|codeclimate|github|markdown|html" {
+		t.Errorf("verify's formats %q", got)
+	}
+}
