@@ -83,9 +83,7 @@ type RecordOverMigrationLimitEvidence struct {
 	Checkpoint bool   `json:"checkpoint,omitempty"`
 }
 
-var (
-	recordOverMigrationLimit = newKind()
-)
+var recordOverMigrationLimit = newKind()
 
 func (RecordOverMigrationLimitEvidence) Kind() Kind { return recordOverMigrationLimit }
 
@@ -241,9 +239,7 @@ type OrdinalUnknownTailEvidence struct {
 	CLIVersion  string `json:"cli_version,omitempty"`
 }
 
-var (
-	ordinalUnknownTail = newKind()
-)
+var ordinalUnknownTail = newKind()
 
 func (OrdinalUnknownTailEvidence) Kind() Kind { return ordinalUnknownTail }
 
@@ -309,9 +305,7 @@ type ItemDuplicateEvidence struct {
 	ItemIndex int    `json:"item_index"`
 }
 
-var (
-	itemDuplicate = newKind()
-)
+var itemDuplicate = newKind()
 
 func (ItemDuplicateEvidence) Kind() Kind { return itemDuplicate }
 
@@ -330,9 +324,7 @@ type ItemRejectedIDEvidence struct {
 	CLIVersion string   `json:"cli_version,omitempty"`
 }
 
-var (
-	itemRejectedID = newKind()
-)
+var itemRejectedID = newKind()
 
 func (ItemRejectedIDEvidence) Kind() Kind { return itemRejectedID }
 
@@ -447,9 +439,7 @@ type RollbackCompactedTurnEvidence struct {
 	CLIVersion        string `json:"cli_version,omitempty"`
 }
 
-var (
-	rollbackCompactedTurn = newKind()
-)
+var rollbackCompactedTurn = newKind()
 
 func (RollbackCompactedTurnEvidence) Kind() Kind { return rollbackCompactedTurn }
 
@@ -596,9 +586,7 @@ type AgentCommMissingIDEvidence struct {
 	Prefix string `json:"prefix"`
 }
 
-var (
-	agentCommMissingID = newKind()
-)
+var agentCommMissingID = newKind()
 
 func (AgentCommMissingIDEvidence) Kind() Kind { return agentCommMissingID }
 
@@ -700,9 +688,7 @@ type FlowTimeAnchorEvidence struct {
 	After  int64 `json:"after,omitempty"`
 }
 
-var (
-	flowTimeAnchor = newKind()
-)
+var flowTimeAnchor = newKind()
 
 func (FlowTimeAnchorEvidence) Kind() Kind { return flowTimeAnchor }
 
