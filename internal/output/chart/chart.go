@@ -1,8 +1,8 @@
 // Package chart draws simulate-budget results: the context fill per request
 // under each simulated window, with the window and threshold as lines and
-// compactions and overflows as marks. It is presentation only, so it is a
-// package of its own: the budget library stays free of the plotting library
-// and its fonts.
+// compactions and overflows as marks. It is one of the outputs
+// (internal/output), after the budget model it draws, and a package of its
+// own: the budget library stays free of the plotting library and its fonts.
 package chart
 
 import (
