@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -20,6 +19,7 @@ import (
 	"github.com/rollout-dev/rollout/checks"
 	"github.com/rollout-dev/rollout/internal/base/config"
 	"github.com/rollout-dev/rollout/internal/base/pool"
+	"github.com/rollout-dev/rollout/internal/derive/result"
 	"github.com/rollout-dev/rollout/internal/edit/outfile"
 	"github.com/rollout-dev/rollout/internal/output/report"
 	"github.com/rollout-dev/rollout/reconstruct"
@@ -200,7 +200,7 @@ func runVerify(ctx context.Context, a *app, o *verifyOptions) error {
 	if err != nil {
 		return err
 	}
-	run := &report.Report{Tool: "rollout", Version: version(), Command: "verify", Notes: in.notes,
+	run := &result.Report{Tool: "rollout", Version: version(), Command: "verify", Notes: in.notes,
 		Settings: settings, Shard: o.shardPart}
 	root, err := sourceRoot(o.sourceRoot)
 	if err != nil {
@@ -238,7 +238,7 @@ func runVerify(ctx context.Context, a *app, o *verifyOptions) error {
 				raise(exitIncomplete)
 			}
 			if out.res == nil {
-				fr := report.FileResult{Path: path, Error: fileError(path, out.err)}
+				fr := result.FileResult{Path: path, Error: result.NewFileError(path, out.err)}
 				fr.Normalize()
 				reports.file(&fr)
 				return
@@ -253,7 +253,7 @@ func runVerify(ctx context.Context, a *app, o *verifyOptions) error {
 		}
 		fr := pol.fileResult(out)
 		if out.err != nil {
-			fr.Error = fileError(path, out.err)
+			fr.Error = result.NewFileError(path, out.err)
 		}
 		for _, fd := range fr.Findings {
 			if fd.Severity >= pol.failOn {
@@ -287,8 +287,8 @@ func runVerify(ctx context.Context, a *app, o *verifyOptions) error {
 
 // settings are what the report records of the options that change what
 // it lists, so that merge refuses shards run differently.
-func (o *verifyOptions) settings(pol *verifyPolicy) (*report.Settings, error) {
-	s := &report.Settings{Select: nonNil(o.selectRules), Ignore: nonNil(o.ignoreRules), PerPathIgnores: map[string][]string{},
+func (o *verifyOptions) settings(pol *verifyPolicy) (*result.Settings, error) {
+	s := &result.Settings{Select: nonNil(o.selectRules), Ignore: nonNil(o.ignoreRules), PerPathIgnores: map[string][]string{},
 		ShowSeverity: pol.show.String(), MaxLineBytes: o.maxLineBytes, MaxFindingsPerRule: o.maxFindings,
 		HandoffCap: o.handoffCap, Force: o.force}
 	if o.cfg != nil && o.cfg.PerPathIgnores != nil {
@@ -315,28 +315,6 @@ func nonNil(s []string) []string {
 		return []string{}
 	}
 	return s
-}
-
-// fileError says why a file could not be analysed, with a stable code. The
-// message leaves out the path, which the report shows beside it.
-func fileError(path string, err error) *report.FileError {
-	var ie *reconstruct.InternalError
-	code := report.ErrUnreadable
-	switch {
-	case errors.As(err, &ie):
-		code = report.ErrInternal
-	case errors.As(err, new(*reconstruct.ReadError)):
-		code = report.ErrReadFailed
-	case errors.Is(err, rollout.ErrUnknownFormat):
-		code = report.ErrNotRollout
-	case errors.Is(err, rollout.ErrNotRegular):
-		code = report.ErrNotRegular
-	case errors.Is(err, fs.ErrNotExist):
-		code = report.ErrNotFound
-	case errors.Is(err, fs.ErrPermission):
-		code = report.ErrPermission
-	}
-	return &report.FileError{Code: code, Message: strings.TrimPrefix(err.Error(), path+": ")}
 }
 
 // fileErrorCode: a file that could not be read at all (missing, unreadable,
@@ -474,7 +452,7 @@ type reportStream struct {
 // openReports starts every requested report. Report files are written to
 // a temporary file renamed over the target on close (outfile), so nothing
 // at the path changes before the run is done.
-func openReports(a *app, o *verifyOptions, run *report.Report, ropts report.Options, p *progress) *reportOutputs {
+func openReports(a *app, o *verifyOptions, run *result.Report, ropts report.Options, p *progress) *reportOutputs {
 	rs := &reportOutputs{}
 	github := false
 	for _, out := range o.outputs {
@@ -521,7 +499,7 @@ func openReports(a *app, o *verifyOptions, run *report.Report, ropts report.Opti
 }
 
 // file hands one normalized file to every report still being written.
-func (rs *reportOutputs) file(f *report.FileResult) {
+func (rs *reportOutputs) file(f *result.FileResult) {
 	for _, r := range rs.outs {
 		if r.err == nil {
 			r.err = r.stream.File(f)
@@ -574,7 +552,7 @@ func (rs *reportOutputs) discard() {
 }
 
 // writeReports writes a whole report in every requested format (merge).
-func writeReports(a *app, o *verifyOptions, rep *report.Report, ropts report.Options) error {
+func writeReports(a *app, o *verifyOptions, rep *result.Report, ropts report.Options) error {
 	rs := openReports(a, o, rep, ropts, &progress{})
 	for i := range rep.Files {
 		rs.file(&rep.Files[i])

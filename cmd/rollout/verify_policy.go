@@ -11,6 +11,7 @@ import (
 	"github.com/rollout-dev/rollout/checks"
 	"github.com/rollout-dev/rollout/internal/base/config"
 	"github.com/rollout-dev/rollout/internal/derive/baseline"
+	"github.com/rollout-dev/rollout/internal/derive/result"
 	"github.com/rollout-dev/rollout/internal/edit/outfile"
 	"github.com/rollout-dev/rollout/internal/output/report"
 	"github.com/rollout-dev/rollout/rollout"
@@ -158,10 +159,10 @@ func (p *verifyPolicy) fingerprints() bool { return p.accepted != nil || p.recor
 
 // fileResult turns one analysed file into its report entry: the rule
 // filters, then the baseline (a finding it lists is counted, not kept).
-func (p *verifyPolicy) fileResult(out fileOutcome) report.FileResult {
+func (p *verifyPolicy) fileResult(out fileOutcome) result.FileResult {
 	res := out.res
 	st := res.State
-	fr := report.FileResult{Path: res.Path, Records: res.Records, Era: string(st.Era),
+	fr := result.FileResult{Path: res.Path, Records: res.Records, Era: string(st.Era),
 		HistoryMode: st.HistoryMode, CLIVersion: st.CLIVersion, ThreadID: st.ThreadID}
 	perPath := checks.Filter{}
 	if p.cfg != nil {
@@ -201,7 +202,7 @@ func (p *verifyPolicy) fileResult(out fileOutcome) report.FileResult {
 }
 
 // hide drops the findings below the displayed severity and counts them.
-func (p *verifyPolicy) hide(fr *report.FileResult) int {
+func (p *verifyPolicy) hide(fr *result.FileResult) int {
 	kept := fr.Findings[:0]
 	for _, f := range fr.Findings {
 		if f.Severity >= p.show {
