@@ -1,11 +1,17 @@
-// Package report renders the findings of `rollout verify` in every output
-// format. It sits at the end of the data flow, after checks/: the command
-// hands each file's normalized result.FileResult, in path order, to a Stream per
-// requested --format as soon as the file is done (verify), or a whole
-// normalized Report to a Printer (merge). Both write only to the io.Writer
-// they are given and never reorder what they are given, so the output is a
-// pure function of the normalized report: no wall-clock time, no map
-// iteration order.
+// Package report writes every document the commands print: verify's and
+// merge's report in each --format (text, json, jsonl, sarif, junit,
+// codeclimate, github, markdown, html) and its inverse (ReadJSON), and the
+// documents of repair (plan, diff, outcome), reclaim, space, state and diff.
+// It is the output stage of the flow, after the models of
+// internal/derive (result, stateview, space) and the outcomes of
+// internal/edit (repair, reclaim), and below cmd/rollout, which picks the
+// writer and hands it an io.Writer.
+//
+// verify streams each file's normalized result.FileResult, in path order,
+// to a Stream per requested --format as soon as the file is done; merge
+// hands a whole normalized result.Report to a Printer. Both never reorder
+// what they are given and read no clock and no map order, so the report is
+// a pure function of the normalized result.
 package report
 
 import (
