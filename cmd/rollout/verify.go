@@ -194,7 +194,7 @@ func runVerify(ctx context.Context, a *app, o *verifyOptions) error {
 	reports := openReports(a, o, run, report.Options{FailOn: o.failOnSev, Statistics: o.statistics, SourceRoot: root}, progress)
 	var messages fileMessages
 	emit := func(i int, out policy.Input) {
-		out.Named = in.named[out.Path]
+		out.Named = in.named[inputs[i].path]
 		messages.add(inputs[i].order, out)
 		reports.file(pipe.File(out))
 	}
