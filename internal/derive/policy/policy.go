@@ -95,8 +95,8 @@ func (p *Pipeline) NeedsHashes() bool { return p.hashes }
 // Status is the run's rank so far: that of its worst file.
 func (p *Pipeline) Status() Status { return p.status }
 
-// Suppressed counts the findings the baseline left out (or recorded, with
-// --write-baseline); Hidden those below the displayed severity.
+// Suppressed counts the findings the baseline left out, or recorded with
+// --write-baseline.
 func (p *Pipeline) Suppressed() int { return p.suppressed }
 
 // Hidden counts the findings below the displayed severity.
