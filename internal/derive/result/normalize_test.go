@@ -10,13 +10,16 @@ import (
 
 func ord(n int64) *int64 { return &n }
 
-func TestNormalize(t *testing.T) {
-	t.Parallel()
-	tests := []struct {
-		name string
-		in   Report
-		want Report
-	}{
+// normalizeCase is a report before and after Normalize.
+type normalizeCase struct {
+	name string
+	in   Report
+	want Report
+}
+
+// fileCases are the cases about the files of a report.
+func fileCases() []normalizeCase {
+	return []normalizeCase{
 		{
 			name: "nil slices become empty",
 			in:   Report{Tool: "rollout"},
@@ -42,6 +45,12 @@ func TestNormalize(t *testing.T) {
 				{Path: "b/x.jsonl", Records: 3, Findings: []checks.Finding{}},
 			}},
 		},
+	}
+}
+
+// findingCases are the cases about the findings of one file.
+func findingCases() []normalizeCase {
+	return []normalizeCase{
 		{
 			name: "findings sorted by line, offset, rule, message",
 			in: Report{Files: []FileResult{{Path: "f", Findings: []checks.Finding{
@@ -98,7 +107,11 @@ func TestNormalize(t *testing.T) {
 			}}}},
 		},
 	}
-	for _, tt := range tests {
+}
+
+func TestNormalize(t *testing.T) {
+	t.Parallel()
+	for _, tt := range append(fileCases(), findingCases()...) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			got := tt.in
