@@ -1,13 +1,11 @@
 package main
 
 import (
-	"path/filepath"
 	"slices"
 	"sync"
 
 	"github.com/rollout-dev/rollout/internal/codex/lineage"
 	"github.com/rollout-dev/rollout/reconstruct"
-	"github.com/rollout-dev/rollout/rollout"
 )
 
 // lineages resolves the lineages of a command's rollouts (docs/lineage.md):
@@ -31,15 +29,11 @@ func lineagesOf(in *verifyInputs) *lineages {
 		hint: "the findings that need the inherited history were not made; name the directory that holds that rollout, or the Codex home"}
 }
 
-// lineagesOfFile indexes for a command that reads one rollout: its home,
-// and its own directory, so that a fork copied next to its parent resolves.
+// lineagesOfFile indexes for a command that reads one rollout
+// (lineage.ForFile).
 func lineagesOfFile(path string) *lineages {
-	l := &lineages{ix: lineage.New(nil), notes: map[string]bool{},
+	return &lineages{ix: lineage.ForFile(path), notes: map[string]bool{},
 		hint: "what is shown is the file's own part; put that rollout beside the file, or read the file in its Codex home"}
-	if path != rollout.StdinPath {
-		l.ix = lineage.New([]string{path}, filepath.Dir(path))
-	}
-	return l
 }
 
 // ancestry is checks.Options.Lineage: safe for concurrent use.
