@@ -36,7 +36,8 @@ func lineagesOfFile(path string) *lineages {
 		hint: "what is shown is the file's own part; put that rollout beside the file, or read the file in its Codex home"}
 }
 
-// ancestry is checks.Options.Lineage: safe for concurrent use.
+// ancestry resolves the lineage of the rollout at path (checks.Options.Lineage,
+// replayOptions): safe for concurrent use.
 func (l *lineages) ancestry(path string) *reconstruct.Ancestry {
 	c := l.ix.Resolve(path)
 	if n := c.Note(path); n != "" {
