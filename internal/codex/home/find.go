@@ -45,16 +45,26 @@ func (h *Home) FindThread(query string) ([]rollout.ThreadMatch, error) {
 		if _, err := os.Stat(d); err != nil {
 			continue
 		}
-		found, err := rollout.Discover([]string{d})
-		if errors.Is(err, rollout.ErrNoRollouts) {
-			continue
-		}
+		found, err := discover(d)
 		if err != nil {
 			return nil, err
 		}
-		files = append(files, found.Paths...)
+		files = append(files, found...)
 	}
 	return rollout.FindThreads(files, query), nil
+}
+
+// discover lists the rollouts under dir: none when it holds none
+// (rollout.ErrNoRollouts).
+func discover(dir string) ([]string, error) {
+	d, err := rollout.Discover([]string{dir})
+	if errors.Is(err, rollout.ErrNoRollouts) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return d.Paths, nil
 }
 
 // Current is the current rollout of one thread's several files: a
