@@ -123,11 +123,12 @@ func findThread(query string) (matches []rollout.ThreadMatch, dirs []string, err
 		return nil, nil, err
 	}
 	h := home.New(dir)
+	dirs = h.RolloutDirs()
 	matches, err = h.FindThread(query)
 	if err != nil {
-		return nil, h.RolloutDirs(), &exitError{code: exitUsage, err: err}
+		return nil, dirs, &exitError{code: exitUsage, err: err}
 	}
-	return matches, h.RolloutDirs(), nil
+	return matches, dirs, nil
 }
 
 func noThreadError(query string, dirs []string) error {

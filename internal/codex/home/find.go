@@ -19,7 +19,7 @@ func Default() (string, error) {
 	}
 	h, err := os.UserHomeDir()
 	if err != nil {
-		return "", fmt.Errorf("no home directory: %v", err)
+		return "", fmt.Errorf("no home directory: %w", err)
 	}
 	return filepath.Join(h, ".codex"), nil
 }
