@@ -26,6 +26,11 @@
 // command and, for each input in a Codex home (a directory holding
 // sessions/ or archived_sessions/), that whole home, as Codex searches it.
 // Heads (session_meta lines) are read once, when first needed.
+//
+// On top of an Index: Select picks the rollouts a command reads (a walk,
+// then --shard by lineage), ForFile indexes around a single file, and
+// Expand lists a thread's rollouts with their lineage (rollout find). It
+// sits after home/ in the flow and before every analysis.
 package lineage
 
 import (
