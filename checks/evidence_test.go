@@ -74,7 +74,7 @@ func TestEvidenceSchema(t *testing.T) {
 	}
 	for _, r := range checks.Rules() {
 		if r.Area() == "home" {
-			continue // pinned by the home fixtures (home/testdata/evidence.txt)
+			continue // pinned by the home fixtures (internal/codex/home/testdata/evidence.txt)
 		}
 		if !slices.ContainsFunc(got, func(s string) bool { return s == r.ID+":" || strings.HasPrefix(s, r.ID+": ") }) {
 			t.Errorf("%s: no fixture finding, so its evidence is not pinned", r.ID)

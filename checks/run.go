@@ -41,8 +41,8 @@ type Options struct {
 	Lineage func(path string) *reconstruct.Ancestry
 }
 
-// Replay is the replay these options describe, of the file at path.
-func (o Options) Replay(path string) reconstruct.ReplayOptions {
+// replay is the replay these options describe, of the file at path.
+func (o Options) replay(path string) reconstruct.ReplayOptions {
 	ro := reconstruct.ReplayOptions{
 		Options:      reconstruct.Options{HandoffCap: o.HandoffCap, Now: o.Now, MigrationLimit: o.MigrationLimit, HashItems: o.HashItems, ReplayGlued: o.ReplayGlued},
 		Open:         rollout.OpenOptions{Force: o.Force, OnRead: o.OnRead},
@@ -66,7 +66,7 @@ type Result struct {
 // next to any others (the budget evidence, the fix facts, ...).
 func Run(path string, stdin io.Reader, opts Options, observers ...reconstruct.Observer) (*Result, error) {
 	c := NewChecker(path, opts.MaxFindingsPerRule)
-	st, err := reconstruct.ReplayFile(path, stdin, opts.Replay(path), append(observers, c.Observe)...)
+	st, err := reconstruct.ReplayFile(path, stdin, opts.replay(path), append(observers, c.Observe)...)
 	return result(c, st, err)
 }
 
@@ -82,7 +82,7 @@ func result(c *Checker, st *reconstruct.State, err error) (*Result, error) {
 // RunReader is Run over an open stream named path.
 func RunReader(path string, r io.Reader, opts Options, observers ...reconstruct.Observer) (*Result, error) {
 	c := NewChecker(path, opts.MaxFindingsPerRule)
-	ro := opts.Replay(path)
+	ro := opts.replay(path)
 	ro.Path = path
 	st, err := reconstruct.Replay(r, ro, append(observers, c.Observe)...)
 	return result(c, st, err)
@@ -310,7 +310,7 @@ func (a *Analysis) at(i int) *reconstruct.Observation {
 func RunReaderAnalysis(path string, r io.Reader, opts Options, observers ...reconstruct.Observer) (*Analysis, error) {
 	c := NewChecker(path, opts.MaxFindingsPerRule)
 	c.uniform = true
-	ro := opts.Replay(path)
+	ro := opts.replay(path)
 	ro.Path = path
 	st, err := reconstruct.Replay(r, ro, append(observers, c.Observe)...)
 	if st == nil {

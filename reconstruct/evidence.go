@@ -83,7 +83,23 @@ type RecordOverMigrationLimitEvidence struct {
 	Checkpoint bool   `json:"checkpoint,omitempty"`
 }
 
+var recordOverMigrationLimit = newKind()
+
 func (RecordOverMigrationLimitEvidence) Kind() Kind { return recordOverMigrationLimit }
+
+var (
+	lineInvalidJSON   = newKind()
+	lineTornTail      = newKind()
+	lineConcatenated  = newKind()
+	lineGlued         = newKind()
+	lineInvalidUTF8   = newKind()
+	lineLoneSurrogate = newKind()
+	lineDuplicateKey  = newKind()
+	lineControlChar   = newKind()
+	lineOversized     = newKind()
+	lineCRLF          = newKind()
+	lineBlank         = newKind()
+)
 
 func (LineInvalidJSONEvidence) Kind() Kind   { return lineInvalidJSON }
 func (LineTornTailEvidence) Kind() Kind      { return lineTornTail }
@@ -117,6 +133,12 @@ type EnvelopeBadTimestampEvidence struct {
 type EnvelopeUnknownTypeEvidence struct {
 	Type string `json:"type"`
 }
+
+var (
+	envelopeMissingField = newKind()
+	envelopeBadTimestamp = newKind()
+	envelopeUnknownType  = newKind()
+)
 
 func (EnvelopeMissingFieldEvidence) Kind() Kind { return envelopeMissingField }
 func (EnvelopeBadTimestampEvidence) Kind() Kind { return envelopeBadTimestamp }
@@ -153,6 +175,14 @@ type MetaUnknownHistoryModeEvidence struct {
 	Value   string   `json:"value"`
 	Skipped []string `json:"skipped"`
 }
+
+var (
+	metaMissing            = newKind()
+	metaNotFirst           = newKind()
+	metaUnexpectedExtra    = newKind()
+	metaFilenameMismatch   = newKind()
+	metaUnknownHistoryMode = newKind()
+)
 
 func (MetaMissingEvidence) Kind() Kind            { return metaMissing }
 func (MetaNotFirstEvidence) Kind() Kind           { return metaNotFirst }
@@ -209,7 +239,18 @@ type OrdinalUnknownTailEvidence struct {
 	CLIVersion  string `json:"cli_version,omitempty"`
 }
 
+var ordinalUnknownTail = newKind()
+
 func (OrdinalUnknownTailEvidence) Kind() Kind { return ordinalUnknownTail }
+
+var (
+	ordinalMissing     = newKind()
+	ordinalLastMissing = newKind()
+	ordinalDuplicate   = newKind()
+	ordinalGap         = newKind()
+	ordinalBackwards   = newKind()
+	ordinalInLegacy    = newKind()
+)
 
 func (OrdinalMissingEvidence) Kind() Kind     { return ordinalMissing }
 func (OrdinalLastMissingEvidence) Kind() Kind { return ordinalLastMissing }
@@ -264,6 +305,8 @@ type ItemDuplicateEvidence struct {
 	ItemIndex int    `json:"item_index"`
 }
 
+var itemDuplicate = newKind()
+
 func (ItemDuplicateEvidence) Kind() Kind { return itemDuplicate }
 
 // ItemRejectedIDEvidence: an id of a shape the Responses API rejects;
@@ -281,7 +324,16 @@ type ItemRejectedIDEvidence struct {
 	CLIVersion string   `json:"cli_version,omitempty"`
 }
 
+var itemRejectedID = newKind()
+
 func (ItemRejectedIDEvidence) Kind() Kind { return itemRejectedID }
+
+var (
+	itemMissingID      = newKind()
+	itemPrefixMismatch = newKind()
+	itemDuplicateID    = newKind()
+	itemBadUUIDv7      = newKind()
+)
 
 func (ItemMissingIDEvidence) Kind() Kind      { return itemMissingID }
 func (ItemPrefixMismatchEvidence) Kind() Kind { return itemPrefixMismatch }
@@ -325,6 +377,12 @@ type ToolDuplicateCallIDEvidence struct {
 	FirstLine int    `json:"first_line"`
 	ItemIndex int    `json:"item_index"`
 }
+
+var (
+	toolOrphanCall      = newKind()
+	toolOrphanOutput    = newKind()
+	toolDuplicateCallID = newKind()
+)
 
 func (ToolOrphanCallEvidence) Kind() Kind      { return toolOrphanCall }
 func (ToolOrphanOutputEvidence) Kind() Kind    { return toolOrphanOutput }
@@ -381,7 +439,16 @@ type RollbackCompactedTurnEvidence struct {
 	CLIVersion        string `json:"cli_version,omitempty"`
 }
 
+var rollbackCompactedTurn = newKind()
+
 func (RollbackCompactedTurnEvidence) Kind() Kind { return rollbackCompactedTurn }
+
+var (
+	turnUnclosed             = newKind()
+	turnIDMismatch           = newKind()
+	promptMissingFromHistory = newKind()
+	rollbackTooMany          = newKind()
+)
 
 func (TurnUnclosedEvidence) Kind() Kind             { return turnUnclosed }
 func (TurnIDMismatchEvidence) Kind() Kind           { return turnIDMismatch }
@@ -425,6 +492,15 @@ type WorldStateDuplicateKeyEvidence struct {
 	Keys  []string `json:"keys"`  // JSON pointers with the key (at most 5)
 	Count int      `json:"count"` // all repeated keys of the record
 }
+
+var (
+	worldStatePatchWithoutBaseline = newKind()
+	worldStateNotObject            = newKind()
+	worldStateEmptyPatch           = newKind()
+	worldStateNullInSnapshot       = newKind()
+	worldStateOrder                = newKind()
+	worldStateDuplicateKey         = newKind()
+)
 
 func (WorldStatePatchWithoutBaselineEvidence) Kind() Kind { return worldStatePatchWithoutBaseline }
 func (WorldStateNotObjectEvidence) Kind() Kind            { return worldStateNotObject }
@@ -484,6 +560,16 @@ type CompactionWindowIDEvidence struct {
 	Numeric bool   `json:"numeric"` // the numeric legacy form
 }
 
+var (
+	compactionLegacy         = newKind()
+	compactionEmptyHistory   = newKind()
+	compactionLostPrompt     = newKind()
+	compactionMetadataLength = newKind()
+	compactionWindowNumber   = newKind()
+	compactionWindowLineage  = newKind()
+	compactionWindowID       = newKind()
+)
+
 func (CompactionLegacyEvidence) Kind() Kind         { return compactionLegacy }
 func (CompactionEmptyHistoryEvidence) Kind() Kind   { return compactionEmptyHistory }
 func (CompactionLostPromptEvidence) Kind() Kind     { return compactionLostPrompt }
@@ -499,6 +585,8 @@ func (CompactionWindowIDEvidence) Kind() Kind       { return compactionWindowID 
 type AgentCommMissingIDEvidence struct {
 	Prefix string `json:"prefix"`
 }
+
+var agentCommMissingID = newKind()
 
 func (AgentCommMissingIDEvidence) Kind() Kind { return agentCommMissingID }
 
@@ -525,6 +613,12 @@ type TokensOverWindowEvidence struct {
 type TokensReemittedEvidence struct {
 	Count int `json:"count"`
 }
+
+var (
+	tokensTotalDecreased = newKind()
+	tokensOverWindow     = newKind()
+	tokensReemitted      = newKind()
+)
 
 func (TokensTotalDecreasedEvidence) Kind() Kind { return tokensTotalDecreased }
 func (TokensOverWindowEvidence) Kind() Kind     { return tokensOverWindow }
@@ -594,7 +688,19 @@ type FlowTimeAnchorEvidence struct {
 	After  int64 `json:"after,omitempty"`
 }
 
+var flowTimeAnchor = newKind()
+
 func (FlowTimeAnchorEvidence) Kind() Kind { return flowTimeAnchor }
+
+var (
+	flowTurnStarted   = newKind()
+	flowUserPrompt    = newKind()
+	flowTokenCount    = newKind()
+	flowCompaction    = newKind()
+	flowRollback      = newKind()
+	flowFramesReclaim = newKind()
+	flowWorldState    = newKind()
+)
 
 func (FlowTurnStartedEvidence) Kind() Kind   { return flowTurnStarted }
 func (FlowUserPromptEvidence) Kind() Kind    { return flowUserPrompt }
@@ -675,6 +781,16 @@ type HandoffAbandonedEvidence struct {
 	ProviderThreadID string `json:"provider_thread_id"`
 }
 
+var (
+	handoffOversized         = newKind()
+	handoffLostDeferred      = newKind()
+	handoffStaleDeferred     = newKind()
+	handoffDuplicateDeferred = newKind()
+	handoffDoubleDelivery    = newKind()
+	handoffBadItems          = newKind()
+	handoffAbandoned         = newKind()
+)
+
 func (HandoffOversizedEvidence) Kind() Kind         { return handoffOversized }
 func (HandoffLostDeferredEvidence) Kind() Kind      { return handoffLostDeferred }
 func (HandoffStaleDeferredEvidence) Kind() Kind     { return handoffStaleDeferred }
@@ -702,6 +818,13 @@ type FrameSupersededBytesEvidence frames.SupersededFacts
 // FrameUnknownTypeEvidence is the evidence of frames/unknown-type: a frame
 // type this version does not know (kept verbatim, counted).
 type FrameUnknownTypeEvidence frames.UnknownTypeFacts
+
+var (
+	frameDeltaMismatch   = newKind()
+	frameUnterminated    = newKind()
+	frameSupersededBytes = newKind()
+	frameUnknownType     = newKind()
+)
 
 func (FrameDeltaMismatchEvidence) Kind() Kind   { return frameDeltaMismatch }
 func (FrameUnterminatedEvidence) Kind() Kind    { return frameUnterminated }

@@ -113,6 +113,23 @@ type HomeMigrationStagedEvidence struct {
 	Bytes   int64  `json:"bytes"`
 }
 
+var (
+	homeRowFileMissing        = newKind()
+	homeRowOutsideHome        = newKind()
+	homeRowOtherThread        = newKind()
+	homeRolloutWithoutRow     = newKind()
+	homeHistoryModeMismatch   = newKind()
+	homeArchivedMismatch      = newKind()
+	homeProjectionPastEOF     = newKind()
+	homeProjectionOffBoundary = newKind()
+	homeProjectionOrdinal     = newKind()
+	homeProjectedItemMismatch = newKind()
+	homeWriterLockHeld        = newKind()
+	homeWriterLockStale       = newKind()
+	homeMigrationPending      = newKind()
+	homeMigrationStaged       = newKind()
+)
+
 func (HomeRowFileMissingEvidence) Kind() Kind        { return homeRowFileMissing }
 func (HomeRowOutsideHomeEvidence) Kind() Kind        { return homeRowOutsideHome }
 func (HomeRowOtherThreadEvidence) Kind() Kind        { return homeRowOtherThread }

@@ -77,6 +77,17 @@ type LineageMalformedBaseEvidence struct {
 	Via   string `json:"via,omitempty"`
 }
 
+var (
+	lineageMissingSource      = newKind()
+	lineageCycle              = newKind()
+	lineageOtherThread        = newKind()
+	lineageNotPaginated       = newKind()
+	lineageCutoffIncludesMeta = newKind()
+	lineageCutoffPastEnd      = newKind()
+	lineageCutoffOffBoundary  = newKind()
+	lineageMalformedBase      = newKind()
+)
+
 func (LineageMissingSourceEvidence) Kind() Kind      { return lineageMissingSource }
 func (LineageCycleEvidence) Kind() Kind              { return lineageCycle }
 func (LineageOtherThreadEvidence) Kind() Kind        { return lineageOtherThread }

@@ -1,9 +1,9 @@
 package reconstruct
 
-// The observation kinds the external tests name (the constants are
+// The observation kinds the external tests name (the kinds are
 // unexported: outside the package an observation is told by its evidence
 // type).
-const (
+var (
 	HandoffAbandoned         = handoffAbandoned
 	HandoffBadItems          = handoffBadItems
 	HandoffDoubleDelivery    = handoffDoubleDelivery

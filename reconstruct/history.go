@@ -426,7 +426,7 @@ func (x *textIndex) reset() {
 // is appended as it is. unpackID restores the text exactly.
 func packID(dst []byte, id string) ([]byte, bool) {
 	p, rest, ok := rollout.SplitID(id)
-	if !ok || !lowerUUID(rest) {
+	if !ok || !uuidShape(rest, true) {
 		return append(dst, id...), false
 	}
 	dst = append(dst, p...)
@@ -451,25 +451,6 @@ func unpackID(dst, b []byte) []byte {
 		dst = append(dst, digits[c>>4], digits[c&15])
 	}
 	return dst
-}
-
-// lowerUUID matches the 8-4-4-4-12 shape in lowercase hex, the only form
-// packID can restore byte for byte.
-func lowerUUID(s string) bool {
-	if len(s) != 36 {
-		return false
-	}
-	for i := 0; i < 36; i++ {
-		c := s[i]
-		if i == 8 || i == 13 || i == 18 || i == 23 {
-			if c != '-' {
-				return false
-			}
-		} else if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
-			return false
-		}
-	}
-	return true
 }
 
 func unhex(c byte) byte {

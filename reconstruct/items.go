@@ -278,7 +278,7 @@ func (e *engine) checkPrefixedID(pos Pos, id, typ, prefix string, typed bool, in
 	if typed && p != prefix {
 		e.emit(pos, ItemPrefixMismatchEvidence{ID: id, ItemType: typ, WantPrefix: prefix, ItemIndex: index})
 	}
-	if looksLikeUUID(rest) {
+	if uuidShape(rest, false) {
 		e.st.UsesItemIDs = true
 		if _, err := rollout.ParseUUIDv7(strings.ToLower(rest)); err != nil {
 			e.emit(pos, ItemBadUUIDv7Evidence{ID: id, Reason: err.Error(), ItemIndex: index})
@@ -342,8 +342,10 @@ func (e *engine) checkRejectedID(pos Pos, f itemFields, index int) {
 	e.emit(pos, ev)
 }
 
-// looksLikeUUID matches the 8-4-4-4-12 shape of a locally formed id.
-func looksLikeUUID(s string) bool {
+// uuidShape matches the 8-4-4-4-12 shape of a locally formed id, in hex
+// of either case, or only lowercase when lower is set (the only form
+// packID can restore byte for byte).
+func uuidShape(s string, lower bool) bool {
 	if len(s) != 36 {
 		return false
 	}
@@ -355,7 +357,7 @@ func looksLikeUUID(s string) bool {
 			}
 			continue
 		}
-		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || !lower && 'A' <= c && c <= 'F') {
 			return false
 		}
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"io"
 
-	"github.com/rollout-dev/rollout/checks"
 	"github.com/rollout-dev/rollout/internal/derive/stateview"
 	"github.com/rollout-dev/rollout/internal/output/report"
 	"github.com/rollout-dev/rollout/reconstruct"
@@ -64,7 +63,7 @@ errors and files that cannot be read.`,
 	f.StringVar(&opts.format, "format", report.FormatsOf(report.DocDiff)[0], "output: "+report.FormatHelp(report.DocDiff))
 	addOutput(f, &opts.output, "the comparison")
 	opts.addMaxLineBytes(f, "longer lines are not replayed")
-	f.BoolVar(&opts.force, "force", false, "read files whose first line is not a JSON object (a damaged first line)")
+	addForce(f, &opts.force, forceReadFiles)
 	return cmd
 }
 
@@ -114,7 +113,7 @@ func runDiff(ctx context.Context, a *app, o *diffOptions) error {
 	var sides [2]report.DiffSide
 	for i := range 2 {
 		lin := lineagesOfFile(o.paths[i])
-		ro := checks.Options{MaxLineBytes: o.maxLineBytes, Force: o.force, Lineage: lin.ancestry}.Replay(o.paths[i])
+		ro := o.replayOptions(o.paths[i], o.force, lin)
 		ro.StopAfterLine = o.atLines[i]
 		st, err := reconstruct.ReplayFile(o.paths[i], nil, ro)
 		if err != nil {

@@ -2,11 +2,7 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
-	"sort"
 	"strings"
 
 	"github.com/rollout-dev/rollout/internal/codex/home"
@@ -64,92 +60,21 @@ func runFind(ctx context.Context, a *app, o *findOptions) error {
 	if len(matches) == 0 {
 		return noThreadError(o.query, dirs)
 	}
-	for _, m := range withLineage(matches, dirs) {
+	for _, m := range lineage.Expand(matches, dirs) {
 		if !o.long {
 			fmt.Fprintln(a.io.Out, termsafe.String(m.Path))
 			continue
 		}
-		source := m.lineage
-		if source == "" {
-			source = matchSource(m.ThreadMatch, o.query)
+		source := matchSource(m.ThreadMatch, o.query)
+		if m.Inherited {
+			source = fmt.Sprintf("lineage: rollout %s continues it up to byte %d", m.ContinuedBy, m.UpTo)
 		}
-		if m.current {
+		if m.Current {
 			source += " (the thread's current rollout)"
 		}
 		fmt.Fprintf(a.io.Out, "%s\t%s\t%s\n", termsafe.String(m.Path), termsafe.String(m.ThreadID), source)
 	}
 	return nil
-}
-
-// found is a rollout find prints: a match, or a rollout a match continues.
-type found struct {
-	rollout.ThreadMatch
-	lineage string // for a rollout of the lineage: which rollout continues it, up to where
-	current bool   // the current rollout of a thread that has several
-}
-
-// withLineage is matches, a thread's current rollout first when it has
-// several (a reverted thread), each followed by the rollouts of its
-// lineage (nearest first) not printed yet: the threads' predecessors,
-// looked up in the Codex home as Codex does.
-func withLineage(matches []rollout.ThreadMatch, dirs []string) []found {
-	var paths []string
-	byThread := map[string][]rollout.ThreadMatch{}
-	var threads []string
-	for _, m := range matches {
-		paths = append(paths, m.Path)
-		t := strings.ToLower(m.ThreadID)
-		if _, ok := byThread[t]; !ok {
-			threads = append(threads, t)
-		}
-		byThread[t] = append(byThread[t], m)
-	}
-	ordered := matches[:0:0]
-	current := map[string]bool{}
-	for _, t := range threads {
-		ms := byThread[t]
-		if cur, ok := currentRollout(ms); ok && len(ms) > 1 {
-			current[cur] = true
-			for _, m := range ms {
-				if m.Path == cur {
-					ordered = append(ordered, m)
-				}
-			}
-			for _, m := range ms {
-				if m.Path != cur {
-					ordered = append(ordered, m)
-				}
-			}
-			continue
-		}
-		ordered = append(ordered, ms...)
-	}
-	ix := lineage.New(paths, dirs...)
-	seen := map[string]bool{}
-	for _, m := range matches {
-		seen[m.Path] = true
-	}
-	var out []found
-	for _, m := range ordered {
-		f := found{ThreadMatch: m}
-		if current[m.Path] {
-			f.current = true
-		}
-		out = append(out, f)
-		c := ix.Resolve(m.Path)
-		for i := 1; i < len(c.Links); i++ {
-			r := c.Links[i]
-			if seen[r.Path] {
-				continue
-			}
-			seen[r.Path] = true
-			meta, _ := r.Meta()
-			child, _ := c.Links[i-1].Meta()
-			out = append(out, found{ThreadMatch: rollout.ThreadMatch{Path: r.Path, ThreadID: meta.ThreadID, NameID: r.Name.Thread, MetaID: meta.ThreadID},
-				lineage: fmt.Sprintf("lineage: rollout %s continues it up to byte %d", c.Links[i-1].ID, child.Base.EndOffset)})
-		}
-	}
-	return out
 }
 
 // matchSource says which of the file name and session_meta carry the id.
@@ -171,54 +96,39 @@ func matchSource(m rollout.ThreadMatch, query string) string {
 	return strings.Join(by, ",")
 }
 
-// codexHome is $CODEX_HOME, or ~/.codex.
+// codexHome is the default Codex home's directory (home.Default).
 func codexHome() (string, error) {
-	if home := os.Getenv("CODEX_HOME"); home != "" {
-		return home, nil
-	}
-	h, err := os.UserHomeDir()
+	dir, err := home.Default()
 	if err != nil {
-		return "", usageError("set CODEX_HOME or name a path", "no home directory: %v", err)
+		return "", usageError("set CODEX_HOME or name a path", "%v", err)
 	}
-	return filepath.Join(h, ".codex"), nil
+	return dir, nil
 }
 
-// codexDirs are the directories Codex keeps rollouts in, existing or not.
+// codexDirs are the directories of the default home that Codex keeps
+// rollouts in, existing or not.
 func codexDirs() ([]string, error) {
-	home, err := codexHome()
+	dir, err := codexHome()
 	if err != nil {
 		return nil, err
 	}
-	return []string{filepath.Join(home, "sessions"), filepath.Join(home, "archived_sessions")}, nil
+	return home.New(dir).RolloutDirs(), nil
 }
 
-// findThread resolves a thread id or prefix among the Codex directories:
-// through Codex's threads table when the home has one and it names
-// existing files of the home, else by the file names and session_meta of
-// every rollout.
-func findThread(query string) ([]rollout.ThreadMatch, []string, error) {
-	dirs, err := codexDirs()
+// findThread resolves a thread id or prefix in the default home
+// (home.FindThread); dirs are where it looked.
+func findThread(query string) (matches []rollout.ThreadMatch, dirs []string, err error) {
+	dir, err := codexHome()
 	if err != nil {
 		return nil, nil, err
 	}
-	if m := indexedThreads(filepath.Dir(dirs[0]), query); len(m) > 0 {
-		return m, dirs, nil
+	h := home.New(dir)
+	dirs = h.RolloutDirs()
+	matches, err = h.FindThread(query)
+	if err != nil {
+		return nil, dirs, &exitError{code: exitUsage, err: err}
 	}
-	var files []string
-	for _, d := range dirs {
-		if !fileExists(d) {
-			continue
-		}
-		found, err := rollout.Discover([]string{d})
-		if errors.Is(err, rollout.ErrNoRollouts) {
-			continue
-		}
-		if err != nil {
-			return nil, dirs, &exitError{code: exitUsage, err: err}
-		}
-		files = append(files, found.Paths...)
-	}
-	return rollout.FindThreads(files, query), dirs, nil
+	return matches, dirs, nil
 }
 
 func noThreadError(query string, dirs []string) error {
@@ -239,7 +149,7 @@ func resolveThread(id string) (string, error) {
 	case 1:
 		return matches[0].Path, nil
 	}
-	if p, ok := currentRollout(matches); ok {
+	if p, ok := home.Current(matches); ok {
 		return p, nil
 	}
 	var paths []string
@@ -248,24 +158,6 @@ func resolveThread(id string) (string, error) {
 	}
 	return "", usageError("give more of the id, or name the file: "+strings.Join(paths, ", "),
 		"--thread %s matches %d rollouts", id, len(matches))
-}
-
-// currentRollout is the current rollout of one thread's several files: a
-// reverted thread gets a new rollout per revert, and without its threads
-// row Codex takes the newest file name of the thread (the name starts with
-// its time; find_thread_path_by_id_str, codex-rs/rollout/src/list.rs).
-// ok is false when the matches are of several threads.
-func currentRollout(matches []rollout.ThreadMatch) (string, bool) {
-	best := ""
-	for _, m := range matches {
-		if !strings.EqualFold(m.ThreadID, matches[0].ThreadID) || m.ThreadID == "" {
-			return "", false
-		}
-		if b := filepath.Base(m.Path); best == "" || b > filepath.Base(best) {
-			best = m.Path
-		}
-	}
-	return best, true
 }
 
 // resolveThreads resolves every --thread value, in order.
@@ -293,43 +185,4 @@ func fileOrThread(cmd *cobra.Command, args []string, thread string) (string, err
 		return args[0], nil
 	}
 	return "", argCountError(cmd, args, "one FILE (or --thread ID)")
-}
-
-// indexedThreads are the rollouts Codex's threads table names for the
-// threads matching query: nil when the home has no readable table, or a
-// row names a file that is missing or outside the home (the walk then
-// decides, as Codex falls back to file names).
-func indexedThreads(dir, query string) []rollout.ThreadMatch {
-	h := home.New(dir)
-	path := h.StateDB()
-	if path == "" {
-		return nil
-	}
-	d, err := home.OpenDB(path)
-	if err != nil {
-		return nil
-	}
-	defer d.Close()
-	rows, err := home.ThreadsByPrefix(d, query)
-	if err != nil || len(rows) == 0 {
-		return nil
-	}
-	out := make([]rollout.ThreadMatch, 0, len(rows))
-	for _, t := range rows {
-		if !h.Contains(t.RolloutPath) || !fileExists(t.RolloutPath) {
-			return nil
-		}
-		m := rollout.ThreadMatch{Path: t.RolloutPath, ThreadID: t.ID, Indexed: true}
-		m.NameID, _ = rollout.ThreadIDFromName(t.RolloutPath)
-		out = append(out, m)
-	}
-	// sessions, then archived_sessions, each sorted, as the walk prints them
-	sort.SliceStable(out, func(i, j int) bool {
-		ai, aj := strings.Contains(out[i].Path, "/"+home.ArchivedSessionsDir+"/"), strings.Contains(out[j].Path, "/"+home.ArchivedSessionsDir+"/")
-		if ai != aj {
-			return aj
-		}
-		return out[i].Path < out[j].Path
-	})
-	return out
 }

@@ -208,7 +208,7 @@ func parseShardFlag(s string) (*shard.Spec, error) {
 // replayLimits are the flags that bound a replay, declared here once with
 // their defaults, usage and validation: --max-line-bytes for every command
 // that reads rollouts, --handoff-cap for those that judge handoffs. A
-// command's options embed it.
+// command's options embed it, and build a replay with replayOptions.
 type replayLimits struct {
 	maxLineBytes int64
 	handoffCap   int64 // stays 0 without addHandoffCap
@@ -236,4 +236,33 @@ func (l *replayLimits) validateLimits() error {
 		return usageError("", "invalid --max-line-bytes %d", l.maxLineBytes)
 	}
 	return nil
+}
+
+// replayOptions is the replay of the rollout at path these limits bound:
+// force is --force, lin resolves its lineage (nil: the file alone).
+func (l *replayLimits) replayOptions(path string, force bool, lin *lineages) reconstruct.ReplayOptions {
+	ro := reconstruct.ReplayOptions{
+		Options:      reconstruct.Options{HandoffCap: l.handoffCap},
+		Open:         rollout.OpenOptions{Force: force},
+		MaxLineBytes: l.maxLineBytes,
+	}
+	if lin != nil {
+		ro.Ancestry = func() *reconstruct.Ancestry { return lin.ancestry(path) }
+	}
+	return ro
+}
+
+// The usages of --force: what it lets a command do. A command that only
+// reads says which inputs; repair and reclaim, which write, say more.
+const (
+	damagedFirstLine = "whose first line is not a JSON object (a damaged first line)"
+	forceReadFile    = "read a file " + damagedFirstLine
+	forceReadFiles   = "read files " + damagedFirstLine
+	forceRepair      = "repair a file " + damagedFirstLine + "; with --write, replace FILE even while another process holds it open for writing (what it writes next is lost)"
+	forceReclaim     = "write a file another process holds open for writing (an agent idle between turns would then write to the replaced file)"
+)
+
+// addForce adds --force, with one of the usages above.
+func addForce(f *pflag.FlagSet, p *bool, usage string) {
+	f.BoolVar(p, "force", false, usage)
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/rollout-dev/rollout/checks"
 	"github.com/rollout-dev/rollout/internal/codex/home"
+	"github.com/rollout-dev/rollout/internal/derive/result"
 	"github.com/rollout-dev/rollout/internal/output/report"
 	"github.com/spf13/cobra"
 )
@@ -112,9 +113,9 @@ func runHome(ctx context.Context, a *app, o *homeOptions) error {
 	if err != nil {
 		return &exitError{code: exitUsage, err: fmt.Errorf("checking %s: %w", dir, err)}
 	}
-	run := &report.Report{Tool: "rollout", Version: version(), Command: "home", Notes: rep.Notes}
+	run := &result.Report{Tool: "rollout", Version: version(), Command: "home", Notes: rep.Notes}
 	run.Notes = append(run.Notes, fmt.Sprintf("checked %d rollouts and %d threads rows of %s", rep.Files, rep.Threads, dir))
-	byPath := map[string]*report.FileResult{}
+	byPath := map[string]*result.FileResult{}
 	var order []string
 	var status exitStatus
 	for _, ob := range rep.Observations {
@@ -124,7 +125,7 @@ func runHome(ctx context.Context, a *app, o *homeOptions) error {
 		}
 		fr := byPath[fd.Path]
 		if fr == nil {
-			fr = &report.FileResult{Path: fd.Path}
+			fr = &result.FileResult{Path: fd.Path}
 			byPath[fd.Path] = fr
 			order = append(order, fd.Path)
 		}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -58,111 +57,120 @@ func threadUsage(verb string, repeatable bool) string {
 }
 
 // resolve finds the rollouts to read: arguments, --files-from, --thread,
-// or the default Codex directories; walked, deduplicated and sharded.
+// or the default Codex directories; walked, deduplicated and sharded
+// (lineage.Select).
 func (o *inputFlags) resolve(a *app) (*verifyInputs, error) {
-	in := &verifyInputs{}
+	paths, err := o.named(a)
+	if err != nil {
+		return nil, err
+	}
+	sel, err := lineage.Select(paths, o.shardPart)
+	if err != nil {
+		return nil, &exitError{code: exitUsage, err: err}
+	}
+	if slices.Contains(sel.Paths, rollout.StdinPath) {
+		a.io.stdinHint("a rollout")
+	}
+	in := &verifyInputs{paths: sel.Paths, all: sel.All, index: sel.Index, unusable: sel.Unusable}
+	for _, err := range sel.Empty {
+		in.notes = append(in.notes, err.Error())
+	}
+	in.notes = append(in.notes, skippedNotes(sel.Ignored)...)
+	in.named = make(map[string]bool, len(paths))
+	for _, p := range paths {
+		in.named[p] = true
+	}
+	return in, nil
+}
+
+// named are the paths the user names: arguments, --files-from's list and
+// the rollouts of --thread; without any, the default Codex directories.
+func (o *inputFlags) named(a *app) ([]string, error) {
 	paths := append([]string(nil), o.paths...)
 	if o.filesFrom != "" {
-		var r io.Reader = a.io.In
-		if o.filesFrom == "-" {
-			a.io.stdinHint("the list of paths")
-		} else {
-			f, err := os.Open(o.filesFrom)
-			if err != nil {
-				return nil, usageError("", "reading --files-from: %v", err)
-			}
-			defer f.Close()
-			r = f
+		list, err := o.readFilesFrom(a)
+		if err != nil {
+			return nil, err
 		}
-		sc := bufio.NewReader(r)
-		for {
-			line, err := sc.ReadString('\n')
-			if p := strings.TrimRight(line, "\r\n"); strings.TrimSpace(p) != "" {
-				paths = append(paths, p)
-			}
-			if err != nil {
-				break
-			}
-		}
+		paths = append(paths, list...)
 	}
 	threads, err := resolveThreads(o.threads)
 	if err != nil {
 		return nil, err
 	}
 	paths = append(paths, threads...)
-	if len(paths) == 0 && o.filesFrom == "" {
-		dirs, err := codexDirs()
-		if err != nil {
-			return nil, err
-		}
-		for _, d := range dirs {
-			if fileExists(d) {
-				paths = append(paths, d)
-			}
-		}
-		if len(paths) == 0 {
-			return nil, usageError("name a file or directory, or set CODEX_HOME",
-				"no path given, and neither %s nor %s exists", dirs[0], dirs[1])
-		}
-		printf(a.io.Err, "reading %s", strings.Join(paths, " and "))
-	}
-	if len(paths) == 0 {
+	switch {
+	case len(paths) == 0 && o.filesFrom == "":
+		return defaultInputs(a)
+	case len(paths) == 0:
 		return nil, usageError("", "--files-from %s named no paths", o.filesFrom)
-	}
-	if o.filesFrom == "-" && slices.Contains(paths, rollout.StdinPath) {
+	case o.filesFrom == "-" && slices.Contains(paths, rollout.StdinPath):
 		// The list consumed standard input: "-" would read it empty.
 		return nil, usageError("name the rollout as a file, or pass the list with --files-from FILE",
 			"standard input cannot be both --files-from - and a rollout")
 	}
-	// Discover one input at a time: a directory without rollouts is a note,
-	// not an error (a fresh Codex install has an empty sessions/).
-	var found rollout.Discovery
-	seen := map[string]bool{}
-	for _, p := range paths {
-		got, err := rollout.Discover([]string{p})
-		if errors.Is(err, rollout.ErrNoRollouts) {
-			in.notes = append(in.notes, err.Error())
-			continue
+	return paths, nil
+}
+
+// readFilesFrom reads --files-from: one path per line, blank lines skipped.
+func (o *inputFlags) readFilesFrom(a *app) ([]string, error) {
+	var r io.Reader = a.io.In
+	if o.filesFrom == "-" {
+		a.io.stdinHint("the list of paths")
+	} else {
+		f, err := os.Open(o.filesFrom)
+		if err != nil {
+			return nil, usageError("", "reading --files-from: %v", err)
+		}
+		defer f.Close()
+		r = f
+	}
+	var paths []string
+	sc := bufio.NewReader(r)
+	for {
+		line, err := sc.ReadString('\n')
+		if p := strings.TrimRight(line, "\r\n"); strings.TrimSpace(p) != "" {
+			paths = append(paths, p)
 		}
 		if err != nil {
-			return nil, &exitError{code: exitUsage, err: err}
+			return paths, nil
 		}
-		for _, f := range got.Paths {
-			if !seen[f] {
-				seen[f] = true
-				found.Paths = append(found.Paths, f)
-			}
+	}
+}
+
+// defaultInputs are the default Codex home's rollout directories that
+// exist, said on standard error.
+func defaultInputs(a *app) ([]string, error) {
+	dirs, err := codexDirs()
+	if err != nil {
+		return nil, err
+	}
+	var paths []string
+	for _, d := range dirs {
+		if fileExists(d) {
+			paths = append(paths, d)
 		}
-		found.Unusable = append(found.Unusable, got.Unusable...)
-		found.Ignored = append(found.Ignored, got.Ignored...)
 	}
-	if slices.Contains(found.Paths, rollout.StdinPath) {
-		a.io.stdinHint("a rollout")
+	if len(paths) == 0 {
+		return nil, usageError("name a file or directory, or set CODEX_HOME",
+			"no path given, and neither %s nor %s exists", dirs[0], dirs[1])
 	}
-	in.all = found.Paths
-	if s := o.shardPart; s != nil {
-		// A lineage stays in one shard: it is sharded by its root.
-		in.index = lineage.New(found.Paths)
-		keys := in.index.ShardKeys(found.Paths)
-		found.Paths = slices.DeleteFunc(slices.Clone(found.Paths), func(p string) bool { return !s.Contains(keys[p]) })
-		found.Unusable = slices.DeleteFunc(found.Unusable, func(e *rollout.WalkError) bool { return !s.Contains(e.Path) })
-		found.Ignored = slices.DeleteFunc(found.Ignored, func(p string) bool { return !s.Contains(p) })
-	}
+	printf(a.io.Err, "reading %s", strings.Join(paths, " and "))
+	return paths, nil
+}
+
+// skippedNotes say which *.jsonl files a walk skipped (the first ten).
+func skippedNotes(ignored []string) []string {
 	const listed = 10
-	for i, p := range found.Ignored {
+	var notes []string
+	for i, p := range ignored {
 		if i == listed {
-			in.notes = append(in.notes, fmt.Sprintf("and %d more *.jsonl files not named rollout-* were skipped", len(found.Ignored)-listed))
+			notes = append(notes, fmt.Sprintf("and %d more *.jsonl files not named rollout-* were skipped", len(ignored)-listed))
 			break
 		}
-		in.notes = append(in.notes, fmt.Sprintf("skipped %s: not named rollout-*.jsonl (name it to verify it)", p))
+		notes = append(notes, fmt.Sprintf("skipped %s: not named rollout-*.jsonl (name it to verify it)", p))
 	}
-	in.unusable = found.Unusable
-	in.paths = found.Paths
-	in.named = make(map[string]bool, len(paths))
-	for _, p := range paths {
-		in.named[p] = true
-	}
-	return in, nil
+	return notes
 }
 
 // verifyInputs are the files to verify and what resolving them found.

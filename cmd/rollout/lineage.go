@@ -1,23 +1,18 @@
 package main
 
 import (
-	"path/filepath"
 	"slices"
-	"sync"
 
 	"github.com/rollout-dev/rollout/internal/codex/lineage"
 	"github.com/rollout-dev/rollout/reconstruct"
-	"github.com/rollout-dev/rollout/rollout"
 )
 
 // lineages resolves the lineages of a command's rollouts (docs/lineage.md):
 // among its inputs and in the Codex home of each, and keeps the notes of
-// the chains it could not follow.
+// the chains it could not follow (lineage.Resolver).
 type lineages struct {
-	ix    *lineage.Index
-	hint  string // what a note adds: the consequence and what to do
-	mu    sync.Mutex
-	notes map[string]bool
+	r    *lineage.Resolver
+	hint string // what a note adds: the consequence and what to do
 }
 
 // lineagesOf indexes the inputs of a command that reads many rollouts
@@ -27,39 +22,26 @@ func lineagesOf(in *verifyInputs) *lineages {
 	if ix == nil {
 		ix = lineage.New(in.all)
 	}
-	return &lineages{ix: ix, notes: map[string]bool{},
+	return &lineages{r: lineage.NewResolver(ix),
 		hint: "the findings that need the inherited history were not made; name the directory that holds that rollout, or the Codex home"}
 }
 
-// lineagesOfFile indexes for a command that reads one rollout: its home,
-// and its own directory, so that a fork copied next to its parent resolves.
+// lineagesOfFile indexes for a command that reads one rollout
+// (lineage.ForFile).
 func lineagesOfFile(path string) *lineages {
-	l := &lineages{ix: lineage.New(nil), notes: map[string]bool{},
+	return &lineages{r: lineage.NewResolver(lineage.ForFile(path)),
 		hint: "what is shown is the file's own part; put that rollout beside the file, or read the file in its Codex home"}
-	if path != rollout.StdinPath {
-		l.ix = lineage.New([]string{path}, filepath.Dir(path))
-	}
-	return l
 }
 
-// ancestry is checks.Options.Lineage: safe for concurrent use.
-func (l *lineages) ancestry(path string) *reconstruct.Ancestry {
-	c := l.ix.Resolve(path)
-	if n := c.Note(path); n != "" {
-		l.mu.Lock()
-		l.notes[n+"; "+l.hint] = true
-		l.mu.Unlock()
-	}
-	return c.Ancestry
-}
+// ancestry resolves the lineage of the rollout at path (checks.Options.Lineage,
+// replayOptions): safe for concurrent use.
+func (l *lineages) ancestry(path string) *reconstruct.Ancestry { return l.r.Ancestry(path) }
 
-// Notes are the chains not followed, sorted.
+// Notes are the chains not followed, each with the hint, sorted.
 func (l *lineages) Notes() []string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	out := make([]string, 0, len(l.notes))
-	for n := range l.notes {
-		out = append(out, n)
+	out := l.r.Notes()
+	for i, n := range out {
+		out[i] = n + "; " + l.hint
 	}
 	slices.Sort(out)
 	return out

@@ -77,6 +77,7 @@ func TestMain(m *testing.M) {
 
 // TestScripts runs the end-to-end scenarios in testdata/script, one per
 // behaviour of the command line contract (shared spec cli.md).
+// Script names are snake_case, the command first (repair_dry_run.txtar).
 //
 // Every rollout invocation in them goes through `exitcode N rollout ...`,
 // which asserts the exact exit code: testscript's `!` only says "non-zero",

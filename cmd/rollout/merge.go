@@ -11,6 +11,7 @@ import (
 
 	"github.com/rollout-dev/rollout/checks"
 	"github.com/rollout-dev/rollout/internal/derive/budget"
+	"github.com/rollout-dev/rollout/internal/derive/result"
 	"github.com/rollout-dev/rollout/internal/edit/outfile"
 	"github.com/rollout-dev/rollout/internal/output/report"
 	"github.com/spf13/cobra"
@@ -128,7 +129,7 @@ func mergeVerify(a *app, o *mergeOptions, failOn checks.Severity, inputs *outfil
 		return err
 	}
 	vo := &verifyOptions{outputs: outputs, failOnSev: failOn, color: o.color}
-	reps := make([]*report.Report, len(datas))
+	reps := make([]*result.Report, len(datas))
 	for i, d := range datas {
 		r, err := report.ReadJSON(d)
 		if err != nil {
@@ -136,7 +137,7 @@ func mergeVerify(a *app, o *mergeOptions, failOn checks.Severity, inputs *outfil
 		}
 		reps[i] = r
 	}
-	rep, err := report.Merge(reps, o.reports)
+	rep, err := result.Merge(reps, o.reports)
 	if err != nil {
 		return usageError(mergeHint, "%v", err)
 	}
@@ -152,7 +153,7 @@ func mergeVerify(a *app, o *mergeOptions, failOn checks.Severity, inputs *outfil
 	for _, f := range rep.Files {
 		c := exitOK
 		switch {
-		case f.Error != nil && f.Error.Code == report.ErrInternal:
+		case f.Error != nil && f.Error.Code == result.ErrInternal:
 			c = exitInternal
 		case f.Error != nil:
 			c = exitIncomplete

@@ -98,7 +98,7 @@ $CODEX_HOME/archived_sessions.`,
 	addOutput(f, &o.output, "the report")
 	addQuiet(f, &o.quiet)
 	o.addMaxLineBytes(f, "longer lines are not replayed")
-	f.BoolVar(&o.opts.Force, "force", false, "write a file another process holds open for writing (an agent idle between turns would then write to the replaced file)")
+	addForce(f, &o.opts.Force, forceReclaim)
 	o.addHandoffCap(f, "for the proof's rule run")
 	return cmd
 }

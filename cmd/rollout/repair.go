@@ -151,7 +151,7 @@ repair cannot use (gzip/bzip2/xz, or nothing in it is a rollout record).`,
 	opts.addMaxLineBytes(f, "longer lines are kept as they are, not edited")
 	opts.addHandoffCap(f, "which handoffs must be deferred")
 	f.Var(&opts.now, "now", "judge liveness at this RFC 3339 time instead of the clock (calls of a file written less than an hour before are left open)")
-	f.BoolVar(&opts.force, "force", false, "repair a file whose first line is not a JSON object (a damaged first line); with --write, replace FILE even while another process holds it open for writing (what it writes next is lost)")
+	addForce(f, &opts.force, forceRepair)
 	addThreadFlag(f, &opts.thread, "repair")
 	addQuiet(f, &opts.quiet)
 	f.BoolVar(&opts.undo, "undo", false, "undo the last in-place repair --write of FILE: restore FILE.bak and the quarantine")

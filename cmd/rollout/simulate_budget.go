@@ -100,7 +100,7 @@ threshold P% of window W is floor(P/100 * W) tokens.`,
 	f.StringVar(&opts.until, "until", "", "only sessions started before this time (RFC 3339 or a date)")
 	f.BoolVar(&opts.perSession, "per-session", false, "also one row per rollout (path, thread id)")
 	f.StringVar(&opts.series, "series", "", "write the fill per simulated request to FILE as CSV (path, window, request, fill, event)")
-	f.BoolVar(&opts.force, "force", false, "read a file whose first line is not a JSON object (a damaged first line)")
+	addForce(f, &opts.force, forceReadFile)
 	return cmd
 }
 

@@ -317,7 +317,7 @@ func TestSimulateBudgetSVG(t *testing.T) {
 		}
 	}
 	all := strings.Join(texts, "\n")
-	// Hand-computed in budget/model_test.go: 64k compacts at
+	// Hand-computed in internal/derive/budget/model_test.go: 64k compacts at
 	// 4 and 7; 70k overflows at 4 and 8; 100k compacts at 5.
 	for _, want := range []string{
 		"Context fill per request: basic.jsonl",

@@ -8,7 +8,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/rollout-dev/rollout/checks"
 	"github.com/rollout-dev/rollout/internal/derive/budget"
 	"github.com/rollout-dev/rollout/internal/output/report"
 	"github.com/rollout-dev/rollout/reconstruct"
@@ -27,7 +26,7 @@ func (o *simulateBudgetOptions) fleetMode() bool {
 // replayOptions is how simulate-budget reads each rollout (its lineage
 // aside: see budget.FleetRun.Ancestry).
 func (o *simulateBudgetOptions) replayOptions() reconstruct.ReplayOptions {
-	return checks.Options{MaxLineBytes: o.maxLineBytes, Force: o.force}.Replay("")
+	return o.replayLimits.replayOptions("", o.force, nil)
 }
 
 func runSimulateFleet(ctx context.Context, a *app, o *simulateBudgetOptions) error {

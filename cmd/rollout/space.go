@@ -90,7 +90,7 @@ $CODEX_HOME/archived_sessions. Nothing is modified.`,
 	opts.addFilesFrom(f)
 	opts.addMaxLineBytes(f, "longer lines are counted unread")
 	f.IntVar(&opts.keepTurns, "keep-turns", 20, "before-turn: the N of the estimate (rollbacks limited to the last N user turns)")
-	f.BoolVar(&opts.force, "force", false, "read files whose first line is not a JSON object (a damaged first line)")
+	addForce(f, &opts.force, forceReadFiles)
 	return cmd
 }
 

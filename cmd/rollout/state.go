@@ -4,7 +4,6 @@ import (
 	"context"
 	"io"
 
-	"github.com/rollout-dev/rollout/checks"
 	"github.com/rollout-dev/rollout/internal/derive/stateview"
 	"github.com/rollout-dev/rollout/internal/output/report"
 	"github.com/rollout-dev/rollout/reconstruct"
@@ -56,7 +55,7 @@ record of each handoff.`,
 	}
 	cmd.Flags().IntVar(&opts.atLine, "at-line", 0, "stop the replay after line N")
 	opts.addMaxLineBytes(cmd.Flags(), "longer lines are not replayed")
-	cmd.Flags().BoolVar(&opts.force, "force", false, "read a file whose first line is not a JSON object (a damaged first line)")
+	addForce(cmd.Flags(), &opts.force, forceReadFile)
 	addThreadFlag(cmd.Flags(), &opts.thread, "read")
 	addOutput(cmd.Flags(), &opts.output, "the state")
 	return cmd
@@ -74,7 +73,7 @@ func runState(ctx context.Context, a *app, o *stateOptions) error {
 		return err
 	}
 	lin := lineagesOfFile(o.path)
-	ro := checks.Options{MaxLineBytes: o.maxLineBytes, Force: o.force, Lineage: lin.ancestry}.Replay(o.path)
+	ro := o.replayOptions(o.path, o.force, lin)
 	ro.StopAfterLine = o.atLine
 	st, err := reconstruct.ReplayFile(o.path, a.io.In, ro)
 	if err != nil {

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -20,10 +19,11 @@ import (
 	"github.com/rollout-dev/rollout/checks"
 	"github.com/rollout-dev/rollout/internal/base/config"
 	"github.com/rollout-dev/rollout/internal/base/pool"
+	"github.com/rollout-dev/rollout/internal/derive/policy"
+	"github.com/rollout-dev/rollout/internal/derive/result"
 	"github.com/rollout-dev/rollout/internal/edit/outfile"
 	"github.com/rollout-dev/rollout/internal/output/report"
 	"github.com/rollout-dev/rollout/reconstruct"
-	"github.com/rollout-dev/rollout/rollout"
 	"github.com/spf13/cobra"
 )
 
@@ -106,7 +106,7 @@ or from --config FILE; flags override it (docs/ci.md).`,
 	opts.addFilesFrom(f)
 	f.StringVar(&opts.color, "color", "auto", "colour: auto|always|never (NO_COLOR disables auto)")
 	f.Var(&opts.now, "now", "judge liveness at this RFC 3339 time instead of the clock (an unanswered call of a file written less than an hour before is in progress)")
-	f.BoolVar(&opts.force, "force", false, "read files whose first line is not a JSON object (a damaged first line)")
+	addForce(f, &opts.force, forceReadFiles)
 	opts.addThreads(f, "also verify")
 	f.StringVar(&opts.configPath, "config", "", "read settings from FILE instead of the .rollout.yaml found from the working directory upward")
 	f.StringVar(&opts.baseline, "baseline", "", "report only findings not recorded in FILE (see --write-baseline)")
@@ -154,13 +154,6 @@ func (o *verifyOptions) validate() error {
 	return nil
 }
 
-// fileOutcome is the result of one file, or why it has none.
-type fileOutcome struct {
-	res    *checks.Result
-	err    error
-	hashes map[int]string // line -> record hash, when fingerprints are needed
-}
-
 // verifyInput is one file to verify, in report order (by path).
 type verifyInput struct {
 	path string
@@ -172,6 +165,8 @@ type verifyInput struct {
 	unusable error
 }
 
+// runVerify analyses the files on a pool of workers and hands each, in
+// report order, to the policy's steps and then to every report.
 func runVerify(ctx context.Context, a *app, o *verifyOptions) error {
 	in, err := o.resolve(a)
 	if err != nil {
@@ -180,12 +175,54 @@ func runVerify(ctx context.Context, a *app, o *verifyOptions) error {
 	if err := o.checkOutputs(in.paths); err != nil {
 		return err
 	}
-	pol, err := o.policy()
+	pipe, err := o.pipeline()
 	if err != nil {
 		return err
 	}
-	// The report lists files by path: verifying them in that order lets
-	// each file go to the printers as soon as the ones before it are done.
+	inputs := reportOrder(in)
+	progress := newProgress(a.io, "verifying", in.paths, showProgress(a, o.quiet))
+	settings, err := o.settings()
+	if err != nil {
+		return err
+	}
+	run := &result.Report{Tool: "rollout", Version: version(), Command: "verify", Notes: in.notes,
+		Settings: settings, Shard: o.shardPart}
+	root, err := sourceRoot(o.sourceRoot)
+	if err != nil {
+		return err
+	}
+	reports := openReports(a, o, run, report.Options{FailOn: o.failOnSev, Statistics: o.statistics, SourceRoot: root}, progress)
+	var messages fileMessages
+	emit := func(i int, out policy.Input) {
+		out.Named = in.named[inputs[i].path]
+		messages.add(inputs[i].order, out)
+		reports.file(pipe.File(out))
+	}
+	lin := lineagesOf(in)
+	opts := checks.Options{MaxLineBytes: o.maxLineBytes, MaxFindingsPerRule: o.maxFindings, HandoffCap: o.handoffCap, Now: o.now.time(), Force: o.force, OnRead: progress.add,
+		Lineage: lin.ancestry}
+	analyse(inputs, o.jobs, a.io.In, opts, pipe.NeedsHashes(), progress.step, emit)
+	progress.finish()
+	run.Notes = append(run.Notes, lin.Notes()...)
+	messages.write(a.io.Err)
+	run.Suppressed, run.Hidden = pipe.Suppressed(), pipe.Hidden()
+	if err := o.saveBaseline(a, pipe); err != nil {
+		reports.discard()
+		return err
+	}
+	if err := reports.close(); err != nil {
+		return err
+	}
+	if code := verifyExitCode(pipe.Status()); code != exitOK {
+		return silentExit(code)
+	}
+	return nil
+}
+
+// reportOrder lists the inputs by path, the order of the report:
+// verifying them in that order lets each file go to the printers as soon
+// as the ones before it are done.
+func reportOrder(in *verifyInputs) []verifyInput {
 	inputs := make([]verifyInput, 0, len(in.paths)+len(in.unusable))
 	for i, p := range in.paths {
 		inputs = append(inputs, verifyInput{path: p, order: i})
@@ -194,102 +231,50 @@ func runVerify(ctx context.Context, a *app, o *verifyOptions) error {
 		inputs = append(inputs, verifyInput{path: e.Path, order: len(in.paths) + i, unusable: e})
 	}
 	slices.SortStableFunc(inputs, func(x, y verifyInput) int { return strings.Compare(x.path, y.path) })
+	return inputs
+}
 
-	progress := newProgress(a.io, "verifying", in.paths, showProgress(a, o.quiet))
-	settings, err := o.settings(pol)
-	if err != nil {
-		return err
+// fileMessages are the messages about files, written to stderr in input
+// order after the run.
+type fileMessages []fileMessage
+
+type fileMessage struct {
+	order int
+	text  string
+}
+
+// add says why a file could not be analysed, or not to its end.
+func (m *fileMessages) add(order int, in policy.Input) {
+	say := func(kind, format string, args ...any) {
+		*m = append(*m, fileMessage{order, msgLine(kind, format, args...)})
 	}
-	run := &report.Report{Tool: "rollout", Version: version(), Command: "verify", Notes: in.notes,
-		Settings: settings, Shard: o.shardPart}
-	root, err := sourceRoot(o.sourceRoot)
-	if err != nil {
-		return err
-	}
-	reports := openReports(a, o, run, report.Options{FailOn: pol.failOn, Statistics: o.statistics, SourceRoot: root}, progress)
-	var status exitStatus
-	raise := status.raise
-	// Messages about files go to stderr in input order, after the run.
-	type message struct {
-		order int
-		text  string
-	}
-	var messages []message
-	say := func(order int, kind, format string, args ...any) {
-		messages = append(messages, message{order, msgLine(kind, format, args...)})
-	}
-	emit := func(i int, out fileOutcome) {
-		path, order := inputs[i].path, inputs[i].order
-		if out.err != nil {
-			var ie *reconstruct.InternalError
-			switch {
-			case errors.As(out.err, &ie):
-				say(order, "internal error", "%s:%d: %v", ie.Path, ie.Line, ie.Value)
-				raise(exitInternal)
-			case in.named[path]:
-				say(order, "error", "%v", out.err)
-				if hint := inputHint(out.err); hint != "" {
-					say(order, "hint", "%s", hint)
-				}
-				raise(fileErrorCode(out.err))
-			default:
-				// Found by a walk: the run over that directory is incomplete.
-				say(order, "error", "%v", out.err)
-				raise(exitIncomplete)
-			}
-			if out.res == nil {
-				fr := report.FileResult{Path: path, Error: fileError(path, out.err)}
-				fr.Normalize()
-				reports.file(&fr)
-				return
-			}
-			// Read part-way (a truncated .zst): the findings of what was
-			// read, and why the rest was not.
+	var ie *reconstruct.InternalError
+	switch {
+	case in.Err == nil:
+	case errors.As(in.Err, &ie):
+		say("internal error", "%s:%d: %v", ie.Path, ie.Line, ie.Value)
+	case in.Named:
+		say("error", "%v", in.Err)
+		if hint := inputHint(in.Err); hint != "" {
+			say("hint", "%s", hint)
 		}
-		for _, f := range out.res.Findings {
-			if f.Incomplete {
-				raise(exitIncomplete)
-			}
-		}
-		fr := pol.fileResult(out)
-		if out.err != nil {
-			fr.Error = fileError(path, out.err)
-		}
-		for _, fd := range fr.Findings {
-			if fd.Severity >= pol.failOn {
-				raise(exitFindings)
-			}
-		}
-		run.Hidden += pol.hide(&fr)
-		fr.Normalize()
-		reports.file(&fr)
+	default:
+		say("error", "%v", in.Err)
 	}
-	lin := lineagesOf(in)
-	opts := checks.Options{MaxLineBytes: o.maxLineBytes, MaxFindingsPerRule: o.maxFindings, HandoffCap: o.handoffCap, Now: o.now.time(), Force: o.force, OnRead: progress.add,
-		Lineage: lin.ancestry}
-	analyse(inputs, o.jobs, a.io.In, opts, pol.fingerprints(), progress.step, emit)
-	progress.finish()
-	run.Notes = append(run.Notes, lin.Notes()...)
-	slices.SortStableFunc(messages, func(x, y message) int { return cmp.Compare(x.order, y.order) })
-	for _, m := range messages {
-		fmt.Fprint(a.io.Err, m.text)
+}
+
+func (m fileMessages) write(w io.Writer) {
+	slices.SortStableFunc(m, func(x, y fileMessage) int { return cmp.Compare(x.order, y.order) })
+	for _, msg := range m {
+		fmt.Fprint(w, msg.text)
 	}
-	run.Suppressed = pol.suppressed
-	if err := pol.finish(a); err != nil {
-		reports.discard()
-		return err
-	}
-	if err := reports.close(); err != nil {
-		return err
-	}
-	return status.err()
 }
 
 // settings are what the report records of the options that change what
 // it lists, so that merge refuses shards run differently.
-func (o *verifyOptions) settings(pol *verifyPolicy) (*report.Settings, error) {
-	s := &report.Settings{Select: nonNil(o.selectRules), Ignore: nonNil(o.ignoreRules), PerPathIgnores: map[string][]string{},
-		ShowSeverity: pol.show.String(), MaxLineBytes: o.maxLineBytes, MaxFindingsPerRule: o.maxFindings,
+func (o *verifyOptions) settings() (*result.Settings, error) {
+	s := &result.Settings{Select: nonNil(o.selectRules), Ignore: nonNil(o.ignoreRules), PerPathIgnores: map[string][]string{},
+		ShowSeverity: o.shown().String(), MaxLineBytes: o.maxLineBytes, MaxFindingsPerRule: o.maxFindings,
 		HandoffCap: o.handoffCap, Force: o.force}
 	if o.cfg != nil && o.cfg.PerPathIgnores != nil {
 		s.PerPathIgnores = o.cfg.PerPathIgnores
@@ -317,39 +302,9 @@ func nonNil(s []string) []string {
 	return s
 }
 
-// fileError says why a file could not be analysed, with a stable code. The
-// message leaves out the path, which the report shows beside it.
-func fileError(path string, err error) *report.FileError {
-	var ie *reconstruct.InternalError
-	code := report.ErrUnreadable
-	switch {
-	case errors.As(err, &ie):
-		code = report.ErrInternal
-	case errors.As(err, new(*reconstruct.ReadError)):
-		code = report.ErrReadFailed
-	case errors.Is(err, rollout.ErrUnknownFormat):
-		code = report.ErrNotRollout
-	case errors.Is(err, rollout.ErrNotRegular):
-		code = report.ErrNotRegular
-	case errors.Is(err, fs.ErrNotExist):
-		code = report.ErrNotFound
-	case errors.Is(err, fs.ErrPermission):
-		code = report.ErrPermission
-	}
-	return &report.FileError{Code: code, Message: strings.TrimPrefix(err.Error(), path+": ")}
-}
-
-// fileErrorCode: a file that could not be read at all (missing, unreadable,
-// not a rollout) is unusable input; one that failed part-way, or an entry a
-// directory walk could not use, leaves the run incomplete.
-func fileErrorCode(err error) int {
-	var re *reconstruct.ReadError
-	var we *rollout.WalkError
-	if errors.As(err, &re) || errors.As(err, &we) {
-		return exitIncomplete
-	}
-	return exitUsage
-}
+// fileErrorCode is the exit code of a named file that could not be read
+// (policy.ReadStatus).
+func fileErrorCode(err error) int { return verifyExitCode(policy.ReadStatus(err)) }
 
 // analyse verifies files on a pool of workers and hands each outcome to
 // emit, on the calling goroutine, in input order: file i as soon as files
@@ -359,8 +314,8 @@ func fileErrorCode(err error) int {
 // findings: memory follows the largest files, not the run.
 // With hash set, each result also carries the hashes of the records its
 // findings are on (for baseline fingerprints).
-func analyse(inputs []verifyInput, jobs int, stdin io.Reader, opts checks.Options, hash bool, step func(), emit func(int, fileOutcome)) {
-	pool.InOrder(len(inputs), jobs, aheadFiles, findingsOf, aheadFindings, func(i int) fileOutcome {
+func analyse(inputs []verifyInput, jobs int, stdin io.Reader, opts checks.Options, hash bool, step func(), emit func(int, policy.Input)) {
+	pool.InOrder(len(inputs), jobs, aheadFiles, findingsOf, aheadFindings, func(i int) policy.Input {
 		out := analyseInput(inputs[i], stdin, opts, hash)
 		if inputs[i].unusable == nil {
 			step() // progress counts the files read
@@ -375,24 +330,24 @@ const (
 	aheadFindings = 1 << 16
 )
 
-func findingsOf(out fileOutcome) int {
-	if out.res == nil {
+func findingsOf(out policy.Input) int {
+	if out.Result == nil {
 		return 0
 	}
-	return len(out.res.Findings)
+	return len(out.Result.Findings)
 }
 
 // analyseInput verifies one input and keeps of the result what the report
 // needs.
-func analyseInput(in verifyInput, stdin io.Reader, opts checks.Options, hash bool) fileOutcome {
+func analyseInput(in verifyInput, stdin io.Reader, opts checks.Options, hash bool) policy.Input {
 	if in.unusable != nil {
-		return fileOutcome{err: in.unusable}
+		return policy.Input{Path: in.path, Err: in.unusable}
 	}
 	out := analyseOne(in.path, stdin, opts)
-	if hash && out.err == nil {
-		out.hashes = hashFindingRecords(in.path, out.res, opts.MaxLineBytes)
+	if hash && out.Err == nil {
+		out.Hashes = policy.HashRecords(in.path, out.Result, opts.MaxLineBytes)
 	}
-	out.res = slim(out.res)
+	out.Result = slim(out.Result)
 	return out
 }
 
@@ -411,14 +366,14 @@ func slim(res *checks.Result) *checks.Result {
 // analyseOne runs the checks on one file; a panic outside the engine's own
 // recovery (opening the file, say) still becomes an internal error for that
 // file instead of killing the other workers.
-func analyseOne(path string, stdin io.Reader, opts checks.Options) (out fileOutcome) {
+func analyseOne(path string, stdin io.Reader, opts checks.Options) (out policy.Input) {
 	defer func() {
 		if v := recover(); v != nil {
-			out = fileOutcome{err: &reconstruct.InternalError{Path: path, Value: v, Stack: debug.Stack()}}
+			out = policy.Input{Path: path, Err: &reconstruct.InternalError{Path: path, Value: v, Stack: debug.Stack()}}
 		}
 	}()
 	res, err := checks.Run(path, stdin, opts)
-	return fileOutcome{res: res, err: err}
+	return policy.Input{Path: path, Result: res, Err: err}
 }
 
 // checkOutputs refuses, before anything is read, a report file that is one
@@ -474,7 +429,7 @@ type reportStream struct {
 // openReports starts every requested report. Report files are written to
 // a temporary file renamed over the target on close (outfile), so nothing
 // at the path changes before the run is done.
-func openReports(a *app, o *verifyOptions, run *report.Report, ropts report.Options, p *progress) *reportOutputs {
+func openReports(a *app, o *verifyOptions, run *result.Report, ropts report.Options, p *progress) *reportOutputs {
 	rs := &reportOutputs{}
 	github := false
 	for _, out := range o.outputs {
@@ -521,7 +476,7 @@ func openReports(a *app, o *verifyOptions, run *report.Report, ropts report.Opti
 }
 
 // file hands one normalized file to every report still being written.
-func (rs *reportOutputs) file(f *report.FileResult) {
+func (rs *reportOutputs) file(f *result.FileResult) {
 	for _, r := range rs.outs {
 		if r.err == nil {
 			r.err = r.stream.File(f)
@@ -574,7 +529,7 @@ func (rs *reportOutputs) discard() {
 }
 
 // writeReports writes a whole report in every requested format (merge).
-func writeReports(a *app, o *verifyOptions, rep *report.Report, ropts report.Options) error {
+func writeReports(a *app, o *verifyOptions, rep *result.Report, ropts report.Options) error {
 	rs := openReports(a, o, rep, ropts, &progress{})
 	for i := range rep.Files {
 		rs.file(&rep.Files[i])

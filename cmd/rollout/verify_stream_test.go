@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/rollout-dev/rollout/checks"
+	"github.com/rollout-dev/rollout/internal/derive/policy"
 	"github.com/rollout-dev/rollout/internal/output/report"
 )
 
@@ -152,7 +153,7 @@ func TestAnalyseRunsAheadBounded(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		analyse(inputs, 4, in, checks.Options{}, false, step, func(i int, _ fileOutcome) {
+		analyse(inputs, 4, in, checks.Options{}, false, step, func(i int, _ policy.Input) {
 			if i != emitted {
 				t.Errorf("emitted file %d after %d files", i, emitted)
 			}

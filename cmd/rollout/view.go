@@ -82,7 +82,7 @@ $CODEX_HOME/rollout-artifacts/ at FILE's path, never into sessions/.`,
 	opts.addMaxLineBytes(f, "longer lines are not replayed")
 	opts.addHandoffCap(f, "handoff/* rules")
 	addThreadFlag(f, &opts.thread, "view")
-	f.BoolVar(&opts.force, "force", false, "read a file whose first line is not a JSON object (a damaged first line)")
+	addForce(f, &opts.force, forceReadFile)
 	return cmd
 }
 
@@ -117,7 +117,7 @@ func runView(ctx context.Context, a *app, o *viewOptions) error {
 	evidence := budget.NewCollector()
 	checker := checks.NewChecker(o.path, checks.DefaultMaxFindingsPerRule)
 	lin := lineagesOfFile(o.path)
-	ro := checks.Options{MaxLineBytes: o.maxLineBytes, HandoffCap: o.handoffCap, Force: o.force, Lineage: lin.ancestry}.Replay(o.path)
+	ro := o.replayOptions(o.path, o.force, lin)
 	ro.OnRecord = b.Record
 	st, err := reconstruct.ReplayFile(o.path, a.io.In, ro, b.Observe, evidence.Observe, checker.Observe)
 	if err != nil {

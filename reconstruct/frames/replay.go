@@ -1,9 +1,9 @@
 // Package frames replays streaming frame logs (spec: frames.md): one
 // assistant-message event per line, bare ({"type":"text_delta",...}) or
 // wrapped by the agent ({"type":"message_update","assistantMessageEvent":
-// {...},"message":{...}}). It sits beside the rollout replay in
-// reconstruct/: the engine routes the records of a frame log here and turns
-// the events into observations.
+// {...},"message":{...}}). It sits under reconstruct/, one step below the
+// engine (it imports only rollout/): the engine routes the records of a
+// frame log here and turns the events into observations.
 //
 // The replay groups frames into streams (one assistant message, from
 // start/message_start to done/error/message_end) and blocks (by

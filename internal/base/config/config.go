@@ -2,7 +2,8 @@
 // `.rollout.yaml`, found from the working directory upward or named with
 // --config. It only parses and validates: the command decides how flags
 // override it. Unknown keys are errors naming their line and the nearest
-// valid key, so that a typo never silently turns a check off.
+// valid key, so that a typo never silently turns a check off. It is
+// plumbing with no stage (internal/base): it imports only suggest.
 package config
 
 import (

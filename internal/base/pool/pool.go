@@ -1,5 +1,7 @@
 // Package pool is the one worker pool of every command: work runs on a
 // bounded number of goroutines and its results come back in input order.
+// It is plumbing with no stage (internal/base): any stage may use it, and it
+// imports nothing of the module.
 package pool
 
 import (

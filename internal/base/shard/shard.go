@@ -1,6 +1,7 @@
 // Package shard splits a run over many inputs into N shards that run
 // anywhere (--shard K/N) and checks, when their reports are merged, that
-// they are the N shards of one run: each once, none missing.
+// they are the N shards of one run: each once, none missing. It is
+// plumbing with no stage (internal/base) and imports nothing of the module.
 package shard
 
 import (

@@ -1,6 +1,7 @@
 // Package suggest finds, for a name that matches nothing (a mistyped flag,
 // config key or rule id), the valid names a few typos away: the one
-// "did you mean" of every command.
+// "did you mean" of every command. It is plumbing with no stage
+// (internal/base) and imports nothing of the module.
 package suggest
 
 import (

@@ -2,8 +2,9 @@
 // a sub-agent names the thread that spawned it
 // (session_meta.source.subagent.thread_spawn.parent_thread_id), and a fork
 // or revert names the rollout whose history it continues
-// (session_meta.history_base). It sits beside the engine: callers take the
-// links from what reconstruct, space or reclaim read, and ask which tree
+// (session_meta.history_base). It is the first package of the Codex-home
+// read side (internal/codex) and imports none of the module: callers take
+// the links from what reconstruct, space or reclaim read, and ask which tree
 // each rollout belongs to. simulate-budget --ledger (threads sharing a
 // ledger), reclaim (a tree is reclaimed together or not at all) and space
 // (the size of each tree) all group through it.

@@ -108,14 +108,11 @@ func (h *Home) rollouts() ([]*file, error) {
 		if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
 			continue
 		}
-		d, err := rollout.Discover([]string{dir})
-		if errors.Is(err, rollout.ErrNoRollouts) {
-			continue
-		}
+		paths, err := discover(dir)
 		if err != nil {
 			return nil, err
 		}
-		for _, p := range d.Paths {
+		for _, p := range paths {
 			f := &file{path: p, archived: sub == ArchivedSessionsDir}
 			m, _ := rollout.ReadMeta(p)
 			f.threadID, f.mode = m.ThreadID, m.HistoryMode

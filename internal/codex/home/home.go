@@ -1,10 +1,11 @@
 // Package home reads what a Codex home keeps beside its rollouts: the
 // threads index (state_N.sqlite), the history projection with its byte
 // cursor (thread_history_N.sqlite), the per-thread writer locks, the
-// maintenance lock and what a crashed migration leaves. It sits beside
-// rollout/ in the data flow: Check turns a home into observations that
-// checks/ judges (the home/... rules), and the write guard of repair/ asks
-// it whether Codex is writing a thread.
+// maintenance lock and what a crashed migration leaves; and it finds a
+// thread's rollouts as Codex does (FindThread, Current: rollout find and
+// --thread). It sits beside rollout/ in the data flow: Check turns a home
+// into observations that checks/ judges (the home/... rules), and the
+// write guard of repair/ asks it whether Codex is writing a thread.
 //
 // The databases are Codex's: they are opened read-only, with a busy
 // timeout, in short read transactions, so that Codex is never blocked or

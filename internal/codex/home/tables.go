@@ -135,9 +135,9 @@ func items(d *DB, threadID string) ([]Item, error) {
 	return out, err
 }
 
-// ThreadsByPrefix reads the threads rows whose id starts with prefix
+// threadsByPrefix reads the threads rows whose id starts with prefix
 // (case-insensitive), by id.
-func ThreadsByPrefix(d *DB, prefix string) ([]Thread, error) {
+func threadsByPrefix(d *DB, prefix string) ([]Thread, error) {
 	all, err := threads(d)
 	if err != nil {
 		return nil, err

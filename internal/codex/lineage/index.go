@@ -1,5 +1,8 @@
 // Package lineage finds the rollouts a rollout continues and the ones that
-// continue it, as Codex does.
+// continue it, as Codex does. It is the read side of a Codex home
+// (internal/codex), after the engine: it reads heads with rollout/, hands
+// reconstruct/ the ancestry a replay starts from, and answers checks, the
+// derived models and the edits which rollouts belong together.
 //
 // Since 0.147 a paginated fork or revert is a new rollout whose
 // session_meta.history_base names the rollout it continues by rollout id
@@ -23,6 +26,11 @@
 // command and, for each input in a Codex home (a directory holding
 // sessions/ or archived_sessions/), that whole home, as Codex searches it.
 // Heads (session_meta lines) are read once, when first needed.
+//
+// On top of an Index: Select picks the rollouts a command reads (a walk,
+// then --shard by lineage), ForFile indexes around a single file, and
+// Expand lists a thread's rollouts with their lineage (rollout find). It
+// sits after home/ in the flow and before every analysis.
 package lineage
 
 import (

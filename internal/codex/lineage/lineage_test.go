@@ -298,12 +298,17 @@ func TestNotAmongInputs(t *testing.T) {
 	if note := c.Note(p); !strings.Contains(note, "not among the rollouts read") || !strings.Contains(note, files["parent"].Rollout) {
 		t.Errorf("note %q does not say the parent was not read", note)
 	}
-	res, err := checks.Run(p, nil, checks.Options{Lineage: ix.Ancestry})
+	r := lineage.NewResolver(ix)
+	res, err := checks.Run(p, nil, checks.Options{Lineage: r.Ancestry})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got := findings(res); len(got) > 0 {
 		t.Errorf("findings %v, want none", got)
+	}
+	r.Ancestry(p) // noted once
+	if got, want := r.Notes(), []string{c.Note(p)}; !slices.Equal(got, want) {
+		t.Errorf("Resolver.Notes = %q, want %q", got, want)
 	}
 	// In a Codex home whose parent is gone, the same fork is broken.
 	if err := os.Remove(filepath.Join(dir, files["parent"].Path)); err != nil {

@@ -2,6 +2,8 @@ package lineage
 
 import (
 	"fmt"
+	"slices"
+	"sync"
 
 	"github.com/rollout-dev/rollout/reconstruct"
 	"github.com/rollout-dev/rollout/rollout"
@@ -114,3 +116,39 @@ func (ix *Index) Resolve(path string) Chain {
 // Ancestry is Resolve(path).Ancestry: what a replay of the file takes
 // (checks.Options.Lineage).
 func (ix *Index) Ancestry(path string) *reconstruct.Ancestry { return ix.Resolve(path).Ancestry }
+
+// Resolver is an Index in use by a run: it resolves the lineage of each
+// rollout replayed and keeps the notes of the chains it could not follow
+// (Chain.Note). Safe for concurrent use, as a run replays files in
+// parallel.
+type Resolver struct {
+	ix    *Index
+	mu    sync.Mutex
+	notes map[string]bool
+}
+
+// NewResolver resolves through ix.
+func NewResolver(ix *Index) *Resolver { return &Resolver{ix: ix, notes: map[string]bool{}} }
+
+// Ancestry is Index.Ancestry, noting a chain not followed.
+func (r *Resolver) Ancestry(path string) *reconstruct.Ancestry {
+	c := r.ix.Resolve(path)
+	if n := c.Note(path); n != "" {
+		r.mu.Lock()
+		r.notes[n] = true
+		r.mu.Unlock()
+	}
+	return c.Ancestry
+}
+
+// Notes are the chains not followed so far, sorted.
+func (r *Resolver) Notes() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make([]string, 0, len(r.notes))
+	for n := range r.notes {
+		out = append(out, n)
+	}
+	slices.Sort(out)
+	return out
+}

@@ -4,7 +4,6 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/rollout-dev/rollout/checks"
 	"github.com/rollout-dev/rollout/internal/codex/lineage"
 	"github.com/rollout-dev/rollout/internal/testkit/fixturegen/lineagegen"
 	"github.com/rollout-dev/rollout/reconstruct"
@@ -31,7 +30,7 @@ func TestLineageTokensCountedOnce(t *testing.T) {
 	for _, n := range lineagegen.Standard {
 		p := filepath.Join(dir, files[n.Name].Path)
 		c := NewCollector()
-		ro := checks.Options{Lineage: ix.Ancestry}.Replay(p)
+		ro := reconstruct.ReplayOptions{Ancestry: func() *reconstruct.Ancestry { return ix.Ancestry(p) }}
 		st, err := reconstruct.ReplayFile(p, nil, ro, c.Observe)
 		if err != nil {
 			t.Fatal(err)

@@ -1,7 +1,9 @@
 // Package space accounts for where a rollout's bytes are: by record type, by
 // JSON path class, in repeated large strings, and in what each reclaim policy
-// would free. It sits beside the replay engine as an observer of records
-// (bytes -> records -> space accounting); it knows nothing of rules.
+// would free. It is a model derived from the records (internal/derive):
+// an observer beside the replay engine (bytes -> records -> space
+// accounting) that knows nothing of rules and prints nothing; the space
+// printer in internal/output/report writes it out, and reclaim plans from it.
 //
 // Memory follows the number of distinct path classes and large strings, not
 // the file size: every line is walked once and nothing of it is kept but

@@ -1,8 +1,9 @@
 // Package stateview is the designed view of a reconstructed thread state
 // and the one comparison of two states: what `rollout state` prints, what
 // `rollout diff` compares, and what reclaim's proof requires to be equal
-// before it rewrites a file. It sits after reconstruct (it reads a State)
-// and before the printers (report); it never prints.
+// before it rewrites a file. It is a model derived from a replay
+// (internal/derive): after reconstruct (it reads a State) and before the
+// printers (internal/output/report); it never prints.
 //
 // A View is the public shape, not the engine's structs: JSON names, raw
 // JSON values as the file holds them, slices never nil. Compare reports

@@ -1,8 +1,9 @@
 // Package outfile writes the files the commands produce (reports, charts,
 // repaired rollouts, quarantines, backups) so that no output ever destroys
-// what its path names. It sits at the end of the flow, after the printers
-// and the rewriter: they write to an io.Writer, outfile decides how the
-// bytes reach the path.
+// what its path names. It belongs to the edits (internal/edit), the guard
+// for whole output files, and imports nothing of the module: the printers
+// and the rewriter write to an io.Writer, outfile decides how the bytes
+// reach the path.
 //
 //   - Inputs.Check refuses, before anything is read, an output that is one
 //     of the inputs (same device and inode) or an input's quarantine or

@@ -2,7 +2,8 @@
 // (`rollout view` and `rollout verify --format html`): one stylesheet, one
 // small inline script and the Content-Security-Policy that allows that
 // script and nothing else. Pages are self-contained: no request leaves them,
-// so they work from file:// and as CI artifacts.
+// so they work from file:// and as CI artifacts. It belongs to the output
+// stage (internal/output) and imports nothing of the module.
 package htmlpage
 
 import (

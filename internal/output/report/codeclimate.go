@@ -8,6 +8,7 @@ import (
 	"io"
 
 	"github.com/rollout-dev/rollout/checks"
+	"github.com/rollout-dev/rollout/internal/derive/result"
 )
 
 // The Code Climate issue subset that GitLab's Code Quality report
@@ -83,7 +84,7 @@ func (s *codeClimateStream) issue(is codeClimateIssue) error {
 	return nil
 }
 
-func (s *codeClimateStream) file(f *FileResult, _ *tally) error {
+func (s *codeClimateStream) file(f *result.FileResult, _ *result.Tally) error {
 	// Relative to the source root: GitLab maps them to the repository's files.
 	path, _ := s.o.fromRoot(f.Path)
 	if f.Error != nil {
@@ -112,7 +113,7 @@ func (s *codeClimateStream) file(f *FileResult, _ *tally) error {
 	return wrapWrite("codeclimate", s.bw.Flush())
 }
 
-func (s *codeClimateStream) finish(*Report, *tally) error {
+func (s *codeClimateStream) finish(*result.Report, *result.Tally) error {
 	if s.issues == 0 {
 		s.bw.WriteString("[]\n")
 	} else {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/rollout-dev/rollout/checks"
 	"github.com/rollout-dev/rollout/internal/derive/budget"
+	"github.com/rollout-dev/rollout/internal/derive/result"
 	"github.com/rollout-dev/rollout/internal/derive/space"
 	"github.com/rollout-dev/rollout/internal/derive/stateview"
 	"github.com/rollout-dev/rollout/internal/edit/reclaim"
@@ -48,7 +49,7 @@ var updateDocuments = flag.Bool("update-documents", false, "rewrite testdata/doc
 //     cold: no age in the output, a zstd estimate for compress); space
 //     csv is space.txtar's want.csv but for the frees_compress column, and
 //     reclaim text matches reclaim.txtar's patterns.
-//   - repair: script/repair-dry-run.txtar's rollout.jsonl (its patterns).
+//   - repair: script/repair_dry_run.txtar's rollout.jsonl (its patterns).
 //   - home: built here (a home of another machine's row, as
 //     script/home.txtar makes with homesql), in every verify format.
 //
@@ -192,7 +193,7 @@ func documentSamples(t *testing.T) map[Document]any {
 	t.Chdir(t.TempDir())
 	extract(t, scriptDir+"/state.txtar", "paginated.jsonl")
 	extract(t, scriptDir+"/diff.txtar", "parent.jsonl", "fork.jsonl")
-	extract(t, scriptDir+"/repair-dry-run.txtar", "d/rollout.jsonl")
+	extract(t, scriptDir+"/repair_dry_run.txtar", "d/rollout.jsonl")
 	if _, err := bloatgen.Write(".", bloatgen.Options{}); err != nil {
 		t.Fatal(err)
 	}
@@ -227,7 +228,8 @@ func walk(t *testing.T, dir string) []string {
 }
 
 func replay(t *testing.T, path string) *reconstruct.State {
-	st, err := reconstruct.ReplayFile(path, nil, checks.Options{MaxLineBytes: rollout.DefaultMaxLineBytes}.Replay(path))
+	// As state and diff replay it (no --handoff-cap, no lineage).
+	st, err := reconstruct.ReplayFile(path, nil, reconstruct.ReplayOptions{MaxLineBytes: rollout.DefaultMaxLineBytes})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -303,9 +305,9 @@ func repairSample(t *testing.T, path string) (*repair.Outcome, string) {
 // homeSample is home's report of a row naming a file outside the home.
 func homeSample() VerifyDoc {
 	const db = "h/state_5.sqlite"
-	r := &Report{Tool: "rollout", Version: "0.3.0-test", Command: "home",
+	r := &result.Report{Tool: "rollout", Version: "0.3.0-test", Command: "home",
 		Notes: []string{"checked 1 rollouts and 1 threads rows of h"},
-		Files: []FileResult{{Path: db, Findings: []checks.Finding{{
+		Files: []result.FileResult{{Path: db, Findings: []checks.Finding{{
 			Rule: "home/row-outside-home", Severity: checks.Error, Path: db,
 			Message: "threads row 01a2334d-969a-7e00-8a86-b43f7987c86f names /srv/old-home/sessions/x.jsonl, outside the home h",
 		}}}}}

@@ -9,17 +9,18 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/rollout-dev/rollout/checks"
+	"github.com/rollout-dev/rollout/internal/derive/result"
 )
 
 // withFileError is a report with one file that could not be read, one that
 // was, and a note: every format must show the first, so that an unreadable
 // file never looks clean.
-func withFileError() *Report {
-	return &Report{
+func withFileError() *result.Report {
+	return &result.Report{
 		Tool: "rollout", Version: "1", Command: "verify",
 		Notes: []string{"empty/: no rollout files"},
-		Files: []FileResult{
-			{Path: "s/rollout-a.jsonl", Error: &FileError{Code: ErrPermission, Message: "open: permission denied"}},
+		Files: []result.FileResult{
+			{Path: "s/rollout-a.jsonl", Error: &result.FileError{Code: result.ErrPermission, Message: "open: permission denied"}},
 			{Path: "s/rollout-b.jsonl", Records: 2, Findings: []checks.Finding{
 				{Rule: "item/missing-id", Severity: checks.Warning, Line: 2, Message: "no id"},
 			}},
@@ -151,7 +152,7 @@ func TestCodeClimate(t *testing.T) {
 			t.Errorf("codeclimate: fingerprint %q is not a sha256", fp)
 		}
 	}
-	if got := render(t, "codeclimate", &Report{}, testOptions); got != "[]\n" {
+	if got := render(t, "codeclimate", &result.Report{}, testOptions); got != "[]\n" {
 		t.Errorf("codeclimate of an empty report = %q, want []", got)
 	}
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/rollout-dev/rollout/internal/codex/home"
 	"github.com/rollout-dev/rollout/internal/derive/budget"
+	"github.com/rollout-dev/rollout/internal/derive/result"
 	"github.com/rollout-dev/rollout/internal/derive/space"
 	"github.com/rollout-dev/rollout/internal/derive/stateview"
 	"github.com/rollout-dev/rollout/internal/edit/reclaim"
@@ -37,7 +38,7 @@ const (
 
 // VerifyDoc is a whole verify report with its presentation.
 type VerifyDoc struct {
-	Report  *Report
+	Report  *result.Report
 	Options Options
 }
 

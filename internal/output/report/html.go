@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/rollout-dev/rollout/checks"
+	"github.com/rollout-dev/rollout/internal/derive/result"
 	"github.com/rollout-dev/rollout/internal/output/htmlpage"
 )
 
@@ -21,7 +22,7 @@ type Links struct {
 }
 
 type htmlFile struct {
-	*FileResult
+	*result.FileResult
 	Index      int
 	File, View string
 }
@@ -34,7 +35,7 @@ type htmlRule struct {
 
 type htmlPage struct {
 	Version string
-	Summary Summary
+	Summary result.Summary
 	ByRule  []htmlRule
 }
 
@@ -51,7 +52,7 @@ type htmlStream struct {
 
 func newHTMLStream(w io.Writer, o Options) formatStream { return &htmlStream{w: w, o: o} }
 
-func (s *htmlStream) file(f *FileResult, _ *tally) error {
+func (s *htmlStream) file(f *result.FileResult, _ *result.Tally) error {
 	hf := htmlFile{FileResult: f, Index: s.n}
 	s.n++
 	if s.o.Links.File != nil {
@@ -63,16 +64,10 @@ func (s *htmlStream) file(f *FileResult, _ *tally) error {
 	return htmlReport.ExecuteTemplate(&s.files, "file", hf)
 }
 
-func (s *htmlStream) finish(r *Report, t *tally) error {
-	pg := htmlPage{Version: r.Version, Summary: t.summary(r)}
-	for _, id := range t.ruleIDs() {
-		n := 0
-		for k, c := range t.rules {
-			if k.rule == id {
-				n += c
-			}
-		}
-		pg.ByRule = append(pg.ByRule, htmlRule{Rule: id, Severity: t.firstSeverity[id], Count: n})
+func (s *htmlStream) finish(r *result.Report, t *result.Tally) error {
+	pg := htmlPage{Version: r.Version, Summary: t.Summary(r)}
+	for _, id := range t.RuleIDs() {
+		pg.ByRule = append(pg.ByRule, htmlRule{Rule: id, Severity: t.FirstSeverity(id), Count: t.Findings(id)})
 	}
 	bw := bufio.NewWriterSize(s.w, 64<<10)
 	// The page's top is the template itself (with what htmlpage.Head leaves

@@ -7,6 +7,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"golang.org/x/net/html"
+
+	"github.com/rollout-dev/rollout/internal/derive/result"
 )
 
 // TestHTML reads the HTML report as a browser would (parsed with an HTML5
@@ -17,8 +19,8 @@ func TestHTML(t *testing.T) {
 	t.Parallel()
 	r := sample()
 	r.Files[0].Findings[0].Message = `<script>alert(1)</script><a href="javascript:alert(2)">x</a>`
-	r.Files = append(r.Files, FileResult{Path: "odd/rollout-2026-03-10T09:35:30-x.jsonl", Records: 1,
-		Error: &FileError{Code: "unreadable", Message: "a <b>bad</b> file"}})
+	r.Files = append(r.Files, result.FileResult{Path: "odd/rollout-2026-03-10T09:35:30-x.jsonl", Records: 1,
+		Error: &result.FileError{Code: "unreadable", Message: "a <b>bad</b> file"}})
 	r.Normalize()
 	o := testOptions
 	o.Links = Links{

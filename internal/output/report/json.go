@@ -9,6 +9,7 @@ import (
 
 	"github.com/rollout-dev/rollout/checks"
 	"github.com/rollout-dev/rollout/internal/base/shard"
+	"github.com/rollout-dev/rollout/internal/derive/result"
 	"github.com/rollout-dev/rollout/internal/output/schema"
 )
 
@@ -19,9 +20,9 @@ import (
 
 type jsonReport struct {
 	schema.Header
-	Summary  jsonSummary `json:"summary"`
-	Notes    []string    `json:"notes"`
-	Settings *Settings   `json:"settings,omitempty"`
+	Summary  jsonSummary      `json:"summary"`
+	Notes    []string         `json:"notes"`
+	Settings *result.Settings `json:"settings,omitempty"`
 	// Shard is present only in the report of a shard (--shard K/N).
 	Shard *shard.Spec `json:"shard,omitempty"`
 	// Statistics is present only with --statistics.
@@ -109,7 +110,7 @@ func newJSONFinding(fd *checks.Finding) jsonFinding {
 
 // newJSONFile is a file without its findings, which are encoded one by
 // one (jsonStream.file).
-func newJSONFile(f *FileResult) jsonFile {
+func newJSONFile(f *result.FileResult) jsonFile {
 	jf := jsonFile{
 		Path:        f.Path,
 		Records:     f.Records,
@@ -156,7 +157,7 @@ func newJSONStream(w io.Writer, o Options) formatStream {
 }
 
 // file spools one element of "files", a finding at a time.
-func (s *jsonStream) file(f *FileResult, _ *tally) error {
+func (s *jsonStream) file(f *result.FileResult, _ *result.Tally) error {
 	s.buf.Reset()
 	if s.files.empty() {
 		s.buf.WriteString("\n" + jsonFileIndent)
@@ -196,11 +197,11 @@ func (s *jsonStream) file(f *FileResult, _ *tally) error {
 	return err
 }
 
-func (s *jsonStream) finish(r *Report, t *tally) error {
+func (s *jsonStream) finish(r *result.Report, t *result.Tally) error {
 	head := jsonReport{
 		Header: schema.Header{Schema: schema.VerifyReport, SchemaVersion: schemaVersion,
 			Tool: r.Tool, Version: r.Version, Command: r.Command},
-		Summary:  jsonSummary(t.summary(r)),
+		Summary:  jsonSummary(t.Summary(r)),
 		Notes:    r.Notes,
 		Settings: r.Settings,
 		Shard:    r.Shard,
@@ -210,7 +211,7 @@ func (s *jsonStream) finish(r *Report, t *tally) error {
 		head.Notes = []string{}
 	}
 	if s.o.Statistics {
-		for _, rc := range t.statistics() {
+		for _, rc := range t.Statistics() {
 			head.Statistics = append(head.Statistics, jsonRuleCount{rc.Rule, severityName(rc.Severity), rc.Count})
 		}
 	}
@@ -265,7 +266,7 @@ func newJSONLStream(w io.Writer, _ Options) formatStream {
 	return s
 }
 
-func (s *jsonlStream) file(f *FileResult, _ *tally) error {
+func (s *jsonlStream) file(f *result.FileResult, _ *result.Tally) error {
 	bw, enc := s.bw, s.enc
 	if f.Error != nil {
 		s.line.Reset()
@@ -286,4 +287,6 @@ func (s *jsonlStream) file(f *FileResult, _ *tally) error {
 	return wrapWrite("jsonl", bw.Flush())
 }
 
-func (s *jsonlStream) finish(*Report, *tally) error { return wrapWrite("jsonl", s.bw.Flush()) }
+func (s *jsonlStream) finish(*result.Report, *result.Tally) error {
+	return wrapWrite("jsonl", s.bw.Flush())
+}

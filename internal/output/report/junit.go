@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/rollout-dev/rollout/checks"
+	"github.com/rollout-dev/rollout/internal/derive/result"
 )
 
 // JUnit XML as read by CI systems (Jenkins, GitLab, GitHub test reporters).
@@ -19,7 +20,7 @@ import (
 // --fail-on (Options.FailOn) is a <failure>; one below it is a passing case
 // carrying the finding in <system-out>, so that the test report fails
 // exactly when the run does. A file that could not be analysed has a case
-// named "not analysed" with an <error> (type: the FileError code). A file
+// named "not analysed" with an <error> (type: the result.FileError code). A file
 // analysed without findings has one passing case named "clean". No time
 // attributes: the output is deterministic.
 
@@ -53,12 +54,12 @@ type junitTestCase struct {
 
 type junitFailure struct {
 	Message string `xml:"message,attr"`
-	Type    string `xml:"type,attr"` // the severity, or the FileError code
+	Type    string `xml:"type,attr"` // the severity, or the result.FileError code
 	Text    string `xml:",chardata"`
 }
 
 // junitCase is the test case of a finding.
-func junitCase(f *FileResult, fd *checks.Finding, failOn checks.Severity) junitTestCase {
+func junitCase(f *result.FileResult, fd *checks.Finding, failOn checks.Severity) junitTestCase {
 	name := fd.Rule
 	if fd.Line > 0 {
 		name += " line " + strconv.Itoa(fd.Line)
@@ -76,7 +77,7 @@ func junitCase(f *FileResult, fd *checks.Finding, failOn checks.Severity) junitT
 
 // writeJUnitSuite writes a file's <testsuite> with enc, a case at a time,
 // and returns it without its cases (its counts).
-func writeJUnitSuite(enc *xml.Encoder, f *FileResult, failOn checks.Severity) (junitTestSuite, error) {
+func writeJUnitSuite(enc *xml.Encoder, f *result.FileResult, failOn checks.Severity) (junitTestSuite, error) {
 	suite := junitTestSuite{Name: f.Path}
 	var cases []junitTestCase // the error case, or "clean"
 	if f.Error != nil {
@@ -135,7 +136,7 @@ func newJUnitStream(w io.Writer, o Options) formatStream {
 	return &junitStream{w: w, failOn: o.FailOn}
 }
 
-func (s *junitStream) file(f *FileResult, _ *tally) error {
+func (s *junitStream) file(f *result.FileResult, _ *result.Tally) error {
 	s.suites.Write([]byte{'\n'}) // errors are kept for copyTo
 	// A new encoder each time: one that has written starts the next
 	// element with a newline of its own.
@@ -151,7 +152,7 @@ func (s *junitStream) file(f *FileResult, _ *tally) error {
 	return nil
 }
 
-func (s *junitStream) finish(r *Report, _ *tally) error {
+func (s *junitStream) finish(r *result.Report, _ *result.Tally) error {
 	s.root.Name = strings.TrimSpace(r.Tool + " " + r.Command)
 	var head bytes.Buffer
 	head.WriteString(xml.Header)

@@ -16,6 +16,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/rollout-dev/rollout/checks"
+	"github.com/rollout-dev/rollout/internal/derive/result"
 )
 
 // -update rewrites the goldens of the structured formats (json, sarif,
@@ -29,12 +30,12 @@ const trickyMessage = "100% of <items> lack \"id\" | fields: a,b\nsecond line"
 
 // sample is a normalized report: two files, one clean (with nil findings,
 // which every printer must treat as empty), one finding of each severity.
-func sample() *Report {
-	return &Report{
+func sample() *result.Report {
+	return &result.Report{
 		Tool:    "rollout",
 		Version: "0.3.0-test",
 		Command: "verify",
-		Files: []FileResult{
+		Files: []result.FileResult{
 			{
 				Path:        "sessions/2025/rollout-a.jsonl",
 				Records:     12,
@@ -86,7 +87,7 @@ func printerFor(t *testing.T, format string) Printer {
 	return p
 }
 
-func render(t *testing.T, format string, r *Report, o Options) string {
+func render(t *testing.T, format string, r *result.Report, o Options) string {
 	t.Helper()
 	p := printerFor(t, format)
 	var buf bytes.Buffer
@@ -167,19 +168,19 @@ func TestColorOnlyText(t *testing.T) {
 // property escaping in paths, and a report without findings.
 func TestEdgeCases(t *testing.T) {
 	t.Parallel()
-	odd := &Report{Tool: "rollout", Version: "1", Command: "verify", Files: []FileResult{{
+	odd := &result.Report{Tool: "rollout", Version: "1", Command: "verify", Files: []result.FileResult{{
 		Path: "logs/a,b:c%.jsonl", Records: 0,
 		Findings: []checks.Finding{
 			{Rule: "file/empty", Severity: checks.Error, Line: 0, Message: "no records"},
 			{Rule: "line/ctrl", Severity: checks.Warning, Line: 4, Message: "bad \x1b[2J byte\r\tend"},
 		},
 	}}}
-	clean := &Report{Tool: "rollout", Command: "verify", Files: []FileResult{{Path: "a.jsonl", Records: 3}}}
-	empty := &Report{Tool: "rollout", Command: "verify"}
+	clean := &result.Report{Tool: "rollout", Command: "verify", Files: []result.FileResult{{Path: "a.jsonl", Records: 3}}}
+	empty := &result.Report{Tool: "rollout", Command: "verify"}
 	tests := []struct {
 		name   string
 		format string
-		r      *Report
+		r      *result.Report
 		want   string
 	}{
 		{"text odd", "text", odd,
@@ -209,7 +210,7 @@ func TestEdgeCases(t *testing.T) {
 		{"junit empty", "junit", empty,
 			"<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n" +
 				"<testsuites name=\"rollout verify\" tests=\"0\" failures=\"0\" errors=\"0\" skipped=\"0\"></testsuites>\n"},
-		{"markdown escapes", "markdown", &Report{Files: []FileResult{{Path: `a|b.jsonl`, Findings: []checks.Finding{
+		{"markdown escapes", "markdown", &result.Report{Files: []result.FileResult{{Path: `a|b.jsonl`, Findings: []checks.Finding{
 			{Rule: "r/x", Line: 1, Message: `C:\dir a\|b & <i>x</i>` + "\r\ny"},
 		}}}},
 			"1 files, 0 records: 0 errors, 0 warnings, 1 infos\n\n" +
@@ -368,23 +369,23 @@ func TestJSONLStructure(t *testing.T) {
 // in the machine formats, without Normalize.
 func TestNilEncodesEmpty(t *testing.T) {
 	t.Parallel()
-	withNils := &Report{Tool: "rollout", Command: "verify", Files: []FileResult{
+	withNils := &result.Report{Tool: "rollout", Command: "verify", Files: []result.FileResult{
 		{Path: "a.jsonl", Findings: nil},
 		{Path: "b.jsonl", Findings: []checks.Finding{{Rule: "r/x", Line: 1, Message: "m", Evidence: nil, Ordinal: nil}}},
 	}}
 	tests := []struct {
 		format string
-		r      *Report
+		r      *result.Report
 		path   string
 		want   string // raw JSON
 	}{
-		{"json", &Report{}, "files", "[]"},
+		{"json", &result.Report{}, "files", "[]"},
 		{"json", withNils, "files.0.findings", "[]"},
 		{"json", withNils, "files.1.findings.0.evidence", "{}"},
 		{"json", withNils, "files.1.findings.0.ordinal", "null"},
 		{"jsonl", withNils, "evidence", "{}"},
-		{"sarif", &Report{}, "runs.0.results", "[]"},
-		{"sarif", &Report{}, "runs.0.tool.driver.rules", "[]"},
+		{"sarif", &result.Report{}, "runs.0.results", "[]"},
+		{"sarif", &result.Report{}, "runs.0.tool.driver.rules", "[]"},
 	}
 	for _, tt := range tests {
 		out := render(t, tt.format, tt.r, testOptions)
@@ -500,7 +501,7 @@ func TestSARIFRegistered(t *testing.T) {
 }
 
 // sarifOf prints r as SARIF (no registered rules) and decodes the log.
-func sarifOf(t *testing.T, r *Report) sarifLog {
+func sarifOf(t *testing.T, r *result.Report) sarifLog {
 	t.Helper()
 	var log sarifLog
 	if err := json.Unmarshal([]byte(render(t, "sarif", r, testOptions)), &log); err != nil {
@@ -511,7 +512,7 @@ func sarifOf(t *testing.T, r *Report) sarifLog {
 
 func TestSARIFDefaultLevelIsHighestSeverity(t *testing.T) {
 	t.Parallel()
-	r := &Report{Files: []FileResult{{Path: "a", Findings: []checks.Finding{
+	r := &result.Report{Files: []result.FileResult{{Path: "a", Findings: []checks.Finding{
 		{Rule: "r/x", Severity: checks.Info, Line: 1},
 		{Rule: "r/x", Severity: checks.Warning, Line: 2},
 		{Rule: "r/x", Severity: checks.Info, Line: 3},
@@ -528,7 +529,7 @@ func TestSARIFDefaultLevelIsHighestSeverity(t *testing.T) {
 	if log.Runs[0].Results[1].Locations[0].PhysicalLocation.Region.StartLine != 2 {
 		t.Errorf("result 1 startLine = %d; want 2", log.Runs[0].Results[1].Locations[0].PhysicalLocation.Region.StartLine)
 	}
-	if r0 := sarifOf(t, &Report{Files: []FileResult{{Path: "a", Findings: []checks.Finding{{Rule: "r/x", Line: 0}}}}}); r0.Runs[0].Results[0].Locations[0].PhysicalLocation.Region != nil {
+	if r0 := sarifOf(t, &result.Report{Files: []result.FileResult{{Path: "a", Findings: []checks.Finding{{Rule: "r/x", Line: 0}}}}}); r0.Runs[0].Results[0].Locations[0].PhysicalLocation.Region != nil {
 		t.Errorf("a whole-file finding (line 0) got a region; want none")
 	}
 }
@@ -659,7 +660,7 @@ func TestWriteError(t *testing.T) {
 
 func TestEncodeError(t *testing.T) {
 	t.Parallel()
-	r := &Report{Files: []FileResult{{Path: "a", Findings: []checks.Finding{
+	r := &result.Report{Files: []result.FileResult{{Path: "a", Findings: []checks.Finding{
 		{Rule: "r/ok", Line: 1, Message: "fine"},
 		{Rule: "r/nan", Line: 2, Message: "m", Evidence: map[string]any{"ratio": math.NaN()}},
 	}}}}
@@ -691,7 +692,7 @@ func TestSARIFUsesRegistry(t *testing.T) {
 	if _, ok := checks.Lookup(unknown); ok {
 		t.Fatalf("%s is registered", unknown)
 	}
-	f := FileResult{Path: "a.jsonl"}
+	f := result.FileResult{Path: "a.jsonl"}
 	want := map[string]string{unknown: "rollout rule " + unknown}
 	for _, rule := range checks.Rules() {
 		f.Findings = append(f.Findings, checks.Finding{Rule: rule.ID, Line: 1, Message: "m"})
@@ -706,7 +707,7 @@ func TestSARIFUsesRegistry(t *testing.T) {
 		t.Fatal("no sarif printer")
 	}
 	var buf bytes.Buffer
-	if err := p(&buf, &Report{Files: []FileResult{f}}, testOptions); err != nil {
+	if err := p(&buf, &result.Report{Files: []result.FileResult{f}}, testOptions); err != nil {
 		t.Fatal(err)
 	}
 	got := map[string]string{}

@@ -16,6 +16,7 @@ import (
 	"strings"
 
 	"github.com/rollout-dev/rollout/checks"
+	"github.com/rollout-dev/rollout/internal/derive/result"
 )
 
 const (
@@ -36,7 +37,7 @@ const (
 // The subset of SARIF 2.1.0 that rollout writes. No timestamps, no command
 // line: the log is a pure function of the report. The one invocation says
 // whether every input was analysed (executionSuccessful) and carries a
-// notification per file that was not (descriptor id: the FileError code)
+// notification per file that was not (descriptor id: the result.FileError code)
 // and per note.
 
 type sarifLog struct {
@@ -178,7 +179,7 @@ type sarifWriter struct {
 	results spool
 	enc     *gob.Encoder
 	// notAnalysed are the files with an error, for the invocation.
-	notAnalysed []FileResult
+	notAnalysed []result.FileResult
 }
 
 // sarifSpooled is what a result needs of a finding and its file.
@@ -190,9 +191,9 @@ type sarifSpooled struct {
 	Message  string
 }
 
-func (s *sarifWriter) file(f *FileResult, _ *tally) error {
+func (s *sarifWriter) file(f *result.FileResult, _ *result.Tally) error {
 	if f.Error != nil {
-		s.notAnalysed = append(s.notAnalysed, FileResult{Path: f.Path, Error: f.Error})
+		s.notAnalysed = append(s.notAnalysed, result.FileResult{Path: f.Path, Error: f.Error})
 	}
 	for _, fd := range f.Findings {
 		if err := s.enc.Encode(&sarifSpooled{f.Path, fd.Rule, fd.Severity, fd.Line, fd.Message}); err != nil {
@@ -207,8 +208,8 @@ func (s *sarifWriter) release() { s.results.release() }
 // sarifResultIndent is the indent of an element of "results".
 const sarifResultIndent = "        "
 
-func (s *sarifWriter) finish(r *Report, t *tally) error {
-	ids := t.ruleIDs()
+func (s *sarifWriter) finish(r *result.Report, t *result.Tally) error {
+	ids := t.RuleIDs()
 	rules := make([]sarifRule, 0, len(ids))
 	index := make(map[string]int, len(ids))
 	for i, id := range ids {
@@ -218,7 +219,7 @@ func (s *sarifWriter) finish(r *Report, t *tally) error {
 			Name:                 sarifRuleName(id),
 			ShortDescription:     sarifMessage{Text: "rollout rule " + id},
 			FullDescription:      sarifMessage{Text: "See `rollout explain " + id + "`."},
-			DefaultConfiguration: sarifConfiguration{Level: sarifLevel(t.maxSeverity[id])},
+			DefaultConfiguration: sarifConfiguration{Level: sarifLevel(t.MaxSeverity(id))},
 		}
 		if rule, ok := s.lookup(id); ok && rule != nil {
 			if rule.Title != "" {

@@ -3,19 +3,16 @@ package report
 import (
 	"bufio"
 	"bytes"
-	"cmp"
 	"fmt"
 	"io"
 	"os"
-	"slices"
-	"strings"
 
-	"github.com/rollout-dev/rollout/checks"
+	"github.com/rollout-dev/rollout/internal/derive/result"
 )
 
 // A Stream writes one format while a run's files arrive, so that memory
 // follows the largest file rather than the run. Files must come in report
-// order (sorted by path) and each normalized (FileResult.Normalize): the
+// order (sorted by path) and each normalized (result.FileResult.Normalize): the
 // output is then byte for byte what the format's Printer writes for the
 // whole report.
 //
@@ -24,8 +21,8 @@ import (
 // markdown, html) keep the files' part in a spool, in memory up to
 // spoolMemory and then in a temporary file, and write it out on Close.
 type Stream struct {
-	run *Report // Tool, Version, Command, Notes; Suppressed and Hidden read on Close
-	t   tally
+	run *result.Report // Tool, Version, Command, Notes; Suppressed and Hidden read on Close
+	t   result.Tally
 	fs  formatStream
 	err error
 }
@@ -33,9 +30,9 @@ type Stream struct {
 // formatStream is one format's half of a Stream.
 type formatStream interface {
 	// file writes or spools one file; t already counts it.
-	file(f *FileResult, t *tally) error
+	file(f *result.FileResult, t *result.Tally) error
 	// finish writes what is left, with the run's totals.
-	finish(run *Report, t *tally) error
+	finish(run *result.Report, t *result.Tally) error
 	// release frees the spool, written out or not.
 	release()
 }
@@ -43,7 +40,7 @@ type formatStream interface {
 // NewStream starts writing format to w. run holds what is known of the run
 // as a whole (its Files are ignored); its Suppressed and Hidden counts are
 // read on Close, so they may grow while files arrive.
-func NewStream(format string, w io.Writer, run *Report, o Options) (*Stream, error) {
+func NewStream(format string, w io.Writer, run *result.Report, o Options) (*Stream, error) {
 	for _, f := range table() {
 		if f.name == format {
 			return &Stream{run: run, fs: f.stream(w, o)}, nil
@@ -54,11 +51,11 @@ func NewStream(format string, w io.Writer, run *Report, o Options) (*Stream, err
 
 // File writes one file's result. After an error the Stream ignores further
 // files and Close only releases it.
-func (s *Stream) File(f *FileResult) error {
+func (s *Stream) File(f *result.FileResult) error {
 	if s.err != nil {
 		return s.err
 	}
-	s.t.add(f)
+	s.t.Add(f)
 	s.err = s.fs.file(f, &s.t)
 	return s.err
 }
@@ -79,7 +76,7 @@ func (s *Stream) Discard() { s.fs.release() }
 
 // streamPrinter is the Printer of a format: a Stream fed the whole report.
 func streamPrinter(newStream func(io.Writer, Options) formatStream) Printer {
-	return func(w io.Writer, r *Report, o Options) error {
+	return func(w io.Writer, r *result.Report, o Options) error {
 		s := &Stream{run: r, fs: newStream(w, o)}
 		for i := range r.Files {
 			if err := s.File(&r.Files[i]); err != nil {
@@ -89,79 +86,6 @@ func streamPrinter(newStream func(io.Writer, Options) formatStream) Printer {
 		}
 		return s.Close()
 	}
-}
-
-// tally counts what the printers show before or after the files.
-type tally struct {
-	files, records, notAnalysed int
-	errors, warnings, infos     int
-	rules                       map[ruleSeverity]int
-	// first and highest severity seen per rule (html, sarif).
-	firstSeverity, maxSeverity map[string]checks.Severity
-}
-
-type ruleSeverity struct {
-	rule string
-	sev  checks.Severity
-}
-
-func (t *tally) add(f *FileResult) {
-	if t.rules == nil {
-		t.rules = map[ruleSeverity]int{}
-		t.firstSeverity = map[string]checks.Severity{}
-		t.maxSeverity = map[string]checks.Severity{}
-	}
-	t.files++
-	t.records += f.Records
-	if f.Error != nil {
-		t.notAnalysed++
-	}
-	for j := range f.Findings {
-		fd := &f.Findings[j]
-		switch fd.Severity {
-		case checks.Error:
-			t.errors++
-		case checks.Warning:
-			t.warnings++
-		case checks.Info:
-			t.infos++
-		}
-		t.rules[ruleSeverity{fd.Rule, fd.Severity}]++
-		if s, ok := t.maxSeverity[fd.Rule]; !ok || fd.Severity > s {
-			t.maxSeverity[fd.Rule] = fd.Severity
-		}
-		if _, ok := t.firstSeverity[fd.Rule]; !ok {
-			t.firstSeverity[fd.Rule] = fd.Severity
-		}
-	}
-}
-
-func (t *tally) summary(run *Report) Summary {
-	return Summary{Files: t.files, Records: t.records, Errors: t.errors, Warnings: t.warnings, Infos: t.infos,
-		NotAnalysed: t.notAnalysed, Suppressed: run.Suppressed, Hidden: run.Hidden}
-}
-
-// statistics counts the findings by rule and severity, most frequent first
-// (ties by rule, then most severe first).
-func (t *tally) statistics() []RuleCount {
-	out := make([]RuleCount, 0, len(t.rules))
-	for k, n := range t.rules {
-		out = append(out, RuleCount{Rule: k.rule, Severity: k.sev, Count: n})
-	}
-	slices.SortFunc(out, func(a, b RuleCount) int {
-		return cmp.Or(cmp.Compare(b.Count, a.Count), strings.Compare(a.Rule, b.Rule), cmp.Compare(b.Severity, a.Severity))
-	})
-	return out
-}
-
-// ruleIDs are the rules with findings, sorted.
-func (t *tally) ruleIDs() []string {
-	ids := make([]string, 0, len(t.maxSeverity))
-	for id := range t.maxSeverity {
-		ids = append(ids, id)
-	}
-	slices.Sort(ids)
-	return ids
 }
 
 // spoolMemory is how much of a format's file part a spool keeps in memory

@@ -10,17 +10,18 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/rollout-dev/rollout/checks"
+	"github.com/rollout-dev/rollout/internal/derive/result"
 )
 
 // TestSpoolToDisk: a report whose spooled part outgrows memory goes through
 // a temporary file and comes out the same, and the file is removed. Not
 // parallel: it changes spoolMemory and TMPDIR.
 func TestSpoolToDisk(t *testing.T) {
-	r := &Report{Tool: "rollout", Version: "test", Command: "verify", Notes: []string{"a note"}}
+	r := &result.Report{Tool: "rollout", Version: "test", Command: "verify", Notes: []string{"a note"}}
 	for i := range 4 {
-		f := FileResult{Path: fmt.Sprintf("s/rollout-%d.jsonl", i), Records: 100}
+		f := result.FileResult{Path: fmt.Sprintf("s/rollout-%d.jsonl", i), Records: 100}
 		if i == 2 {
-			f.Error = &FileError{Code: ErrReadFailed, Message: "corrupt"}
+			f.Error = &result.FileError{Code: result.ErrReadFailed, Message: "corrupt"}
 		}
 		for line := range 300 {
 			f.Findings = append(f.Findings, checks.Finding{Rule: fmt.Sprintf("r/%d", line%7), Severity: checks.Severity(line % 3),

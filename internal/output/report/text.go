@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/rollout-dev/rollout/checks"
+	"github.com/rollout-dev/rollout/internal/derive/result"
 )
 
 // ANSI colours of the severity word in the text format.
@@ -26,7 +27,7 @@ const (
 // The counts of files not analysed, findings suppressed by a baseline and
 // findings hidden below the displayed severity follow only when non-zero,
 // so that a plain run keeps the fixed shape.
-func summaryLine(s Summary) string {
+func summaryLine(s result.Summary) string {
 	line := fmt.Sprintf("%d files, %d records: %d errors, %d warnings, %d infos",
 		s.Files, s.Records, s.Errors, s.Warnings, s.Infos)
 	if s.NotAnalysed > 0 {
@@ -43,7 +44,7 @@ func summaryLine(s Summary) string {
 
 // notAnalysed is the one-line text of a file error, the same in every
 // format that has no field for it: "not analysed: MESSAGE".
-func notAnalysed(e *FileError) string { return "not analysed: " + e.Message }
+func notAnalysed(e *result.FileError) string { return "not analysed: " + e.Message }
 
 // location is "path:line", or just "path" for a finding about the whole file
 // (line 0).
@@ -75,7 +76,7 @@ func newTextStream(w io.Writer, o Options) formatStream {
 	return &textStream{bw: bufio.NewWriter(w), o: o}
 }
 
-func (s *textStream) file(f *FileResult, _ *tally) error {
+func (s *textStream) file(f *result.FileResult, _ *result.Tally) error {
 	bw, o := s.bw, s.o
 	if f.Error != nil {
 		sev := severityName(checks.Error)
@@ -99,15 +100,15 @@ func (s *textStream) file(f *FileResult, _ *tally) error {
 	return nil
 }
 
-func (s *textStream) finish(r *Report, t *tally) error {
+func (s *textStream) finish(r *result.Report, t *result.Tally) error {
 	bw := s.bw
 	for _, n := range r.Notes {
 		bw.WriteString("note: " + oneLine(n) + "\n")
 	}
 	if s.o.Statistics {
-		writeStatistics(bw, t.statistics())
+		writeStatistics(bw, t.Statistics())
 	}
-	bw.WriteString(summaryLine(t.summary(r)) + "\n")
+	bw.WriteString(summaryLine(t.Summary(r)) + "\n")
 	if err := bw.Flush(); err != nil {
 		return fmt.Errorf("write text report: %w", err)
 	}
@@ -115,7 +116,7 @@ func (s *textStream) finish(r *Report, t *tally) error {
 }
 
 // writeStatistics writes the --statistics table: count, severity, rule.
-func writeStatistics(w io.Writer, stats []RuleCount) {
+func writeStatistics(w io.Writer, stats []result.RuleCount) {
 	if len(stats) == 0 {
 		return
 	}
@@ -160,7 +161,7 @@ func newGitHubStream(w io.Writer, _ Options) formatStream {
 	return &githubStream{bw: bufio.NewWriter(w)}
 }
 
-func (s *githubStream) file(f *FileResult, _ *tally) error {
+func (s *githubStream) file(f *result.FileResult, _ *result.Tally) error {
 	bw := s.bw
 	if f.Error != nil {
 		bw.WriteString("::error file=" + githubProperty(f.Path) + ",title=" +
@@ -180,12 +181,12 @@ func (s *githubStream) file(f *FileResult, _ *tally) error {
 	return nil
 }
 
-func (s *githubStream) finish(r *Report, t *tally) error {
+func (s *githubStream) finish(r *result.Report, t *result.Tally) error {
 	bw := s.bw
 	for _, n := range r.Notes {
 		bw.WriteString("::notice title=rollout::" + githubData(n) + "\n")
 	}
-	bw.WriteString("::notice title=" + githubProperty(r.Tool+" "+r.Command) + "::" + githubData(summaryLine(t.summary(r))) + "\n")
+	bw.WriteString("::notice title=" + githubProperty(r.Tool+" "+r.Command) + "::" + githubData(summaryLine(t.Summary(r))) + "\n")
 	if err := bw.Flush(); err != nil {
 		return fmt.Errorf("write github report: %w", err)
 	}
@@ -244,7 +245,7 @@ type markdownStream struct {
 
 func newMarkdownStream(w io.Writer, _ Options) formatStream { return &markdownStream{w: w} }
 
-func (s *markdownStream) file(f *FileResult, _ *tally) error {
+func (s *markdownStream) file(f *result.FileResult, _ *result.Tally) error {
 	bw := &s.rows // errors are kept for copyTo
 	if f.Error != nil {
 		fmt.Fprintf(bw, "| %s |  | error | %s | %s |\n",
@@ -262,9 +263,9 @@ func (s *markdownStream) file(f *FileResult, _ *tally) error {
 	return nil
 }
 
-func (s *markdownStream) finish(r *Report, t *tally) error {
+func (s *markdownStream) finish(r *result.Report, t *result.Tally) error {
 	bw := bufio.NewWriter(s.w)
-	bw.WriteString(summaryLine(t.summary(r)) + "\n\n")
+	bw.WriteString(summaryLine(t.Summary(r)) + "\n\n")
 	for _, n := range r.Notes {
 		bw.WriteString("- note: " + markdownCell(n) + "\n")
 	}

@@ -3,7 +3,8 @@
 // every output starts with, and where its JSON Schema is published
 // (docs/schema/NAME.vVERSION.json). `rollout version` prints the table
 // whole; a test in cmd/rollout validates real output of every row against
-// its published schema.
+// its published schema. It belongs to the output stage (internal/output)
+// and imports nothing of the module.
 //
 // A new JSON output is one row in outputs below, one schema file under
 // docs/schema/, and one producer in cmd/rollout's schema test (the test

@@ -3,9 +3,9 @@
 // it (ESC sequences, OSC terminal-title writes, BEL, NUL, C1 controls,
 // bidirectional overrides) would act on the reader's terminal.
 //
-// It sits beside the printers: every printer of human text (findings,
-// repair plans and diffs, state diffs) passes the strings it took from a
-// rollout through String.
+// It belongs to the output stage (internal/output), beside the printers:
+// every printer of human text (findings, repair plans and diffs, state
+// diffs) passes the strings it took from a rollout through String.
 package termsafe
 
 import (

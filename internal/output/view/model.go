@@ -1,10 +1,11 @@
 // Package view builds the HTML page of `rollout view`: the thread as resume
 // rebuilds it, turn by turn, with every finding at its record and the
-// context fill chart. It sits after checks/ in the flow: a Builder is fed
-// the records and observations of the one replay (reconstruct.Replay's
-// OnRecord hook and an observer) and keeps only what the page shows, with every string clipped, so
-// memory follows the number of records shown, never the file size. Finish
-// adds the final state and the findings; Render writes the page.
+// context fill chart. It is one of the outputs (internal/output), after
+// checks/ in the flow: a Builder is fed the records and observations of the
+// one replay (reconstruct.Replay's OnRecord hook and an observer) and keeps
+// only what the page shows, with every string clipped, so memory follows
+// the number of records shown, never the file size. Finish adds the final
+// state and the findings; Render writes the page.
 package view
 
 import (

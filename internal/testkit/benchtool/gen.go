@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
-	"sync"
 	"syscall"
 	"time"
 
@@ -102,24 +100,18 @@ func cmdGen(args []string) error {
 
 	jobs := spec.jobs()
 	outs := make([]genOutput, len(jobs))
-	errs := make([]error, len(jobs))
-	start := time.Now()
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, max(1, runtime.GOMAXPROCS(0)))
+	work := make([]func() error, len(jobs))
 	for i, j := range jobs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			sem <- struct{}{}
-			defer func() { <-sem }()
+		work[i] = func() error {
 			path := filepath.Join(*dir, j.rel)
 			var st gen.Stats
 			err := replaceFile(path, func(tmp string) (err error) { st, err = gen.WriteFile(tmp, j.o); return err })
-			outs[i], errs[i] = genOutput{Path: j.rel, Stats: st}, err
-		}()
+			outs[i] = genOutput{Path: j.rel, Stats: st}
+			return err
+		}
 	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
+	start := time.Now()
+	if err := runParallel(work); err != nil {
 		return err
 	}
 	var total int64
@@ -128,7 +120,7 @@ func cmdGen(args []string) error {
 	}
 	el := time.Since(start)
 	fmt.Printf("%s: generated %s in %.1fs (%.0f MB/s on %d workers)\n", *dir, fmtMB(total), el.Seconds(),
-		float64(total)/1e6/el.Seconds(), cap(sem))
+		float64(total)/1e6/el.Seconds(), workers())
 	printOutputs(outs)
 
 	b, err := json.MarshalIndent(stamp{Spec: spec, Outputs: outs}, "", "  ")

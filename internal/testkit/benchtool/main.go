@@ -1,6 +1,7 @@
 // Command benchtool generates benchmark inputs and measures `rollout`
 // against baselines (wc -l, jq, a gjson validate-and-route loop) side by
 // side in one run, as docs/performance.md requires. `make bench` runs it.
+// It is a harness (internal/testkit): nothing of the product imports it.
 //
 // Usage:
 //

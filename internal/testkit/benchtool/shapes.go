@@ -172,10 +172,11 @@ func cmdShapesGen(args []string) error {
 	return os.WriteFile(stampPath, append(b, '\n'), 0o644)
 }
 
+// runParallel runs jobs, workers() at a time, and joins their errors.
 func runParallel(jobs []func() error) error {
 	errs := make([]error, len(jobs))
 	var wg sync.WaitGroup
-	sem := make(chan struct{}, max(1, runtime.GOMAXPROCS(0)))
+	sem := make(chan struct{}, workers())
 	for i, j := range jobs {
 		wg.Add(1)
 		go func() {
@@ -188,6 +189,9 @@ func runParallel(jobs []func() error) error {
 	wg.Wait()
 	return errors.Join(errs...)
 }
+
+// workers is how many generators run at once: one a core.
+func workers() int { return max(1, runtime.GOMAXPROCS(0)) }
 
 // fleetSizes draws the target sizes of the fleet: log-normal around the
 // median, clamped to [5 KB, max], and the first file at max so the tail

@@ -1,7 +1,8 @@
 // Package conformance drives the real Codex CLI (installed from npm) against
 // a local mock of the Responses API, so that what Codex writes to a rollout
 // and what it rebuilds from one on resume can be recorded and compared with
-// rollout's engine. See README.md.
+// rollout's engine. See README.md. It is a test harness (internal/testkit):
+// used only by tests and by `make conformance` (./internal/gen).
 package conformance
 
 import (

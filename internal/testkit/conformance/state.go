@@ -6,10 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"path/filepath"
 	"strings"
 
-	"github.com/rollout-dev/rollout/checks"
 	"github.com/rollout-dev/rollout/internal/codex/lineage"
 	"github.com/rollout-dev/rollout/reconstruct"
 	"github.com/rollout-dev/rollout/rollout"
@@ -21,8 +19,9 @@ import (
 // home), and reduces its live history to Items read back from the files.
 // Meant for small files (the goldens): the files are read whole.
 func EngineHistory(path string) ([]Item, *reconstruct.State, error) {
-	ix := lineage.New([]string{path}, filepath.Dir(path))
-	st, err := reconstruct.ReplayFile(path, nil, checks.Options{Lineage: ix.Ancestry}.Replay(path))
+	ix := lineage.ForFile(path)
+	ro := reconstruct.ReplayOptions{Ancestry: func() *reconstruct.Ancestry { return ix.Ancestry(path) }}
+	st, err := reconstruct.ReplayFile(path, nil, ro)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -1,5 +1,6 @@
 // Package repocheck holds tests about the repository itself rather than
 // about one package: that the Makefile's fuzz target runs every fuzz test.
+// It is a test harness (internal/testkit) with no code but its tests.
 package repocheck
 
 import (

@@ -1,6 +1,7 @@
 // Package homegen lays out the Codex homes of fixtures/home for tests: a
 // base home's files as they are, its databases built from their SQL dumps
-// in WAL mode, as Codex keeps them (fixtures/home/README.md).
+// in WAL mode, as Codex keeps them (fixtures/home/README.md). It is a
+// fixture generator (internal/testkit): used only by tests and by demohome.
 package homegen
 
 import (

@@ -17,7 +17,8 @@
 // without the lineage would find faults that are not there: a turn's
 // world-state patch needs the baseline of the root's first turn, a fork's
 // rollback drops turns of its source. Output depends only on the tree: the
-// same tree gives the same bytes.
+// same tree gives the same bytes. It is a fixture generator
+// (internal/testkit): used only by tests.
 package lineagegen
 
 import (
