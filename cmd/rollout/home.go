@@ -141,15 +141,15 @@ func runHome(ctx context.Context, a *app, o *homeOptions) error {
 	if err != nil {
 		return err
 	}
-	reports := openReports(a, o.report, run, report.Options{FailOn: o.failOnSev, SourceRoot: root}, &progress{})
+	reports := report.OpenOutputs(o.report.reportOutputs(), run, o.report.outputOptions(a, report.Options{FailOn: o.failOnSev, SourceRoot: root}, a.io.Out))
 	slices.Sort(order)
 	for _, p := range order {
 		fr := byPath[p]
 		checks.SortFindings(fr.Findings)
 		fr.Normalize()
-		reports.file(fr)
+		reports.File(fr)
 	}
-	if err := reports.close(); err != nil {
+	if err := reportsError(reports.Close()); err != nil {
 		return err
 	}
 	return status.err()

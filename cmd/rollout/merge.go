@@ -146,7 +146,7 @@ func mergeVerify(a *app, o *mergeOptions, failOn checks.Severity, inputs *outfil
 		return err
 	}
 	ropts := report.Options{FailOn: failOn, Statistics: o.statistics, SourceRoot: root}
-	if err := writeReports(a, vo, rep, ropts); err != nil {
+	if err := reportsError(report.WriteOutputs(vo.reportOutputs(), rep, vo.outputOptions(a, ropts, a.io.Out))); err != nil {
 		return err
 	}
 	var status exitStatus

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"cmp"
 	"context"
 	"crypto/sha256"
@@ -9,16 +8,13 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"runtime"
-	"runtime/debug"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/rollout-dev/rollout/checks"
 	"github.com/rollout-dev/rollout/internal/base/config"
-	"github.com/rollout-dev/rollout/internal/base/pool"
 	"github.com/rollout-dev/rollout/internal/derive/policy"
 	"github.com/rollout-dev/rollout/internal/derive/result"
 	"github.com/rollout-dev/rollout/internal/edit/outfile"
@@ -125,7 +121,7 @@ func (o *verifyOptions) validate() error {
 		return err
 	}
 	if len(o.formats) == 0 {
-		o.formats = []string{"text"}
+		o.formats = []string{report.DefaultFormat(report.DocVerify)}
 	}
 	if o.outputs, err = parseOutputs(report.DocVerify, o.formats, o.output); err != nil {
 		return err
@@ -154,17 +150,6 @@ func (o *verifyOptions) validate() error {
 	return nil
 }
 
-// verifyInput is one file to verify, in report order (by path).
-type verifyInput struct {
-	path string
-	// order is the position in the input order, that of the messages on
-	// stderr.
-	order int
-	// unusable is set for an entry a walk could not use: it is reported as
-	// not analysed, never opened.
-	unusable error
-}
-
 // runVerify analyses the files on a pool of workers and hands each, in
 // report order, to the policy's steps and then to every report.
 func runVerify(ctx context.Context, a *app, o *verifyOptions) error {
@@ -191,26 +176,26 @@ func runVerify(ctx context.Context, a *app, o *verifyOptions) error {
 	if err != nil {
 		return err
 	}
-	reports := openReports(a, o, run, report.Options{FailOn: o.failOnSev, Statistics: o.statistics, SourceRoot: root}, progress)
+	reports := report.OpenOutputs(o.reportOutputs(), run, o.outputOptions(a, report.Options{FailOn: o.failOnSev, Statistics: o.statistics, SourceRoot: root}, progress.writer(a.io.Out)))
 	var messages fileMessages
 	emit := func(i int, out policy.Input) {
-		out.Named = in.named[inputs[i].path]
-		messages.add(inputs[i].order, out)
-		reports.file(pipe.File(out))
+		out.Named = in.named[inputs[i].Path]
+		messages.add(inputs[i].Order, out)
+		reports.File(pipe.File(out))
 	}
 	lin := lineagesOf(in)
 	opts := checks.Options{MaxLineBytes: o.maxLineBytes, MaxFindingsPerRule: o.maxFindings, HandoffCap: o.handoffCap, Now: o.now.time(), Force: o.force, OnRead: progress.add,
 		Lineage: lin.ancestry}
-	analyse(inputs, o.jobs, a.io.In, opts, pipe.NeedsHashes(), progress.step, emit)
+	policy.Analyse(inputs, o.jobs, a.io.In, opts, pipe.NeedsHashes(), progress.step, emit)
 	progress.finish()
 	run.Notes = append(run.Notes, lin.Notes()...)
 	messages.write(a.io.Err)
 	run.Suppressed, run.Hidden = pipe.Suppressed(), pipe.Hidden()
 	if err := o.saveBaseline(a, pipe); err != nil {
-		reports.discard()
+		reports.Discard()
 		return err
 	}
-	if err := reports.close(); err != nil {
+	if err := reportsError(reports.Close()); err != nil {
 		return err
 	}
 	if code := verifyExitCode(pipe.Status()); code != exitOK {
@@ -222,15 +207,15 @@ func runVerify(ctx context.Context, a *app, o *verifyOptions) error {
 // reportOrder lists the inputs by path, the order of the report:
 // verifying them in that order lets each file go to the printers as soon
 // as the ones before it are done.
-func reportOrder(in *verifyInputs) []verifyInput {
-	inputs := make([]verifyInput, 0, len(in.paths)+len(in.unusable))
+func reportOrder(in *verifyInputs) []policy.Target {
+	inputs := make([]policy.Target, 0, len(in.paths)+len(in.unusable))
 	for i, p := range in.paths {
-		inputs = append(inputs, verifyInput{path: p, order: i})
+		inputs = append(inputs, policy.Target{Path: p, Order: i})
 	}
 	for i, e := range in.unusable {
-		inputs = append(inputs, verifyInput{path: e.Path, order: len(in.paths) + i, unusable: e})
+		inputs = append(inputs, policy.Target{Path: e.Path, Order: len(in.paths) + i, Unusable: e})
 	}
-	slices.SortStableFunc(inputs, func(x, y verifyInput) int { return strings.Compare(x.path, y.path) })
+	slices.SortStableFunc(inputs, func(x, y policy.Target) int { return strings.Compare(x.Path, y.Path) })
 	return inputs
 }
 
@@ -306,76 +291,6 @@ func nonNil(s []string) []string {
 // (policy.ReadStatus).
 func fileErrorCode(err error) int { return verifyExitCode(policy.ReadStatus(err)) }
 
-// analyse verifies files on a pool of workers and hands each outcome to
-// emit, on the calling goroutine, in input order: file i as soon as files
-// 0..i-1 have been emitted, so the output does not depend on --jobs.
-// Workers run ahead of emit by at most aheadFiles files, and beyond jobs
-// files only while the outcomes waiting hold fewer than aheadFindings
-// findings: memory follows the largest files, not the run.
-// With hash set, each result also carries the hashes of the records its
-// findings are on (for baseline fingerprints).
-func analyse(inputs []verifyInput, jobs int, stdin io.Reader, opts checks.Options, hash bool, step func(), emit func(int, policy.Input)) {
-	pool.InOrder(len(inputs), jobs, aheadFiles, findingsOf, aheadFindings, func(i int) policy.Input {
-		out := analyseInput(inputs[i], stdin, opts, hash)
-		if inputs[i].unusable == nil {
-			step() // progress counts the files read
-		}
-		return out
-	}, emit)
-}
-
-// How far the workers may run ahead of the file being emitted (analyse).
-const (
-	aheadFiles    = 256
-	aheadFindings = 1 << 16
-)
-
-func findingsOf(out policy.Input) int {
-	if out.Result == nil {
-		return 0
-	}
-	return len(out.Result.Findings)
-}
-
-// analyseInput verifies one input and keeps of the result what the report
-// needs.
-func analyseInput(in verifyInput, stdin io.Reader, opts checks.Options, hash bool) policy.Input {
-	if in.unusable != nil {
-		return policy.Input{Path: in.path, Err: in.unusable}
-	}
-	out := analyseOne(in.path, stdin, opts)
-	if hash && out.Err == nil {
-		out.Hashes = policy.HashRecords(in.path, out.Result, opts.MaxLineBytes)
-	}
-	out.Result = slim(out.Result)
-	return out
-}
-
-// slim keeps of a result what the report needs (findings, a few summary
-// fields) and lets the reconstructed state go: holding every file's state
-// until the report was printed cost about 130 KB per file.
-func slim(res *checks.Result) *checks.Result {
-	if res == nil {
-		return nil
-	}
-	st := res.State
-	return &checks.Result{Path: res.Path, Records: res.Records, Findings: slices.Clip(res.Findings),
-		State: &reconstruct.State{Era: st.Era, HistoryMode: st.HistoryMode, CLIVersion: st.CLIVersion, ThreadID: st.ThreadID}}
-}
-
-// analyseOne runs the checks on one file; a panic outside the engine's own
-// recovery (opening the file, say) still becomes an internal error for that
-// file instead of killing the other workers.
-func analyseOne(path string, stdin io.Reader, opts checks.Options) (out policy.Input) {
-	defer func() {
-		if v := recover(); v != nil {
-			out = policy.Input{Path: path, Err: &reconstruct.InternalError{Path: path, Value: v, Stack: debug.Stack()}}
-		}
-	}()
-	res, err := checks.Run(path, stdin, opts)
-	return policy.Input{Path: path, Result: res, Err: err}
-}
-
 // checkOutputs refuses, before anything is read, a report file that is one
 // of the inputs (or an input's quarantine or backup).
 func (o *verifyOptions) checkOutputs(paths []string) error {
@@ -406,178 +321,28 @@ func (o *verifyOptions) checkOutputs(paths []string) error {
 	return nil
 }
 
-// reportOutputs are the reports of a run being written, one Stream per
-// --format, plus the step summary of --format github in GitHub Actions.
-// A report that fails stops being written; the others go on.
-type reportOutputs struct {
-	outs []*reportStream
-}
-
-type reportStream struct {
-	name   string
-	stream *report.Stream
-	file   *outfile.File // nil for standard output
-	bw     *bufio.Writer
-	err    error
-	// wrap says what failed, with which exit code.
-	wrap func(error) error
-	// closeFile closes what the report is written to, when the command
-	// opened it (the step summary).
-	closeFile func() error
-}
-
-// openReports starts every requested report. Report files are written to
-// a temporary file renamed over the target on close (outfile), so nothing
-// at the path changes before the run is done.
-func openReports(a *app, o *verifyOptions, run *result.Report, ropts report.Options, p *progress) *reportOutputs {
-	rs := &reportOutputs{}
-	github := false
-	for _, out := range o.outputs {
-		name, file := out.name, out.file
-		github = github || name == "github"
-		ro := ropts
-		r := &reportStream{name: name}
-		rs.outs = append(rs.outs, r)
-		var w io.Writer
-		if file == "" {
-			ro.Color = name == "text" && a.io.useColor(o.color, a.io.OutIsTTY)
-			if name == "html" {
-				ro.Links = htmlLinks(".")
-			}
-			r.wrap = func(err error) error { return fmt.Errorf("writing %s report: %w", name, err) }
-			w = p.writer(a.io.Out)
-		} else {
-			ro.Color = o.color == "always"
-			if name == "html" {
-				ro.Links = htmlLinks(filepath.Dir(file))
-			}
-			r.wrap = func(err error) error {
-				return &exitError{code: exitUsage, err: fmt.Errorf("writing %s report to %s: %w", name, file, err)}
-			}
-			if r.file, r.err = outfile.Create(file, outfile.Options{}); r.err != nil {
-				continue
-			}
-			r.bw = bufio.NewWriterSize(r.file, 64<<10)
-			w = r.bw
-		}
-		r.stream, r.err = report.NewStream(name, w, run, ro)
+// reportOutputs are the --format outputs, as report.OpenOutputs takes them.
+func (o *verifyOptions) reportOutputs() []report.Output {
+	outs := make([]report.Output, len(o.outputs))
+	for i, out := range o.outputs {
+		outs[i] = report.Output{Format: out.name, File: out.file}
 	}
-	if summary := os.Getenv("GITHUB_STEP_SUMMARY"); github && summary != "" {
-		r := &reportStream{name: "markdown", wrap: func(err error) error {
-			return &exitError{code: exitUsage, err: fmt.Errorf("writing the step summary to %s: %w", summary, err)}
-		}}
-		w := &stepSummary{path: summary}
-		r.bw, r.closeFile = bufio.NewWriterSize(w, 64<<10), w.close
-		r.bw.WriteString("### rollout verify\n\n")
-		r.stream, r.err = report.NewStream("markdown", r.bw, run, ropts)
-		rs.outs = append(rs.outs, r)
-	}
-	return rs
+	return outs
 }
 
-// file hands one normalized file to every report still being written.
-func (rs *reportOutputs) file(f *result.FileResult) {
-	for _, r := range rs.outs {
-		if r.err == nil {
-			r.err = r.stream.File(f)
-		}
-	}
+// outputOptions are the report options with what --color, the terminal
+// and GitHub Actions decide; stdout is where a report without a file goes.
+func (o *verifyOptions) outputOptions(a *app, ro report.Options, stdout io.Writer) report.OutputOptions {
+	return report.OutputOptions{Report: ro, Stdout: stdout,
+		ColorStdout: a.io.useColor(o.color, a.io.OutIsTTY), ColorFile: o.color == "always",
+		ViewPage: viewPath, StepSummary: os.Getenv("GITHUB_STEP_SUMMARY")}
 }
 
-// close completes every report and returns the first error, in the order
-// of --format (the step summary last).
-func (rs *reportOutputs) close() error {
-	var first error
-	for _, r := range rs.outs {
-		if r.err == nil {
-			r.err = r.stream.Close()
-		} else if r.stream != nil {
-			r.stream.Discard()
-		}
-		if r.err == nil && r.bw != nil {
-			r.err = r.bw.Flush()
-		}
-		if r.file != nil {
-			if r.err == nil {
-				r.err = r.file.Commit()
-			} else {
-				r.file.Abort()
-			}
-		}
-		if r.closeFile != nil {
-			if err := r.closeFile(); r.err == nil {
-				r.err = err
-			}
-		}
-		if r.err != nil && first == nil {
-			first = r.wrap(r.err)
-		}
+// reportsError is the error of writing the reports: one bound for a file
+// (or the step summary) is a usage error, whatever it wraps.
+func reportsError(err error) error {
+	if we := (*report.WriteError)(nil); errors.As(err, &we) && we.ToFile {
+		return &exitError{code: exitUsage, err: err}
 	}
-	return first
-}
-
-// discard drops every report: report files are left as they were.
-func (rs *reportOutputs) discard() {
-	for _, r := range rs.outs {
-		if r.stream != nil {
-			r.stream.Discard()
-		}
-		if r.file != nil {
-			r.file.Abort()
-		}
-	}
-}
-
-// writeReports writes a whole report in every requested format (merge).
-func writeReports(a *app, o *verifyOptions, rep *result.Report, ropts report.Options) error {
-	rs := openReports(a, o, rep, ropts, &progress{})
-	for i := range rep.Files {
-		rs.file(&rep.Files[i])
-	}
-	return rs.close()
-}
-
-// stepSummary appends to the job summary file GitHub Actions names in
-// $GITHUB_STEP_SUMMARY (other steps write to it too: it is appended to,
-// never replaced), opened on the first write.
-type stepSummary struct {
-	path string
-	f    *os.File
-}
-
-func (s *stepSummary) Write(p []byte) (int, error) {
-	if s.f == nil {
-		f, err := os.OpenFile(s.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o666)
-		if err != nil {
-			return 0, err
-		}
-		s.f = f
-	}
-	return s.f.Write(p)
-}
-
-func (s *stepSummary) close() error {
-	if s.f == nil {
-		return nil
-	}
-	return s.f.Close()
-}
-
-// htmlLinks are the links of an HTML report written in dir: to each
-// rollout, and to the page `rollout view` wrote beside it, if there is one.
-func htmlLinks(dir string) report.Links {
-	return report.Links{
-		File: func(path string) string {
-			if path == "-" {
-				return ""
-			}
-			return report.RelativeLink(dir, path)
-		},
-		View: func(path string) string {
-			if path == "-" || !fileExists(viewPath(path)) {
-				return ""
-			}
-			return report.RelativeLink(dir, viewPath(path))
-		},
-	}
+	return err
 }

@@ -15,7 +15,6 @@ import (
 	"github.com/rollout-dev/rollout/internal/edit/artifacts"
 	"github.com/rollout-dev/rollout/internal/edit/outfile"
 	"github.com/rollout-dev/rollout/internal/edit/repair"
-	"github.com/rollout-dev/rollout/internal/output/chart"
 	"github.com/rollout-dev/rollout/internal/output/htmlpage"
 	"github.com/rollout-dev/rollout/internal/output/report"
 	"github.com/rollout-dev/rollout/internal/output/termsafe"
@@ -223,7 +222,7 @@ func fillChart(path string, ev *budget.Evidence) ([]byte, string) {
 		return nil, "No chart: " + err.Error()
 	}
 	var buf bytes.Buffer
-	if err := chart.Write(&buf, r, "svg"); err != nil {
+	if err := report.WriteViewChart(&buf, r); err != nil {
 		return nil, "No chart: " + err.Error()
 	}
 	rec := r.Recorded

@@ -4,9 +4,11 @@
 // suppresses them with a baseline, ranks the file for the exit code, hides
 // what is below the displayed severity and puts the rest in canonical order.
 // It sits in the derive stage, after checks/ and internal/derive/result and
-// below cmd/rollout, whose verify hands it each analysed file in report
-// order and streams what it returns. It reads a rollout only to hash the
-// records findings are on (HashRecords), and prints nothing.
+// below cmd/rollout. Analyse runs the checks on a run's files on a pool of
+// workers and hands each, in report order, to the command, which passes it
+// through the steps and streams what they return. Besides the checks' own
+// reading, it reads a rollout only to hash the records findings are on
+// (HashRecords), and prints nothing.
 package policy
 
 import (

@@ -73,7 +73,12 @@ type Format struct {
 	// Trace: the format draws every request (the charts), so the result
 	// must be simulated with budget.Settings.Trace.
 	Trace bool
-	write func(w io.Writer, doc any) error
+	// Color: the format draws colour (Options.Color) where the command
+	// allows it; Links: it links to the rollouts and their pages
+	// (Options.Links); StepSummary: in GitHub Actions the run also writes
+	// a summary of the report to the job (OutputOptions.StepSummary).
+	Color, Links, StepSummary bool
+	write                     func(w io.Writer, doc any) error
 }
 
 // documentFormats is one row of the table.
@@ -134,7 +139,7 @@ func verifyFormats() []Format {
 	var fs []Format
 	for _, f := range table() {
 		print := streamPrinter(f.stream)
-		fs = append(fs, Format{Name: f.name, write: writer(func(w io.Writer, d VerifyDoc) error {
+		fs = append(fs, Format{Name: f.name, Color: f.color, Links: f.links, StepSummary: f.summary, write: writer(func(w io.Writer, d VerifyDoc) error {
 			return print(w, d.Report, d.Options)
 		})})
 	}
@@ -165,6 +170,9 @@ func FormatsOf(doc Document) []string {
 	}
 	return names
 }
+
+// DefaultFormat is the format of doc written when none is named.
+func DefaultFormat(doc Document) string { return row(doc).formats[0].Name }
 
 // FormatHelp is the formats of doc for a flag's help: "text|json".
 func FormatHelp(doc Document) string { return strings.Join(FormatsOf(doc), "|") }
@@ -220,3 +228,7 @@ func Write(w io.Writer, doc Document, format string, v any) error {
 	}
 	return f.write(w, v)
 }
+
+// WriteViewChart writes the chart `rollout view` puts in a rollout's page:
+// the budget document's SVG.
+func WriteViewChart(w io.Writer, r *budget.Result) error { return Write(w, DocBudget, "svg", r) }

@@ -9,8 +9,10 @@
 // io.Writer.
 //
 // verify streams each file's normalized result.FileResult, in path order,
-// to a Stream per requested --format as soon as the file is done; merge
-// hands a whole normalized result.Report to a Printer. Both never reorder
+// to its Outputs (outputs.go: a Stream per requested --format, the files
+// opened through internal/edit/outfile, and GitHub's step summary) as soon
+// as the file is done; merge hands a whole normalized result.Report to the
+// same Outputs. Both never reorder
 // what they are given and read no clock and no map order, so the report is
 // a pure function of the normalized result.
 package report
@@ -80,20 +82,23 @@ type Printer func(w io.Writer, r *result.Report, o Options) error
 type format struct {
 	name   string
 	stream func(io.Writer, Options) formatStream
+	// What the format takes of Options, and whether it asks for the step
+	// summary: see Format in formats.go.
+	color, links, summary bool
 }
 
 // table is the one list of formats, in the order of --help.
 func table() []format {
 	return []format{
-		{"text", newTextStream},
-		{"json", newJSONStream},
-		{"jsonl", newJSONLStream},
-		{"sarif", sarifStream(checks.Lookup)},
-		{"junit", newJUnitStream},
-		{"codeclimate", newCodeClimateStream},
-		{"github", newGitHubStream},
-		{"markdown", newMarkdownStream},
-		{"html", newHTMLStream},
+		{name: "text", stream: newTextStream, color: true},
+		{name: "json", stream: newJSONStream},
+		{name: "jsonl", stream: newJSONLStream},
+		{name: "sarif", stream: sarifStream(checks.Lookup)},
+		{name: "junit", stream: newJUnitStream},
+		{name: "codeclimate", stream: newCodeClimateStream},
+		{name: "github", stream: newGitHubStream, summary: true},
+		{name: "markdown", stream: newMarkdownStream},
+		{name: "html", stream: newHTMLStream, links: true},
 	}
 }
 
