@@ -18,8 +18,7 @@ type diffOptions struct {
 	format  string
 	output  string
 	out     reportOutput // --format and -o, parsed
-	replayLimits
-	force bool
+	replayFlags
 }
 
 func newDiffCmd(a *app, runF func(context.Context, *diffOptions) error) *cobra.Command {
@@ -63,7 +62,7 @@ errors and files that cannot be read.`,
 	f.StringVar(&opts.format, "format", report.FormatsOf(report.DocDiff)[0], "output: "+report.FormatHelp(report.DocDiff))
 	addOutput(f, &opts.output, "the comparison")
 	opts.addMaxLineBytes(f, "longer lines are not replayed")
-	addForce(f, &opts.force, forceReadFiles)
+	opts.addForce(f, forceReadFiles)
 	return cmd
 }
 
@@ -113,7 +112,7 @@ func runDiff(ctx context.Context, a *app, o *diffOptions) error {
 	var sides [2]report.DiffSide
 	for i := range 2 {
 		lin := lineagesOfFile(o.paths[i])
-		ro := o.replayOptions(o.paths[i], o.force, lin)
+		ro := o.replayOptions(o.paths[i], lin)
 		ro.StopAfterLine = o.atLines[i]
 		st, err := reconstruct.ReplayFile(o.paths[i], nil, ro)
 		if err != nil {

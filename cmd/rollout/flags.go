@@ -205,30 +205,38 @@ func parseShardFlag(s string) (*shard.Spec, error) {
 	return &sp, nil
 }
 
-// replayLimits are the flags that bound a replay, declared here once with
-// their defaults, usage and validation: --max-line-bytes for every command
-// that reads rollouts, --handoff-cap for those that judge handoffs. A
-// command's options embed it, and build a replay with replayOptions.
-type replayLimits struct {
+// replayFlags are the flags that say how a rollout is read, declared here
+// once with their defaults, usage and validation: --max-line-bytes for
+// every command that reads rollouts, --handoff-cap for those that judge
+// handoffs, --force for those that may read (or write) a file with a
+// damaged first line. A command's options embed it, and build a replay
+// with replayOptions.
+type replayFlags struct {
 	maxLineBytes int64
 	handoffCap   int64 // stays 0 without addHandoffCap
 	capped       bool  // the command has --handoff-cap
+	force        bool  // --force, with addForce
 }
 
 // addMaxLineBytes adds --max-line-bytes; longer says what becomes of a
 // longer line in this command.
-func (l *replayLimits) addMaxLineBytes(f *pflag.FlagSet, longer string) {
+func (l *replayFlags) addMaxLineBytes(f *pflag.FlagSet, longer string) {
 	f.Int64Var(&l.maxLineBytes, "max-line-bytes", rollout.DefaultMaxLineBytes, "longest line to read, in bytes; "+longer)
 }
 
 // addHandoffCap adds --handoff-cap; what says what the cap decides here.
-func (l *replayLimits) addHandoffCap(f *pflag.FlagSet, what string) {
+func (l *replayFlags) addHandoffCap(f *pflag.FlagSet, what string) {
 	f.Int64Var(&l.handoffCap, "handoff-cap", reconstruct.DefaultHandoffCap, "cap of a context handoff's budget ("+what+")")
 	l.capped = true
 }
 
+// addForce adds --force, with one of the usages below.
+func (l *replayFlags) addForce(f *pflag.FlagSet, usage string) {
+	f.BoolVar(&l.force, "force", false, usage)
+}
+
 // validate refuses a limit below 1 for each flag the command has.
-func (l *replayLimits) validateLimits() error {
+func (l *replayFlags) validateLimits() error {
 	if l.capped && l.handoffCap < 1 {
 		return usageError("", "invalid --handoff-cap %d", l.handoffCap)
 	}
@@ -238,12 +246,12 @@ func (l *replayLimits) validateLimits() error {
 	return nil
 }
 
-// replayOptions is the replay of the rollout at path these limits bound:
-// force is --force, lin resolves its lineage (nil: the file alone).
-func (l *replayLimits) replayOptions(path string, force bool, lin *lineages) reconstruct.ReplayOptions {
+// replayOptions is the replay of the rollout at path these flags ask for:
+// lin resolves its lineage (nil: the file alone).
+func (l *replayFlags) replayOptions(path string, lin *lineages) reconstruct.ReplayOptions {
 	ro := reconstruct.ReplayOptions{
 		Options:      reconstruct.Options{HandoffCap: l.handoffCap},
-		Open:         rollout.OpenOptions{Force: force},
+		Open:         rollout.OpenOptions{Force: l.force},
 		MaxLineBytes: l.maxLineBytes,
 	}
 	if lin != nil {
@@ -261,8 +269,3 @@ const (
 	forceRepair      = "repair a file " + damagedFirstLine + "; with --write, replace FILE even while another process holds it open for writing (what it writes next is lost)"
 	forceReclaim     = "write a file another process holds open for writing (an agent idle between turns would then write to the replaced file)"
 )
-
-// addForce adds --force, with one of the usages above.
-func addForce(f *pflag.FlagSet, p *bool, usage string) {
-	f.BoolVar(p, "force", false, usage)
-}

@@ -22,7 +22,7 @@ type homeOptions struct {
 	selectRules []string
 	ignoreRules []string
 	color       string
-	replayLimits
+	replayFlags
 
 	report    *verifyOptions // the report outputs, shared with verify's printers
 	failOnSev checks.Severity

@@ -29,7 +29,7 @@ type reclaimOptions struct {
 	output   string
 	quiet    bool
 	opts     reclaim.Options
-	replayLimits
+	replayFlags
 }
 
 func newReclaimCmd(a *app, runF func(context.Context, *reclaimOptions) error) *cobra.Command {
@@ -98,7 +98,7 @@ $CODEX_HOME/archived_sessions.`,
 	addOutput(f, &o.output, "the report")
 	addQuiet(f, &o.quiet)
 	o.addMaxLineBytes(f, "longer lines are not replayed")
-	addForce(f, &o.opts.Force, forceReclaim)
+	o.addForce(f, forceReclaim)
 	o.addHandoffCap(f, "for the proof's rule run")
 	return cmd
 }
@@ -112,7 +112,7 @@ func (o *reclaimOptions) validate() error {
 	if err := o.validateLimits(); err != nil {
 		return err
 	}
-	o.opts.MaxLineBytes, o.opts.HandoffCap = o.maxLineBytes, o.handoffCap
+	o.opts.MaxLineBytes, o.opts.HandoffCap, o.opts.Force = o.maxLineBytes, o.handoffCap, o.force
 	if o.undo {
 		if len(o.policies) > 0 || o.write {
 			return usageError("run --undo alone: it always writes", "--undo takes no --policy or --write")

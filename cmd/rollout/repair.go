@@ -32,10 +32,9 @@ type repairOptions struct {
 	fixes     checks.FixSet // --fix, parsed by validate
 	report    string
 	randomIDs bool
-	replayLimits
+	replayFlags
 	now    nowFlag
 	thread string
-	force  bool
 	quiet  bool
 
 	// stage, when set (tests only), is called at each step of a run:
@@ -151,7 +150,7 @@ repair cannot use (gzip/bzip2/xz, or nothing in it is a rollout record).`,
 	opts.addMaxLineBytes(f, "longer lines are kept as they are, not edited")
 	opts.addHandoffCap(f, "which handoffs must be deferred")
 	f.Var(&opts.now, "now", "judge liveness at this RFC 3339 time instead of the clock (calls of a file written less than an hour before are left open)")
-	addForce(f, &opts.force, forceRepair)
+	opts.addForce(f, forceRepair)
 	addThreadFlag(f, &opts.thread, "repair")
 	addQuiet(f, &opts.quiet)
 	f.BoolVar(&opts.undo, "undo", false, "undo the last in-place repair --write of FILE: restore FILE.bak and the quarantine")

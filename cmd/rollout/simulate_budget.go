@@ -26,8 +26,7 @@ type simulateBudgetOptions struct {
 	format       string
 	output       string
 	out          reportOutput // --format and -o, parsed
-	replayLimits
-	force    bool
+	replayFlags
 	settings budget.Settings
 }
 
@@ -100,7 +99,7 @@ threshold P% of window W is floor(P/100 * W) tokens.`,
 	f.StringVar(&opts.until, "until", "", "only sessions started before this time (RFC 3339 or a date)")
 	f.BoolVar(&opts.perSession, "per-session", false, "also one row per rollout (path, thread id)")
 	f.StringVar(&opts.series, "series", "", "write the fill per simulated request to FILE as CSV (path, window, request, fill, event)")
-	addForce(f, &opts.force, forceReadFile)
+	opts.addForce(f, forceReadFile)
 	return cmd
 }
 
@@ -144,7 +143,7 @@ func runSimulateBudget(ctx context.Context, a *app, o *simulateBudgetOptions) er
 		return err
 	}
 	lin := lineagesOfFile(path)
-	ro := o.replayOptions()
+	ro := o.replayOptions("", nil)
 	ro.Ancestry = func() *reconstruct.Ancestry { return lin.ancestry(path) }
 	ev, oversized, err := budget.ReadEvidence(path, a.io.In, ro)
 	if err != nil {

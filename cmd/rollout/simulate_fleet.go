@@ -23,12 +23,6 @@ func (o *simulateBudgetOptions) fleetMode() bool {
 	return err == nil && fi.IsDir()
 }
 
-// replayOptions is how simulate-budget reads each rollout (its lineage
-// aside: see budget.FleetRun.Ancestry).
-func (o *simulateBudgetOptions) replayOptions() reconstruct.ReplayOptions {
-	return o.replayLimits.replayOptions("", o.force, nil)
-}
-
 func runSimulateFleet(ctx context.Context, a *app, o *simulateBudgetOptions) error {
 	// With a shared ledger, a shard takes whole groups of linked threads
 	// (by their root's id), which are only known once every rollout's
@@ -62,7 +56,8 @@ func runSimulateFleet(ctx context.Context, a *app, o *simulateBudgetOptions) err
 	errW := progress.writer(a.io.Err)
 	run := budget.FleetRun{Paths: in.paths, Settings: o.settings, Since: since, Until: until,
 		SinceText: o.since, UntilText: o.until, PerSession: o.perSession, Jobs: o.jobs,
-		Replay: o.replayOptions(), Ancestry: lin.ancestry, Stdin: a.io.In,
+		// Each rollout is read alone; Ancestry resolves its lineage.
+		Replay: o.replayOptions("", nil), Ancestry: lin.ancestry, Stdin: a.io.In,
 		Problem: func(p budget.FleetProblem) {
 			var ie *reconstruct.InternalError
 			switch {

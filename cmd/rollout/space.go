@@ -29,8 +29,7 @@ type spaceOptions struct {
 	minRepeat int
 	coldAfter time.Duration
 	jobs      int
-	replayLimits
-	force     bool
+	replayFlags
 	keepTurns int
 }
 
@@ -90,7 +89,7 @@ $CODEX_HOME/archived_sessions. Nothing is modified.`,
 	opts.addFilesFrom(f)
 	opts.addMaxLineBytes(f, "longer lines are counted unread")
 	f.IntVar(&opts.keepTurns, "keep-turns", 20, "before-turn: the N of the estimate (rollbacks limited to the last N user turns)")
-	addForce(f, &opts.force, forceReadFiles)
+	opts.addForce(f, forceReadFiles)
 	return cmd
 }
 

@@ -14,10 +14,9 @@ import (
 type stateOptions struct {
 	path   string
 	atLine int
-	replayLimits
+	replayFlags
 	thread string
 	output string
-	force  bool
 }
 
 func newStateCmd(a *app, runF func(context.Context, *stateOptions) error) *cobra.Command {
@@ -55,7 +54,7 @@ record of each handoff.`,
 	}
 	cmd.Flags().IntVar(&opts.atLine, "at-line", 0, "stop the replay after line N")
 	opts.addMaxLineBytes(cmd.Flags(), "longer lines are not replayed")
-	addForce(cmd.Flags(), &opts.force, forceReadFile)
+	opts.addForce(cmd.Flags(), forceReadFile)
 	addThreadFlag(cmd.Flags(), &opts.thread, "read")
 	addOutput(cmd.Flags(), &opts.output, "the state")
 	return cmd
@@ -73,7 +72,7 @@ func runState(ctx context.Context, a *app, o *stateOptions) error {
 		return err
 	}
 	lin := lineagesOfFile(o.path)
-	ro := o.replayOptions(o.path, o.force, lin)
+	ro := o.replayOptions(o.path, lin)
 	ro.StopAfterLine = o.atLine
 	st, err := reconstruct.ReplayFile(o.path, a.io.In, ro)
 	if err != nil {

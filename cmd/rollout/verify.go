@@ -31,12 +31,11 @@ type verifyOptions struct {
 	failOn      string
 	selectRules []string
 	ignoreRules []string
-	replayLimits
+	replayFlags
 	maxFindings int
 	jobs        int
 	color       string
 	now         nowFlag
-	force       bool
 	// CI policy (verify_policy.go).
 	configPath    string
 	baseline      string
@@ -102,7 +101,7 @@ or from --config FILE; flags override it (docs/ci.md).`,
 	opts.addFilesFrom(f)
 	f.StringVar(&opts.color, "color", "auto", "colour: auto|always|never (NO_COLOR disables auto)")
 	f.Var(&opts.now, "now", "judge liveness at this RFC 3339 time instead of the clock (an unanswered call of a file written less than an hour before is in progress)")
-	addForce(f, &opts.force, forceReadFiles)
+	opts.addForce(f, forceReadFiles)
 	opts.addThreads(f, "also verify")
 	f.StringVar(&opts.configPath, "config", "", "read settings from FILE instead of the .rollout.yaml found from the working directory upward")
 	f.StringVar(&opts.baseline, "baseline", "", "report only findings not recorded in FILE (see --write-baseline)")

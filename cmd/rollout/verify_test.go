@@ -25,7 +25,7 @@ import (
 func TestVerifyArgs(t *testing.T) {
 	t.Parallel()
 	defaults := verifyOptions{formats: []string{"text"}, failOn: "error",
-		replayLimits: replayLimits{maxLineBytes: rollout.DefaultMaxLineBytes, handoffCap: 16000, capped: true}, maxFindings: 1000, jobs: runtime.NumCPU(), color: "auto", showSeverity: "info"}
+		replayFlags: replayFlags{maxLineBytes: rollout.DefaultMaxLineBytes, handoffCap: 16000, capped: true}, maxFindings: 1000, jobs: runtime.NumCPU(), color: "auto", showSeverity: "info"}
 	with := func(f func(o *verifyOptions)) verifyOptions {
 		o := defaults
 		o.formats = append([]string(nil), defaults.formats...)
@@ -106,7 +106,7 @@ func TestVerifyArgs(t *testing.T) {
 			if err != nil || got == nil {
 				t.Fatalf("Execute: %v (runF called: %v)", err, got != nil)
 			}
-			if diff := cmp.Diff(tt.want, *got, cmp.AllowUnexported(verifyOptions{}, inputFlags{}, nowFlag{}, replayLimits{}), cmpopts.EquateEmpty(),
+			if diff := cmp.Diff(tt.want, *got, cmp.AllowUnexported(verifyOptions{}, inputFlags{}, nowFlag{}, replayFlags{}), cmpopts.EquateEmpty(),
 				// what validate parses from the flags compared here
 				cmpopts.IgnoreFields(verifyOptions{}, "outputs", "failOnSev", "showSev", "filter", "inputFlags.shardPart")); diff != "" {
 				t.Errorf("options (-want +got):\n%s", diff)
@@ -122,8 +122,8 @@ func TestStateArgs(t *testing.T) {
 		want    *stateOptions
 		wantErr bool
 	}{
-		{[]string{"f.jsonl"}, &stateOptions{path: "f.jsonl", replayLimits: replayLimits{maxLineBytes: rollout.DefaultMaxLineBytes}}, false},
-		{[]string{"--at-line", "12", "--max-line-bytes", "99", "-"}, &stateOptions{path: "-", atLine: 12, replayLimits: replayLimits{maxLineBytes: 99}}, false},
+		{[]string{"f.jsonl"}, &stateOptions{path: "f.jsonl", replayFlags: replayFlags{maxLineBytes: rollout.DefaultMaxLineBytes}}, false},
+		{[]string{"--at-line", "12", "--max-line-bytes", "99", "-"}, &stateOptions{path: "-", atLine: 12, replayFlags: replayFlags{maxLineBytes: 99}}, false},
 		{[]string{}, nil, true},
 		{[]string{"a", "b"}, nil, true},
 		{[]string{"--at-line", "-3", "f.jsonl"}, nil, true},
@@ -149,7 +149,7 @@ func TestStateArgs(t *testing.T) {
 			t.Errorf("%q: %v", tt.args, err)
 			continue
 		}
-		if diff := cmp.Diff(tt.want, got, cmp.AllowUnexported(stateOptions{}, replayLimits{})); diff != "" {
+		if diff := cmp.Diff(tt.want, got, cmp.AllowUnexported(stateOptions{}, replayFlags{})); diff != "" {
 			t.Errorf("%q: options (-want +got):\n%s", tt.args, diff)
 		}
 	}

@@ -26,10 +26,9 @@ import (
 type viewOptions struct {
 	path   string
 	output string
-	replayLimits
+	replayFlags
 	maxText int
 	thread  string
-	force   bool
 }
 
 func newViewCmd(a *app, runF func(context.Context, *viewOptions) error) *cobra.Command {
@@ -81,7 +80,7 @@ $CODEX_HOME/rollout-artifacts/ at FILE's path, never into sessions/.`,
 	opts.addMaxLineBytes(f, "longer lines are not replayed")
 	opts.addHandoffCap(f, "handoff/* rules")
 	addThreadFlag(f, &opts.thread, "view")
-	addForce(f, &opts.force, forceReadFile)
+	opts.addForce(f, forceReadFile)
 	return cmd
 }
 
@@ -116,7 +115,7 @@ func runView(ctx context.Context, a *app, o *viewOptions) error {
 	evidence := budget.NewCollector()
 	checker := checks.NewChecker(o.path, checks.DefaultMaxFindingsPerRule)
 	lin := lineagesOfFile(o.path)
-	ro := o.replayOptions(o.path, o.force, lin)
+	ro := o.replayOptions(o.path, lin)
 	ro.OnRecord = b.Record
 	st, err := reconstruct.ReplayFile(o.path, a.io.In, ro, b.Observe, evidence.Observe, checker.Observe)
 	if err != nil {
