@@ -4,15 +4,11 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"runtime"
-	"runtime/debug"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/rollout-dev/rollout/internal/base/pool"
 	"github.com/rollout-dev/rollout/internal/codex/home"
 	"github.com/rollout-dev/rollout/internal/derive/space"
 	"github.com/rollout-dev/rollout/internal/output/report"
@@ -133,12 +129,6 @@ func (o *spaceOptions) validate() error {
 	return nil
 }
 
-type spaceOutcome struct {
-	file    *space.File
-	classes []space.Bucket
-	err     error
-}
-
 func runSpace(ctx context.Context, a *app, o *spaceOptions) error {
 	in, err := o.resolve(a)
 	if err != nil {
@@ -154,24 +144,12 @@ func runSpace(ctx context.Context, a *app, o *spaceOptions) error {
 	sum.ColdAfter, sum.KeepTurns = o.coldAfter, o.keepTurns
 	var status exitStatus
 	var failed []report.SpaceFailure
-	// Accounts fold into the summary in path order as they finish, so only
-	// the files in the bounded run-ahead window are held whole (each file's
-	// full path-class list is dropped once merged): memory follows the
-	// largest files in flight, not the fleet.
-	jobs := min(o.jobs, len(paths))
-	work := func(i int) spaceOutcome {
-		out := accountFile(paths[i], a.io.In, o, now, progress.add)
-		progress.step()
-		return out
-	}
-	pool.InOrder(len(paths), jobs, 2*jobs, nil, 0, work, func(i int, out spaceOutcome) {
-		if out.err != nil {
-			errorf(progress.writer(a.io.Err), "%v", out.err)
-			failed = append(failed, report.SpaceFailure{Path: paths[i], Error: out.err.Error()})
-			status.raise(exitIncomplete)
-			return
-		}
-		sum.Add(out.file, out.classes)
+	ro := space.ReadOptions{MinRepeat: o.minRepeat, Top: o.top, KeepTurns: o.keepTurns, ColdAfter: o.coldAfter,
+		Now: now, MaxLineBytes: o.maxLineBytes, Force: o.force, OnRead: progress.add}
+	space.ReadAll(paths, a.io.In, ro, o.jobs, sum, progress.step, func(path string, err error) {
+		errorf(progress.writer(a.io.Err), "%v", err)
+		failed = append(failed, report.SpaceFailure{Path: path, Error: err.Error()})
+		status.raise(exitIncomplete)
 	})
 	progress.finish()
 	doc := report.SpaceDoc{Summary: sum, Failed: failed, Homes: spaceHomes(o), Top: o.top}
@@ -183,19 +161,6 @@ func runSpace(ctx context.Context, a *app, o *spaceOptions) error {
 	return status.err()
 }
 
-// accountFile reads one rollout into its space account; a panic is that
-// file's error, not the run's end.
-func accountFile(path string, stdin io.Reader, o *spaceOptions, now time.Time, onRead func(int)) (out spaceOutcome) {
-	defer func() {
-		if v := recover(); v != nil {
-			out = spaceOutcome{err: fmt.Errorf("internal error reading %s: %v\n%s", path, v, debug.Stack())}
-		}
-	}()
-	file, classes, err := space.ReadFile(path, stdin, space.ReadOptions{MinRepeat: o.minRepeat, Top: o.top,
-		KeepTurns: o.keepTurns, ColdAfter: o.coldAfter, Now: now, MaxLineBytes: o.maxLineBytes, Force: o.force, OnRead: onRead})
-	return spaceOutcome{file: file, classes: classes, err: err}
-}
-
 // spaceHomes measures the state of the Codex homes space reads: the
 // default home with no PATH, else each PATH that is a home or lies in one.
 func spaceHomes(o *spaceOptions) []home.Usage {
@@ -205,22 +170,5 @@ func spaceHomes(o *spaceOptions) []home.Usage {
 			dirs = append(dirs, d)
 		}
 	}
-	for _, p := range o.paths {
-		if fi, err := os.Stat(p); err == nil && fi.IsDir() && home.IsHome(p) {
-			dirs = append(dirs, p)
-		} else if h, ok := home.Of(filepath.Join(p, "x")); ok {
-			dirs = append(dirs, h.Dir)
-		}
-	}
-	var out []home.Usage
-	seen := map[string]bool{}
-	for _, d := range dirs {
-		abs, _ := filepath.Abs(d)
-		if seen[abs] {
-			continue
-		}
-		seen[abs] = true
-		out = append(out, home.New(d).Usage())
-	}
-	return out
+	return home.UsageOf(dirs, o.paths)
 }

@@ -70,3 +70,26 @@ func (h *Home) Usage() Usage {
 // IsHome reports whether dir looks like a Codex home: a state database,
 // the writer-lock directory or .tmp beside sessions/.
 func IsHome(dir string) bool { return looksLikeHome(dir) }
+
+// UsageOf measures, once each, the homes dirs and the homes paths are or
+// lie in, in the order first named.
+func UsageOf(dirs, paths []string) []Usage {
+	for _, p := range paths {
+		if fi, err := os.Stat(p); err == nil && fi.IsDir() && IsHome(p) {
+			dirs = append(dirs, p)
+		} else if h, ok := Of(filepath.Join(p, "x")); ok {
+			dirs = append(dirs, h.Dir)
+		}
+	}
+	var out []Usage
+	seen := map[string]bool{}
+	for _, d := range dirs {
+		abs, _ := filepath.Abs(d)
+		if seen[abs] {
+			continue
+		}
+		seen[abs] = true
+		out = append(out, New(d).Usage())
+	}
+	return out
+}

@@ -4,6 +4,7 @@
 // an observer beside the replay engine (bytes -> records -> space
 // accounting) that knows nothing of rules and prints nothing; the space
 // printer in internal/output/report writes it out, and reclaim plans from it.
+// ReadAll accounts a run's files on a pool of workers into one Summary.
 //
 // Memory follows the number of distinct path classes and large strings, not
 // the file size: every line is walked once and nothing of it is kept but
