@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"slices"
 
 	"github.com/rollout-dev/rollout/checks"
 	"github.com/rollout-dev/rollout/internal/codex/home"
@@ -115,21 +114,14 @@ func runHome(ctx context.Context, a *app, o *homeOptions) error {
 	}
 	run := &result.Report{Tool: "rollout", Version: version(), Command: "home", Notes: rep.Notes}
 	run.Notes = append(run.Notes, fmt.Sprintf("checked %d rollouts and %d threads rows of %s", rep.Files, rep.Threads, dir))
-	byPath := map[string]*result.FileResult{}
-	var order []string
 	var status exitStatus
+	var findings []checks.Finding
 	for _, ob := range rep.Observations {
 		fd, ok := checks.FindingOf(ob.Path, ob.Observation)
 		if !ok || !o.filter.Keep(fd.Rule) {
 			continue
 		}
-		fr := byPath[fd.Path]
-		if fr == nil {
-			fr = &result.FileResult{Path: fd.Path}
-			byPath[fd.Path] = fr
-			order = append(order, fd.Path)
-		}
-		fr.Findings = append(fr.Findings, fd)
+		findings = append(findings, fd)
 		if fd.Severity >= o.failOnSev {
 			status.raise(exitFindings)
 		}
@@ -142,11 +134,7 @@ func runHome(ctx context.Context, a *app, o *homeOptions) error {
 		return err
 	}
 	reports := report.OpenOutputs(o.report.reportOutputs(), run, o.report.outputOptions(a, report.Options{FailOn: o.failOnSev, SourceRoot: root}, a.io.Out))
-	slices.Sort(order)
-	for _, p := range order {
-		fr := byPath[p]
-		checks.SortFindings(fr.Findings)
-		fr.Normalize()
+	for _, fr := range result.FilesOf(findings) {
 		reports.File(fr)
 	}
 	if err := reportsError(reports.Close()); err != nil {

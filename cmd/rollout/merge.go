@@ -6,11 +6,11 @@ import (
 	"errors"
 	"io"
 	"os"
-	"slices"
 	"strings"
 
 	"github.com/rollout-dev/rollout/checks"
 	"github.com/rollout-dev/rollout/internal/derive/budget"
+	"github.com/rollout-dev/rollout/internal/derive/policy"
 	"github.com/rollout-dev/rollout/internal/derive/result"
 	"github.com/rollout-dev/rollout/internal/edit/outfile"
 	"github.com/rollout-dev/rollout/internal/output/report"
@@ -149,20 +149,10 @@ func mergeVerify(a *app, o *mergeOptions, failOn checks.Severity, inputs *outfil
 	if err := reportsError(report.WriteOutputs(vo.reportOutputs(), rep, vo.outputOptions(a, ropts, a.io.Out))); err != nil {
 		return err
 	}
-	var status exitStatus
-	for _, f := range rep.Files {
-		c := exitOK
-		switch {
-		case f.Error != nil && f.Error.Code == result.ErrInternal:
-			c = exitInternal
-		case f.Error != nil:
-			c = exitIncomplete
-		case slices.ContainsFunc(f.Findings, func(fd checks.Finding) bool { return fd.Severity >= ropts.FailOn }):
-			c = exitFindings
-		}
-		status.raise(c)
+	if code := verifyExitCode(policy.ReportStatus(rep, failOn)); code != exitOK {
+		return silentExit(code)
 	}
-	return status.err()
+	return nil
 }
 
 // mergeBudget merges the fleet reports of simulate-budget's shards

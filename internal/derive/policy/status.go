@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/rollout-dev/rollout/checks"
+	"github.com/rollout-dev/rollout/internal/derive/result"
 	"github.com/rollout-dev/rollout/reconstruct"
 	"github.com/rollout-dev/rollout/rollout"
 )
@@ -33,6 +34,24 @@ func ReadStatus(err error) Status {
 		return Incomplete
 	}
 	return Unusable
+}
+
+// ReportStatus ranks a whole report read back (merge): a file that was not
+// analysed, to its end or at all, leaves it incomplete (internal for a
+// bug); a finding at or above failOn fails it.
+func ReportStatus(r *result.Report, failOn checks.Severity) Status {
+	s := Clean
+	for _, f := range r.Files {
+		switch {
+		case f.Error != nil && f.Error.Code == result.ErrInternal:
+			s = max(s, Internal)
+		case f.Error != nil:
+			s = max(s, Incomplete)
+		case slices.ContainsFunc(f.Findings, func(fd checks.Finding) bool { return fd.Severity >= failOn }):
+			s = max(s, Failed)
+		}
+	}
+	return s
 }
 
 // rankErrors ranks a file that was not analysed to its end, before any

@@ -50,6 +50,30 @@ func (f *FileResult) Normalize() {
 	f.Findings = out
 }
 
+// FilesOf groups findings by path into normalized files, in path order:
+// the report of findings that arrive without their files (home's).
+func FilesOf(findings []checks.Finding) []*FileResult {
+	byPath := map[string]*FileResult{}
+	var order []string
+	for _, fd := range findings {
+		fr := byPath[fd.Path]
+		if fr == nil {
+			fr = &FileResult{Path: fd.Path}
+			byPath[fd.Path] = fr
+			order = append(order, fd.Path)
+		}
+		fr.Findings = append(fr.Findings, fd)
+	}
+	slices.Sort(order)
+	files := make([]*FileResult, len(order))
+	for i, p := range order {
+		files[i] = byPath[p]
+		checks.SortFindings(files[i].Findings)
+		files[i].Normalize()
+	}
+	return files
+}
+
 // compareFindings orders by the documented key (path, line, byte offset,
 // rule, message), then by every other field, so that it returns 0 only for
 // exact duplicates. The evidence, in canonical form, is compared last and
