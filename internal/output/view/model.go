@@ -4,8 +4,10 @@
 // checks/ in the flow: a Builder is fed the records and observations of the
 // one replay (reconstruct.Replay's OnRecord hook and an observer) and keeps
 // only what the page shows, with every string clipped, so memory follows
-// the number of records shown, never the file size. Finish adds the final
-// state and the findings; Render writes the page.
+// the number of records shown, never the file size. WithFixes pairs the
+// findings with what a dry run of repair (internal/edit) would do and
+// FillChart draws the chart; Finish adds the final state and the findings;
+// Render writes the page.
 package view
 
 import (
