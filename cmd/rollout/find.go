@@ -65,7 +65,7 @@ func runFind(ctx context.Context, a *app, o *findOptions) error {
 			fmt.Fprintln(a.io.Out, termsafe.String(m.Path))
 			continue
 		}
-		source := matchSource(m.ThreadMatch, o.query)
+		source := home.MatchSource(m.ThreadMatch, o.query)
 		if m.Inherited {
 			source = fmt.Sprintf("lineage: rollout %s continues it up to byte %d", m.ContinuedBy, m.UpTo)
 		}
@@ -75,25 +75,6 @@ func runFind(ctx context.Context, a *app, o *findOptions) error {
 		fmt.Fprintf(a.io.Out, "%s\t%s\t%s\n", termsafe.String(m.Path), termsafe.String(m.ThreadID), source)
 	}
 	return nil
-}
-
-// matchSource says which of the file name and session_meta carry the id.
-func matchSource(m rollout.ThreadMatch, query string) string {
-	q := strings.ToLower(query)
-	var by []string
-	if m.Indexed {
-		by = append(by, "threads")
-	}
-	if m.NameID != "" && strings.HasPrefix(m.NameID, q) {
-		by = append(by, "name")
-	}
-	if m.MetaID != "" && strings.HasPrefix(strings.ToLower(m.MetaID), q) {
-		by = append(by, "session_meta")
-	}
-	if m.MetaID != "" && m.NameID != "" && !strings.EqualFold(m.MetaID, m.NameID) {
-		by = append(by, "(name and session_meta disagree)")
-	}
-	return strings.Join(by, ",")
 }
 
 // codexHome is the default Codex home's directory (home.Default).

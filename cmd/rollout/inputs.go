@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"fmt"
 	"io"
 	"os"
 	"slices"
@@ -72,10 +71,7 @@ func (o *inputFlags) resolve(a *app) (*verifyInputs, error) {
 		a.io.stdinHint("a rollout")
 	}
 	in := &verifyInputs{paths: sel.Paths, all: sel.All, index: sel.Index, unusable: sel.Unusable}
-	for _, err := range sel.Empty {
-		in.notes = append(in.notes, err.Error())
-	}
-	in.notes = append(in.notes, skippedNotes(sel.Ignored)...)
+	in.notes = sel.Notes()
 	in.named = make(map[string]bool, len(paths))
 	for _, p := range paths {
 		in.named[p] = true
@@ -157,20 +153,6 @@ func defaultInputs(a *app) ([]string, error) {
 	}
 	printf(a.io.Err, "reading %s", strings.Join(paths, " and "))
 	return paths, nil
-}
-
-// skippedNotes say which *.jsonl files a walk skipped (the first ten).
-func skippedNotes(ignored []string) []string {
-	const listed = 10
-	var notes []string
-	for i, p := range ignored {
-		if i == listed {
-			notes = append(notes, fmt.Sprintf("and %d more *.jsonl files not named rollout-* were skipped", len(ignored)-listed))
-			break
-		}
-		notes = append(notes, fmt.Sprintf("skipped %s: not named rollout-*.jsonl (name it to verify it)", p))
-	}
-	return notes
 }
 
 // verifyInputs are the files to verify and what resolving them found.

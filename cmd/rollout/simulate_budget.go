@@ -243,14 +243,9 @@ func (f *windowsFlag) String() string {
 }
 func (f *windowsFlag) Type() string { return "tokens" }
 func (f *windowsFlag) Set(s string) error {
-	for _, part := range strings.Split(s, ",") {
-		v, err := budget.ParseTokens(strings.TrimSpace(part))
-		if err != nil || v <= 0 {
-			return fmt.Errorf("invalid window %q (want tokens, e.g. 258400 or 128k)", part)
-		}
-		*f = append(*f, v)
-	}
-	return nil
+	ws, err := budget.ParseWindows(s)
+	*f = append(*f, ws...)
+	return err
 }
 
 type thresholdFlag budget.Threshold

@@ -125,3 +125,23 @@ func (h *Home) indexedThreads(query string) []rollout.ThreadMatch {
 func archived(path string) bool {
 	return strings.Contains(path, "/"+ArchivedSessionsDir+"/")
 }
+
+// MatchSource says which of the threads index, the file name and
+// session_meta carry the id query matched (rollout find --long).
+func MatchSource(m rollout.ThreadMatch, query string) string {
+	q := strings.ToLower(query)
+	var by []string
+	if m.Indexed {
+		by = append(by, "threads")
+	}
+	if m.NameID != "" && strings.HasPrefix(m.NameID, q) {
+		by = append(by, "name")
+	}
+	if m.MetaID != "" && strings.HasPrefix(strings.ToLower(m.MetaID), q) {
+		by = append(by, "session_meta")
+	}
+	if m.MetaID != "" && m.NameID != "" && !strings.EqualFold(m.MetaID, m.NameID) {
+		by = append(by, "(name and session_meta disagree)")
+	}
+	return strings.Join(by, ",")
+}

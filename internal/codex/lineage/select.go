@@ -2,6 +2,7 @@ package lineage
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 
 	"github.com/rollout-dev/rollout/internal/base/shard"
@@ -60,4 +61,22 @@ func Select(inputs []string, part *shard.Spec) (*Selection, error) {
 		sel.Ignored = slices.DeleteFunc(sel.Ignored, func(p string) bool { return !part.Contains(p) })
 	}
 	return sel, nil
+}
+
+// Notes say what the selection found besides rollouts: the inputs that
+// hold none, then which *.jsonl files the walk skipped (the first ten).
+func (s *Selection) Notes() []string {
+	var notes []string
+	for _, err := range s.Empty {
+		notes = append(notes, err.Error())
+	}
+	const listed = 10
+	for i, p := range s.Ignored {
+		if i == listed {
+			notes = append(notes, fmt.Sprintf("and %d more *.jsonl files not named rollout-* were skipped", len(s.Ignored)-listed))
+			break
+		}
+		notes = append(notes, fmt.Sprintf("skipped %s: not named rollout-*.jsonl (name it to verify it)", p))
+	}
+	return notes
 }

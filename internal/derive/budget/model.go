@@ -153,6 +153,20 @@ func (c CompactAt) String() string {
 	}
 }
 
+// ParseWindows reads a comma-separated list of windows, each a token
+// count above 0 (ParseTokens).
+func ParseWindows(s string) ([]int64, error) {
+	var ws []int64
+	for _, part := range strings.Split(s, ",") {
+		v, err := ParseTokens(strings.TrimSpace(part))
+		if err != nil || v <= 0 {
+			return nil, fmt.Errorf("invalid window %q (want tokens, e.g. 258400 or 128k)", part)
+		}
+		ws = append(ws, v)
+	}
+	return ws, nil
+}
+
 // ParseTokens reads a token count: digits, optionally with a k (x1000) or
 // M (x1000000) suffix ("258400", "128k", "1M", "1.5M").
 func ParseTokens(s string) (int64, error) {
