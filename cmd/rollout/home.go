@@ -133,7 +133,8 @@ func runHome(ctx context.Context, a *app, o *homeOptions) error {
 	if err != nil {
 		return err
 	}
-	reports := report.OpenOutputs(o.report.reportOutputs(), run, o.report.outputOptions(a, report.Options{FailOn: o.failOnSev, SourceRoot: root}, a.io.Out))
+	ro := report.Options{FailOn: o.failOnSev, SourceRoot: root}
+	reports := report.OpenOutputs(o.report.reportOutputs(), run, o.report.outputOptions(a, ro, a.io.Out))
 	for _, fr := range result.FilesOf(findings) {
 		reports.File(fr)
 	}

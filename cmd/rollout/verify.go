@@ -175,7 +175,8 @@ func runVerify(ctx context.Context, a *app, o *verifyOptions) error {
 	if err != nil {
 		return err
 	}
-	reports := report.OpenOutputs(o.reportOutputs(), run, o.outputOptions(a, report.Options{FailOn: o.failOnSev, Statistics: o.statistics, SourceRoot: root}, progress.writer(a.io.Out)))
+	ro := report.Options{FailOn: o.failOnSev, Statistics: o.statistics, SourceRoot: root}
+	reports := report.OpenOutputs(o.reportOutputs(), run, o.outputOptions(a, ro, progress.writer(a.io.Out)))
 	var messages fileMessages
 	emit := func(i int, out policy.Input) {
 		out.Named = in.named[inputs[i].Path]
