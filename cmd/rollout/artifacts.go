@@ -11,7 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/rollout-dev/rollout/internal/edit/artifacts"
-	"github.com/rollout-dev/rollout/internal/edit/repair"
+	"github.com/rollout-dev/rollout/internal/edit/inplace"
 	"github.com/rollout-dev/rollout/internal/output/report"
 	"github.com/rollout-dev/rollout/internal/output/termsafe"
 )
@@ -130,8 +130,8 @@ func runArtifacts(a *app, o *artifactsOptions) error {
 	}
 	done := 0
 	for _, r := range order {
-		g, err := repair.Lock(r)
-		var busy *repair.Refusal
+		g, err := inplace.Lock(r)
+		var busy *inplace.Refusal
 		if errors.As(err, &busy) {
 			reportError(a.io, &exitError{code: exitUnsafe, err: err})
 			status.raise(exitUnsafe)

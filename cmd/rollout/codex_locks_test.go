@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/rollout-dev/rollout/internal/edit/repair"
+	"github.com/rollout-dev/rollout/internal/edit/inplace"
 	"github.com/rollout-dev/rollout/internal/testkit/fixturegen/homegen"
 )
 
@@ -110,7 +110,7 @@ func TestWritesRefuseCodexMaintenance(t *testing.T) {
 	t.Run("held by rollout", func(t *testing.T) {
 		heldDuring := false
 		code, e := runRepairWith(path, func(stage string) {
-			if stage != repair.StageSwitch {
+			if stage != inplace.StageSwitch {
 				return
 			}
 			f, err := os.Open(lock)

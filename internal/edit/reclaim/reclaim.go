@@ -31,8 +31,8 @@ import (
 	"github.com/rollout-dev/rollout/internal/derive/space"
 	"github.com/rollout-dev/rollout/internal/derive/stateview"
 	"github.com/rollout-dev/rollout/internal/edit/artifacts"
+	"github.com/rollout-dev/rollout/internal/edit/inplace"
 	"github.com/rollout-dev/rollout/internal/edit/outfile"
-	"github.com/rollout-dev/rollout/internal/edit/repair"
 	"github.com/rollout-dev/rollout/reconstruct"
 	"github.com/rollout-dev/rollout/rollout"
 )
@@ -54,7 +54,7 @@ type Options struct {
 	// Force writes a file another process holds open for writing.
 	Force bool
 	// Stage, when set (tests), is called right before the file is replaced
-	// or removed (repair.StageSwitch).
+	// or removed (inplace.StageSwitch).
 	Stage func(string)
 	// Planned and Proved, when set, are called as Run finishes planning a
 	// file and proving it (the command's progress).
@@ -206,7 +206,7 @@ func PlanFile(path string, o Options) (*Plan, *space.File, error) {
 		// history_base.is_some(): codex-rs/rollout/src/compression.rs,
 		// #34566); so does reclaim's.
 		meta, _ := rollout.ReadMeta(path)
-		refs := repair.References(path)
+		refs := inplace.References(path)
 		switch {
 		case compressed:
 			p.Skipped[space.PolicyCompress] = "already compressed"
@@ -263,12 +263,12 @@ type Result struct {
 	ArchivePath  string
 	// Late is what an agent appended to the file while it was replaced or
 	// removed (nil: nothing); those bytes are kept in Late.Kept.
-	Late *repair.Late
+	Late *inplace.Late
 	// Projection is Codex's history projection of the thread that the cuts
 	// invalidate (nil: none, or the cuts lie after its cursor): Commit
 	// deletes it before it replaces the file, as Codex does, and keeps its
 	// rows for Undo (FILE.reclaimed.projection.json).
-	Projection *repair.ProjectionPlan
+	Projection *inplace.ProjectionPlan
 }
 
 // Refused reports whether the proof failed.
@@ -281,7 +281,7 @@ type Pending struct {
 	dir    string // a private temporary directory of a dry run, removed by Discard
 	out    *outfile.File
 	arch   *outfile.File
-	guard  *repair.Guard // the lock repair also takes, held until Discard
+	guard  *inplace.Guard // the lock repair also takes, held until Discard
 	place  artifacts.Place
 	read   int64 // bytes of the file read (and proven)
 	opts   Options
@@ -310,15 +310,15 @@ func Prepare(p *Plan, o Options, inPlace bool) (pend *Pending, err error) {
 	if from, ok := firstCut(p); ok {
 		// A rollout a fork or revert continues is immutable below its
 		// cutoff: refused before anything is written, in a dry run too.
-		if r := repair.CheckReferences(p.Path, from); r != nil {
+		if r := inplace.CheckReferences(p.Path, from); r != nil {
 			return nil, r
 		}
-		res.Projection = repair.StaleProjection(p.Path, from)
+		res.Projection = inplace.StaleProjection(p.Path, from)
 	}
 	tempDir := ""
 	if inPlace {
 		// The same lock as repair's: two rewrites of one file never interleave.
-		if pend.guard, err = repair.Lock(p.Path); err != nil {
+		if pend.guard, err = inplace.Lock(p.Path); err != nil {
 			return nil, err
 		}
 		if !o.Force {
@@ -423,7 +423,7 @@ func Prepare(p *Plan, o Options, inPlace bool) (pend *Pending, err error) {
 
 // Commit puts a prepared, proven reclaim in place: the archive first, so the
 // file never changes without it, then, through the write guard
-// (repair.Guard.Replace), the new file by rename (compress: the .zst is
+// (inplace.Guard.Replace), the new file by rename (compress: the .zst is
 // renamed into place and the plain file removed).
 func (pd *Pending) Commit() error {
 	res := pd.Result
@@ -446,8 +446,8 @@ func (pd *Pending) Commit() error {
 			return err
 		}
 		if saved != nil {
-			if _, _, err := repair.WriteProjectionRows(pd.place.ReclaimProjection(), saved); err != nil {
-				repair.RestoreProjection(p.Path, saved)
+			if _, _, err := inplace.WriteProjectionRows(pd.place.ReclaimProjection(), saved); err != nil {
+				inplace.RestoreProjection(p.Path, saved)
 				os.Remove(res.ArchivePath)
 				return fmt.Errorf("keeping the projection rows for --undo: %w", err)
 			}
@@ -460,7 +460,7 @@ func (pd *Pending) Commit() error {
 	if !ok {
 		from = pd.read // compressing changes no byte of the content
 	}
-	late, err := pd.guard.Replace(repair.Switch{Read: pd.read, From: from, Place: pd.place, Force: pd.opts.Force, At: pd.opts.Stage}, func() error {
+	late, err := pd.guard.Replace(inplace.Switch{Read: pd.read, From: from, Place: pd.place, Force: pd.opts.Force, At: pd.opts.Stage}, func() error {
 		if err := pd.out.Commit(); err != nil {
 			return err
 		}
@@ -474,7 +474,7 @@ func (pd *Pending) Commit() error {
 		if committed && p.Compress {
 			os.Remove(res.OutPath) // the plain file stays: it is the rollout
 		}
-		if saved != nil && repair.RestoreProjection(p.Path, saved) == nil {
+		if saved != nil && inplace.RestoreProjection(p.Path, saved) == nil {
 			res.Projection.Deleted = false
 			os.Remove(pd.place.ReclaimProjection())
 		}

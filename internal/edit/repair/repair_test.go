@@ -13,6 +13,7 @@ import (
 	"github.com/klauspost/compress/zstd"
 
 	"github.com/rollout-dev/rollout/checks"
+	"github.com/rollout-dev/rollout/internal/edit/inplace"
 	"github.com/rollout-dev/rollout/rollout"
 )
 
@@ -144,12 +145,12 @@ func TestUnwritableFormatsRefused(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		data []byte
-		kind Kind
+		kind inplace.Kind
 	}{
-		{"gzip.jsonl", gz.Bytes(), Compressed},
-		{"bzip2.jsonl", append([]byte("BZh91AY&SY"), input...), Compressed},
-		{"xz.jsonl", append([]byte("\xfd7zXZ\x00\x00"), input...), Compressed},
-		{"zip.jsonl", append([]byte("PK\x03\x04"), input...), NotRollout},
+		{"gzip.jsonl", gz.Bytes(), inplace.Compressed},
+		{"bzip2.jsonl", append([]byte("BZh91AY&SY"), input...), inplace.Compressed},
+		{"xz.jsonl", append([]byte("\xfd7zXZ\x00\x00"), input...), inplace.Compressed},
+		{"zip.jsonl", append([]byte("PK\x03\x04"), input...), inplace.NotRollout},
 	} {
 		for _, dryRun := range []bool{false, true} {
 			t.Run(tc.name, func(t *testing.T) {
@@ -159,7 +160,7 @@ func TestUnwritableFormatsRefused(t *testing.T) {
 				opts := options(path)
 				opts.Write = !dryRun
 				_, err := run(t, opts)
-				var ref *Refusal
+				var ref *inplace.Refusal
 				if !errors.As(err, &ref) || ref.Kind != tc.kind {
 					t.Fatalf("err %v, want a refusal of kind %d", err, tc.kind)
 				}
@@ -194,7 +195,7 @@ func TestNothingParsesRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if out.Refusal == nil || out.Refusal.Kind != NotRollout || out.Wrote {
+	if out.Refusal == nil || out.Refusal.Kind != inplace.NotRollout || out.Wrote {
 		t.Fatalf("refusal %v, wrote %v: want a NotRollout refusal", out.Refusal, out.Wrote)
 	}
 	if !bytes.Equal(read(t, path), data) {

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 
 	"github.com/rollout-dev/rollout/internal/edit/artifacts"
+	"github.com/rollout-dev/rollout/internal/edit/inplace"
 	"github.com/rollout-dev/rollout/internal/edit/outfile"
 	"github.com/rollout-dev/rollout/rollout"
 )
@@ -141,7 +142,7 @@ func (t *Txn) recordUndo(original fileSum, qBefore *quarantineState) error {
 		return enc.Encode(rec)
 	})
 	if err == nil {
-		uid, gid := ownerOf(t.src.fi)
+		uid, gid := inplace.Owner(t.src.fi)
 		os.Chown(t.place.UndoRecord(), uid, gid) // best effort: the user's, like the backup
 	}
 	return err
@@ -215,12 +216,12 @@ type UndoOptions struct {
 // UndoOutcome is what Undo restored.
 type UndoOutcome struct {
 	Path       string
-	Backup     string // the file restored from
-	Quarantine string // the quarantine restored ("" when the repair left it alone)
-	Removed    int    // quarantine entries removed (lines)
-	Deleted    bool   // the quarantine did not exist before: removed
-	Resumed    bool   // an undo stopped after its rename was finished
-	Late       *Late  // bytes appended to FILE during the rename, kept
+	Backup     string        // the file restored from
+	Quarantine string        // the quarantine restored ("" when the repair left it alone)
+	Removed    int           // quarantine entries removed (lines)
+	Deleted    bool          // the quarantine did not exist before: removed
+	Resumed    bool          // an undo stopped after its rename was finished
+	Late       *inplace.Late // bytes appended to FILE during the rename, kept
 	// Projection: the rows of Codex's history projection the repair had
 	// deleted were put back.
 	Projection bool
@@ -233,8 +234,8 @@ var ErrNothingToUndo = errors.New("no repair to undo")
 // quarantine as it was before that repair, after checking that the record
 // belongs to FILE (its names are FILE's own artifacts, its thread, size and
 // hash are FILE's) and that FILE and the quarantine are still what the
-// repair left: a *Refusal otherwise (exit 4), and nothing is touched. The
-// replace goes through the write guard (Guard.Replace). The record is then
+// repair left: a *inplace.Refusal otherwise (exit 4), and nothing is touched. The
+// replace goes through the write guard (inplace.Guard.Replace). The record is then
 // removed.
 //
 // Undo can be run again after it was stopped at any point: each step
@@ -250,10 +251,10 @@ func Undo(path string, opts UndoOptions) (*UndoOutcome, error) {
 		return nil, &rollout.PathError{Path: path, Err: err}
 	}
 	refused := func(format string, args ...any) error {
-		return &Refusal{Kind: Changed, Path: path, Err: fmt.Errorf(format, args...)}
+		return &inplace.Refusal{Kind: inplace.Changed, Path: path, Err: fmt.Errorf(format, args...)}
 	}
 	if err := place.Check(); err != nil {
-		return nil, &Refusal{Kind: NotRegular, Path: place.Dir, Err: err}
+		return nil, &inplace.Refusal{Kind: inplace.NotRegular, Path: place.Dir, Err: err}
 	}
 	rp, rec, err := findRecord(place)
 	if err != nil {
@@ -280,23 +281,23 @@ func Undo(path string, opts UndoOptions) (*UndoOutcome, error) {
 		written = &fileSum{Size: rec.Size, SHA256: rec.SHA256}
 	}
 
-	g, err := Lock(path)
+	g, err := inplace.Lock(path)
 	if err != nil {
 		return nil, err
 	}
 	defer g.Release()
 	place.RemoveTemps() // a write or undo killed before its rename left them
 	if fi, err := os.Lstat(path); err != nil || !fi.Mode().IsRegular() {
-		return nil, refused("%w: %s is no longer the regular file repair wrote", errFileChanged, path)
+		return nil, refused("%w: %s is no longer the regular file repair wrote", inplace.ErrFileChanged, path)
 	}
 	out := &UndoOutcome{Path: path, Backup: backup}
 	switch {
 	case written.matches(path):
 		if fi, err := os.Lstat(backup); err != nil || !fi.Mode().IsRegular() {
-			return nil, &Refusal{Kind: NotRollout, Path: path, Err: fmt.Errorf("the backup %s is missing", backup)}
+			return nil, &inplace.Refusal{Kind: inplace.NotRollout, Path: path, Err: fmt.Errorf("the backup %s is missing", backup)}
 		}
 		if rec.Original != nil && !rec.Original.matches(backup) {
-			return nil, refused("%w: the backup %s is not the file the repair replaced", errFileChanged, backup)
+			return nil, refused("%w: the backup %s is not the file the repair replaced", inplace.ErrFileChanged, backup)
 		}
 		if id := rec.ThreadID; id != "" {
 			if got := rollout.MetaThreadID(path); got != id {
@@ -307,7 +308,7 @@ func Undo(path string, opts UndoOptions) (*UndoOutcome, error) {
 		out.Resumed = true // stopped after its rename
 	default:
 		size, _, _ := fileHash(path, -1)
-		return nil, refused("%w: %s is not the file repair wrote (it changed since: %d bytes, was %d)", errFileChanged, path, size, written.Size)
+		return nil, refused("%w: %s is not the file repair wrote (it changed since: %d bytes, was %d)", inplace.ErrFileChanged, path, size, written.Size)
 	}
 
 	// The quarantine: as the repair left it, or already as it was before.
@@ -320,7 +321,7 @@ func Undo(path string, opts UndoOptions) (*UndoOutcome, error) {
 			restored = true
 		case q.after(qpath):
 		default:
-			return nil, refused("%w: %s changed since the repair", errFileChanged, qpath)
+			return nil, refused("%w: %s changed since the repair", inplace.ErrFileChanged, qpath)
 		}
 		out.Quarantine, out.Deleted = qpath, q.Before == nil
 		if !restored {
@@ -332,22 +333,22 @@ func Undo(path string, opts UndoOptions) (*UndoOutcome, error) {
 	at("checked")
 
 	if !out.Resumed {
-		from, err := FirstDifference(path, backup)
+		from, err := inplace.FirstDifference(path, backup)
 		if err != nil {
-			return nil, &Refusal{Kind: WriteFailed, Path: path, Err: err}
+			return nil, &inplace.Refusal{Kind: inplace.WriteFailed, Path: path, Err: err}
 		}
 		if from < 0 {
 			from = written.Size // the same bytes: nothing below a cutoff changes
 		}
-		late, err := g.Replace(Switch{Read: written.Size, From: from, Place: place, Force: opts.Force, At: at}, func() error {
+		late, err := g.Replace(inplace.Switch{Read: written.Size, From: from, Place: place, Force: opts.Force, At: at}, func() error {
 			return os.Rename(backup, path)
 		})
 		if err != nil {
-			var r *Refusal
+			var r *inplace.Refusal
 			if errors.As(err, &r) {
 				return nil, r
 			}
-			return nil, &Refusal{Kind: WriteFailed, Path: path, Err: err}
+			return nil, &inplace.Refusal{Kind: inplace.WriteFailed, Path: path, Err: err}
 		}
 		out.Late = late
 		outfile.SyncDir(filepath.Dir(path))
@@ -360,17 +361,17 @@ func Undo(path string, opts UndoOptions) (*UndoOutcome, error) {
 			err = truncateCopy(qpath, q.keep())
 		}
 		if err != nil {
-			return out, &Refusal{Kind: WriteFailed, Path: qpath, Err: fmt.Errorf("%s was restored, but its quarantine could not be: %w (run repair --undo again)", path, err)}
+			return out, &inplace.Refusal{Kind: inplace.WriteFailed, Path: qpath, Err: fmt.Errorf("%s was restored, but its quarantine could not be: %w (run repair --undo again)", path, err)}
 		}
 	}
 	at("quarantine")
 	if err := restoreUndoProjection(path, rp, rec.Projection, rec.ThreadID); err != nil {
-		return out, &Refusal{Kind: WriteFailed, Path: path, Err: fmt.Errorf("%s was restored, but Codex's projection of its thread could not be: %w (run repair --undo again)", path, err)}
+		return out, &inplace.Refusal{Kind: inplace.WriteFailed, Path: path, Err: fmt.Errorf("%s was restored, but Codex's projection of its thread could not be: %w (run repair --undo again)", path, err)}
 	}
 	out.Projection = rec.Projection != nil
 	at("projection")
 	if err := os.Remove(recPath); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return out, &Refusal{Kind: WriteFailed, Path: recPath, Err: err}
+		return out, &inplace.Refusal{Kind: inplace.WriteFailed, Path: recPath, Err: err}
 	}
 	rp.Tidy()
 	if err := outfile.SyncDir(rp.Dir); err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -390,7 +391,7 @@ func findRecord(place artifacts.Place) (artifacts.Place, *undoRecord, error) {
 	for _, p := range places {
 		f, err := outfile.OpenExisting(p.UndoRecord())
 		if err != nil {
-			return p, nil, &Refusal{Kind: NotRegular, Path: p.UndoRecord(), Err: err}
+			return p, nil, &inplace.Refusal{Kind: inplace.NotRegular, Path: p.UndoRecord(), Err: err}
 		}
 		if f == nil {
 			continue
@@ -402,7 +403,7 @@ func findRecord(place artifacts.Place) (artifacts.Place, *undoRecord, error) {
 		}
 		var rec undoRecord
 		if err := json.NewDecoder(bytes.NewReader(b)).Decode(&rec); err != nil || rec.Version < 1 || rec.Version > UndoVersion || rec.Backup == "" {
-			return p, nil, &Refusal{Kind: Changed, Path: p.UndoRecord(), Err: fmt.Errorf("%s: not an undo record this version of rollout reads", p.UndoRecord())}
+			return p, nil, &inplace.Refusal{Kind: inplace.Changed, Path: p.UndoRecord(), Err: fmt.Errorf("%s: not an undo record this version of rollout reads", p.UndoRecord())}
 		}
 		return p, &rec, nil
 	}
