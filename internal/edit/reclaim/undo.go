@@ -93,7 +93,7 @@ func Undo(path string, o UndoOptions) (*UndoResult, error) {
 		res.From = plain + ".zst"
 	}
 	probe := res.From
-	if absentFile(probe) {
+	if outfile.Absent(probe) {
 		probe = plain
 	}
 	if r := inplace.CheckCodexWriter(probe); r != nil {
@@ -110,7 +110,7 @@ func Undo(path string, o UndoOptions) (*UndoResult, error) {
 				return nil, fmt.Errorf("%s: %w: it is thread %s's, %s is thread %q", archive, ErrNotThisFile, id, res.From, got)
 			}
 		}
-	case tr.Reclaimed >= 2 && isOriginal(plain, tr) && (res.From == plain || absentFile(res.From)):
+	case tr.Reclaimed >= 2 && isOriginal(plain, tr) && (res.From == plain || outfile.Absent(res.From)):
 		res.Resumed = true
 	case fromErr != nil:
 		return nil, fromErr
@@ -152,7 +152,7 @@ func restore(res *UndoResult, tr *archiveTrailer, place artifacts.Place, o UndoO
 		return fmt.Errorf("%s: %w", res.From, ErrChangedSinceReclaim)
 	}
 	var out *outfile.File
-	if res.From != res.Path && !absentFile(res.Path) && !isOriginal(res.Path, tr) {
+	if res.From != res.Path && !outfile.Absent(res.Path) && !isOriginal(res.Path, tr) {
 		return fmt.Errorf("%s exists and is not the original: refusing to replace it with the one restored from %s", res.Path, res.From)
 	}
 	if res.From == res.Path || !isOriginal(res.Path, tr) {
@@ -196,7 +196,7 @@ func restore(res *UndoResult, tr *archiveTrailer, place artifacts.Place, o UndoO
 // is in place, and the projection rows reclaim deleted may still wait in
 // their file. They go back under the guard of the original, as in restore.
 func resumeProjection(res *UndoResult, tr *archiveTrailer, place artifacts.Place) error {
-	if absentFile(place.ReclaimProjection()) {
+	if outfile.Absent(place.ReclaimProjection()) {
 		return nil
 	}
 	g, err := inplace.Lock(res.Path)
@@ -302,11 +302,6 @@ func isOriginal(path string, tr *archiveTrailer) bool {
 	}
 	sum, err := contentSHA256(path)
 	return err == nil && sum == tr.OriginalSHA256
-}
-
-func absentFile(path string) bool {
-	_, err := os.Lstat(path)
-	return errors.Is(err, fs.ErrNotExist)
 }
 
 // findArchive reads the archive of plain: in its place, or where an older

@@ -304,7 +304,7 @@ func Undo(path string, opts UndoOptions) (*UndoOutcome, error) {
 				return nil, refused("%s is the undo record of thread %s, and %s is thread %q: refusing it", recPath, id, path, got)
 			}
 		}
-	case rec.Original != nil && rec.Original.matches(path) && absent(backup):
+	case rec.Original != nil && rec.Original.matches(path) && outfile.Absent(backup):
 		out.Resumed = true // stopped after its rename
 	default:
 		size, _, _ := fileHash(path, -1)
@@ -410,11 +410,6 @@ func findRecord(place artifacts.Place) (artifacts.Place, *undoRecord, error) {
 	return place, nil, nil
 }
 
-func absent(path string) bool {
-	_, err := os.Lstat(path)
-	return errors.Is(err, fs.ErrNotExist)
-}
-
 // keep is the size the quarantine had before the repair.
 func (q *undoQuarantine) keep() int64 {
 	if q.Before == nil {
@@ -440,7 +435,7 @@ func (q *undoQuarantine) after(path string) bool {
 // stopped after restoring it).
 func (q *undoQuarantine) before(path string) bool {
 	if q.Before == nil {
-		return absent(path)
+		return outfile.Absent(path)
 	}
 	return q.Before.matches(path)
 }
