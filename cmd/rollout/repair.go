@@ -46,12 +46,8 @@ type repairOptions struct {
 	stage func(string)
 }
 
-func newRepairCmd(a *app, runF func(context.Context, *repairOptions) error) *cobra.Command {
-	opts := &repairOptions{}
-	cmd := &cobra.Command{
-		Use:   "repair FILE|DIR...",
-		Short: "Fix what verify reports, byte for byte, atomically (dry run by default)",
-		Long: `repair plans a fix for each finding that has one and, by default, only shows
+// repairLong is repair's help text.
+const repairLong = `repair plans a fix for each finding that has one and, by default, only shows
 the plan: one line per fix with its rule, line and before/after. --diff adds,
 per changed line, the words that change with a little context (bounded, so a
 fixed id on a 4 MB line prints one short line; coloured on a terminal);
@@ -103,7 +99,14 @@ Exit codes: 0 when no error remains after the repair, 1 when some remain
 (they are listed), 3 when lines were too long to analyse, 4 when the write was
 refused (file changed or open for writing, another repair running, symlink,
 quarantine or backup not a regular file, write failed), 2 for usage errors and input
-repair cannot use (gzip/bzip2/xz, or nothing in it is a rollout record).`,
+repair cannot use (gzip/bzip2/xz, or nothing in it is a rollout record).`
+
+func newRepairCmd(a *app, runF func(context.Context, *repairOptions) error) *cobra.Command {
+	opts := &repairOptions{}
+	cmd := &cobra.Command{
+		Use:   "repair FILE|DIR...",
+		Short: "Fix what verify reports, byte for byte, atomically (dry run by default)",
+		Long:  repairLong,
 		Example: `  rollout repair rollout.jsonl                      # show the plan
   rollout repair --diff rollout.jsonl               # and what changes in each line
   rollout repair --diff=full rollout.jsonl > fix.diff  # a unified diff for patch
