@@ -95,7 +95,8 @@ scan:
 // PlanLine is one line of the printed plan: a change, or a run of ordinal
 // changes on consecutive lines shifted by the same amount.
 type PlanLine struct {
-	Rule, Where, What string
+	repair.LineRange // its rule and the input lines it covers
+	Where, What      string
 }
 
 // PlanLines are the lines of the plan of changes cs, as repair prints them.
@@ -106,7 +107,7 @@ func PlanLines(cs *repair.Changes) []PlanLine {
 		j := planGroup(cs, i)
 		g := groupOf(cs, i, j)
 		where, what = appendWhere(where[:0], g), appendWhat(what[:0], g)
-		out = append(out, PlanLine{g.first.Rule, string(where), string(what)})
+		out = append(out, PlanLine{repair.LineRange{Rule: g.first.Rule, First: g.first.Line, Last: g.last.Line}, string(where), string(what)})
 		i = j
 	}
 	return out
