@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"syscall"
@@ -20,6 +21,17 @@ import (
 
 	"github.com/rollout-dev/rollout/internal/testkit/fixturegen/gen"
 )
+
+var payloadIDRE = regexp.MustCompile(`"payload":\{"type":"([a-z_]+)","id":"([^"]*)",`)
+
+func readFile(t *testing.T, p string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
 
 // brokenRollout is a generated rollout with faults every repair fixes: ids
 // deleted and a torn tail, so a repair writes a file and a quarantine.

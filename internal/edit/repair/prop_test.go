@@ -1,4 +1,4 @@
-package main
+package repair_test
 
 import (
 	"bytes"
@@ -16,6 +16,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/rollout-dev/rollout/checks"
+	"github.com/rollout-dev/rollout/internal/edit/repair"
 	"github.com/rollout-dev/rollout/internal/testkit/fixturegen/gen"
 	"github.com/rollout-dev/rollout/rollout"
 )
@@ -305,22 +306,24 @@ func checkRepairProperties(t *testing.T, input []byte, fix []string) {
 	in := filepath.Join(dir, "in.jsonl")
 	os.WriteFile(in, input, 0o644)
 	out, rep := filepath.Join(dir, "out.jsonl"), filepath.Join(dir, "report.json")
-	var fixArgs []string
-	if fix != nil {
-		fixArgs = []string{"--fix", strings.Join(fix, ",")}
+	fixes, err := checks.SelectFixes(fix)
+	if err != nil {
+		t.Fatal(err)
 	}
-	repair := func(args ...string) (int, string, string) {
-		return runRollout(append(append([]string{"repair"}, fixArgs...), args...)...)
+	force := false
+	repairTo := func(output, input string) (*repair.Outcome, string, error) {
+		return repairWrite(repair.Options{Path: input, Output: output, Write: true, Fix: fixes, Force: force})
 	}
-	code, stdout, stderr := repair("--write", "-o", out, "--report", rep, in)
-	if code == exitUsage && strings.Contains(stderr, "first line is not a JSON object") {
-		// A fault moved a broken line first: --force repairs such a file.
-		fixArgs = append(fixArgs, "--force")
-		code, stdout, stderr = repair("--write", "-o", out, "--report", rep, in)
+	o, stdout, err := repairTo(out, in)
+	if err != nil && strings.Contains(err.Error(), "first line is not a JSON object") {
+		// A fault moved a broken line first: Force repairs such a file.
+		force = true
+		o, stdout, err = repairTo(out, in)
 	}
-	if code != exitOK && code != exitFindings {
-		t.Fatalf("repair: exit %d\n%s%s", code, stdout, stderr)
+	if err != nil || !cleanExit(o) {
+		t.Fatalf("repair: %v\n%s", err, stdout)
 	}
+	writeReport(t, rep, o)
 	output := readFile(t, out)
 	var report repairReport
 	if err := json.Unmarshal(readFile(t, rep), &report); err != nil {
@@ -362,14 +365,14 @@ func checkRepairProperties(t *testing.T, input []byte, fix []string) {
 
 	// A second repair is a no-op.
 	out2 := filepath.Join(dir, "out2.jsonl")
-	_, stdout2, _ := repair("--write", "-o", out2, out)
-	if !strings.Contains(stdout2, "nothing to repair") || !bytes.Equal(readFile(t, out2), output) {
+	o2, stdout2, err := repairTo(out2, out)
+	if err != nil || !o2.NothingToFix() || !bytes.Equal(readFile(t, out2), output) {
 		t.Errorf("second repair is not a no-op:\n%s", stdout2)
 	}
 
 	// Two runs are identical.
 	out3 := filepath.Join(dir, "out3.jsonl")
-	repair("--write", "-o", out3, in)
+	repairTo(out3, in)
 	if !bytes.Equal(readFile(t, out3), output) {
 		t.Errorf("a second run on the same input wrote different bytes")
 	}
@@ -378,15 +381,6 @@ func checkRepairProperties(t *testing.T, input []byte, fix []string) {
 	if !bytes.Equal(q1, q3) {
 		t.Errorf("a second run on the same input quarantined different bytes")
 	}
-}
-
-func readFile(t *testing.T, p string) []byte {
-	t.Helper()
-	b, err := os.ReadFile(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
 }
 
 type physLine struct {

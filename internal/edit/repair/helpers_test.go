@@ -1,0 +1,81 @@
+package repair_test
+
+import (
+	"bytes"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/rollout-dev/rollout/internal/edit/repair"
+	"github.com/rollout-dev/rollout/internal/output/report"
+	"github.com/rollout-dev/rollout/reconstruct"
+	"github.com/rollout-dev/rollout/rollout"
+)
+
+// repairWrite runs one repair through Begin and Finish, as the command
+// does, and returns its Outcome and its plan as the command prints it
+// (for failure messages).
+func repairWrite(opts repair.Options) (*repair.Outcome, string, error) {
+	t, err := repair.Begin(withDefaults(opts))
+	if err != nil {
+		return nil, "", err
+	}
+	var plan bytes.Buffer
+	if !t.NothingToFix() {
+		p := &report.RepairPrinter{Out: &plan, Path: opts.Path, Write: opts.Write, Output: opts.Output}
+		p.PrintPlan(&t.Outcome)
+	}
+	return t.Finish(), plan.String(), nil
+}
+
+// withDefaults fills what the command fills when its flags are not given:
+// the clock, --max-line-bytes and --handoff-cap.
+func withDefaults(opts repair.Options) repair.Options {
+	if opts.Now.IsZero() {
+		opts.Now = time.Now()
+	}
+	if opts.MaxLineBytes == 0 {
+		opts.MaxLineBytes = rollout.DefaultMaxLineBytes
+	}
+	if opts.HandoffCap == 0 {
+		opts.HandoffCap = reconstruct.DefaultHandoffCap
+	}
+	return opts
+}
+
+// cleanExit reports whether the command would exit 0 or 1 (errors left)
+// after this outcome: not refused, nothing incomplete, nothing late, no
+// warning.
+func cleanExit(o *repair.Outcome) bool {
+	if o.Refusal != nil || o.Late != nil || o.Warning != "" {
+		return false
+	}
+	for _, f := range o.Remaining() {
+		if f.Incomplete {
+			return false
+		}
+	}
+	return true
+}
+
+// writeReport writes the JSON report of o (repair --report) to path.
+func writeReport(t *testing.T, path string, o *repair.Outcome) {
+	t.Helper()
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := report.WriteRepairJSON(f, o); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func readFile(t *testing.T, p string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
