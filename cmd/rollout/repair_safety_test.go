@@ -24,15 +24,6 @@ import (
 
 var payloadIDRE = regexp.MustCompile(`"payload":\{"type":"([a-z_]+)","id":"([^"]*)",`)
 
-func readFile(t *testing.T, p string) []byte {
-	t.Helper()
-	b, err := os.ReadFile(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
-
 // brokenRollout is a generated rollout with faults every repair fixes: ids
 // deleted and a torn tail, so a repair writes a file and a quarantine.
 func brokenRollout(t *testing.T, size int64) []byte {
