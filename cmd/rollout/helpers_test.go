@@ -1,11 +1,9 @@
 package main
 
 import (
-	"os"
-	"sort"
 	"testing"
 
-	"github.com/klauspost/compress/zstd"
+	"github.com/rollout-dev/rollout/internal/testkit/filetest"
 )
 
 // runRollout runs the CLI in-process.
@@ -15,53 +13,10 @@ func runRollout(args ...string) (code int, stdout, stderr string) {
 	return code, out.String(), errb.String()
 }
 
-func readFile(t *testing.T, p string) []byte {
-	t.Helper()
-	b, err := os.ReadFile(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
+// The file helpers the tests of this package share with the library's.
 
-func listDir(t *testing.T, dir string) []string {
-	t.Helper()
-	es, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, e := range es {
-		names = append(names, e.Name())
-	}
-	sort.Strings(names)
-	return names
-}
-
-func zstdBytes(t *testing.T, b []byte) []byte {
-	t.Helper()
-	enc, err := zstd.NewWriter(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer enc.Close()
-	return enc.EncodeAll(b, nil)
-}
-
-func unzstdFile(t *testing.T, path string) []byte {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dec, err := zstd.NewReader(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer dec.Close()
-	out, err := dec.DecodeAll(b, nil)
-	if err != nil {
-		t.Fatalf("%s: %v", path, err)
-	}
-	return out
-}
+func readFile(t *testing.T, p string) []byte        { return filetest.Read(t, p) }
+func listDir(t *testing.T, dir string) []string     { return filetest.List(t, dir) }
+func appendTo(t *testing.T, path string, b []byte)  { filetest.Append(t, path, b) }
+func zstdBytes(t *testing.T, b []byte) []byte       { return filetest.Zstd(t, b) }
+func brokenRollout(t *testing.T, size int64) []byte { return filetest.BrokenRollout(t, size) }

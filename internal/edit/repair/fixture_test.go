@@ -7,19 +7,18 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"sort"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/klauspost/compress/zstd"
 	"github.com/rogpeppe/go-internal/txtar"
 
 	"github.com/rollout-dev/rollout/checks"
 	"github.com/rollout-dev/rollout/internal/edit/repair"
 	"github.com/rollout-dev/rollout/internal/output/report"
+	"github.com/rollout-dev/rollout/internal/testkit/filetest"
 	"github.com/rollout-dev/rollout/internal/testkit/fixturegen/escape"
 	"github.com/rollout-dev/rollout/rollout"
 )
@@ -178,20 +177,6 @@ func (fx *repairFixture) expandIDs(b []byte) ([]byte, error) {
 	return out, err
 }
 
-func listDir(t *testing.T, dir string) []string {
-	t.Helper()
-	es, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, e := range es {
-		names = append(names, e.Name())
-	}
-	sort.Strings(names)
-	return names
-}
-
 // planLinesOf keeps the fix lines of repair's output, spaces collapsed
 // (notes are not fixes).
 func planLinesOf(stdout string) []string {
@@ -290,7 +275,7 @@ func TestRepairFixtures(t *testing.T) {
 			if got, _ := os.ReadFile(path); !bytes.Equal(got, fx.input) {
 				t.Fatalf("dry run changed the file")
 			}
-			if names := listDir(t, dir); len(names) != 1 {
+			if names := filetest.List(t, dir); len(names) != 1 {
 				t.Fatalf("dry run created files: %v", names)
 			}
 			plan := planLinesOf(dry.plan)
@@ -332,7 +317,7 @@ func TestRepairFixtures(t *testing.T) {
 			}
 
 			// Idempotent: a second repair plans nothing and writes nothing.
-			before := listDir(t, dir)
+			before := filetest.List(t, dir)
 			again := runFixture(fx, path, true, "")
 			if again.out == nil || !again.out.NothingToFix() {
 				t.Errorf("second repair is not a no-op:\n%s", again.plan)
@@ -340,7 +325,7 @@ func TestRepairFixtures(t *testing.T) {
 			if b, _ := os.ReadFile(path); !bytes.Equal(b, got) {
 				t.Errorf("second repair changed the file")
 			}
-			if after := listDir(t, dir); !cmp.Equal(before, after) {
+			if after := filetest.List(t, dir); !cmp.Equal(before, after) {
 				t.Errorf("second repair changed the directory: %v -> %v", before, after)
 			}
 			if again.exit != fx.exit {
@@ -361,43 +346,15 @@ func TestRepairFixtures(t *testing.T) {
 				t.Errorf("Output modified the input")
 			}
 			zpath := filepath.Join(dir, "z-"+fx.path+".zst")
-			os.WriteFile(zpath, zstdBytes(t, fx.input), 0o644)
+			os.WriteFile(zpath, filetest.Zstd(t, fx.input), 0o644)
 			if r := runFixture(fx, zpath, true, ""); r.exit != fx.exit {
 				t.Errorf(".zst: exit %d\n%s", r.exit, r.plan)
 			}
-			if z := unzstdFile(t, zpath); !bytes.Equal(z, got) {
+			if z := filetest.Unzstd(t, zpath); !bytes.Equal(z, got) {
 				t.Errorf(".zst: decompressed result differs from the plain one")
 			}
 		})
 	}
-}
-
-func zstdBytes(t *testing.T, b []byte) []byte {
-	t.Helper()
-	enc, err := zstd.NewWriter(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer enc.Close()
-	return enc.EncodeAll(b, nil)
-}
-
-func unzstdFile(t *testing.T, path string) []byte {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dec, err := zstd.NewReader(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer dec.Close()
-	out, err := dec.DecodeAll(b, nil)
-	if err != nil {
-		t.Fatalf("%s: %v", path, err)
-	}
-	return out
 }
 
 // TestRepairHandoffGoldens runs repair (--fix handoff/) on every handoff

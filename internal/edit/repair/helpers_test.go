@@ -2,12 +2,16 @@ package repair_test
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"testing"
 	"time"
 
+	"github.com/rollout-dev/rollout/checks"
+	"github.com/rollout-dev/rollout/internal/edit/inplace"
 	"github.com/rollout-dev/rollout/internal/edit/repair"
 	"github.com/rollout-dev/rollout/internal/output/report"
+	"github.com/rollout-dev/rollout/internal/testkit/filetest"
 	"github.com/rollout-dev/rollout/reconstruct"
 	"github.com/rollout-dev/rollout/rollout"
 )
@@ -43,6 +47,39 @@ func withDefaults(opts repair.Options) repair.Options {
 	return opts
 }
 
+// writeInPlace runs repair --write of path in place, stage (nil: none)
+// called at each step.
+func writeInPlace(path string, stage func(string), fix ...string) (*repair.Outcome, *inplace.Refusal, error) {
+	opts := repair.Options{Path: path, Write: true, Stage: stage}
+	if fix != nil {
+		fs, err := checks.SelectFixes(fix)
+		if err != nil {
+			return nil, nil, err
+		}
+		opts.Fix = fs
+	}
+	o, _, err := repairWrite(opts)
+	return o, refusalOf(o, err), err
+}
+
+// refusalOf is a repair's refusal: Begin's error or the Outcome's.
+func refusalOf(o *repair.Outcome, err error) *inplace.Refusal {
+	var r *inplace.Refusal
+	if errors.As(err, &r) {
+		return r
+	}
+	if o != nil {
+		return o.Refusal
+	}
+	return nil
+}
+
+// refusedUnsafe reports whether the command exits 4 on r: a refusal of
+// any kind but the three that are usage errors (exit 2).
+func refusedUnsafe(r *inplace.Refusal) bool {
+	return r != nil && r.Kind != inplace.NotRollout && r.Kind != inplace.Compressed && r.Kind != inplace.BadOutput
+}
+
 // cleanExit reports whether the command would exit 0 or 1 (errors left)
 // after this outcome: not refused, nothing incomplete, nothing late, no
 // warning.
@@ -71,11 +108,4 @@ func writeReport(t *testing.T, path string, o *repair.Outcome) {
 	}
 }
 
-func readFile(t *testing.T, p string) []byte {
-	t.Helper()
-	b, err := os.ReadFile(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
+func readFile(t *testing.T, p string) []byte { return filetest.Read(t, p) }

@@ -4,7 +4,6 @@ package repair_test
 
 import (
 	"bytes"
-	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,55 +16,22 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/rollout-dev/rollout/checks"
 	"github.com/rollout-dev/rollout/internal/edit/inplace"
 	"github.com/rollout-dev/rollout/internal/edit/repair"
-	"github.com/rollout-dev/rollout/internal/testkit/fixturegen/gen"
+	"github.com/rollout-dev/rollout/internal/testkit/filetest"
 )
 
-// hostileSetup writes a broken rollout in a new directory: ids deleted and
-// a torn tail, so a repair changes it and quarantines the tail.
+// hostileSetup writes a broken rollout (a repair changes it and quarantines
+// its torn tail) in a new directory.
 func hostileSetup(t *testing.T) (dir, path string, input []byte) {
 	t.Helper()
-	var buf bytes.Buffer
-	if _, err := gen.Write(&buf, gen.Options{Seed: 3, TargetBytes: 40_000}); err != nil {
-		t.Fatal(err)
-	}
-	input = append(payloadIDRE.ReplaceAll(buf.Bytes(), []byte(`"payload":{"type":"$1",`)),
-		`{"timestamp":"2026-03-10T09:35:30.333Z","type":"event_msg","payload":{"type":"task_st`...)
+	input = filetest.BrokenRollout(t, 40_000)
 	dir = t.TempDir()
 	path = filepath.Join(dir, "rollout.jsonl")
 	if err := os.WriteFile(path, input, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return dir, path, input
-}
-
-// writeInPlace runs repair --write of path in place, stage (nil: none)
-// called at each step.
-func writeInPlace(path string, stage func(string), fix ...string) (*repair.Outcome, *inplace.Refusal, error) {
-	opts := repair.Options{Path: path, Write: true, Stage: stage}
-	if fix != nil {
-		fs, err := checks.SelectFixes(fix)
-		if err != nil {
-			return nil, nil, err
-		}
-		opts.Fix = fs
-	}
-	o, _, err := repairWrite(opts)
-	return o, refusalOf(o, err), err
-}
-
-// refusalOf is a repair's refusal: Begin's error or the Outcome's.
-func refusalOf(o *repair.Outcome, err error) *inplace.Refusal {
-	var r *inplace.Refusal
-	if errors.As(err, &r) {
-		return r
-	}
-	if o != nil {
-		return o.Refusal
-	}
-	return nil
 }
 
 // TestRepairRefusesFileOpenForWriting: an agent idle between turns keeps

@@ -14,6 +14,7 @@ import (
 
 	"github.com/rollout-dev/rollout/checks"
 	"github.com/rollout-dev/rollout/internal/edit/inplace"
+	"github.com/rollout-dev/rollout/internal/testkit/filetest"
 	"github.com/rollout-dev/rollout/rollout"
 )
 
@@ -34,37 +35,9 @@ func run(t *testing.T, opts Options) (*Outcome, error) {
 	return tx.Finish(), nil
 }
 
-func read(t *testing.T, path string) []byte {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
-
-func names(t *testing.T, dir string) []string {
-	t.Helper()
-	es, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []string
-	for _, e := range es {
-		out = append(out, e.Name())
-	}
-	return out
-}
-
-func zstdOf(t *testing.T, b []byte) []byte {
-	t.Helper()
-	enc, err := zstd.NewWriter(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer enc.Close()
-	return enc.EncodeAll(b, nil)
-}
+func read(t *testing.T, path string) []byte   { return filetest.Read(t, path) }
+func names(t *testing.T, dir string) []string { return filetest.List(t, dir) }
+func zstdOf(t *testing.T, b []byte) []byte    { return filetest.Zstd(t, b) }
 
 // plainRepair is the oracle: the repair of the same bytes stored plain.
 func plainRepair(t *testing.T, input []byte) []byte {
