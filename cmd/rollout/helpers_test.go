@@ -15,8 +15,9 @@ func runRollout(args ...string) (code int, stdout, stderr string) {
 
 // The file helpers the tests of this package share with the library's.
 
-func readFile(t *testing.T, p string) []byte        { return filetest.Read(t, p) }
-func listDir(t *testing.T, dir string) []string     { return filetest.List(t, dir) }
-func appendTo(t *testing.T, path string, b []byte)  { filetest.Append(t, path, b) }
-func zstdBytes(t *testing.T, b []byte) []byte       { return filetest.Zstd(t, b) }
-func brokenRollout(t *testing.T, size int64) []byte { return filetest.BrokenRollout(t, size) }
+func readFile(t *testing.T, p string) []byte             { return filetest.Read(t, p) }
+func listDir(t *testing.T, dir string) []string          { return filetest.List(t, dir) }
+func appendTo(t *testing.T, path string, b []byte)       { filetest.Append(t, path, b) }
+func zstdBytes(t *testing.T, b []byte) []byte            { return filetest.Zstd(t, b) }
+func treeOf(t *testing.T, root string) map[string]string { return filetest.Tree(t, root) }
+func brokenRollout(t *testing.T, size int64) []byte      { return filetest.BrokenRollout(t, size) }

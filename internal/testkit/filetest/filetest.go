@@ -5,7 +5,10 @@ package filetest
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"os"
+	"path/filepath"
 	"regexp"
 	"sort"
 	"testing"
@@ -96,3 +99,66 @@ func BrokenRollout(t testing.TB, size int64) []byte {
 
 // PayloadID matches an item's type and id at the start of its payload.
 var PayloadID = regexp.MustCompile(`"payload":\{"type":"([a-z_]+)","id":"([^"]*)",`)
+
+// Tree maps every file under root (its relative path) to its content, a
+// symlink to its target: what a refused command must leave as it was.
+func Tree(t testing.TB, root string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	err := filepath.Walk(root, func(p string, fi os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, p)
+		switch {
+		case fi.Mode()&os.ModeSymlink != 0:
+			target, _ := os.Readlink(p)
+			out[rel] = "symlink to " + target
+		case fi.Mode().IsRegular():
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			out[rel] = string(b)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// SHA256 is the hex SHA-256 of b.
+func SHA256(b []byte) string {
+	s := sha256.Sum256(b)
+	return hex.EncodeToString(s[:])
+}
+
+// EscapeRollout is the rollout EscapeSetup lays out.
+const EscapeRollout = `{"timestamp":"2026-03-10T09:35:30.000Z","type":"session_meta","payload":{"id":"019cd719-fabd-7808-8020-00009e3779b2","cli_version":"0.110.0"}}
+{"timestamp":"2026-03-10T09:35:31.000Z","type":"response_item","payload":{"type":"message","id":"msg_019cd719-fb00-7000-8000-000000000001","role":"user","content":[{"type":"input_text","text":"hi"}]}}
+`
+
+// EscapeVictim is the content of root/victim.
+const EscapeVictim = "the victim's only copy\n"
+
+// EscapeSetup lays out root/victim (outside the rollout's directory) and
+// the rollout, in a plain directory or in a Codex home's sessions tree:
+// what a crafted undo record or archive must never reach.
+func EscapeSetup(t testing.TB, inHome bool) (root, dir, path string) {
+	t.Helper()
+	root = t.TempDir()
+	dir = filepath.Join(root, "case")
+	if inHome {
+		dir = filepath.Join(root, "home", "sessions", "2026", "03", "10")
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	path = filepath.Join(dir, "rollout-2026-03-10T09-35-30-019cd719-fabd-7808-8020-00009e3779b2.jsonl")
+	os.WriteFile(path, []byte(EscapeRollout), 0o644)
+	os.WriteFile(filepath.Join(root, "victim"), []byte(EscapeVictim), 0o644)
+	os.WriteFile(filepath.Join(dir, "other.jsonl"), []byte("another file of the directory\n"), 0o644)
+	return root, dir, path
+}
