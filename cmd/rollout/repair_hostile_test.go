@@ -14,19 +14,6 @@ import (
 // output that are not regular files, hard links) are tested beside it, in
 // internal/edit/repair/hostile_linux_test.go; this one kills the command.
 
-// hostileSetup writes a broken rollout (a repair changes it and quarantines
-// its torn tail) in a new directory.
-func hostileSetup(t *testing.T) (dir, path string, input []byte) {
-	t.Helper()
-	input = brokenRollout(t, 40_000)
-	dir = t.TempDir()
-	path = filepath.Join(dir, "rollout.jsonl")
-	if err := os.WriteFile(path, input, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return dir, path, input
-}
-
 // TestRepairKilledBetweenRenamesNoDuplicates: killed after the quarantine
 // was renamed into place but before the rollout was, a re-run removes the
 // same lines again; their entries must not be added twice.
@@ -34,7 +21,11 @@ func TestRepairKilledBetweenRenamesNoDuplicates(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs a subprocess")
 	}
-	_, path, input := hostileSetup(t)
+	input := brokenRollout(t, 40_000)
+	path := filepath.Join(t.TempDir(), "rollout.jsonl")
+	if err := os.WriteFile(path, input, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	paused := killAtStage(t, "quarantined", "repair", "--write", path)
 	if !paused {
 		t.Fatal("the helper never reached the quarantine rename")

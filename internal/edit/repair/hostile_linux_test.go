@@ -5,7 +5,6 @@ package repair_test
 import (
 	"bytes"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -40,23 +39,8 @@ func hostileSetup(t *testing.T) (dir, path string, input []byte) {
 // naming the process, unless Force; a reader does not count.
 func TestRepairRefusesFileOpenForWriting(t *testing.T) {
 	_, path, input := hostileSetup(t)
-	hold := func(flag int) *exec.Cmd {
-		f, err := os.OpenFile(path, flag, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer f.Close()
-		cmd := exec.Command("sleep", "60")
-		cmd.ExtraFiles = []*os.File{f}
-		if err := cmd.Start(); err != nil {
-			t.Skip("no sleep:", err)
-		}
-		t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-		return cmd
-	}
-
-	reader := hold(os.O_RDONLY)
-	writer := hold(os.O_WRONLY | os.O_APPEND)
+	reader := filetest.HoldOpen(t, path, os.O_RDONLY)
+	writer := filetest.HoldOpen(t, path, os.O_WRONLY|os.O_APPEND)
 	_, r, _ := writeInPlace(path, nil)
 	if r == nil || r.Kind != inplace.InUse {
 		t.Fatalf("refusal %v, want InUse", r)

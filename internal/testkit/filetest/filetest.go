@@ -8,6 +8,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -161,4 +162,23 @@ func EscapeSetup(t testing.TB, inHome bool) (root, dir, path string) {
 	os.WriteFile(filepath.Join(root, "victim"), []byte(EscapeVictim), 0o644)
 	os.WriteFile(filepath.Join(dir, "other.jsonl"), []byte("another file of the directory\n"), 0o644)
 	return root, dir, path
+}
+
+// HoldOpen starts another process (sleep) that holds path open with flag,
+// as an agent idle between turns holds its rollout, until the test ends.
+// The test is skipped where there is no sleep to run.
+func HoldOpen(t testing.TB, path string, flag int) *exec.Cmd {
+	t.Helper()
+	f, err := os.OpenFile(path, flag, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	cmd := exec.Command("sleep", "60")
+	cmd.ExtraFiles = []*os.File{f}
+	if err := cmd.Start(); err != nil {
+		t.Skip("no sleep:", err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	return cmd
 }
