@@ -20,4 +20,5 @@ func listDir(t *testing.T, dir string) []string          { return filetest.List(
 func appendTo(t *testing.T, path string, b []byte)       { filetest.Append(t, path, b) }
 func zstdBytes(t *testing.T, b []byte) []byte            { return filetest.Zstd(t, b) }
 func treeOf(t *testing.T, root string) map[string]string { return filetest.Tree(t, root) }
+func codexHomeWithTear(t *testing.T) (root, path string) { return filetest.CodexHomeWithTear(t) }
 func brokenRollout(t *testing.T, size int64) []byte      { return filetest.BrokenRollout(t, size) }

@@ -17,7 +17,6 @@ import (
 
 	"github.com/rollout-dev/rollout/checks"
 	"github.com/rollout-dev/rollout/internal/edit/repair"
-	"github.com/rollout-dev/rollout/internal/output/report"
 	"github.com/rollout-dev/rollout/internal/testkit/filetest"
 	"github.com/rollout-dev/rollout/internal/testkit/fixturegen/escape"
 	"github.com/rollout-dev/rollout/rollout"
@@ -217,22 +216,11 @@ type fixtureRun struct {
 // runFixture repairs path with the fixture's fixes, written (to output,
 // "": in place) or not.
 func runFixture(fx *repairFixture, path string, write bool, output string) fixtureRun {
-	t, err := repair.Begin(withDefaults(repair.Options{Path: path, Output: output, Write: write, Fix: fx.fixes}))
+	o, printed, hints, err := repairPrinted(repair.Options{Path: path, Output: output, Write: write, Fix: fx.fixes})
 	if err != nil {
 		return fixtureRun{exit: 2, plan: err.Error()}
 	}
-	var r fixtureRun
-	var buf bytes.Buffer
-	p := &report.RepairPrinter{Out: &buf, Err: &buf, Path: path, Write: write, Output: output,
-		Say:  func(format string, args ...any) { fmt.Fprintf(&buf, format+"\n", args...) },
-		Hint: func(format string, args ...any) { r.hints = append(r.hints, fmt.Sprintf(format, args...)) }}
-	if !t.NothingToFix() {
-		p.PrintPlan(&t.Outcome)
-	}
-	r.out = t.Finish()
-	p.PrintOutcome(r.out, r.out.Remaining())
-	r.plan, r.exit = buf.String(), exitOf(r.out)
-	return r
+	return fixtureRun{exit: exitOf(o), plan: printed, hints: hints, out: o}
 }
 
 // exitOf is the exit code repair gives an outcome (cmd/rollout/repair.go):

@@ -3,6 +3,7 @@ package repair_test
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"testing"
 	"time"
@@ -17,19 +18,30 @@ import (
 )
 
 // repairWrite runs one repair through Begin and Finish, as the command
-// does, and returns its Outcome and its plan as the command prints it
-// (for failure messages).
+// does, and returns its Outcome and what the command prints of it: the
+// plan, then the outcome.
 func repairWrite(opts repair.Options) (*repair.Outcome, string, error) {
+	o, printed, _, err := repairPrinted(opts)
+	return o, printed, err
+}
+
+// repairPrinted is repairWrite with the hints the command would give
+// apart.
+func repairPrinted(opts repair.Options) (o *repair.Outcome, printed string, hints []string, err error) {
 	t, err := repair.Begin(withDefaults(opts))
 	if err != nil {
-		return nil, "", err
+		return nil, "", nil, err
 	}
-	var plan bytes.Buffer
+	var buf bytes.Buffer
+	p := &report.RepairPrinter{Out: &buf, Err: &buf, Path: opts.Path, Write: opts.Write, Output: opts.Output,
+		Say:  func(format string, args ...any) { fmt.Fprintf(&buf, format+"\n", args...) },
+		Hint: func(format string, args ...any) { hints = append(hints, fmt.Sprintf(format, args...)) }}
 	if !t.NothingToFix() {
-		p := &report.RepairPrinter{Out: &plan, Path: opts.Path, Write: opts.Write, Output: opts.Output}
 		p.PrintPlan(&t.Outcome)
 	}
-	return t.Finish(), plan.String(), nil
+	o = t.Finish()
+	p.PrintOutcome(o, o.Remaining())
+	return o, buf.String(), hints, nil
 }
 
 // withDefaults fills what the command fills when its flags are not given:

@@ -17,6 +17,7 @@ import (
 	"github.com/klauspost/compress/zstd"
 
 	"github.com/rollout-dev/rollout/internal/testkit/fixturegen/gen"
+	"github.com/rollout-dev/rollout/internal/testkit/fixturegen/homegen"
 )
 
 // Read is the content of path; it fails the test when it cannot be read.
@@ -181,4 +182,18 @@ func HoldOpen(t testing.TB, path string, flag int) *exec.Cmd {
 	}
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
 	return cmd
+}
+
+// CodexHomeWithTear lays out under a new directory the home Codex 0.171.0
+// made (homegen.Base), its rollout ending in a torn line: something for
+// repair to fix after the projection's cursor.
+func CodexHomeWithTear(t testing.TB) (root, path string) {
+	t.Helper()
+	root = filepath.Join(t.TempDir(), "codex")
+	if err := homegen.Build(root, homegen.Base); err != nil {
+		t.Fatal(err)
+	}
+	path = filepath.Join(root, filepath.FromSlash(homegen.Rollout))
+	Append(t, path, []byte(`{"timestamp":"2026-12-01T20:31:00.000Z","ordinal":24,"type":"event_msg","payl`))
+	return root, path
 }
