@@ -65,35 +65,8 @@ func parseRepairFixture(p string) (*repairFixture, error) {
 		return nil, err
 	}
 	fx := &repairFixture{name: strings.TrimSuffix(filepath.Base(p), ".txtar"), source: p, noEOL: map[string]bool{}, wantFixes: -1}
-	sc := bufio.NewScanner(bytes.NewReader(ar.Comment))
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		f := strings.Fields(line)
-		switch f[0] {
-		case "args":
-			fx.args = f[1:]
-		case "exit":
-			if fx.exit, err = strconv.Atoi(f[1]); err != nil {
-				return nil, fmt.Errorf("directive %q", line)
-			}
-		case "fixes":
-			if fx.wantFixes, err = strconv.Atoi(f[1]); err != nil {
-				return nil, fmt.Errorf("directive %q", line)
-			}
-		case "path":
-			fx.path = f[1]
-		case "thread":
-			fx.thread = f[1]
-		case "no-final-newline":
-			for _, s := range f[1:] {
-				fx.noEOL[s] = true
-			}
-		default:
-			return nil, fmt.Errorf("unknown directive %q (prose lines start with #)", line)
-		}
+	if err := fx.readDirectives(ar.Comment); err != nil {
+		return nil, err
 	}
 	for _, f := range ar.Files {
 		data := escape.Decode(f.Data)
@@ -139,6 +112,43 @@ func parseRepairFixture(p string) (*repairFixture, error) {
 		fx.wantPlan[i] = string(b)
 	}
 	return fx, nil
+}
+
+// readDirectives reads the directives of a fixture's comment (prose lines
+// start with #).
+func (fx *repairFixture) readDirectives(comment []byte) error {
+	var err error
+	sc := bufio.NewScanner(bytes.NewReader(comment))
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		f := strings.Fields(line)
+		switch f[0] {
+		case "args":
+			fx.args = f[1:]
+		case "exit":
+			if fx.exit, err = strconv.Atoi(f[1]); err != nil {
+				return fmt.Errorf("directive %q", line)
+			}
+		case "fixes":
+			if fx.wantFixes, err = strconv.Atoi(f[1]); err != nil {
+				return fmt.Errorf("directive %q", line)
+			}
+		case "path":
+			fx.path = f[1]
+		case "thread":
+			fx.thread = f[1]
+		case "no-final-newline":
+			for _, s := range f[1:] {
+				fx.noEOL[s] = true
+			}
+		default:
+			return fmt.Errorf("unknown directive %q (prose lines start with #)", line)
+		}
+	}
+	return nil
 }
 
 // <ID PREFIX LINE INDEX [ts=K]> in want.jsonl stands for the id repair must
@@ -304,44 +314,52 @@ func TestRepairFixtures(t *testing.T) {
 				t.Errorf("a backup was made although nothing changed")
 			}
 
-			// Idempotent: a second repair plans nothing and writes nothing.
-			before := filetest.List(t, dir)
-			again := runFixture(fx, path, true, "")
-			if again.out == nil || !again.out.NothingToFix() {
-				t.Errorf("second repair is not a no-op:\n%s", again.plan)
-			}
-			if b, _ := os.ReadFile(path); !bytes.Equal(b, got) {
-				t.Errorf("second repair changed the file")
-			}
-			if after := filetest.List(t, dir); !cmp.Equal(before, after) {
-				t.Errorf("second repair changed the directory: %v -> %v", before, after)
-			}
-			if again.exit != fx.exit {
-				t.Errorf("second repair: exit %d, want %d", again.exit, fx.exit)
-			}
-
-			// Output and .zst produce the same content.
-			in2 := filepath.Join(dir, "in2-"+fx.path)
-			os.WriteFile(in2, fx.input, 0o644)
-			outPath := filepath.Join(dir, "out.jsonl")
-			if r := runFixture(fx, in2, true, outPath); r.exit != fx.exit {
-				t.Errorf("Output: exit %d\n%s", r.exit, r.plan)
-			}
-			if o, _ := os.ReadFile(outPath); !bytes.Equal(o, got) {
-				t.Errorf("Output wrote different bytes")
-			}
-			if in, _ := os.ReadFile(in2); !bytes.Equal(in, fx.input) {
-				t.Errorf("Output modified the input")
-			}
-			zpath := filepath.Join(dir, "z-"+fx.path+".zst")
-			os.WriteFile(zpath, filetest.Zstd(t, fx.input), 0o644)
-			if r := runFixture(fx, zpath, true, ""); r.exit != fx.exit {
-				t.Errorf(".zst: exit %d\n%s", r.exit, r.plan)
-			}
-			if z := filetest.Unzstd(t, zpath); !bytes.Equal(z, got) {
-				t.Errorf(".zst: decompressed result differs from the plain one")
-			}
+			checkFixtureAgain(t, fx, dir, path, got)
 		})
+	}
+}
+
+// checkFixtureAgain: a second repair of the repaired file (got, at path)
+// plans and writes nothing; Output and a .zst copy of the input give the
+// same bytes.
+func checkFixtureAgain(t *testing.T, fx *repairFixture, dir, path string, got []byte) {
+	t.Helper()
+	// Idempotent: a second repair plans nothing and writes nothing.
+	before := filetest.List(t, dir)
+	again := runFixture(fx, path, true, "")
+	if again.out == nil || !again.out.NothingToFix() {
+		t.Errorf("second repair is not a no-op:\n%s", again.plan)
+	}
+	if b, _ := os.ReadFile(path); !bytes.Equal(b, got) {
+		t.Errorf("second repair changed the file")
+	}
+	if after := filetest.List(t, dir); !cmp.Equal(before, after) {
+		t.Errorf("second repair changed the directory: %v -> %v", before, after)
+	}
+	if again.exit != fx.exit {
+		t.Errorf("second repair: exit %d, want %d", again.exit, fx.exit)
+	}
+
+	// Output and .zst produce the same content.
+	in2 := filepath.Join(dir, "in2-"+fx.path)
+	os.WriteFile(in2, fx.input, 0o644)
+	outPath := filepath.Join(dir, "out.jsonl")
+	if r := runFixture(fx, in2, true, outPath); r.exit != fx.exit {
+		t.Errorf("Output: exit %d\n%s", r.exit, r.plan)
+	}
+	if o, _ := os.ReadFile(outPath); !bytes.Equal(o, got) {
+		t.Errorf("Output wrote different bytes")
+	}
+	if in, _ := os.ReadFile(in2); !bytes.Equal(in, fx.input) {
+		t.Errorf("Output modified the input")
+	}
+	zpath := filepath.Join(dir, "z-"+fx.path+".zst")
+	os.WriteFile(zpath, filetest.Zstd(t, fx.input), 0o644)
+	if r := runFixture(fx, zpath, true, ""); r.exit != fx.exit {
+		t.Errorf(".zst: exit %d\n%s", r.exit, r.plan)
+	}
+	if z := filetest.Unzstd(t, zpath); !bytes.Equal(z, got) {
+		t.Errorf(".zst: decompressed result differs from the plain one")
 	}
 }
 

@@ -258,6 +258,24 @@ type qEntry struct {
 	EOL        string `json:"eol"`
 }
 
+// readQuarantine reads the entries of a quarantine file (none: no file).
+func readQuarantine(t *testing.T, path string) []qEntry {
+	t.Helper()
+	q, err := os.ReadFile(path)
+	if err != nil {
+		return nil
+	}
+	var out []qEntry
+	for _, l := range strings.Split(strings.TrimSuffix(string(q), "\n"), "\n") {
+		var e qEntry
+		if err := json.Unmarshal([]byte(l), &e); err != nil {
+			t.Fatalf("quarantine line %q: %v", l, err)
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
 func (q qEntry) bytes() []byte {
 	if q.RawBase64 != "" {
 		b, _ := base64.StdEncoding.DecodeString(q.RawBase64)
@@ -329,16 +347,7 @@ func checkRepairProperties(t *testing.T, input []byte, fix []string) {
 	if err := json.Unmarshal(readFile(t, rep), &report); err != nil {
 		t.Fatal(err)
 	}
-	var quarantine []qEntry
-	if q, err := os.ReadFile(out + ".quarantine.jsonl"); err == nil {
-		for _, l := range strings.Split(strings.TrimSuffix(string(q), "\n"), "\n") {
-			var e qEntry
-			if err := json.Unmarshal([]byte(l), &e); err != nil {
-				t.Fatalf("quarantine line %q: %v", l, err)
-			}
-			quarantine = append(quarantine, e)
-		}
-	}
+	quarantine := readQuarantine(t, out+".quarantine.jsonl")
 
 	// Untouched lines identical, and every byte accounted for.
 	rebuilt := rebuildInput(t, input, output, quarantine, report.Changes)
@@ -436,15 +445,50 @@ func undoSet(t *testing.T, raw []byte, path string, before, after json.RawMessag
 // no change must come back byte for byte.
 func rebuildInput(t *testing.T, input, output []byte, quarantine []qEntry, changes []reportChange) []byte {
 	t.Helper()
-	in, out := physLines(input), physLines(output)
-	type lineInfo struct {
-		split   int // objects, when split
-		moved   int // object moved to the front, -1 none
-		dropped map[int]bool
-		inserts []json.RawMessage
-		changed bool
-		cut     bool // the torn bytes before its records went to the quarantine
+	in := physLines(input)
+	r := &rebuilder{t: t, out: physLines(output), qs: map[int][]qEntry{}}
+	info := r.undoChanges(changes)
+	for _, q := range quarantine {
+		r.qs[q.Line] = append(r.qs[q.Line], q)
 	}
+	for _, c := range changes {
+		if c.Action == "move" {
+			r.moved, r.cur = r.out[0], 1
+		}
+	}
+	for n := 1; n <= len(in); n++ {
+		r.line(n, in[n-1], info(n))
+	}
+	if r.cur != len(r.out) {
+		t.Fatalf("%d output lines are not accounted for", len(r.out)-r.cur)
+	}
+	return r.b.Bytes()
+}
+
+// lineInfo is what the reported changes did to one input line.
+type lineInfo struct {
+	split   int // objects, when split
+	moved   int // object moved to the front, -1 none
+	dropped map[int]bool
+	inserts []json.RawMessage
+	changed bool
+	cut     bool // the torn bytes before its records went to the quarantine
+}
+
+// rebuilder walks the output lines while the input is rebuilt into b.
+type rebuilder struct {
+	t     *testing.T
+	out   []physLine
+	cur   int      // output lines consumed
+	moved physLine // the line moved to the front
+	qs    map[int][]qEntry
+	b     bytes.Buffer
+}
+
+// undoChanges undoes the set and lf changes in the output lines and
+// returns, per input line, what the changes did to it.
+func (r *rebuilder) undoChanges(changes []reportChange) func(int) *lineInfo {
+	t, out := r.t, r.out
 	info := map[int]*lineInfo{}
 	get := func(l int) *lineInfo {
 		if info[l] == nil {
@@ -480,95 +524,78 @@ func rebuildInput(t *testing.T, input, output []byte, quarantine []qEntry, chang
 			t.Fatalf("unexpected change %+v", c)
 		}
 	}
-	qs := map[int][]qEntry{}
-	for _, q := range quarantine {
-		qs[q.Line] = append(qs[q.Line], q)
-	}
+	return get
+}
 
-	var b bytes.Buffer
-	cur := 0
-	var moved physLine
-	for _, c := range changes {
-		if c.Action == "move" {
-			moved, cur = out[0], 1
+func (r *rebuilder) next() physLine {
+	if r.cur >= len(r.out) {
+		r.t.Fatalf("the output has fewer lines than the input accounts for")
+	}
+	r.cur++
+	return r.out[r.cur-1]
+}
+
+// line rebuilds input line n, then checks the lines inserted after it.
+func (r *rebuilder) line(n int, line physLine, li *lineInfo) {
+	t, qs := r.t, r.qs
+	// Whole line in quarantine.
+	if len(qs[n]) == 1 && string(qs[n][0].bytes()) == string(line.raw) && qs[n][0].EOL == line.eol && li.split == 0 {
+		r.b.Write(line.raw)
+		r.b.WriteString(line.eol)
+		return
+	}
+	wantEOL := func(got string) {
+		if got != line.eol && !(line.eol == "" && got == "\n") {
+			t.Fatalf("input line %d ends in %q, its output in %q", n, line.eol, got)
 		}
 	}
-	next := func() physLine {
-		if cur >= len(out) {
-			t.Fatalf("the output has fewer lines than the input accounts for")
-		}
-		cur++
-		return out[cur-1]
+	var raw []byte // the torn bytes, when they were cut off
+	di := 0
+	if li.cut {
+		raw = append(raw, qs[n][0].bytes()...)
+		di = 1
 	}
-	for n := 1; n <= len(in); n++ {
-		line := in[n-1]
-		li := get(n)
-		// Whole line in quarantine.
-		if len(qs[n]) == 1 && string(qs[n][0].bytes()) == string(line.raw) && qs[n][0].EOL == line.eol && li.split == 0 {
-			b.Write(line.raw)
-			b.WriteString(line.eol)
-			continue
-		}
-		wantEOL := func(got string) {
-			if got != line.eol && !(line.eol == "" && got == "\n") {
-				t.Fatalf("input line %d ends in %q, its output in %q", n, line.eol, got)
-			}
-		}
-		var raw []byte // the torn bytes, when they were cut off
-		di := 0
-		if li.cut {
-			raw = append(raw, qs[n][0].bytes()...)
-			di = 1
-		}
-		switch {
-		case li.cut && li.split == 0:
-			o := next()
-			wantEOL(o.eol)
-			b.Write(append(raw, o.raw...))
-			b.WriteString(line.eol)
-		case li.split > 0:
-			for k := 0; k < li.split; k++ {
-				switch {
-				case k == li.moved:
-					raw = append(raw, moved.raw...)
-				case li.dropped[k]:
-					raw = append(raw, qs[n][di].bytes()...)
-					di++
-				default:
-					o := next()
-					raw = append(raw, o.raw...)
-					if k == li.split-1 {
-						wantEOL(o.eol)
-					}
+	switch {
+	case li.cut && li.split == 0:
+		o := r.next()
+		wantEOL(o.eol)
+		raw = append(raw, o.raw...)
+	case li.split > 0:
+		for k := 0; k < li.split; k++ {
+			switch {
+			case k == li.moved:
+				raw = append(raw, r.moved.raw...)
+			case li.dropped[k]:
+				raw = append(raw, qs[n][di].bytes()...)
+				di++
+			default:
+				o := r.next()
+				raw = append(raw, o.raw...)
+				if k == li.split-1 {
+					wantEOL(o.eol)
 				}
 			}
-			b.Write(raw)
-			b.WriteString(line.eol)
-		case li.moved >= 0:
-			wantEOL(moved.eol)
-			b.Write(moved.raw)
-			b.WriteString(line.eol)
-		default:
-			o := next()
-			if !li.changed && !bytes.Equal(o.raw, line.raw) {
-				t.Fatalf("untouched input line %d differs in the output (line %d):\n in  %.200q\n out %.200q", n, cur, line.raw, o.raw)
-			}
-			wantEOL(o.eol)
-			b.Write(o.raw)
-			b.WriteString(line.eol)
 		}
-		for _, ins := range li.inserts {
-			var want string
-			json.Unmarshal(ins, &want)
-			if o := next(); string(o.raw) != want {
-				t.Fatalf("inserted line after input line %d is not the one reported", n)
-			}
+	case li.moved >= 0:
+		wantEOL(r.moved.eol)
+		raw = r.moved.raw
+	default:
+		o := r.next()
+		if !li.changed && !bytes.Equal(o.raw, line.raw) {
+			t.Fatalf("untouched input line %d differs in the output (line %d):\n in  %.200q\n out %.200q", n, r.cur, line.raw, o.raw)
+		}
+		wantEOL(o.eol)
+		raw = o.raw
+	}
+	r.b.Write(raw)
+	r.b.WriteString(line.eol)
+	for _, ins := range li.inserts {
+		var want string
+		json.Unmarshal(ins, &want)
+		if o := r.next(); string(o.raw) != want {
+			t.Fatalf("inserted line after input line %d is not the one reported", n)
 		}
 	}
-	if cur != len(out) {
-		t.Fatalf("%d output lines are not accounted for", len(out)-cur)
-	}
-	return b.Bytes()
 }
 
 // TestRepairIdempotentOnHostileFaults applies each fault issue 11 found a

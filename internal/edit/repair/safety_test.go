@@ -49,9 +49,13 @@ func TestRepairRefusesWhenFileChanges(t *testing.T) {
 			}
 		})
 	}
+}
 
-	// Changes that keep the size: only the mtime (touch), or one byte
-	// rewritten in place with the mtime put back (only the hash sees it).
+// TestRepairRefusesSameSizeChanges: changes that keep the size, only the
+// mtime (touch), or one byte rewritten in place with the mtime put back
+// (only the hash sees it), are refused too.
+func TestRepairRefusesSameSizeChanges(t *testing.T) {
+	input := filetest.BrokenRollout(t, 300_000)
 	for name, change := range map[string]func(t *testing.T, path string){
 		"touched": func(t *testing.T, path string) {
 			now := time.Now().Add(time.Minute)
@@ -85,50 +89,51 @@ func TestRepairRefusesWhenFileChanges(t *testing.T) {
 			}
 		})
 	}
+}
 
-	// A writer appending continuously from the end of the analysis on.
-	t.Run("concurrent-writer", func(t *testing.T) {
-		t.Parallel()
-		big := filetest.BrokenRollout(t, 3_000_000)
-		dir := t.TempDir()
-		path := filepath.Join(dir, "rollout.jsonl")
-		os.WriteFile(path, big, 0o644)
-		stop := make(chan struct{})
-		var wg sync.WaitGroup
-		var appended bytes.Buffer
-		_, r, err := writeInPlace(path, func(s string) {
-			if s != "analysed" {
-				return
-			}
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for i := 0; ; i++ {
-					select {
-					case <-stop:
-						return
-					default:
-					}
-					line := fmt.Appendf(nil, "{\"timestamp\":\"2026-03-10T09:40:00.000Z\",\"type\":\"event_msg\",\"payload\":{\"type\":\"agent_message\",\"message\":\"%d\"}}\n", i)
-					filetest.Append(t, path, line)
-					appended.Write(line)
-					time.Sleep(200 * time.Microsecond)
+// TestRepairRefusesConcurrentWriter: a writer appending continuously from
+// the end of the analysis on.
+func TestRepairRefusesConcurrentWriter(t *testing.T) {
+	t.Parallel()
+	big := filetest.BrokenRollout(t, 3_000_000)
+	dir := t.TempDir()
+	path := filepath.Join(dir, "rollout.jsonl")
+	os.WriteFile(path, big, 0o644)
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	var appended bytes.Buffer
+	_, r, err := writeInPlace(path, func(s string) {
+		if s != "analysed" {
+			return
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
 				}
-			}()
-			time.Sleep(time.Millisecond) // at least one append lands
-		})
-		close(stop)
-		wg.Wait()
-		if !refusedUnsafe(r) {
-			t.Fatalf("refusal %v (%v), want one (exit 4)", r, err)
-		}
-		if got := filetest.Read(t, path); !bytes.Equal(got, append(append([]byte{}, big...), appended.Bytes()...)) {
-			t.Errorf("the file is not the original plus what the writer appended")
-		}
-		if names := filetest.List(t, dir); !cmp.Equal(names, []string{"rollout.jsonl"}) {
-			t.Errorf("files left behind: %v", names)
-		}
+				line := fmt.Appendf(nil, "{\"timestamp\":\"2026-03-10T09:40:00.000Z\",\"type\":\"event_msg\",\"payload\":{\"type\":\"agent_message\",\"message\":\"%d\"}}\n", i)
+				filetest.Append(t, path, line)
+				appended.Write(line)
+				time.Sleep(200 * time.Microsecond)
+			}
+		}()
+		time.Sleep(time.Millisecond) // at least one append lands
 	})
+	close(stop)
+	wg.Wait()
+	if !refusedUnsafe(r) {
+		t.Fatalf("refusal %v (%v), want one (exit 4)", r, err)
+	}
+	if got := filetest.Read(t, path); !bytes.Equal(got, append(append([]byte{}, big...), appended.Bytes()...)) {
+		t.Errorf("the file is not the original plus what the writer appended")
+	}
+	if names := filetest.List(t, dir); !cmp.Equal(names, []string{"rollout.jsonl"}) {
+		t.Errorf("files left behind: %v", names)
+	}
 }
 
 // TestRepairRefusals: the cases that must exit 4 with the original
