@@ -625,28 +625,8 @@ func (t *Txn) commit() (ref *inplace.Refusal) {
 			t.place.Tidy()
 		}
 	}()
-	failed := func(err error) *inplace.Refusal {
-		var r *inplace.Refusal
-		if errors.As(err, &r) {
-			return r
-		}
-		if errors.Is(err, inplace.ErrFileChanged) {
-			return &inplace.Refusal{Kind: inplace.Changed, Path: t.Path, Err: err}
-		}
-		return &inplace.Refusal{Kind: inplace.WriteFailed, Path: t.Target, Err: err}
-	}
-	// In place, the result is the user's file: its mode, owner, group and
-	// xattrs. With -o, an existing output keeps its own; a new one takes
-	// the input's mode.
-	meta := func(f *os.File) error { return outfile.CopyMetadata(f, t.src.fi, t.Path) }
-	if !inPlace {
-		mode := t.src.fi.Mode().Perm()
-		meta = func(f *os.File) error { return f.Chmod(mode) }
-		if fi, err := os.Stat(t.Target); err == nil {
-			meta = func(f *os.File) error { return outfile.CopyMetadata(f, fi, t.Target) }
-		}
-	}
-	if err := s.out.finish(meta); err != nil {
+	failed := t.failed
+	if err := s.out.finish(t.resultMeta()); err != nil {
 		return failed(err)
 	}
 	if s.q.out != nil {
@@ -655,29 +635,10 @@ func (t *Txn) commit() (ref *inplace.Refusal) {
 		}
 	}
 	t.at("written")
-	if inPlace {
-		if err := inplace.Replaceable(t.Path, t.src.fi); err != nil {
-			return &inplace.Refusal{Kind: inplace.WriteFailed, Path: t.Path, Err: err}
-		}
+	original, r := t.backUpAndCheck()
+	if r != nil {
+		return r
 	}
-	if inPlace && !t.opts.NoBackup {
-		var err error
-		if t.Backup, err = makeBackup(t.Path, t.place); err != nil {
-			return failed(fmt.Errorf("%w: keeping a backup: %v", inplace.ErrWriteFailed, err))
-		}
-	}
-	t.at("backed-up")
-	var original fileSum
-	if inPlace {
-		var err error
-		if original, err = t.unchanged(); err != nil {
-			return failed(err)
-		}
-	}
-	if r := t.checkWriters(); r != nil {
-		return r // a writer opened the file since Begin looked
-	}
-	t.at("checked")
 	var notDurable error
 	if s.q.out != nil {
 		before, err := quarantineBefore(s.q.target)
@@ -719,17 +680,80 @@ func (t *Txn) commit() (ref *inplace.Refusal) {
 	} else if err := put(); err != nil {
 		return failed(err)
 	}
+	t.wrote(notDurable, original, qBefore)
+	return nil
+}
+
+// failed is the refusal of a commit that failed with err.
+func (t *Txn) failed(err error) *inplace.Refusal {
+	var r *inplace.Refusal
+	if errors.As(err, &r) {
+		return r
+	}
+	if errors.Is(err, inplace.ErrFileChanged) {
+		return &inplace.Refusal{Kind: inplace.Changed, Path: t.Path, Err: err}
+	}
+	return &inplace.Refusal{Kind: inplace.WriteFailed, Path: t.Target, Err: err}
+}
+
+// resultMeta gives the result its metadata. In place, the result is the
+// user's file: its mode, owner, group and xattrs. With -o, an existing
+// output keeps its own; a new one takes the input's mode.
+func (t *Txn) resultMeta() func(*os.File) error {
+	if t.opts.Output == "" {
+		return func(f *os.File) error { return outfile.CopyMetadata(f, t.src.fi, t.Path) }
+	}
+	if fi, err := os.Stat(t.Target); err == nil {
+		return func(f *os.File) error { return outfile.CopyMetadata(f, fi, t.Target) }
+	}
+	mode := t.src.fi.Mode().Perm()
+	return func(f *os.File) error { return f.Chmod(mode) }
+}
+
+// backUpAndCheck, in place, refuses a file that cannot be replaced, keeps
+// the backup and checks the input unchanged (its size and SHA-256, for the
+// undo record); in both cases it checks for writers again.
+func (t *Txn) backUpAndCheck() (fileSum, *inplace.Refusal) {
+	inPlace := t.opts.Output == ""
+	if inPlace {
+		if err := inplace.Replaceable(t.Path, t.src.fi); err != nil {
+			return fileSum{}, &inplace.Refusal{Kind: inplace.WriteFailed, Path: t.Path, Err: err}
+		}
+	}
+	if inPlace && !t.opts.NoBackup {
+		var err error
+		if t.Backup, err = makeBackup(t.Path, t.place); err != nil {
+			return fileSum{}, t.failed(fmt.Errorf("%w: keeping a backup: %v", inplace.ErrWriteFailed, err))
+		}
+	}
+	t.at("backed-up")
+	var original fileSum
+	if inPlace {
+		var err error
+		if original, err = t.unchanged(); err != nil {
+			return fileSum{}, t.failed(err)
+		}
+	}
+	if r := t.checkWriters(); r != nil {
+		return fileSum{}, r // a writer opened the file since Begin looked
+	}
+	t.at("checked")
+	return original, nil
+}
+
+// wrote records a write that happened: what the user must know of it, and
+// the undo record of an in-place write with a backup.
+func (t *Txn) wrote(notDurable error, original fileSum, qBefore *quarantineState) {
 	t.Wrote = true
 	if notDurable != nil {
 		t.Warning = fmt.Sprintf("%s was replaced, but syncing its directory failed: %v", t.Target, notDurable)
 	}
 	t.at("renamed")
-	if inPlace && t.Backup != "" {
+	if t.opts.Output == "" && t.Backup != "" {
 		if err := t.recordUndo(original, qBefore); err != nil && t.Warning == "" {
 			t.Warning = fmt.Sprintf("%s was repaired, but the record for repair --undo could not be written: %v", t.Path, err)
 		}
 	}
-	return nil
 }
 
 // fileSum is a file's size and SHA-256.
