@@ -377,10 +377,14 @@ func (p *RepairPrinter) PrintOutcome(out *repair.Outcome, remaining []checks.Fin
 		}
 		p.Hint("add --write to apply the plan (the original is kept as %s), or --write -o OUT to write elsewhere", termsafe.String(backup))
 	}
-	// An opt-in fix is offered only for what remains after this repair:
-	// a finding the plan's own fixes resolve (the call of an orphan output
-	// restored by splitting a glued line, the copy of a call removed) would
-	// be "fixed" again by discarding or inventing data.
+	p.hintOptIn(out, remaining)
+}
+
+// hintOptIn offers the opt-in fixes of what remains after this repair:
+// a finding the plan's own fixes resolve (the call of an orphan output
+// restored by splitting a glued line, the copy of a call removed) would be
+// "fixed" again by discarding or inventing data.
+func (p *RepairPrinter) hintOptIn(out *repair.Outcome, remaining []checks.Finding) {
 	left := map[string]bool{}
 	for _, f := range remaining {
 		left[f.Rule] = true
