@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -196,4 +197,22 @@ func CodexHomeWithTear(t testing.TB) (root, path string) {
 	path = filepath.Join(root, filepath.FromSlash(homegen.Rollout))
 	Append(t, path, []byte(`{"timestamp":"2026-12-01T20:31:00.000Z","ordinal":24,"type":"event_msg","payl`))
 	return root, path
+}
+
+// ReadFIFO reads the FIFO at path from another goroutine, as a reader
+// process would, and sends what it read (or the error opening it) once the
+// writer closes it: a FIFO's writer blocks until a reader opens it.
+func ReadFIFO(path string) <-chan string {
+	got := make(chan string, 1)
+	go func() {
+		f, err := os.Open(path)
+		if err != nil {
+			got <- err.Error()
+			return
+		}
+		b, _ := io.ReadAll(f)
+		f.Close()
+		got <- string(b)
+	}()
+	return got
 }
