@@ -1,6 +1,7 @@
-// Package filetest holds the file helpers that the tests of the edit stage
-// and of cmd/rollout share: reading, listing and appending to files, zstd
-// in and out, and a broken rollout every repair changes. Tests only.
+// Package filetest holds the helpers that tests of several packages share,
+// so that none is copied: reading, listing and appending to files, zstd in
+// and out, a broken rollout every repair changes, a FIFO's reader, the
+// findings of a Codex home and the lines of an evidence pin. Tests only.
 package filetest
 
 import (
@@ -13,10 +14,13 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
+	"strings"
 	"testing"
 
 	"github.com/klauspost/compress/zstd"
 
+	"github.com/rollout-dev/rollout/checks"
+	"github.com/rollout-dev/rollout/internal/codex/home"
 	"github.com/rollout-dev/rollout/internal/testkit/fixturegen/gen"
 	"github.com/rollout-dev/rollout/internal/testkit/fixturegen/homegen"
 )
@@ -215,4 +219,39 @@ func ReadFIFO(path string) <-chan string {
 		got <- string(b)
 	}()
 	return got
+}
+
+// KeyLines writes sets of keys by name as the sorted lines of an evidence
+// pin ("rule: key, key"), one line per name.
+func KeyLines(sets map[string]map[string]bool) []string {
+	var lines []string
+	for name, set := range sets {
+		keys := make([]string, 0, len(set))
+		for k := range set {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		lines = append(lines, strings.TrimSpace(name+": "+strings.Join(keys, ", ")))
+	}
+	sort.Strings(lines)
+	return lines
+}
+
+// HomeFindings checks the Codex home at dir as `rollout home` does and
+// returns its findings; an observation no rule judges fails the test.
+func HomeFindings(t testing.TB, dir string) ([]checks.Finding, *home.Report) {
+	t.Helper()
+	rep, err := home.Check(home.New(dir), home.CheckOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fds []checks.Finding
+	for _, o := range rep.Observations {
+		fd, ok := checks.FindingOf(o.Path, o.Observation)
+		if !ok {
+			t.Fatalf("observation %T has no rule", o.Evidence)
+		}
+		fds = append(fds, fd)
+	}
+	return fds, rep
 }
