@@ -7,13 +7,13 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/rollout-dev/rollout/checks"
+	"github.com/rollout-dev/rollout/internal/testkit/filetest"
 )
 
 var updateEvidence = flag.Bool("update-evidence", false, "rewrite testdata/evidence.txt from the current output (only to record an added field)")
@@ -47,16 +47,7 @@ func TestEvidenceSchema(t *testing.T) {
 			}
 		}
 	}
-	var got []string
-	for rule, set := range keys {
-		kts := make([]string, 0, len(set))
-		for kt := range set {
-			kts = append(kts, kt)
-		}
-		sort.Strings(kts)
-		got = append(got, strings.TrimSpace(rule+": "+strings.Join(kts, ", ")))
-	}
-	sort.Strings(got)
+	got := filetest.KeyLines(keys)
 	if *updateEvidence {
 		if err := os.WriteFile(evidenceGolden, []byte(strings.Join(got, "\n")+"\n"), 0o644); err != nil {
 			t.Fatal(err)

@@ -2,18 +2,14 @@ package main
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"io/fs"
 	"os"
-	"path/filepath"
+	"slices"
 
 	"github.com/spf13/cobra"
 
 	"github.com/rollout-dev/rollout/internal/edit/artifacts"
-	"github.com/rollout-dev/rollout/internal/edit/repair"
+	"github.com/rollout-dev/rollout/internal/edit/sweep"
 	"github.com/rollout-dev/rollout/internal/output/report"
-	"github.com/rollout-dev/rollout/internal/output/termsafe"
 )
 
 type artifactsOptions struct {
@@ -68,11 +64,42 @@ undo is possible. Each rollout's files are moved or removed holding its lock
 }
 
 func runArtifacts(a *app, o *artifactsOptions) error {
+	found, err := scanArtifacts(o.paths)
+	if err != nil {
+		return err
+	}
+	if err := report.WriteArtifacts(a.io.Out, found); err != nil {
+		return err
+	}
+	if !o.move && !o.remove {
+		return nil
+	}
+	if o.move && !slices.ContainsFunc(found, func(f artifacts.Found) bool { return f.Stray }) {
+		return report.WriteNothingToMove(a.io.Out)
+	}
+	if len(found) == 0 {
+		return nil
+	}
+	res := sweep.Move(found, o.remove)
+	var status exitStatus
+	for _, err := range res.Errors {
+		reportError(a.io, &exitError{code: exitUnsafe, err: err})
+		status.raise(exitUnsafe)
+	}
+	if err := report.WriteArtifactsMoved(a.io.Out, res.Done, o.remove); err != nil {
+		return err
+	}
+	return status.err()
+}
+
+// scanArtifacts lists the artifacts of each path: a directory's (a Codex
+// home, its store and its trees) or a rollout's.
+func scanArtifacts(paths []string) ([]artifacts.Found, error) {
 	var found []artifacts.Found
-	for _, p := range o.paths {
+	for _, p := range paths {
 		fi, err := os.Stat(p)
 		if err != nil {
-			return &exitError{code: exitUsage, err: err}
+			return nil, &exitError{code: exitUsage, err: err}
 		}
 		var fs []artifacts.Found
 		if fi.IsDir() {
@@ -81,110 +108,9 @@ func runArtifacts(a *app, o *artifactsOptions) error {
 			fs, err = artifacts.OfFile(p)
 		}
 		if err != nil {
-			return &exitError{code: exitIncomplete, err: err}
+			return nil, &exitError{code: exitIncomplete, err: err}
 		}
 		found = append(found, fs...)
 	}
-	var status exitStatus
-	var total int64
-	strays := 0
-	for _, f := range found {
-		total += f.Size
-		where := ""
-		if f.Stray {
-			where = "  (inside Codex's trees: rollout artifacts --move)"
-			strays++
-		}
-		fmt.Fprintf(a.io.Out, "%-15s %10s  %s%s\n", f.Kind, report.Size(f.Size), termsafe.String(f.Path), where)
-	}
-	fmt.Fprintf(a.io.Out, "%s, %s", report.Count(len(found), "artifact"), report.Size(total))
-	if strays > 0 {
-		fmt.Fprintf(a.io.Out, "; %d inside sessions/ or archived_sessions/", strays)
-	}
-	if len(found) == 0 {
-		fmt.Fprint(a.io.Out, ": nothing to list; repair --write and reclaim --write leave backups, quarantines, undo records and archives, and none is there")
-	}
-	fmt.Fprintln(a.io.Out)
-	if !o.move && !o.remove {
-		return nil
-	}
-	if o.move && strays == 0 {
-		fmt.Fprintln(a.io.Out, "nothing to move: no artifact is inside sessions/ or archived_sessions/")
-		return nil
-	}
-	if len(found) == 0 {
-		return nil
-	}
-	// One rollout at a time, holding its lock: no repair or reclaim of it
-	// is making or reading these files meanwhile.
-	byRollout := map[string][]artifacts.Found{}
-	var order []string
-	for _, f := range found {
-		if o.move && !f.Stray {
-			continue
-		}
-		if _, ok := byRollout[f.Rollout]; !ok {
-			order = append(order, f.Rollout)
-		}
-		byRollout[f.Rollout] = append(byRollout[f.Rollout], f)
-	}
-	done := 0
-	for _, r := range order {
-		g, err := repair.Lock(r)
-		var busy *repair.Refusal
-		if errors.As(err, &busy) {
-			reportError(a.io, &exitError{code: exitUnsafe, err: err})
-			status.raise(exitUnsafe)
-			continue
-		}
-		for _, f := range byRollout[r] {
-			if err := moveOrRemove(f, o.remove); err != nil {
-				reportError(a.io, &exitError{code: exitUnsafe, err: err})
-				status.raise(exitUnsafe)
-				continue
-			}
-			done++
-		}
-		g.Release() // nil when the rollout is gone: nothing to hold
-		if p, err := artifacts.For(r); err == nil {
-			p.Tidy()
-		}
-	}
-	verb := "moved to the store"
-	if o.remove {
-		verb = "removed"
-	}
-	fmt.Fprintf(a.io.Out, "%s %s\n", report.Count(done, "artifact"), verb)
-	return status.err()
-}
-
-// moveOrRemove moves a stray to its rollout's place (never over a file
-// there), or removes an artifact.
-func moveOrRemove(f artifacts.Found, remove bool) error {
-	dst, err := f.Destination()
-	if remove || f.Kind == artifacts.KindTemp {
-		if err := os.Remove(f.Path); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return err
-		}
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	p, err := artifacts.For(f.Rollout)
-	if err != nil {
-		return err
-	}
-	if err := p.Prepare(); err != nil {
-		return err
-	}
-	// A hard link then the removal: the name in the store is never
-	// replaced, and the file is never in neither place.
-	if err := os.Link(f.Path, dst); err != nil {
-		if errors.Is(err, fs.ErrExist) {
-			return fmt.Errorf("%s: %s already exists: left where it is", f.Path, dst)
-		}
-		return fmt.Errorf("moving %s to %s: %w", f.Path, filepath.Dir(dst), err)
-	}
-	return os.Remove(f.Path)
+	return found, nil
 }

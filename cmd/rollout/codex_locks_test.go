@@ -11,7 +11,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/rollout-dev/rollout/internal/edit/repair"
+	"github.com/rollout-dev/rollout/internal/edit/inplace"
+	"github.com/rollout-dev/rollout/internal/testkit/filetest"
 	"github.com/rollout-dev/rollout/internal/testkit/fixturegen/homegen"
 )
 
@@ -19,18 +20,7 @@ import (
 // content into it; released at the end of the test.
 func flockFile(t *testing.T, path, content string) {
 	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		t.Fatal(err)
-	}
-	f.WriteString(content)
-	t.Cleanup(func() { f.Close() })
+	filetest.Flock(t, path).WriteString(content)
 }
 
 func holdWriterLock(t *testing.T, root string) {
@@ -110,7 +100,7 @@ func TestWritesRefuseCodexMaintenance(t *testing.T) {
 	t.Run("held by rollout", func(t *testing.T) {
 		heldDuring := false
 		code, e := runRepairWith(path, func(stage string) {
-			if stage != repair.StageSwitch {
+			if stage != inplace.StageSwitch {
 				return
 			}
 			f, err := os.Open(lock)

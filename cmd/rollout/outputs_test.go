@@ -3,13 +3,14 @@
 package main
 
 import (
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/rollout-dev/rollout/internal/testkit/filetest"
 )
 
 // TestReportOutputsKeepWhatTheyName: a report written to a symlink, a FIFO
@@ -28,17 +29,7 @@ func TestReportOutputsKeepWhatTheyName(t *testing.T) {
 	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	got := make(chan string, 1)
-	go func() {
-		f, err := os.Open(fifo)
-		if err != nil {
-			got <- err.Error()
-			return
-		}
-		b, _ := io.ReadAll(f)
-		f.Close()
-		got <- string(b)
-	}()
+	got := filetest.ReadFIFO(fifo)
 	fresh := filepath.Join(dir, "fresh.sarif")
 
 	old := syscall.Umask(0o077)

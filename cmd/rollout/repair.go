@@ -4,19 +4,21 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/rollout-dev/rollout/internal/output/termsafe"
 	"io"
 	"os"
 	"slices"
 	"strings"
 
+	"github.com/spf13/cobra"
+
 	"github.com/rollout-dev/rollout/checks"
+	"github.com/rollout-dev/rollout/internal/edit/inplace"
 	"github.com/rollout-dev/rollout/internal/edit/outfile"
 	"github.com/rollout-dev/rollout/internal/edit/repair"
 	"github.com/rollout-dev/rollout/internal/output/report"
+	"github.com/rollout-dev/rollout/internal/output/termsafe"
 	"github.com/rollout-dev/rollout/reconstruct"
 	"github.com/rollout-dev/rollout/rollout"
-	"github.com/spf13/cobra"
 )
 
 type repairOptions struct {
@@ -43,12 +45,8 @@ type repairOptions struct {
 	stage func(string)
 }
 
-func newRepairCmd(a *app, runF func(context.Context, *repairOptions) error) *cobra.Command {
-	opts := &repairOptions{}
-	cmd := &cobra.Command{
-		Use:   "repair FILE|DIR...",
-		Short: "Fix what verify reports, byte for byte, atomically (dry run by default)",
-		Long: `repair plans a fix for each finding that has one and, by default, only shows
+// repairLong is repair's help text.
+const repairLong = `repair plans a fix for each finding that has one and, by default, only shows
 the plan: one line per fix with its rule, line and before/after. --diff adds,
 per changed line, the words that change with a little context (bounded, so a
 fixed id on a 4 MB line prints one short line; coloured on a terminal);
@@ -100,7 +98,14 @@ Exit codes: 0 when no error remains after the repair, 1 when some remain
 (they are listed), 3 when lines were too long to analyse, 4 when the write was
 refused (file changed or open for writing, another repair running, symlink,
 quarantine or backup not a regular file, write failed), 2 for usage errors and input
-repair cannot use (gzip/bzip2/xz, or nothing in it is a rollout record).`,
+repair cannot use (gzip/bzip2/xz, or nothing in it is a rollout record).`
+
+func newRepairCmd(a *app, runF func(context.Context, *repairOptions) error) *cobra.Command {
+	opts := &repairOptions{}
+	cmd := &cobra.Command{
+		Use:   "repair FILE|DIR...",
+		Short: "Fix what verify reports, byte for byte, atomically (dry run by default)",
+		Long:  repairLong,
 		Example: `  rollout repair rollout.jsonl                      # show the plan
   rollout repair --diff rollout.jsonl               # and what changes in each line
   rollout repair --diff=full rollout.jsonl > fix.diff  # a unified diff for patch
@@ -268,9 +273,9 @@ func runUndo(a *app, o *repairOptions) error {
 	for _, p := range o.paths {
 		out, err := repair.Undo(p, repair.UndoOptions{Force: o.force, Stage: o.stage})
 		if err != nil {
-			var ref *repair.Refusal
+			var ref *inplace.Refusal
 			switch {
-			case errors.As(err, &ref) && ref.Kind == repair.Changed:
+			case errors.As(err, &ref) && ref.Kind == inplace.Changed:
 				err = &exitError{code: exitUnsafe, err: ref, hint: "nothing was touched; compare the files by hand (rollout diff BACKUP " + p + ")"}
 			case errors.As(err, &ref):
 				err = refusalError(ref)
@@ -305,7 +310,7 @@ func runUndo(a *app, o *repairOptions) error {
 
 // lateError is exit 4 for bytes an agent appended while a file was
 // replaced: kept, but not in the file.
-func lateError(l *repair.Late) error {
+func lateError(l *inplace.Late) error {
 	return &exitError{code: exitUnsafe, err: errors.New(termsafe.String(l.Error())),
 		hint: "an agent was writing to it: stop it before replacing the file, then add those bytes back if they belong there"}
 }
@@ -320,7 +325,7 @@ func runRepair(ctx context.Context, a *app, o *repairOptions) error {
 		Now: o.now.time(), Force: o.force, Stage: o.stage,
 	})
 	if err != nil {
-		var ref *repair.Refusal
+		var ref *inplace.Refusal
 		if errors.As(err, &ref) {
 			return refusalError(ref)
 		}
@@ -384,33 +389,33 @@ func (o *repairOptions) checkOutputs() error {
 }
 
 // refusalError maps a refusal to its exit code and a hint.
-func refusalError(ref *repair.Refusal) error {
+func refusalError(ref *inplace.Refusal) error {
 	e := &exitError{code: exitUnsafe, err: ref}
 	switch ref.Kind {
-	case repair.Changed:
+	case inplace.Changed:
 		e.hint = "the agent may still be writing to it: stop it (or wait for the turn to end) and run repair again"
-	case repair.Symlink:
+	case inplace.Symlink:
 		e.hint = "repair the file it points to, or write the result elsewhere with -o OUT"
-	case repair.WriteFailed:
+	case inplace.WriteFailed:
 		e.hint = "check the free space and permissions of the directory of " + ref.Path + ", or write elsewhere with -o OUT"
-	case repair.NotRollout:
+	case inplace.NotRollout:
 		e.code, e.hint = exitUsage, "name one rollout file (.jsonl or .jsonl.zst)"
 		if hint := inputHint(ref); hint != "" {
 			e.hint = hint
 		}
-	case repair.Compressed:
+	case inplace.Compressed:
 		e.code, e.hint = exitUsage, "decompress it (gunzip, bunzip2, unxz), repair the result, and compress it again if you need to"
-	case repair.InUse:
+	case inplace.InUse:
 		e.hint = "stop the agent (or let it exit) and run repair again; --force replaces the file anyway, and what the process writes next is lost"
-	case repair.Referenced:
+	case inplace.Referenced:
 		e.hint = "a rollout a fork or revert continues is immutable below its cutoff, as Codex treats it (its compression skips it): leave it as it is, or fix only what lies after the cutoff; --force does not override this"
-	case repair.CodexWriter:
+	case inplace.CodexWriter:
 		e.hint = "let Codex finish the turn, or exit the Codex process that has the thread open (a TUI, `codex exec`, an idle app-server), and run again; --force does not override Codex's writer lock"
-	case repair.Busy:
+	case inplace.Busy:
 		e.hint = "wait for the other repair or reclaim, or for Codex's rollout compression or migration, to finish"
-	case repair.NotRegular:
+	case inplace.NotRegular:
 		e.hint = "move " + ref.Path + " out of the way: repair only appends to a regular file there"
-	case repair.BadOutput:
+	case inplace.BadOutput:
 		e.code, e.hint = exitUsage, "name another output file with -o, or repair in place with --write alone"
 	}
 	return e

@@ -6,13 +6,13 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/rollout-dev/rollout/internal/testkit/filetest"
 	"github.com/rollout-dev/rollout/internal/testkit/fixturegen/bloatgen"
 )
 
@@ -236,19 +236,6 @@ func TestUndoRefusesFileOpenForWriting(t *testing.T) {
 	if _, err := os.Stat("/proc/self/fdinfo"); err != nil {
 		t.Skip("no /proc: writers are not seen here")
 	}
-	hold := func(t *testing.T, path string) {
-		f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer f.Close()
-		cmd := exec.Command("sleep", "60")
-		cmd.ExtraFiles = []*os.File{f}
-		if err := cmd.Start(); err != nil {
-			t.Skip("no sleep:", err)
-		}
-		t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	}
 	check := func(t *testing.T, root string, undo ...string) {
 		before := treeOf(t, root)
 		code, o, e := runRollout(undo...)
@@ -267,7 +254,7 @@ func TestUndoRefusesFileOpenForWriting(t *testing.T) {
 		if code, e := runRepairWith(path, nil, "--write"); code != exitOK {
 			t.Fatalf("repair: exit %d\n%s", code, e)
 		}
-		hold(t, path)
+		filetest.HoldOpen(t, path, os.O_WRONLY|os.O_APPEND)
 		check(t, root, "repair", "--undo", path)
 	})
 	t.Run("reclaim", func(t *testing.T) {
@@ -275,7 +262,7 @@ func TestUndoRefusesFileOpenForWriting(t *testing.T) {
 		if code, o, e := runRollout("reclaim", "--policy", "superseded-checkpoints", "--write", path); code != exitOK {
 			t.Fatalf("reclaim: exit %d\n%s%s", code, o, e)
 		}
-		hold(t, path)
+		filetest.HoldOpen(t, path, os.O_WRONLY|os.O_APPEND)
 		check(t, root, "reclaim", "--undo", path)
 	})
 }

@@ -11,7 +11,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"syscall"
@@ -22,6 +21,7 @@ import (
 
 	"github.com/rollout-dev/rollout/checks"
 	"github.com/rollout-dev/rollout/internal/codex/home"
+	"github.com/rollout-dev/rollout/internal/testkit/filetest"
 	"github.com/rollout-dev/rollout/internal/testkit/fixturegen/homegen"
 )
 
@@ -191,16 +191,9 @@ func TestFixtures(t *testing.T) {
 			for _, l := range fx.setup {
 				apply(t, dir, fx, l)
 			}
-			rep, err := home.Check(home.New(dir), home.CheckOptions{})
-			if err != nil {
-				t.Fatal(err)
-			}
+			fds, rep := filetest.HomeFindings(t, dir)
 			var got []string
-			for _, o := range rep.Observations {
-				fd, ok := checks.FindingOf(o.Path, o.Observation)
-				if !ok {
-					t.Fatalf("observation %T has no rule", o.Evidence)
-				}
+			for _, fd := range fds {
 				evidenceKeys(t, keys, fd)
 				rel, _ := filepath.Rel(dir, fd.Path)
 				got = append(got, fmt.Sprintf("%s %d %s %s", filepath.ToSlash(rel), fd.Line, fd.Rule, fd.Severity))
@@ -235,16 +228,7 @@ func pinEvidence(t *testing.T, keys map[string]map[string]bool) {
 	if t.Failed() {
 		return
 	}
-	var got []string
-	for rule, set := range keys {
-		kts := make([]string, 0, len(set))
-		for kt := range set {
-			kts = append(kts, kt)
-		}
-		sort.Strings(kts)
-		got = append(got, strings.TrimSpace(rule+": "+strings.Join(kts, ", ")))
-	}
-	sort.Strings(got)
+	got := filetest.KeyLines(keys)
 	const golden = "testdata/evidence.txt"
 	if *updateEvidence {
 		os.MkdirAll("testdata", 0o755)

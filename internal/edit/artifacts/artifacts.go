@@ -277,7 +277,7 @@ func (p Place) Tidy() {
 // Temps lists the temporary files of writes to the rollout or to its
 // artifacts (".BASE[SUFFIX].tmpXXXX", see outfile.Create) in the store and
 // beside the file: a write killed before its rename leaves one. Every
-// command that makes them holds the rollout's lock (repair.Lock) while they
+// command that makes them holds the rollout's lock (inplace.Lock) while they
 // exist, so under that lock any found is a leftover.
 func (p Place) Temps() []string {
 	dirs := []string{p.Dir}

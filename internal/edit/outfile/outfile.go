@@ -446,6 +446,13 @@ func OpenExisting(path string) (*os.File, error) {
 	return f, nil
 }
 
+// Absent reports whether nothing is at path, not even a dangling symlink:
+// the undos tell by it a step already done from one not begun.
+func Absent(path string) bool {
+	_, err := os.Lstat(path)
+	return errors.Is(err, fs.ErrNotExist)
+}
+
 // CheckRegularOrAbsent refuses (an *UnsafeError) a path that exists and is
 // not a regular file, without following symlinks or opening it.
 func CheckRegularOrAbsent(path string) error {

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/rollout-dev/rollout/internal/testkit/filetest"
 )
 
 func writeString(t *testing.T, path string, opts Options, s string) {
@@ -115,17 +117,7 @@ func TestWriteThroughFIFO(t *testing.T) {
 	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
 		t.Skip("no FIFOs:", err)
 	}
-	got := make(chan string, 1)
-	go func() {
-		f, err := os.Open(fifo)
-		if err != nil {
-			got <- err.Error()
-			return
-		}
-		b, _ := io.ReadAll(f)
-		f.Close()
-		got <- string(b)
-	}()
+	got := filetest.ReadFIFO(fifo)
 	writeString(t, fifo, Options{}, "report\n")
 	select {
 	case s := <-got:

@@ -11,8 +11,8 @@ import (
 	"testing"
 
 	"github.com/rollout-dev/rollout/internal/derive/space"
+	"github.com/rollout-dev/rollout/internal/edit/inplace"
 	"github.com/rollout-dev/rollout/internal/edit/reclaim"
-	"github.com/rollout-dev/rollout/internal/edit/repair"
 	"github.com/rollout-dev/rollout/internal/testkit/fixturegen/bloatgen"
 )
 
@@ -43,18 +43,18 @@ func TestReclaimRefusesWritersAndLockedFiles(t *testing.T) {
 	}
 	f.Close()
 	_, err = reclaim.Prepare(plan, o, true)
-	var r *repair.Refusal
-	if !errors.As(err, &r) || r.Kind != repair.InUse || !strings.Contains(err.Error(), fmt.Sprint(agent.Process.Pid)) {
+	var r *inplace.Refusal
+	if !errors.As(err, &r) || r.Kind != inplace.InUse || !strings.Contains(err.Error(), fmt.Sprint(agent.Process.Pid)) {
 		t.Errorf("a file open for writing: %v", err)
 	}
 	agent.Process.Kill()
 	agent.Wait()
 
-	g, err := repair.Lock(paths[0]) // a repair in progress
+	g, err := inplace.Lock(paths[0]) // a repair in progress
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := reclaim.Prepare(plan, o, true); !errors.As(err, &r) || r.Kind != repair.Busy {
+	if _, err := reclaim.Prepare(plan, o, true); !errors.As(err, &r) || r.Kind != inplace.Busy {
 		t.Errorf("a locked file: %v", err)
 	}
 	g.Release()

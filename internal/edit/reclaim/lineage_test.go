@@ -9,8 +9,8 @@ import (
 	"testing"
 
 	"github.com/rollout-dev/rollout/internal/derive/space"
+	"github.com/rollout-dev/rollout/internal/edit/inplace"
 	"github.com/rollout-dev/rollout/internal/edit/reclaim"
-	"github.com/rollout-dev/rollout/internal/edit/repair"
 	"github.com/rollout-dev/rollout/internal/testkit/fixturegen/lineagegen"
 )
 
@@ -46,8 +46,8 @@ func TestReferencedParentIsImmutable(t *testing.T) {
 				}
 				before := snapshot(t, dir)
 				out := reclaim.Run([]string{parent}, o, write)
-				var r *repair.Refusal
-				if !errors.As(out[0].Err, &r) || r.Kind != repair.Referenced || !strings.Contains(r.Error(), fork) {
+				var r *inplace.Refusal
+				if !errors.As(out[0].Err, &r) || r.Kind != inplace.Referenced || !strings.Contains(r.Error(), fork) {
 					t.Fatalf("reclaim of the referenced parent: %v, want a Referenced refusal naming %s", out[0].Err, fork)
 				}
 				if got := snapshot(t, dir); fmt.Sprint(got) != fmt.Sprint(before) {
@@ -104,8 +104,8 @@ func TestUndoRefusesReferencedFile(t *testing.T) {
 	}
 	before := snapshot(t, dir)
 	_, err = reclaim.Undo(parent, reclaim.UndoOptions{})
-	var r *repair.Refusal
-	if !errors.As(err, &r) || r.Kind != repair.Referenced {
+	var r *inplace.Refusal
+	if !errors.As(err, &r) || r.Kind != inplace.Referenced {
 		t.Fatalf("undo of a parent a fork now continues: %v, want a Referenced refusal", err)
 	}
 	if got := snapshot(t, dir); fmt.Sprint(got) != fmt.Sprint(before) {

@@ -31,8 +31,8 @@ import (
 	"github.com/rollout-dev/rollout/internal/derive/space"
 	"github.com/rollout-dev/rollout/internal/derive/stateview"
 	"github.com/rollout-dev/rollout/internal/edit/artifacts"
+	"github.com/rollout-dev/rollout/internal/edit/inplace"
 	"github.com/rollout-dev/rollout/internal/edit/outfile"
-	"github.com/rollout-dev/rollout/internal/edit/repair"
 	"github.com/rollout-dev/rollout/reconstruct"
 	"github.com/rollout-dev/rollout/rollout"
 )
@@ -54,7 +54,7 @@ type Options struct {
 	// Force writes a file another process holds open for writing.
 	Force bool
 	// Stage, when set (tests), is called right before the file is replaced
-	// or removed (repair.StageSwitch).
+	// or removed (inplace.StageSwitch).
 	Stage func(string)
 	// Planned and Proved, when set, are called as Run finishes planning a
 	// file and proving it (the command's progress).
@@ -139,23 +139,10 @@ func PlanFile(path string, o Options) (*Plan, *space.File, error) {
 			return nil, nil, err
 		}
 	}
-	// The plan is the space account of the file. Before-turn needs the
-	// user turns resume keeps, so the account is then a record observer
-	// of the one replay loop; the other policies need only the records,
-	// and only those their cuts depend on walked.
-	var userTurns []int
-	acct := space.New(space.Options{Plan: true, CutsOnly: !o.has(space.PolicyBeforeTurn)})
-	if o.has(space.PolicyBeforeTurn) {
-		ro := reconstruct.ReplayOptions{MaxLineBytes: o.MaxLineBytes, OnRecord: acct.Feed}
-		st, err := reconstruct.ReplayFile(path, nil, ro)
-		if err != nil {
-			return nil, nil, err
-		}
-		userTurns = st.UserTurnStarts()
-	} else if err := space.FeedFile(path, o.MaxLineBytes, acct); err != nil {
+	sf, userTurns, err := account(path, o)
+	if err != nil {
 		return nil, nil, err
 	}
-	sf, _ := acct.Finish()
 	sf.Path, sf.DiskBytes = path, fi.Size()
 	compressed, err := isZstd(path)
 	if err != nil {
@@ -189,41 +176,9 @@ func PlanFile(path string, o Options) (*Plan, *space.File, error) {
 	for _, c := range p.Cuts {
 		p.Frees[c.Policy] += int64(c.End-c.Start) - int64(len(c.Repl))
 	}
-	if o.has(space.PolicySupersededCheckpoints) && p.Frees[space.PolicySupersededCheckpoints] == 0 {
-		switch {
-		case sf.RollbackAfterCheckpoint:
-			p.Skipped[space.PolicySupersededCheckpoints] = "a rollback follows the newest compaction"
-		case !compressed:
-			p.Skipped[space.PolicySupersededCheckpoints] = fmt.Sprintf("no compaction is superseded by a later one (%d compaction(s); two are needed)", sf.Compactions)
-		}
-	}
-	if o.has(space.PolicyDuplicateExecOutput) && p.Frees[space.PolicyDuplicateExecOutput] == 0 && !compressed {
-		p.Skipped[space.PolicyDuplicateExecOutput] = "no command output is stored twice (an item_completed output equal to its call's tool output)"
-	}
+	p.explainNothingFreed(sf, o)
 	if o.has(space.PolicyCompress) {
-		// Codex's compression skips a rollout another continues and a
-		// rollout that continues another (reference_count > 0,
-		// history_base.is_some(): codex-rs/rollout/src/compression.rs,
-		// #34566); so does reclaim's.
-		meta, _ := rollout.ReadMeta(path)
-		refs := repair.References(path)
-		switch {
-		case compressed:
-			p.Skipped[space.PolicyCompress] = "already compressed"
-		case meta.Base != nil:
-			p.Skipped[space.PolicyCompress] = fmt.Sprintf("a fork pointer: it continues rollout %s (history_base), and Codex's compression skips such files", meta.Base.RolloutID)
-		case len(refs) > 0:
-			p.Skipped[space.PolicyCompress] = fmt.Sprintf("referenced: %s continues it (history_base), and Codex's compression skips a referenced rollout", refs[0].Path)
-		case o.Now.Sub(fi.ModTime()) < o.ColdAfter:
-			p.Skipped[space.PolicyCompress] = fmt.Sprintf("not cold: modified %s ago, less than --cold-after %s (a smaller --cold-after counts it)",
-				o.Now.Sub(fi.ModTime()).Round(time.Second), space.Age(o.ColdAfter))
-		default:
-			if _, err := os.Lstat(path + ".zst"); err == nil {
-				p.Skipped[space.PolicyCompress] = path + ".zst already exists"
-			} else {
-				p.Compress = true
-			}
-		}
+		p.planCompress(fi, o)
 	}
 	if !p.Empty() {
 		for _, a := range archives(path) {
@@ -235,6 +190,69 @@ func PlanFile(path string, o Options) (*Plan, *space.File, error) {
 		}
 	}
 	return p, sf, nil
+}
+
+// account is the space account of the file, the plan's base. Before-turn
+// needs the user turns resume keeps, so the account is then a record
+// observer of the one replay loop; the other policies need only the
+// records, and only those their cuts depend on walked.
+func account(path string, o Options) (*space.File, []int, error) {
+	var userTurns []int
+	acct := space.New(space.Options{Plan: true, CutsOnly: !o.has(space.PolicyBeforeTurn)})
+	if o.has(space.PolicyBeforeTurn) {
+		ro := reconstruct.ReplayOptions{MaxLineBytes: o.MaxLineBytes, OnRecord: acct.Feed}
+		st, err := reconstruct.ReplayFile(path, nil, ro)
+		if err != nil {
+			return nil, nil, err
+		}
+		userTurns = st.UserTurnStarts()
+	} else if err := space.FeedFile(path, o.MaxLineBytes, acct); err != nil {
+		return nil, nil, err
+	}
+	sf, _ := acct.Finish()
+	return sf, userTurns, nil
+}
+
+// explainNothingFreed says why a splice policy asked for frees nothing.
+func (p *Plan) explainNothingFreed(sf *space.File, o Options) {
+	if o.has(space.PolicySupersededCheckpoints) && p.Frees[space.PolicySupersededCheckpoints] == 0 {
+		switch {
+		case sf.RollbackAfterCheckpoint:
+			p.Skipped[space.PolicySupersededCheckpoints] = "a rollback follows the newest compaction"
+		case !p.Compressed:
+			p.Skipped[space.PolicySupersededCheckpoints] = fmt.Sprintf("no compaction is superseded by a later one (%d compaction(s); two are needed)", sf.Compactions)
+		}
+	}
+	if o.has(space.PolicyDuplicateExecOutput) && p.Frees[space.PolicyDuplicateExecOutput] == 0 && !p.Compressed {
+		p.Skipped[space.PolicyDuplicateExecOutput] = "no command output is stored twice (an item_completed output equal to its call's tool output)"
+	}
+}
+
+// planCompress decides the compress policy. Codex's compression skips a
+// rollout another continues and a rollout that continues another
+// (reference_count > 0, history_base.is_some():
+// codex-rs/rollout/src/compression.rs, #34566); so does reclaim's.
+func (p *Plan) planCompress(fi os.FileInfo, o Options) {
+	path := p.Path
+	meta, _ := rollout.ReadMeta(path)
+	refs := inplace.References(path)
+	switch {
+	case p.Compressed:
+		p.Skipped[space.PolicyCompress] = "already compressed"
+	case meta.Base != nil:
+		p.Skipped[space.PolicyCompress] = fmt.Sprintf("a fork pointer: it continues rollout %s (history_base), and Codex's compression skips such files", meta.Base.RolloutID)
+	case len(refs) > 0:
+		p.Skipped[space.PolicyCompress] = fmt.Sprintf("referenced: %s continues it (history_base), and Codex's compression skips a referenced rollout", refs[0].Path)
+	case o.Now.Sub(fi.ModTime()) < o.ColdAfter:
+		p.Skipped[space.PolicyCompress] = fmt.Sprintf("not cold: modified %s ago, less than --cold-after %s (a smaller --cold-after counts it)",
+			o.Now.Sub(fi.ModTime()).Round(time.Second), space.Age(o.ColdAfter))
+	default:
+		if _, err := os.Lstat(path + ".zst"); err == nil {
+			p.Skipped[space.PolicyCompress] = path + ".zst already exists"
+		} else {
+			p.Compress = true
+		}
+	}
 }
 
 func isZstd(path string) (bool, error) {
@@ -263,12 +281,12 @@ type Result struct {
 	ArchivePath  string
 	// Late is what an agent appended to the file while it was replaced or
 	// removed (nil: nothing); those bytes are kept in Late.Kept.
-	Late *repair.Late
+	Late *inplace.Late
 	// Projection is Codex's history projection of the thread that the cuts
 	// invalidate (nil: none, or the cuts lie after its cursor): Commit
 	// deletes it before it replaces the file, as Codex does, and keeps its
 	// rows for Undo (FILE.reclaimed.projection.json).
-	Projection *repair.ProjectionPlan
+	Projection *inplace.ProjectionPlan
 }
 
 // Refused reports whether the proof failed.
@@ -281,7 +299,7 @@ type Pending struct {
 	dir    string // a private temporary directory of a dry run, removed by Discard
 	out    *outfile.File
 	arch   *outfile.File
-	guard  *repair.Guard // the lock repair also takes, held until Discard
+	guard  *inplace.Guard // the lock repair also takes, held until Discard
 	place  artifacts.Place
 	read   int64 // bytes of the file read (and proven)
 	opts   Options
@@ -303,59 +321,83 @@ func Prepare(p *Plan, o Options, inPlace bool) (pend *Pending, err error) {
 			pd.Discard()
 		}
 	}()
-	outPath, archPath := res.OutPath, res.ArchivePath
 	if pd.place, err = artifacts.For(p.Path); err != nil {
 		return nil, err
 	}
 	if from, ok := firstCut(p); ok {
 		// A rollout a fork or revert continues is immutable below its
 		// cutoff: refused before anything is written, in a dry run too.
-		if r := repair.CheckReferences(p.Path, from); r != nil {
+		if r := inplace.CheckReferences(p.Path, from); r != nil {
 			return nil, r
 		}
-		res.Projection = repair.StaleProjection(p.Path, from)
+		res.Projection = inplace.StaleProjection(p.Path, from)
 	}
+	if err := pd.create(p, o, inPlace); err != nil {
+		return nil, err
+	}
+	trailer, err := pd.splice(p, o)
+	if err != nil {
+		return nil, err
+	}
+	if err := prove(res, p.Path, pend.out.TempName(), o, trailer.OriginalSHA256, trailer.ResultSHA256); err != nil {
+		return nil, err
+	}
+	return pend, nil
+}
+
+// create takes the lock (inPlace) or a private temporary directory (a
+// dry run), and creates the temporary files of the new file and the
+// archive.
+func (pd *Pending) create(p *Plan, o Options, inPlace bool) error {
+	outPath, archPath := pd.Result.OutPath, pd.Result.ArchivePath
+	var err error
 	tempDir := ""
 	if inPlace {
 		// The same lock as repair's: two rewrites of one file never interleave.
-		if pend.guard, err = repair.Lock(p.Path); err != nil {
-			return nil, err
+		if pd.guard, err = inplace.Lock(p.Path); err != nil {
+			return err
 		}
 		if !o.Force {
-			if r := pend.guard.CheckWriters(); r != nil {
-				return nil, r
+			if r := pd.guard.CheckWriters(); r != nil {
+				return r
 			}
 		}
 		if err := pd.place.Prepare(); err != nil {
-			return nil, err
+			return err
 		}
 		pd.place.RemoveTemps() // a write killed before its rename left them
 		tempDir = pd.place.TempDir()
 	} else {
-		if pend.dir, err = os.MkdirTemp("", "rollout-reclaim-"); err != nil {
-			return nil, err
+		if pd.dir, err = os.MkdirTemp("", "rollout-reclaim-"); err != nil {
+			return err
 		}
-		outPath = filepath.Join(pend.dir, filepath.Base(outPath))
-		archPath = filepath.Join(pend.dir, filepath.Base(archPath))
+		outPath = filepath.Join(pd.dir, filepath.Base(outPath))
+		archPath = filepath.Join(pd.dir, filepath.Base(archPath))
 	}
 	fi, err := os.Stat(p.Path)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	// The new file keeps the old one's mode, owner, group and xattrs; the
 	// archive holds the user's data, so it is private like the quarantine.
-	if pend.out, err = outfile.Create(outPath, outfile.Options{CopyFrom: fi, CopyXattrsFrom: p.Path, TempDir: tempDir, RegularOnly: true}); err != nil {
-		return nil, err
+	if pd.out, err = outfile.Create(outPath, outfile.Options{CopyFrom: fi, CopyXattrsFrom: p.Path, TempDir: tempDir, RegularOnly: true}); err != nil {
+		return err
 	}
-	if pend.arch, err = outfile.Create(archPath, outfile.Options{Perm: 0o600, RegularOnly: true}); err != nil {
-		return nil, err
+	if pd.arch, err = outfile.Create(archPath, outfile.Options{Perm: 0o600, RegularOnly: true}); err != nil {
+		return err
 	}
-	out, arch := pend.out.OS(), pend.arch.OS()
+	return nil
+}
 
-	// Forward: splice the cuts, record what they removed.
+// splice writes the new file (the cuts spliced, compressed with the
+// compress policy) and the archive of what the cuts removed, ending in its
+// trailer, which it returns.
+func (pd *Pending) splice(p *Plan, o Options) (archiveTrailer, error) {
+	res := pd.Result
+	out, arch := pd.out.OS(), pd.arch.OS()
 	src, err := os.Open(p.Path)
 	if err != nil {
-		return nil, err
+		return archiveTrailer{}, err
 	}
 	defer src.Close()
 	origHash := &countingHash{Hash: sha256.New()}
@@ -374,11 +416,11 @@ func Prepare(p *Plan, o Options, inPlace bool) (pend *Pending, err error) {
 	for _, c := range p.Cuts {
 		at := c.LineOffset + int64(c.Start)
 		if _, err := io.CopyN(bw, r, at-pos); err != nil {
-			return nil, fmt.Errorf("%s changed since it was planned: %w", p.Path, err)
+			return archiveTrailer{}, fmt.Errorf("%s changed since it was planned: %w", p.Path, err)
 		}
 		before := make([]byte, c.End-c.Start)
 		if _, err := io.ReadFull(r, before); err != nil {
-			return nil, fmt.Errorf("%s changed since it was planned: %w", p.Path, err)
+			return archiveTrailer{}, fmt.Errorf("%s changed since it was planned: %w", p.Path, err)
 		}
 		bw.WriteString(c.Repl)
 		aw.Write(archiveEntry(c, at, at-delta, before))
@@ -386,14 +428,14 @@ func Prepare(p *Plan, o Options, inPlace bool) (pend *Pending, err error) {
 		delta += int64(len(before)) - int64(len(c.Repl))
 	}
 	if _, err := io.Copy(bw, r); err != nil {
-		return nil, err
+		return archiveTrailer{}, err
 	}
 	if err := bw.Flush(); err != nil {
-		return nil, err
+		return archiveTrailer{}, err
 	}
 	if enc != nil {
 		if err := enc.Close(); err != nil {
-			return nil, err
+			return archiveTrailer{}, err
 		}
 	}
 	trailer := archiveTrailer{Reclaimed: archiveVersion, Path: filepath.Base(p.Path), Result: filepath.Base(res.OutPath),
@@ -404,10 +446,10 @@ func Prepare(p *Plan, o Options, inPlace bool) (pend *Pending, err error) {
 	tb, _ := json.Marshal(trailer)
 	aw.Write(append(tb, '\n'))
 	if err := aw.Flush(); err != nil {
-		return nil, err
+		return archiveTrailer{}, err
 	}
 	if err := aenc.Close(); err != nil {
-		return nil, err
+		return archiveTrailer{}, err
 	}
 	if fi, err := out.Stat(); err == nil {
 		res.BytesAfter = fi.Size()
@@ -415,15 +457,12 @@ func Prepare(p *Plan, o Options, inPlace bool) (pend *Pending, err error) {
 	if fi, err := arch.Stat(); err == nil {
 		res.ArchiveBytes = fi.Size()
 	}
-	if err := prove(res, p.Path, pend.out.TempName(), o, trailer.OriginalSHA256, trailer.ResultSHA256); err != nil {
-		return nil, err
-	}
-	return pend, nil
+	return trailer, nil
 }
 
 // Commit puts a prepared, proven reclaim in place: the archive first, so the
 // file never changes without it, then, through the write guard
-// (repair.Guard.Replace), the new file by rename (compress: the .zst is
+// (inplace.Guard.Replace), the new file by rename (compress: the .zst is
 // renamed into place and the plain file removed).
 func (pd *Pending) Commit() error {
 	res := pd.Result
@@ -446,8 +485,8 @@ func (pd *Pending) Commit() error {
 			return err
 		}
 		if saved != nil {
-			if _, _, err := repair.WriteProjectionRows(pd.place.ReclaimProjection(), saved); err != nil {
-				repair.RestoreProjection(p.Path, saved)
+			if _, _, err := inplace.WriteProjectionRows(pd.place.ReclaimProjection(), saved); err != nil {
+				inplace.RestoreProjection(p.Path, saved)
 				os.Remove(res.ArchivePath)
 				return fmt.Errorf("keeping the projection rows for --undo: %w", err)
 			}
@@ -460,7 +499,7 @@ func (pd *Pending) Commit() error {
 	if !ok {
 		from = pd.read // compressing changes no byte of the content
 	}
-	late, err := pd.guard.Replace(repair.Switch{Read: pd.read, From: from, Place: pd.place, Force: pd.opts.Force, At: pd.opts.Stage}, func() error {
+	late, err := pd.guard.Replace(inplace.Switch{Read: pd.read, From: from, Place: pd.place, Force: pd.opts.Force, At: pd.opts.Stage}, func() error {
 		if err := pd.out.Commit(); err != nil {
 			return err
 		}
@@ -474,7 +513,7 @@ func (pd *Pending) Commit() error {
 		if committed && p.Compress {
 			os.Remove(res.OutPath) // the plain file stays: it is the rollout
 		}
-		if saved != nil && repair.RestoreProjection(p.Path, saved) == nil {
+		if saved != nil && inplace.RestoreProjection(p.Path, saved) == nil {
 			res.Projection.Deleted = false
 			os.Remove(pd.place.ReclaimProjection())
 		}

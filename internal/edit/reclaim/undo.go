@@ -17,8 +17,8 @@ import (
 
 	"github.com/klauspost/compress/zstd"
 	"github.com/rollout-dev/rollout/internal/edit/artifacts"
+	"github.com/rollout-dev/rollout/internal/edit/inplace"
 	"github.com/rollout-dev/rollout/internal/edit/outfile"
-	"github.com/rollout-dev/rollout/internal/edit/repair"
 	"github.com/rollout-dev/rollout/rollout"
 )
 
@@ -33,9 +33,9 @@ type UndoResult struct {
 	Path     string // the restored original
 	From     string // the reclaimed file it replaced
 	Archive  string
-	Restored int          // byte ranges put back
-	Resumed  bool         // an undo stopped after its rename was finished
-	Late     *repair.Late // bytes appended to From while it was replaced, kept
+	Restored int           // byte ranges put back
+	Resumed  bool          // an undo stopped after its rename was finished
+	Late     *inplace.Late // bytes appended to From while it was replaced, kept
 	// Projection: the rows of Codex's history projection reclaim had
 	// deleted were put back.
 	Projection bool
@@ -60,7 +60,7 @@ var ErrNotThisFile = errors.New("the archive is not this file's")
 // path: the archive's last line must name the same file and thread, or it
 // is refused. It checks that the reclaimed file is the one reclaim wrote
 // and that the restored bytes hash to the original's, replaces the file
-// through the write guard (repair.Guard.Replace), and removes the archive
+// through the write guard (inplace.Guard.Replace), and removes the archive
 // only then. Stopped at any point, it can be run again.
 func Undo(path string, o UndoOptions) (*UndoResult, error) {
 	at := func(s string) {
@@ -93,10 +93,10 @@ func Undo(path string, o UndoOptions) (*UndoResult, error) {
 		res.From = plain + ".zst"
 	}
 	probe := res.From
-	if absentFile(probe) {
+	if outfile.Absent(probe) {
 		probe = plain
 	}
-	if r := repair.CheckCodexWriter(probe); r != nil {
+	if r := inplace.CheckCodexWriter(probe); r != nil {
 		return nil, r // Codex is writing the thread: its appends are not ours to judge
 	}
 	// Where the undo stands: not begun (From is the result), or stopped
@@ -110,7 +110,7 @@ func Undo(path string, o UndoOptions) (*UndoResult, error) {
 				return nil, fmt.Errorf("%s: %w: it is thread %s's, %s is thread %q", archive, ErrNotThisFile, id, res.From, got)
 			}
 		}
-	case tr.Reclaimed >= 2 && isOriginal(plain, tr) && (res.From == plain || absentFile(res.From)):
+	case tr.Reclaimed >= 2 && isOriginal(plain, tr) && (res.From == plain || outfile.Absent(res.From)):
 		res.Resumed = true
 	case fromErr != nil:
 		return nil, fromErr
@@ -138,7 +138,7 @@ func Undo(path string, o UndoOptions) (*UndoResult, error) {
 // already be in place (an undo stopped between its two steps): then only
 // the .zst goes.
 func restore(res *UndoResult, tr *archiveTrailer, place artifacts.Place, o UndoOptions, at func(string)) error {
-	g, err := repair.Lock(res.From)
+	g, err := inplace.Lock(res.From)
 	if err != nil {
 		return err
 	}
@@ -152,7 +152,7 @@ func restore(res *UndoResult, tr *archiveTrailer, place artifacts.Place, o UndoO
 		return fmt.Errorf("%s: %w", res.From, ErrChangedSinceReclaim)
 	}
 	var out *outfile.File
-	if res.From != res.Path && !absentFile(res.Path) && !isOriginal(res.Path, tr) {
+	if res.From != res.Path && !outfile.Absent(res.Path) && !isOriginal(res.Path, tr) {
 		return fmt.Errorf("%s exists and is not the original: refusing to replace it with the one restored from %s", res.Path, res.From)
 	}
 	if res.From == res.Path || !isOriginal(res.Path, tr) {
@@ -166,14 +166,14 @@ func restore(res *UndoResult, tr *archiveTrailer, place artifacts.Place, o UndoO
 	}
 	from := read // the original is in place already: no byte of it changes
 	if out != nil {
-		if from, err = repair.FirstDifference(res.From, out.TempName()); err != nil {
+		if from, err = inplace.FirstDifference(res.From, out.TempName()); err != nil {
 			return err
 		}
 		if from < 0 {
 			from = read
 		}
 	}
-	late, err := g.Replace(repair.Switch{Read: read, From: from, Place: place, Force: o.Force, At: at}, func() error {
+	late, err := g.Replace(inplace.Switch{Read: read, From: from, Place: place, Force: o.Force, At: at}, func() error {
 		if out != nil {
 			if err := out.Commit(); err != nil {
 				return err
@@ -196,10 +196,10 @@ func restore(res *UndoResult, tr *archiveTrailer, place artifacts.Place, o UndoO
 // is in place, and the projection rows reclaim deleted may still wait in
 // their file. They go back under the guard of the original, as in restore.
 func resumeProjection(res *UndoResult, tr *archiveTrailer, place artifacts.Place) error {
-	if absentFile(place.ReclaimProjection()) {
+	if outfile.Absent(place.ReclaimProjection()) {
 		return nil
 	}
-	g, err := repair.Lock(res.Path)
+	g, err := inplace.Lock(res.Path)
 	if err != nil {
 		return err
 	}
@@ -211,7 +211,7 @@ func resumeProjection(res *UndoResult, tr *archiveTrailer, place artifacts.Place
 // Codex projected since from the reclaimed file, and removes their file.
 func putBackProjection(res *UndoResult, tr *archiveTrailer, place artifacts.Place) error {
 	rows := place.ReclaimProjection()
-	saved, err := repair.ReadProjectionRows(rows, nil)
+	saved, err := inplace.ReadProjectionRows(rows, nil)
 	if err != nil {
 		return fmt.Errorf("%s was restored, but not Codex's projection of its thread: %w (run reclaim --undo again)", res.Path, err)
 	}
@@ -219,7 +219,7 @@ func putBackProjection(res *UndoResult, tr *archiveTrailer, place artifacts.Plac
 		if tr.ThreadID != "" && saved.ThreadID != tr.ThreadID {
 			return fmt.Errorf("%s holds thread %s's projection, and %s is thread %s's: refusing it", rows, saved.ThreadID, res.Path, tr.ThreadID)
 		}
-		if err := repair.RestoreProjection(res.Path, saved); err != nil {
+		if err := inplace.RestoreProjection(res.Path, saved); err != nil {
 			return fmt.Errorf("%s was restored, but not Codex's projection of its thread: %w (run reclaim --undo again)", res.Path, err)
 		}
 		os.Remove(rows)
@@ -302,11 +302,6 @@ func isOriginal(path string, tr *archiveTrailer) bool {
 	}
 	sum, err := contentSHA256(path)
 	return err == nil && sum == tr.OriginalSHA256
-}
-
-func absentFile(path string) bool {
-	_, err := os.Lstat(path)
-	return errors.Is(err, fs.ErrNotExist)
 }
 
 // findArchive reads the archive of plain: in its place, or where an older

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rollout-dev/rollout/internal/edit/inplace"
 	"github.com/rollout-dev/rollout/internal/testkit/fixturegen/lineagegen"
 )
 
@@ -51,7 +52,7 @@ func TestRepairRefusesReferencedBytes(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if out.Refusal == nil || out.Refusal.Kind != Referenced || out.Wrote {
+		if out.Refusal == nil || out.Refusal.Kind != inplace.Referenced || out.Wrote {
 			t.Fatalf("write=%v: refusal %v, wrote %v; want a Referenced refusal", write, out.Refusal, out.Wrote)
 		}
 		for _, child := range []string{"fork", "revert"} {
@@ -130,8 +131,8 @@ func TestUndoRefusesReferencedBytes(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = Undo(parent, UndoOptions{})
-	var r *Refusal
-	if !errors.As(err, &r) || r.Kind != Referenced || !strings.Contains(r.Error(), childPath) {
+	var r *inplace.Refusal
+	if !errors.As(err, &r) || r.Kind != inplace.Referenced || !strings.Contains(r.Error(), childPath) {
 		t.Fatalf("undo under a fork: %v, want a Referenced refusal naming the fork", err)
 	}
 	if !bytes.Equal(read(t, parent), repaired) {

@@ -1,8 +1,9 @@
 // Package repair is the repair transaction of one rollout: the analysis
 // (checks), the fix plan, the byte-preserving rewrite into temporary files
 // verified as it is written, and the atomic replacement of the file (or
-// the write of another one). It sits between cmd/rollout, which prints an
-// Outcome and maps it to an exit code, and checks. It never prints.
+// the write of another one) through the write guard (package inplace). It
+// sits in the edit stage between cmd/rollout, which prints an Outcome and
+// maps it to an exit code, and checks. It never prints.
 //
 // A repair is two calls: Begin analyses, plans and rewrites (nothing the
 // user sees changes); Finish puts the result in place, or, for a dry run
@@ -22,6 +23,7 @@ import (
 	"github.com/rollout-dev/rollout/checks"
 	"github.com/rollout-dev/rollout/internal/codex/home"
 	"github.com/rollout-dev/rollout/internal/edit/artifacts"
+	"github.com/rollout-dev/rollout/internal/edit/inplace"
 	"github.com/rollout-dev/rollout/internal/edit/outfile"
 	"github.com/rollout-dev/rollout/rollout"
 )
@@ -64,7 +66,7 @@ type Outcome struct {
 	Backup     string // the copy of the original kept by an in-place write ("": none)
 	// Late is what an agent appended to the input while it was replaced
 	// (nil: nothing): those bytes are kept in Late.Kept.
-	Late *Late
+	Late *inplace.Late
 	// Compression of the result: an in-place repair keeps the input's
 	// (zstd content is written back as zstd whatever the name); with
 	// Output, the output's name decides (.zst or not).
@@ -93,13 +95,13 @@ type Outcome struct {
 
 	// Projection is what the repair does to Codex's history projection of
 	// the thread (nil: none, or the changes lie after its cursor).
-	Projection *ProjectionPlan
+	Projection *inplace.ProjectionPlan
 	// InHome: the rollout is in a Codex home, so its projection was looked
 	// up (a nil Projection then means nothing of it goes stale).
 	InHome bool
 
-	Wrote   bool     // the result was put in place
-	Refusal *Refusal // why the result was not written (nil: it was, or a dry run)
+	Wrote   bool             // the result was put in place
+	Refusal *inplace.Refusal // why the result was not written (nil: it was, or a dry run)
 	// Warning is what the user must know about a write that happened
 	// (the directory could not be synced, a writer appended to the old
 	// file while it was replaced).
@@ -146,70 +148,6 @@ type Quarantined struct {
 	Bytes  int
 }
 
-// Kind tells refusals apart.
-type Kind int
-
-const (
-	// Changed: the input changed between its analysis and the replace
-	// (a writer is still appending).
-	Changed Kind = iota + 1
-	// Symlink: the file to replace is a symbolic link.
-	Symlink
-	// NotRollout: the input is not a rollout file (a directory, a device,
-	// an archive, or nothing in it is a record: repair would empty it).
-	NotRollout
-	// Compressed: the input is compressed in a format repair cannot
-	// write back (gzip, bzip2, xz): it must be decompressed first.
-	Compressed
-	// BadOutput: the output names a directory or the input itself.
-	BadOutput
-	// WriteFailed: creating, writing, syncing or renaming a file failed.
-	WriteFailed
-	// Worse: the result would have more errors of some rule than the
-	// input (a bug in a fix).
-	Worse
-	// InUse: another process holds the input open for writing (Linux);
-	// Refusal.Holders names them.
-	InUse
-	// Busy: another repair of the same file is running.
-	Busy
-	// NotRegular: the quarantine or backup path exists and is not a
-	// regular file (a symlink, FIFO, device, directory).
-	NotRegular
-	// CodexWriter: a Codex process holds the thread's writer lock
-	// (thread-writer-locks/ID.lock); Refusal.Holders names it. --force does
-	// not override it.
-	CodexWriter
-	// Referenced: another rollout continues the file (a fork's or revert's
-	// history_base) past the first byte the write changes
-	// (guard_lineage.go). --force does not override it.
-	Referenced
-)
-
-// Holder is a process holding a file open for writing.
-type Holder struct {
-	PID     int
-	Command string
-}
-
-func (h Holder) String() string { return fmt.Sprintf("pid %d (%s)", h.PID, h.Command) }
-
-// Refusal is a repair that was not done; the input is untouched and
-// nothing the repair created is left behind.
-type Refusal struct {
-	Kind    Kind
-	Path    string // the file concerned
-	Err     error
-	Holders []Holder // InUse: who holds it
-}
-
-func (r *Refusal) Error() string { return r.Err.Error() }
-func (r *Refusal) Unwrap() error { return r.Err }
-
-func refuse(k Kind, path string, format string, args ...any) *Refusal {
-	return &Refusal{Kind: k, Path: path, Err: fmt.Errorf(format, args...)}
-}
-
 // Txn is a repair between Begin and Finish.
 type Txn struct {
 	Outcome
@@ -218,7 +156,7 @@ type Txn struct {
 	src     snapshot     // the input as the analysis read it
 	in      rollout.Compression
 	out     *sinks          // the temporary files of a write
-	lock    *Guard          // the input, locked for the whole write (nil: dry run)
+	lock    *inplace.Guard  // the input, locked for the whole write (nil: dry run)
 	place   artifacts.Place // where the artifacts of Target go
 	linesIn int             // lines of the input the rewrite read
 	changed int             // edits the rewrite applied
@@ -233,7 +171,7 @@ type Txn struct {
 // Begin analyses the input, plans its fixes and, when there are any,
 // rewrites it into temporary files (with Write) while verifying the
 // result. Nothing is visible to others until Finish, which must be called
-// once whenever Begin returns no error. Errors are a *Refusal (nothing can
+// once whenever Begin returns no error. Errors are a *inplace.Refusal (nothing can
 // be planned), a *rollout.PathError (the input cannot be read), a
 // *reconstruct.ReadError (the input cannot be read to its end: a zstd
 // stream cut short is one only when it is not salvaged, see Salvage) or a
@@ -267,11 +205,11 @@ func Begin(opts Options) (txn *Txn, err error) {
 	if opts.Write && opts.Output != "" {
 		var err error
 		if err := t.place.Prepare(); err != nil {
-			return nil, &Refusal{Kind: WriteFailed, Path: t.place.Dir, Err: fmt.Errorf("%w: %v", errWriteFailed, err)}
+			return nil, &inplace.Refusal{Kind: inplace.WriteFailed, Path: t.place.Dir, Err: fmt.Errorf("%w: %v", inplace.ErrWriteFailed, err)}
 		}
 		if copyTo, err = createOut(t.Target, t.place.TempDir(), false, t.Compression != t.in, t.Compression, false); err != nil {
 			t.place.Tidy()
-			return nil, &Refusal{Kind: WriteFailed, Path: t.Target, Err: err}
+			return nil, &inplace.Refusal{Kind: inplace.WriteFailed, Path: t.Target, Err: err}
 		}
 	}
 	err = t.analyse(copyTo)
@@ -341,12 +279,12 @@ func (t *Txn) checkPaths() error {
 	}
 	switch {
 	case fi.Mode()&os.ModeSymlink != 0 && o.Write && o.Output == "":
-		return refuse(Symlink, o.Path, "%s is a symbolic link: refusing to replace it", o.Path)
+		return inplace.Refuse(inplace.Symlink, o.Path, "%s is a symbolic link: refusing to replace it", o.Path)
 	case fi.IsDir():
-		return refuse(NotRollout, o.Path, "%s is a directory", o.Path)
+		return inplace.Refuse(inplace.NotRollout, o.Path, "%s is a directory", o.Path)
 	}
 	if st, err := os.Stat(o.Path); err != nil || !st.Mode().IsRegular() {
-		return refuse(NotRollout, o.Path, "%s is not a regular file", o.Path)
+		return inplace.Refuse(inplace.NotRollout, o.Path, "%s is not a regular file", o.Path)
 	}
 	if t.in, err = sniff(o.Path); err != nil {
 		return err
@@ -360,16 +298,16 @@ func (t *Txn) checkPaths() error {
 		if ofi, err := os.Lstat(o.Output); err == nil {
 			switch {
 			case ofi.Mode()&os.ModeSymlink != 0:
-				return refuse(Symlink, o.Output, "%s is a symbolic link: refusing to replace it", o.Output)
+				return inplace.Refuse(inplace.Symlink, o.Output, "%s is a symbolic link: refusing to replace it", o.Output)
 			case ofi.IsDir():
-				return refuse(BadOutput, o.Output, "-o %s is a directory", o.Output)
+				return inplace.Refuse(inplace.BadOutput, o.Output, "-o %s is a directory", o.Output)
 			case !ofi.Mode().IsRegular():
 				// A device or FIFO is never renamed over (as root, -o
 				// /dev/null would have replaced the device).
-				return &Refusal{Kind: NotRegular, Path: o.Output, Err: outfile.CheckRegularOrAbsent(o.Output)}
+				return &inplace.Refusal{Kind: inplace.NotRegular, Path: o.Output, Err: outfile.CheckRegularOrAbsent(o.Output)}
 			}
 			if ifi, err := os.Stat(o.Path); err == nil && os.SameFile(ifi, ofi) {
-				return refuse(BadOutput, o.Output, "-o names the input file")
+				return inplace.Refuse(inplace.BadOutput, o.Output, "-o names the input file")
 			}
 		}
 	}
@@ -379,7 +317,7 @@ func (t *Txn) checkPaths() error {
 	t.Quarantine = t.place.Quarantine()
 	if o.Write {
 		if err := t.place.Check(); err != nil {
-			return &Refusal{Kind: NotRegular, Path: t.place.Dir, Err: err}
+			return &inplace.Refusal{Kind: inplace.NotRegular, Path: t.place.Dir, Err: err}
 		}
 		// Never read, follow or replace anything but a regular file there.
 		others := []string{t.Quarantine}
@@ -388,7 +326,7 @@ func (t *Txn) checkPaths() error {
 		}
 		for _, p := range others {
 			if err := outfile.CheckRegularOrAbsent(p); err != nil {
-				return &Refusal{Kind: NotRegular, Path: p, Err: err}
+				return &inplace.Refusal{Kind: inplace.NotRegular, Path: p, Err: err}
 			}
 		}
 	}
@@ -398,7 +336,7 @@ func (t *Txn) checkPaths() error {
 // lockInput takes the exclusive advisory lock that keeps two repairs of
 // one file apart for the whole transaction.
 func (t *Txn) lockInput() error {
-	g, err := Lock(t.Path)
+	g, err := inplace.Lock(t.Path)
 	if err != nil {
 		return err
 	}
@@ -415,7 +353,7 @@ func (t *Txn) unlock() {
 // for writing, unless Force: an agent idle between turns keeps its
 // rollout open for append, and its next write would land in the replaced
 // file.
-func (t *Txn) checkWriters() *Refusal {
+func (t *Txn) checkWriters() *inplace.Refusal {
 	if t.opts.Force || t.opts.Output != "" || t.lock == nil {
 		return nil
 	}
@@ -444,9 +382,9 @@ func sniff(path string) (rollout.Compression, error) {
 func formatRefusal(path string, err error) error {
 	switch {
 	case errors.Is(err, rollout.ErrCompressed):
-		return &Refusal{Kind: Compressed, Path: path, Err: err}
+		return &inplace.Refusal{Kind: inplace.Compressed, Path: path, Err: err}
 	case errors.Is(err, rollout.ErrUnknownFormat):
-		return &Refusal{Kind: NotRollout, Path: path, Err: err}
+		return &inplace.Refusal{Kind: inplace.NotRollout, Path: path, Err: err}
 	}
 	return err
 }
@@ -454,15 +392,15 @@ func formatRefusal(path string, err error) error {
 // guard refuses a repair that would leave more errors of some rule than
 // the input had (a fix must never make a file worse), or an empty rollout
 // from a file in which nothing is a record.
-func (t *Txn) guard() *Refusal {
+func (t *Txn) guard() *inplace.Refusal {
 	if t.Output == nil {
 		return nil
 	}
 	if t.LinesOut == 0 && t.linesIn > 0 {
-		return refuse(NotRollout, t.Path, "%s: no line is a rollout record: repair would leave it empty", t.Path)
+		return inplace.Refuse(inplace.NotRollout, t.Path, "%s: no line is a rollout record: repair would leave it empty", t.Path)
 	}
 	if t.LinesOut == 0 && t.Salvage != nil {
-		return refuse(NotRollout, t.Path, "%s: the zstd stream is cut short before its first whole line: there is nothing to salvage", t.Path)
+		return inplace.Refuse(inplace.NotRollout, t.Path, "%s: the zstd stream is cut short before its first whole line: there is nothing to salvage", t.Path)
 	}
 	before, after := t.inputErrors, errorsByRule(t.Output.Findings)
 	if before == nil {
@@ -477,7 +415,7 @@ func (t *Txn) guard() *Refusal {
 	if len(worse) == 0 {
 		return nil
 	}
-	return refuse(Worse, t.Path, "the repaired file would have more errors than the original: %s (a bug in repair: please report it)",
+	return inplace.Refuse(inplace.Worse, t.Path, "the repaired file would have more errors than the original: %s (a bug in repair: please report it)",
 		strings.Join(worse, ", "))
 }
 

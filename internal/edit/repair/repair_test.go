@@ -13,6 +13,8 @@ import (
 	"github.com/klauspost/compress/zstd"
 
 	"github.com/rollout-dev/rollout/checks"
+	"github.com/rollout-dev/rollout/internal/edit/inplace"
+	"github.com/rollout-dev/rollout/internal/testkit/filetest"
 	"github.com/rollout-dev/rollout/rollout"
 )
 
@@ -33,37 +35,9 @@ func run(t *testing.T, opts Options) (*Outcome, error) {
 	return tx.Finish(), nil
 }
 
-func read(t *testing.T, path string) []byte {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
-
-func names(t *testing.T, dir string) []string {
-	t.Helper()
-	es, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []string
-	for _, e := range es {
-		out = append(out, e.Name())
-	}
-	return out
-}
-
-func zstdOf(t *testing.T, b []byte) []byte {
-	t.Helper()
-	enc, err := zstd.NewWriter(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer enc.Close()
-	return enc.EncodeAll(b, nil)
-}
+func read(t *testing.T, path string) []byte   { return filetest.Read(t, path) }
+func names(t *testing.T, dir string) []string { return filetest.List(t, dir) }
+func zstdOf(t *testing.T, b []byte) []byte    { return filetest.Zstd(t, b) }
 
 // plainRepair is the oracle: the repair of the same bytes stored plain.
 func plainRepair(t *testing.T, input []byte) []byte {
@@ -144,12 +118,12 @@ func TestUnwritableFormatsRefused(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		data []byte
-		kind Kind
+		kind inplace.Kind
 	}{
-		{"gzip.jsonl", gz.Bytes(), Compressed},
-		{"bzip2.jsonl", append([]byte("BZh91AY&SY"), input...), Compressed},
-		{"xz.jsonl", append([]byte("\xfd7zXZ\x00\x00"), input...), Compressed},
-		{"zip.jsonl", append([]byte("PK\x03\x04"), input...), NotRollout},
+		{"gzip.jsonl", gz.Bytes(), inplace.Compressed},
+		{"bzip2.jsonl", append([]byte("BZh91AY&SY"), input...), inplace.Compressed},
+		{"xz.jsonl", append([]byte("\xfd7zXZ\x00\x00"), input...), inplace.Compressed},
+		{"zip.jsonl", append([]byte("PK\x03\x04"), input...), inplace.NotRollout},
 	} {
 		for _, dryRun := range []bool{false, true} {
 			t.Run(tc.name, func(t *testing.T) {
@@ -159,7 +133,7 @@ func TestUnwritableFormatsRefused(t *testing.T) {
 				opts := options(path)
 				opts.Write = !dryRun
 				_, err := run(t, opts)
-				var ref *Refusal
+				var ref *inplace.Refusal
 				if !errors.As(err, &ref) || ref.Kind != tc.kind {
 					t.Fatalf("err %v, want a refusal of kind %d", err, tc.kind)
 				}
@@ -194,7 +168,7 @@ func TestNothingParsesRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if out.Refusal == nil || out.Refusal.Kind != NotRollout || out.Wrote {
+	if out.Refusal == nil || out.Refusal.Kind != inplace.NotRollout || out.Wrote {
 		t.Fatalf("refusal %v, wrote %v: want a NotRollout refusal", out.Refusal, out.Wrote)
 	}
 	if !bytes.Equal(read(t, path), data) {

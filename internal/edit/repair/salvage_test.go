@@ -16,6 +16,7 @@ import (
 	"github.com/klauspost/compress/zstd"
 
 	"github.com/rollout-dev/rollout/checks"
+	"github.com/rollout-dev/rollout/internal/edit/inplace"
 	"github.com/rollout-dev/rollout/reconstruct"
 )
 
@@ -230,7 +231,7 @@ func TestSalvageNeedsTornTailFix(t *testing.T) {
 
 	os.WriteFile(path, cut[:30], 0o644)
 	out, err := run(t, options(path))
-	if err != nil || out.Refusal == nil || out.Refusal.Kind != NotRollout {
+	if err != nil || out.Refusal == nil || out.Refusal.Kind != inplace.NotRollout {
 		t.Errorf("a stream cut in its first block: %v, %+v", err, out)
 	}
 	if n := names(t, dir); len(n) != 1 || !bytes.Equal(read(t, path), cut[:30]) {

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 
 	"github.com/rollout-dev/rollout/internal/edit/artifacts"
+	"github.com/rollout-dev/rollout/internal/edit/inplace"
 	"github.com/rollout-dev/rollout/internal/edit/outfile"
 	"github.com/rollout-dev/rollout/rollout"
 )
@@ -141,7 +142,7 @@ func (t *Txn) recordUndo(original fileSum, qBefore *quarantineState) error {
 		return enc.Encode(rec)
 	})
 	if err == nil {
-		uid, gid := ownerOf(t.src.fi)
+		uid, gid := inplace.Owner(t.src.fi)
 		os.Chown(t.place.UndoRecord(), uid, gid) // best effort: the user's, like the backup
 	}
 	return err
@@ -215,12 +216,12 @@ type UndoOptions struct {
 // UndoOutcome is what Undo restored.
 type UndoOutcome struct {
 	Path       string
-	Backup     string // the file restored from
-	Quarantine string // the quarantine restored ("" when the repair left it alone)
-	Removed    int    // quarantine entries removed (lines)
-	Deleted    bool   // the quarantine did not exist before: removed
-	Resumed    bool   // an undo stopped after its rename was finished
-	Late       *Late  // bytes appended to FILE during the rename, kept
+	Backup     string        // the file restored from
+	Quarantine string        // the quarantine restored ("" when the repair left it alone)
+	Removed    int           // quarantine entries removed (lines)
+	Deleted    bool          // the quarantine did not exist before: removed
+	Resumed    bool          // an undo stopped after its rename was finished
+	Late       *inplace.Late // bytes appended to FILE during the rename, kept
 	// Projection: the rows of Codex's history projection the repair had
 	// deleted were put back.
 	Projection bool
@@ -233,150 +234,199 @@ var ErrNothingToUndo = errors.New("no repair to undo")
 // quarantine as it was before that repair, after checking that the record
 // belongs to FILE (its names are FILE's own artifacts, its thread, size and
 // hash are FILE's) and that FILE and the quarantine are still what the
-// repair left: a *Refusal otherwise (exit 4), and nothing is touched. The
-// replace goes through the write guard (Guard.Replace). The record is then
+// repair left: a *inplace.Refusal otherwise (exit 4), and nothing is touched. The
+// replace goes through the write guard (inplace.Guard.Replace). The record is then
 // removed.
 //
 // Undo can be run again after it was stopped at any point: each step
 // accepts the state before and after it.
 func Undo(path string, opts UndoOptions) (*UndoOutcome, error) {
-	at := func(s string) {
-		if opts.Stage != nil {
-			opts.Stage(s)
-		}
-	}
-	place, err := artifacts.For(path)
-	if err != nil {
+	u := &undo{path: path, opts: opts}
+	var err error
+	if u.place, err = artifacts.For(path); err != nil {
 		return nil, &rollout.PathError{Path: path, Err: err}
 	}
-	refused := func(format string, args ...any) error {
-		return &Refusal{Kind: Changed, Path: path, Err: fmt.Errorf(format, args...)}
+	if err := u.place.Check(); err != nil {
+		return nil, &inplace.Refusal{Kind: inplace.NotRegular, Path: u.place.Dir, Err: err}
 	}
-	if err := place.Check(); err != nil {
-		return nil, &Refusal{Kind: NotRegular, Path: place.Dir, Err: err}
-	}
-	rp, rec, err := findRecord(place)
-	if err != nil {
+	if u.rp, u.rec, err = findRecord(u.place); err != nil {
 		return nil, err
 	}
-	if rec == nil {
-		return nil, fmt.Errorf("%w: %s has no %s (only an in-place repair --write with a backup can be undone)", ErrNothingToUndo, path, filepath.Base(place.UndoRecord()))
+	if u.rec == nil {
+		return nil, fmt.Errorf("%w: %s has no %s (only an in-place repair --write with a backup can be undone)", ErrNothingToUndo, path, filepath.Base(u.place.UndoRecord()))
 	}
-	recPath := rp.UndoRecord()
-	// Every name is FILE's own: the record only says which backup.
-	if rec.File != place.Base {
-		return nil, refused("%s is the undo record of %q, not of %s: refusing it", recPath, rec.File, path)
+	if err := u.checkNames(); err != nil {
+		return nil, err
 	}
-	if _, ok := rp.IsBackup(rec.Backup); !ok {
-		return nil, refused("%s names the backup %q, which is not one of %s's: refusing it", recPath, rec.Backup, path)
-	}
-	backup := filepath.Join(rp.Dir, rec.Backup)
-	q := rec.Quarantine
-	if q != nil && q.Name != filepath.Base(rp.Quarantine()) {
-		return nil, refused("%s names the quarantine %q, which is not %s's: refusing it", recPath, q.Name, path)
-	}
-	written := rec.Written
-	if written == nil {
-		written = &fileSum{Size: rec.Size, SHA256: rec.SHA256}
-	}
-
-	g, err := Lock(path)
+	g, err := inplace.Lock(path)
 	if err != nil {
 		return nil, err
 	}
 	defer g.Release()
-	place.RemoveTemps() // a write or undo killed before its rename left them
+	u.place.RemoveTemps() // a write or undo killed before its rename left them
+	out, err := u.check()
+	if err != nil {
+		return nil, err
+	}
+	u.at("checked")
+	if !out.Resumed {
+		if out.Late, err = u.replace(g, out.Backup); err != nil {
+			return nil, err
+		}
+		outfile.SyncDir(filepath.Dir(path))
+	}
+	u.at("renamed")
+	return out, u.finish(out)
+}
+
+// undo is one run of Undo: FILE, its place and the record found.
+type undo struct {
+	path    string
+	opts    UndoOptions
+	place   artifacts.Place // FILE's
+	rp      artifacts.Place // where the record is
+	rec     *undoRecord
+	written *fileSum // FILE as the repair left it
+	q       *undoQuarantine
+	qpath   string // the quarantine ("": the repair left it alone)
+	// restored: the quarantine is already as it was before the repair.
+	restored bool
+}
+
+func (u *undo) at(s string) {
+	if u.opts.Stage != nil {
+		u.opts.Stage(s)
+	}
+}
+
+// refused is a refusal of kind Changed: nothing was touched.
+func (u *undo) refused(format string, args ...any) error {
+	return &inplace.Refusal{Kind: inplace.Changed, Path: u.path, Err: fmt.Errorf(format, args...)}
+}
+
+// checkNames refuses a record that names anything but FILE's own
+// artifacts: it only says which backup.
+func (u *undo) checkNames() error {
+	rec, recPath := u.rec, u.rp.UndoRecord()
+	if rec.File != u.place.Base {
+		return u.refused("%s is the undo record of %q, not of %s: refusing it", recPath, rec.File, u.path)
+	}
+	if _, ok := u.rp.IsBackup(rec.Backup); !ok {
+		return u.refused("%s names the backup %q, which is not one of %s's: refusing it", recPath, rec.Backup, u.path)
+	}
+	u.q = rec.Quarantine
+	if u.q != nil && u.q.Name != filepath.Base(u.rp.Quarantine()) {
+		return u.refused("%s names the quarantine %q, which is not %s's: refusing it", recPath, u.q.Name, u.path)
+	}
+	u.written = rec.Written
+	if u.written == nil {
+		u.written = &fileSum{Size: rec.Size, SHA256: rec.SHA256}
+	}
+	return nil
+}
+
+// check tells where the undo stands, under the lock: FILE as the repair
+// left it, or already restored by an undo stopped after its rename (then
+// Resumed); the quarantine as the repair left it, or already restored.
+// Anything else is refused.
+func (u *undo) check() (*UndoOutcome, error) {
+	path, rec := u.path, u.rec
+	backup := filepath.Join(u.rp.Dir, rec.Backup)
 	if fi, err := os.Lstat(path); err != nil || !fi.Mode().IsRegular() {
-		return nil, refused("%w: %s is no longer the regular file repair wrote", errFileChanged, path)
+		return nil, u.refused("%w: %s is no longer the regular file repair wrote", inplace.ErrFileChanged, path)
 	}
 	out := &UndoOutcome{Path: path, Backup: backup}
 	switch {
-	case written.matches(path):
+	case u.written.matches(path):
 		if fi, err := os.Lstat(backup); err != nil || !fi.Mode().IsRegular() {
-			return nil, &Refusal{Kind: NotRollout, Path: path, Err: fmt.Errorf("the backup %s is missing", backup)}
+			return nil, &inplace.Refusal{Kind: inplace.NotRollout, Path: path, Err: fmt.Errorf("the backup %s is missing", backup)}
 		}
 		if rec.Original != nil && !rec.Original.matches(backup) {
-			return nil, refused("%w: the backup %s is not the file the repair replaced", errFileChanged, backup)
+			return nil, u.refused("%w: the backup %s is not the file the repair replaced", inplace.ErrFileChanged, backup)
 		}
 		if id := rec.ThreadID; id != "" {
 			if got := rollout.MetaThreadID(path); got != id {
-				return nil, refused("%s is the undo record of thread %s, and %s is thread %q: refusing it", recPath, id, path, got)
+				return nil, u.refused("%s is the undo record of thread %s, and %s is thread %q: refusing it", u.rp.UndoRecord(), id, path, got)
 			}
 		}
-	case rec.Original != nil && rec.Original.matches(path) && absent(backup):
+	case rec.Original != nil && rec.Original.matches(path) && outfile.Absent(backup):
 		out.Resumed = true // stopped after its rename
 	default:
 		size, _, _ := fileHash(path, -1)
-		return nil, refused("%w: %s is not the file repair wrote (it changed since: %d bytes, was %d)", errFileChanged, path, size, written.Size)
+		return nil, u.refused("%w: %s is not the file repair wrote (it changed since: %d bytes, was %d)", inplace.ErrFileChanged, path, size, u.written.Size)
 	}
-
-	// The quarantine: as the repair left it, or already as it was before.
-	var qpath string
-	restored := false
-	if q != nil {
-		qpath = rp.Quarantine()
-		switch {
-		case q.before(qpath):
-			restored = true
-		case q.after(qpath):
-		default:
-			return nil, refused("%w: %s changed since the repair", errFileChanged, qpath)
-		}
-		out.Quarantine, out.Deleted = qpath, q.Before == nil
-		if !restored {
-			if n, err := countLines(qpath, q.keep()); err == nil {
-				out.Removed = n
-			}
-		}
+	if u.q == nil {
+		return out, nil
 	}
-	at("checked")
-
-	if !out.Resumed {
-		from, err := FirstDifference(path, backup)
-		if err != nil {
-			return nil, &Refusal{Kind: WriteFailed, Path: path, Err: err}
-		}
-		if from < 0 {
-			from = written.Size // the same bytes: nothing below a cutoff changes
-		}
-		late, err := g.Replace(Switch{Read: written.Size, From: from, Place: place, Force: opts.Force, At: at}, func() error {
-			return os.Rename(backup, path)
-		})
-		if err != nil {
-			var r *Refusal
-			if errors.As(err, &r) {
-				return nil, r
-			}
-			return nil, &Refusal{Kind: WriteFailed, Path: path, Err: err}
-		}
-		out.Late = late
-		outfile.SyncDir(filepath.Dir(path))
+	u.qpath = u.rp.Quarantine()
+	switch {
+	case u.q.before(u.qpath):
+		u.restored = true
+	case u.q.after(u.qpath):
+	default:
+		return nil, u.refused("%w: %s changed since the repair", inplace.ErrFileChanged, u.qpath)
 	}
-	at("renamed")
-	if qpath != "" && !restored {
-		if out.Deleted {
-			err = os.Remove(qpath)
-		} else {
-			err = truncateCopy(qpath, q.keep())
+	out.Quarantine, out.Deleted = u.qpath, u.q.Before == nil
+	if !u.restored {
+		if n, err := countLines(u.qpath, u.q.keep()); err == nil {
+			out.Removed = n
 		}
-		if err != nil {
-			return out, &Refusal{Kind: WriteFailed, Path: qpath, Err: fmt.Errorf("%s was restored, but its quarantine could not be: %w (run repair --undo again)", path, err)}
-		}
-	}
-	at("quarantine")
-	if err := restoreUndoProjection(path, rp, rec.Projection, rec.ThreadID); err != nil {
-		return out, &Refusal{Kind: WriteFailed, Path: path, Err: fmt.Errorf("%s was restored, but Codex's projection of its thread could not be: %w (run repair --undo again)", path, err)}
-	}
-	out.Projection = rec.Projection != nil
-	at("projection")
-	if err := os.Remove(recPath); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return out, &Refusal{Kind: WriteFailed, Path: recPath, Err: err}
-	}
-	rp.Tidy()
-	if err := outfile.SyncDir(rp.Dir); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return out, fmt.Errorf("%s was restored, but syncing %s failed: %w", path, rp.Dir, err)
 	}
 	return out, nil
+}
+
+// replace puts the backup back over FILE through the write guard.
+func (u *undo) replace(g *inplace.Guard, backup string) (*inplace.Late, error) {
+	from, err := inplace.FirstDifference(u.path, backup)
+	if err != nil {
+		return nil, &inplace.Refusal{Kind: inplace.WriteFailed, Path: u.path, Err: err}
+	}
+	if from < 0 {
+		from = u.written.Size // the same bytes: nothing below a cutoff changes
+	}
+	late, err := g.Replace(inplace.Switch{Read: u.written.Size, From: from, Place: u.place, Force: u.opts.Force, At: u.at}, func() error {
+		return os.Rename(backup, u.path)
+	})
+	if err != nil {
+		var r *inplace.Refusal
+		if errors.As(err, &r) {
+			return nil, r
+		}
+		return nil, &inplace.Refusal{Kind: inplace.WriteFailed, Path: u.path, Err: err}
+	}
+	return late, nil
+}
+
+// finish restores the quarantine and the projection rows, then removes
+// the record: each step accepts the state after it (an undo run again).
+func (u *undo) finish(out *UndoOutcome) error {
+	path := u.path
+	if u.qpath != "" && !u.restored {
+		var err error
+		if out.Deleted {
+			err = os.Remove(u.qpath)
+		} else {
+			err = truncateCopy(u.qpath, u.q.keep())
+		}
+		if err != nil {
+			return &inplace.Refusal{Kind: inplace.WriteFailed, Path: u.qpath, Err: fmt.Errorf("%s was restored, but its quarantine could not be: %w (run repair --undo again)", path, err)}
+		}
+	}
+	u.at("quarantine")
+	if err := restoreUndoProjection(path, u.rp, u.rec.Projection, u.rec.ThreadID); err != nil {
+		return &inplace.Refusal{Kind: inplace.WriteFailed, Path: path, Err: fmt.Errorf("%s was restored, but Codex's projection of its thread could not be: %w (run repair --undo again)", path, err)}
+	}
+	out.Projection = u.rec.Projection != nil
+	u.at("projection")
+	recPath := u.rp.UndoRecord()
+	if err := os.Remove(recPath); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return &inplace.Refusal{Kind: inplace.WriteFailed, Path: recPath, Err: err}
+	}
+	u.rp.Tidy()
+	if err := outfile.SyncDir(u.rp.Dir); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("%s was restored, but syncing %s failed: %w", path, u.rp.Dir, err)
+	}
+	return nil
 }
 
 // findRecord reads the undo record of FILE: in its place, or where an
@@ -390,7 +440,7 @@ func findRecord(place artifacts.Place) (artifacts.Place, *undoRecord, error) {
 	for _, p := range places {
 		f, err := outfile.OpenExisting(p.UndoRecord())
 		if err != nil {
-			return p, nil, &Refusal{Kind: NotRegular, Path: p.UndoRecord(), Err: err}
+			return p, nil, &inplace.Refusal{Kind: inplace.NotRegular, Path: p.UndoRecord(), Err: err}
 		}
 		if f == nil {
 			continue
@@ -402,16 +452,11 @@ func findRecord(place artifacts.Place) (artifacts.Place, *undoRecord, error) {
 		}
 		var rec undoRecord
 		if err := json.NewDecoder(bytes.NewReader(b)).Decode(&rec); err != nil || rec.Version < 1 || rec.Version > UndoVersion || rec.Backup == "" {
-			return p, nil, &Refusal{Kind: Changed, Path: p.UndoRecord(), Err: fmt.Errorf("%s: not an undo record this version of rollout reads", p.UndoRecord())}
+			return p, nil, &inplace.Refusal{Kind: inplace.Changed, Path: p.UndoRecord(), Err: fmt.Errorf("%s: not an undo record this version of rollout reads", p.UndoRecord())}
 		}
 		return p, &rec, nil
 	}
 	return place, nil, nil
-}
-
-func absent(path string) bool {
-	_, err := os.Lstat(path)
-	return errors.Is(err, fs.ErrNotExist)
 }
 
 // keep is the size the quarantine had before the repair.
@@ -439,7 +484,7 @@ func (q *undoQuarantine) after(path string) bool {
 // stopped after restoring it).
 func (q *undoQuarantine) before(path string) bool {
 	if q.Before == nil {
-		return absent(path)
+		return outfile.Absent(path)
 	}
 	return q.Before.matches(path)
 }

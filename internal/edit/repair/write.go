@@ -16,6 +16,7 @@ import (
 
 	"github.com/rollout-dev/rollout/checks"
 	"github.com/rollout-dev/rollout/internal/edit/artifacts"
+	"github.com/rollout-dev/rollout/internal/edit/inplace"
 	"github.com/rollout-dev/rollout/internal/edit/outfile"
 	"github.com/rollout-dev/rollout/reconstruct"
 	"github.com/rollout-dev/rollout/rollout"
@@ -25,11 +26,6 @@ import (
 // writing the result through a temporary file, the backup, the quarantine
 // and the final check before the atomic rename. Every failure path removes
 // what it created; the original is replaced only by the rename.
-
-var (
-	errFileChanged = errors.New("the file changed since it was read")
-	errWriteFailed = errors.New("writing the result failed")
-)
 
 // snapshot is what the analysis saw of the input: enough to notice any change.
 type snapshot struct {
@@ -100,7 +96,7 @@ func (t *Txn) openInput(tee *outFile, walk *rollout.ZstdCut) (*input, error) {
 	src, c, err := rollout.DecodeWith(t.Path, raw, rollout.OpenOptions{Force: t.opts.Force})
 	if err == nil && c != t.in {
 		src.Close()
-		err = &Refusal{Kind: Changed, Path: t.Path, Err: fmt.Errorf("%w: %s is no longer stored as it was", errFileChanged, t.Path)}
+		err = &inplace.Refusal{Kind: inplace.Changed, Path: t.Path, Err: fmt.Errorf("%w: %s is no longer stored as it was", inplace.ErrFileChanged, t.Path)}
 	}
 	if err != nil {
 		f.Close()
@@ -157,7 +153,7 @@ func (t *Txn) analyse(copyTo *outFile) error {
 		return &rollout.PathError{Path: t.Path, Err: err}
 	}
 	t.src = snapshot{fi: fi, size: in.raw.n, hash: in.raw.h.Sum64()}
-	t.Links = links(fi)
+	t.Links = inplace.Links(fi)
 	t.Fixes, err = checks.PlanAnalysis(an, &facts, checks.FixOptions{Fix: t.opts.Fix, RandomIDs: t.opts.RandomIDs})
 	if err != nil {
 		return err
@@ -217,7 +213,7 @@ type outFile struct {
 func createOut(target, tempDir string, regularOnly, encode bool, c rollout.Compression, writeback bool) (*outFile, error) {
 	of, err := outfile.Create(target, outfile.Options{Perm: 0o600, TempDir: tempDir, RegularOnly: regularOnly})
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", errWriteFailed, err)
+		return nil, fmt.Errorf("%w: %v", inplace.ErrWriteFailed, err)
 	}
 	f := of.OS()
 	o := &outFile{of: of, path: of.TempName(), f: f, ch: make(chan []byte, 32), done: make(chan error, 1)}
@@ -228,7 +224,7 @@ func createOut(target, tempDir string, regularOnly, encode bool, c rollout.Compr
 	if encode && c == rollout.Zstd {
 		if zw, err = zstd.NewWriter(bw, zstd.WithEncoderConcurrency(1)); err != nil {
 			of.Abort()
-			return nil, fmt.Errorf("%w: %v", errWriteFailed, err)
+			return nil, fmt.Errorf("%w: %v", inplace.ErrWriteFailed, err)
 		}
 		w = zw
 	}
@@ -275,7 +271,7 @@ func (o *outFile) wait() error {
 		close(o.ch)
 		o.ch = nil
 		if err := <-o.done; err != nil {
-			o.err = fmt.Errorf("%w: %s: %v", errWriteFailed, o.path, err)
+			o.err = fmt.Errorf("%w: %s: %v", inplace.ErrWriteFailed, o.path, err)
 		}
 	}
 	return o.err
@@ -291,8 +287,8 @@ func (o *outFile) finish(meta func(*os.File) error) error {
 	if err == nil {
 		err = o.of.Prepare()
 	}
-	if err != nil && !errors.Is(err, errWriteFailed) {
-		err = fmt.Errorf("%w: %s: %v", errWriteFailed, o.path, err)
+	if err != nil && !errors.Is(err, inplace.ErrWriteFailed) {
+		err = fmt.Errorf("%w: %s: %v", inplace.ErrWriteFailed, o.path, err)
 	}
 	return err
 }
@@ -305,7 +301,7 @@ func (o *outFile) commit() (notDurable, err error) {
 		return err, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", errWriteFailed, err)
+		return nil, fmt.Errorf("%w: %v", inplace.ErrWriteFailed, err)
 	}
 	return nil, nil
 }
@@ -386,13 +382,13 @@ func (q *quarantineFile) start() error {
 			return err
 		}
 		if q.owner != nil {
-			f.Chown(ownerOf(q.owner)) // best effort: root repairing a user's file
+			f.Chown(inplace.Owner(q.owner)) // best effort: root repairing a user's file
 		}
 		return nil
 	}
 	old, err := outfile.OpenExisting(q.target)
 	if err != nil {
-		return fmt.Errorf("%w: %v", errWriteFailed, err) // exit 4, like any refused write
+		return fmt.Errorf("%w: %v", inplace.ErrWriteFailed, err) // exit 4, like any refused write
 	}
 	if old == nil {
 		return nil
@@ -418,7 +414,7 @@ func (q *quarantineFile) start() error {
 			return nil
 		}
 		if err != nil {
-			return fmt.Errorf("%w: reading %s: %v", errWriteFailed, q.target, err)
+			return fmt.Errorf("%w: reading %s: %v", inplace.ErrWriteFailed, q.target, err)
 		}
 	}
 }
@@ -443,12 +439,12 @@ func (t *Txn) rewrite() error {
 	var sink io.Writer = io.Discard
 	if t.opts.Write {
 		if err := t.place.Prepare(); err != nil {
-			return &Refusal{Kind: WriteFailed, Path: t.place.Dir, Err: fmt.Errorf("%w: %v", errWriteFailed, err)}
+			return &inplace.Refusal{Kind: inplace.WriteFailed, Path: t.place.Dir, Err: fmt.Errorf("%w: %v", inplace.ErrWriteFailed, err)}
 		}
 		out, err := createOut(t.Target, t.place.TempDir(), t.opts.Output == "", true, t.Compression, true)
 		if err != nil {
 			t.place.Tidy()
-			return &Refusal{Kind: WriteFailed, Path: t.Target, Err: err}
+			return &inplace.Refusal{Kind: inplace.WriteFailed, Path: t.Target, Err: err}
 		}
 		q := quarantineFile{target: t.Quarantine}
 		if t.opts.Output == "" {
@@ -496,16 +492,16 @@ func (t *Txn) rewrite() error {
 		t.LinesOut, t.linesIn, t.changed = stats.LinesOut, stats.LinesIn, stats.Changes
 	}
 	switch {
-	case errors.Is(err, errWriteFailed):
-		t.Refusal = &Refusal{Kind: WriteFailed, Path: t.Target, Err: err}
+	case errors.Is(err, inplace.ErrWriteFailed):
+		t.Refusal = &inplace.Refusal{Kind: inplace.WriteFailed, Path: t.Target, Err: err}
 	case errors.Is(err, rollout.ErrSourceChanged):
-		t.Refusal = &Refusal{Kind: Changed, Path: t.Path, Err: fmt.Errorf("%w: %v", errFileChanged, err)}
+		t.Refusal = &inplace.Refusal{Kind: inplace.Changed, Path: t.Path, Err: fmt.Errorf("%w: %v", inplace.ErrFileChanged, err)}
 	case err != nil:
 		t.discard()
 		return err
 	case raw.n != t.src.size || raw.h.Sum64() != t.src.hash,
 		t.Salvage != nil && (in.cut == nil || !in.cut.cut || in.cut.n != t.Salvage.Decoded):
-		t.Refusal = refuse(Changed, t.Path, "%w: %s was modified between the analysis and the rewrite", errFileChanged, t.Path)
+		t.Refusal = inplace.Refuse(inplace.Changed, t.Path, "%w: %s was modified between the analysis and the rewrite", inplace.ErrFileChanged, t.Path)
 	case verr != nil:
 		t.discard()
 		return verr
@@ -612,7 +608,7 @@ func (t *Txn) discard() {
 // the backup made, the input checked unchanged, then the renames and the
 // directory fsync. On any failure nothing the repair created survives and
 // the input is untouched.
-func (t *Txn) commit() (ref *Refusal) {
+func (t *Txn) commit() (ref *inplace.Refusal) {
 	s := t.out
 	inPlace := t.opts.Output == ""
 	var qBefore *quarantineState // what the quarantine held, once it is replaced
@@ -629,28 +625,8 @@ func (t *Txn) commit() (ref *Refusal) {
 			t.place.Tidy()
 		}
 	}()
-	failed := func(err error) *Refusal {
-		var r *Refusal
-		if errors.As(err, &r) {
-			return r
-		}
-		if errors.Is(err, errFileChanged) {
-			return &Refusal{Kind: Changed, Path: t.Path, Err: err}
-		}
-		return &Refusal{Kind: WriteFailed, Path: t.Target, Err: err}
-	}
-	// In place, the result is the user's file: its mode, owner, group and
-	// xattrs. With -o, an existing output keeps its own; a new one takes
-	// the input's mode.
-	meta := func(f *os.File) error { return outfile.CopyMetadata(f, t.src.fi, t.Path) }
-	if !inPlace {
-		mode := t.src.fi.Mode().Perm()
-		meta = func(f *os.File) error { return f.Chmod(mode) }
-		if fi, err := os.Stat(t.Target); err == nil {
-			meta = func(f *os.File) error { return outfile.CopyMetadata(f, fi, t.Target) }
-		}
-	}
-	if err := s.out.finish(meta); err != nil {
+	failed := t.failed
+	if err := s.out.finish(t.resultMeta()); err != nil {
 		return failed(err)
 	}
 	if s.q.out != nil {
@@ -659,34 +635,15 @@ func (t *Txn) commit() (ref *Refusal) {
 		}
 	}
 	t.at("written")
-	if inPlace {
-		if err := replaceable(t.Path, t.src.fi); err != nil {
-			return &Refusal{Kind: WriteFailed, Path: t.Path, Err: err}
-		}
+	original, r := t.backUpAndCheck()
+	if r != nil {
+		return r
 	}
-	if inPlace && !t.opts.NoBackup {
-		var err error
-		if t.Backup, err = makeBackup(t.Path, t.place); err != nil {
-			return failed(fmt.Errorf("%w: keeping a backup: %v", errWriteFailed, err))
-		}
-	}
-	t.at("backed-up")
-	var original fileSum
-	if inPlace {
-		var err error
-		if original, err = t.unchanged(); err != nil {
-			return failed(err)
-		}
-	}
-	if r := t.checkWriters(); r != nil {
-		return r // a writer opened the file since Begin looked
-	}
-	t.at("checked")
 	var notDurable error
 	if s.q.out != nil {
 		before, err := quarantineBefore(s.q.target)
 		if err != nil {
-			return failed(fmt.Errorf("%w: reading %s: %v", errWriteFailed, s.q.target, err))
+			return failed(fmt.Errorf("%w: reading %s: %v", inplace.ErrWriteFailed, s.q.target, err))
 		}
 		nd, err := s.q.out.commit()
 		if err != nil {
@@ -714,7 +671,7 @@ func (t *Txn) commit() (ref *Refusal) {
 		// The one guard of every replace: the input still as read, no
 		// writer, and what arrives during the rename kept.
 		from, _ := t.firstChange()
-		late, err := t.lock.Replace(Switch{Read: t.src.size, From: from, Place: t.place, Force: t.opts.Force, At: t.at}, put)
+		late, err := t.lock.Replace(inplace.Switch{Read: t.src.size, From: from, Place: t.place, Force: t.opts.Force, At: t.at}, put)
 		if err != nil {
 			t.restoreProjection()
 			return failed(err)
@@ -723,17 +680,80 @@ func (t *Txn) commit() (ref *Refusal) {
 	} else if err := put(); err != nil {
 		return failed(err)
 	}
+	t.wrote(notDurable, original, qBefore)
+	return nil
+}
+
+// failed is the refusal of a commit that failed with err.
+func (t *Txn) failed(err error) *inplace.Refusal {
+	var r *inplace.Refusal
+	if errors.As(err, &r) {
+		return r
+	}
+	if errors.Is(err, inplace.ErrFileChanged) {
+		return &inplace.Refusal{Kind: inplace.Changed, Path: t.Path, Err: err}
+	}
+	return &inplace.Refusal{Kind: inplace.WriteFailed, Path: t.Target, Err: err}
+}
+
+// resultMeta gives the result its metadata. In place, the result is the
+// user's file: its mode, owner, group and xattrs. With -o, an existing
+// output keeps its own; a new one takes the input's mode.
+func (t *Txn) resultMeta() func(*os.File) error {
+	if t.opts.Output == "" {
+		return func(f *os.File) error { return outfile.CopyMetadata(f, t.src.fi, t.Path) }
+	}
+	if fi, err := os.Stat(t.Target); err == nil {
+		return func(f *os.File) error { return outfile.CopyMetadata(f, fi, t.Target) }
+	}
+	mode := t.src.fi.Mode().Perm()
+	return func(f *os.File) error { return f.Chmod(mode) }
+}
+
+// backUpAndCheck, in place, refuses a file that cannot be replaced, keeps
+// the backup and checks the input unchanged (its size and SHA-256, for the
+// undo record); in both cases it checks for writers again.
+func (t *Txn) backUpAndCheck() (fileSum, *inplace.Refusal) {
+	inPlace := t.opts.Output == ""
+	if inPlace {
+		if err := inplace.Replaceable(t.Path, t.src.fi); err != nil {
+			return fileSum{}, &inplace.Refusal{Kind: inplace.WriteFailed, Path: t.Path, Err: err}
+		}
+	}
+	if inPlace && !t.opts.NoBackup {
+		var err error
+		if t.Backup, err = makeBackup(t.Path, t.place); err != nil {
+			return fileSum{}, t.failed(fmt.Errorf("%w: keeping a backup: %v", inplace.ErrWriteFailed, err))
+		}
+	}
+	t.at("backed-up")
+	var original fileSum
+	if inPlace {
+		var err error
+		if original, err = t.unchanged(); err != nil {
+			return fileSum{}, t.failed(err)
+		}
+	}
+	if r := t.checkWriters(); r != nil {
+		return fileSum{}, r // a writer opened the file since Begin looked
+	}
+	t.at("checked")
+	return original, nil
+}
+
+// wrote records a write that happened: what the user must know of it, and
+// the undo record of an in-place write with a backup.
+func (t *Txn) wrote(notDurable error, original fileSum, qBefore *quarantineState) {
 	t.Wrote = true
 	if notDurable != nil {
 		t.Warning = fmt.Sprintf("%s was replaced, but syncing its directory failed: %v", t.Target, notDurable)
 	}
 	t.at("renamed")
-	if inPlace && t.Backup != "" {
+	if t.opts.Output == "" && t.Backup != "" {
 		if err := t.recordUndo(original, qBefore); err != nil && t.Warning == "" {
 			t.Warning = fmt.Sprintf("%s was repaired, but the record for repair --undo could not be written: %v", t.Path, err)
 		}
 	}
-	return nil
 }
 
 // fileSum is a file's size and SHA-256.
@@ -749,28 +769,28 @@ func (t *Txn) unchanged() (fileSum, error) {
 	path := t.Path
 	fi, err := os.Lstat(path)
 	if err != nil {
-		return fileSum{}, fmt.Errorf("%w: %v", errFileChanged, err)
+		return fileSum{}, fmt.Errorf("%w: %v", inplace.ErrFileChanged, err)
 	}
 	switch {
 	case fi.Mode()&os.ModeSymlink != 0 || !os.SameFile(fi, t.src.fi):
-		return fileSum{}, fmt.Errorf("%w: %s was replaced by another file", errFileChanged, path)
+		return fileSum{}, fmt.Errorf("%w: %s was replaced by another file", inplace.ErrFileChanged, path)
 	case fi.Size() != t.src.fi.Size():
-		return fileSum{}, fmt.Errorf("%w: %s is now %d bytes, it was %d", errFileChanged, path, fi.Size(), t.src.fi.Size())
+		return fileSum{}, fmt.Errorf("%w: %s is now %d bytes, it was %d", inplace.ErrFileChanged, path, fi.Size(), t.src.fi.Size())
 	case !fi.ModTime().Equal(t.src.fi.ModTime()):
-		return fileSum{}, fmt.Errorf("%w: %s was modified at %s", errFileChanged, path, fi.ModTime().Format("15:04:05.000"))
+		return fileSum{}, fmt.Errorf("%w: %s was modified at %s", inplace.ErrFileChanged, path, fi.ModTime().Format("15:04:05.000"))
 	}
 	f, err := os.Open(path)
 	if err != nil {
-		return fileSum{}, fmt.Errorf("%w: %v", errFileChanged, err)
+		return fileSum{}, fmt.Errorf("%w: %v", inplace.ErrFileChanged, err)
 	}
 	defer f.Close()
 	h := newHashingReader(f, t.seed)
 	sum := sha256.New()
 	if _, err := io.CopyBuffer(sum, h, make([]byte, 1<<20)); err != nil {
-		return fileSum{}, fmt.Errorf("%w: %v", errFileChanged, err)
+		return fileSum{}, fmt.Errorf("%w: %v", inplace.ErrFileChanged, err)
 	}
 	if h.n != t.src.size || h.h.Sum64() != t.src.hash {
-		return fileSum{}, fmt.Errorf("%w: the content of %s differs from what was read", errFileChanged, path)
+		return fileSum{}, fmt.Errorf("%w: the content of %s differs from what was read", inplace.ErrFileChanged, path)
 	}
 	return fileSum{Size: h.n, SHA256: hex.EncodeToString(sum.Sum(nil))}, nil
 }

@@ -95,7 +95,8 @@ scan:
 // PlanLine is one line of the printed plan: a change, or a run of ordinal
 // changes on consecutive lines shifted by the same amount.
 type PlanLine struct {
-	Rule, Where, What string
+	repair.LineRange // its rule and the input lines it covers
+	Where, What      string
 }
 
 // PlanLines are the lines of the plan of changes cs, as repair prints them.
@@ -106,7 +107,7 @@ func PlanLines(cs *repair.Changes) []PlanLine {
 		j := planGroup(cs, i)
 		g := groupOf(cs, i, j)
 		where, what = appendWhere(where[:0], g), appendWhat(what[:0], g)
-		out = append(out, PlanLine{g.first.Rule, string(where), string(what)})
+		out = append(out, PlanLine{repair.LineRange{Rule: g.first.Rule, First: g.first.Line, Last: g.last.Line}, string(where), string(what)})
 		i = j
 	}
 	return out
@@ -376,10 +377,14 @@ func (p *RepairPrinter) PrintOutcome(out *repair.Outcome, remaining []checks.Fin
 		}
 		p.Hint("add --write to apply the plan (the original is kept as %s), or --write -o OUT to write elsewhere", termsafe.String(backup))
 	}
-	// An opt-in fix is offered only for what remains after this repair:
-	// a finding the plan's own fixes resolve (the call of an orphan output
-	// restored by splitting a glued line, the copy of a call removed) would
-	// be "fixed" again by discarding or inventing data.
+	p.hintOptIn(out, remaining)
+}
+
+// hintOptIn offers the opt-in fixes of what remains after this repair:
+// a finding the plan's own fixes resolve (the call of an orphan output
+// restored by splitting a glued line, the copy of a call removed) would be
+// "fixed" again by discarding or inventing data.
+func (p *RepairPrinter) hintOptIn(out *repair.Outcome, remaining []checks.Finding) {
 	left := map[string]bool{}
 	for _, f := range remaining {
 		left[f.Rule] = true

@@ -29,13 +29,8 @@ type FixOptions struct {
 // which cannot be read twice (there, and on files with more findings than
 // the page lists, the page names the fix in words).
 func WithFixes(res *checks.Result, o FixOptions) []*Finding {
-	type key struct {
-		rule string
-		line int
-	}
-	planned := map[key]bool{}
-	left := map[key]string{}
 	var lines []report.PlanLine
+	var joined []repair.FindingFix
 	// The dry run keeps every finding and change: it runs only where the
 	// analysis listed every finding (no rule past --max-findings-per-rule),
 	// so its memory stays bounded too.
@@ -49,45 +44,33 @@ func WithFixes(res *checks.Result, o FixOptions) []*Finding {
 		// names the fixes in words.
 		if txn, err := repair.Begin(repair.Options{Path: o.Path, MaxLineBytes: o.MaxLineBytes, HandoffCap: o.HandoffCap}); err == nil {
 			out := txn.Finish()
-			for _, f := range out.Fixes.Planned {
-				planned[key{f.Rule, f.Line}] = true
-			}
-			for _, u := range out.Fixes.Left {
-				left[key{u.Rule, u.Line}] = u.Reason
-			}
 			lines = report.PlanLines(out.Changes)
+			ranges := make([]repair.LineRange, len(lines))
+			for i, pl := range lines {
+				ranges[i] = pl.LineRange
+			}
+			joined = out.JoinFindings(res.Findings, ranges)
 		}
 	}
 	out := make([]*Finding, 0, len(res.Findings))
-	for _, f := range res.Findings {
+	for i, f := range res.Findings {
 		vf := &Finding{Finding: f}
-		k := key{f.Rule, f.Line}
-		for _, pl := range lines {
-			if planned[k] && pl.Rule == f.Rule && coversLine(pl.Where, f.Line) {
-				vf.Fix = append(vf.Fix, pl.Where+": "+pl.What)
+		var left string
+		if joined != nil {
+			for _, j := range joined[i].Ranges {
+				vf.Fix = append(vf.Fix, lines[j].Where+": "+lines[j].What)
 			}
+			left = joined[i].Left
 		}
 		switch r, _ := checks.Lookup(f.Rule); {
-		case left[k] != "":
-			vf.FixNote = "left: " + left[k]
+		case left != "":
+			vf.FixNote = "left: " + left
 		case len(vf.Fix) == 0 && r != nil && r.Fixable():
 			vf.FixNote = r.Fix
 		}
 		out = append(out, vf)
 	}
 	return out
-}
-
-// coversLine reports whether a plan line's "line N" or "lines A-B" holds n.
-func coversLine(where string, n int) bool {
-	var a, b int
-	if _, err := fmt.Sscanf(where, "lines %d-%d", &a, &b); err == nil {
-		return a <= n && n <= b
-	}
-	if _, err := fmt.Sscanf(where, "line %d", &a); err == nil {
-		return a == n
-	}
-	return false
 }
 
 // FillChart draws the context fill per request at the recorded window.

@@ -5,8 +5,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/rollout-dev/rollout/checks"
-	"github.com/rollout-dev/rollout/internal/codex/home"
+	"github.com/rollout-dev/rollout/internal/testkit/filetest"
 )
 
 // TestDemoHome: the home of the README's tour of `rollout home` has the
@@ -16,16 +15,9 @@ func TestDemoHome(t *testing.T) {
 	if err := build(dir); err != nil {
 		t.Fatal(err)
 	}
-	rep, err := home.Check(home.New(dir), home.CheckOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	fds, _ := filetest.HomeFindings(t, dir)
 	var got []string
-	for _, o := range rep.Observations {
-		fd, ok := checks.FindingOf(o.Path, o.Observation)
-		if !ok {
-			t.Fatalf("observation %T has no rule", o.Evidence)
-		}
+	for _, fd := range fds {
 		got = append(got, fd.Rule+" "+fd.Severity.String())
 	}
 	slices.Sort(got)

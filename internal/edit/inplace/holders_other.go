@@ -1,6 +1,6 @@
 //go:build !linux
 
-package repair
+package inplace
 
 import "os"
 

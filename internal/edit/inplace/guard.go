@@ -1,4 +1,12 @@
-package repair
+// Package inplace is the write guard of every command that replaces or
+// removes a rollout in place (repair --write, reclaim --write, both undos,
+// artifacts --move): the lock on the file, Codex's maintenance and writer
+// locks, the processes holding it open for writing, the rollouts that
+// continue it (fork references), its history projection, and the switch
+// that keeps what an agent appends meanwhile. It sits in the edit stage
+// below repair, reclaim and artifacts, above codex/home and
+// codex/lineage, and never prints.
+package inplace
 
 import (
 	"errors"
@@ -41,7 +49,7 @@ func Lock(path string) (*Guard, error) {
 		if err := lock(f); err != nil {
 			f.Close()
 			if errors.Is(err, errLocked) {
-				return nil, refuse(Busy, path, "another repair or reclaim of %s is running", path)
+				return nil, Refuse(Busy, path, "another repair or reclaim of %s is running", path)
 			}
 			return nil, &Refusal{Kind: WriteFailed, Path: path, Err: fmt.Errorf("locking %s: %w", path, err)}
 		}
@@ -57,7 +65,7 @@ func Lock(path string) (*Guard, error) {
 		}
 		f.Close() // replaced (by another rewrite) before it was locked
 	}
-	return nil, refuse(Changed, path, "%w: %s keeps being replaced", errFileChanged, path)
+	return nil, Refuse(Changed, path, "%w: %s keeps being replaced", ErrFileChanged, path)
 }
 
 // CheckWriters refuses (InUse, naming the processes) when another process
@@ -80,7 +88,7 @@ func (g *Guard) CheckWriters() *Refusal {
 	for i, h := range hs {
 		names[i] = h.String()
 	}
-	r := refuse(InUse, g.path, "%s is open for writing by %s: replacing it would lose what it writes next", g.path, strings.Join(names, ", "))
+	r := Refuse(InUse, g.path, "%s is open for writing by %s: replacing it would lose what it writes next", g.path, strings.Join(names, ", "))
 	r.Holders = hs
 	return r
 }
@@ -161,10 +169,10 @@ type Switch struct {
 // with it), so nothing an agent appends is lost.
 func (g *Guard) Replace(s Switch, step func() error) (*Late, error) {
 	if !g.SameFile(g.path) {
-		return nil, refuse(Changed, g.path, "%w: %s was replaced by another file", errFileChanged, g.path)
+		return nil, Refuse(Changed, g.path, "%w: %s was replaced by another file", ErrFileChanged, g.path)
 	}
 	if n, err := g.Size(); err != nil || n != s.Read {
-		return nil, refuse(Changed, g.path, "%w: %s is now %d bytes, it was %d", errFileChanged, g.path, n, s.Read)
+		return nil, Refuse(Changed, g.path, "%w: %s is now %d bytes, it was %d", ErrFileChanged, g.path, n, s.Read)
 	}
 	if r := g.codex.checkWriter(g.path); r != nil {
 		return nil, r // even with Force: Codex is writing the thread
@@ -209,7 +217,7 @@ func keepLate(f *os.File, from, to int64, place artifacts.Place) (string, error)
 			return "", err
 		}
 		if fi != nil {
-			out.Chown(ownerOf(fi)) // best effort: root working on a user's file
+			out.Chown(Owner(fi)) // best effort: root working on a user's file
 		}
 		_, err = io.Copy(out, io.NewSectionReader(f, from, to-from))
 		if err == nil {

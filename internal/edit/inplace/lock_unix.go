@@ -1,6 +1,6 @@
 //go:build unix
 
-package repair
+package inplace
 
 import (
 	"errors"
@@ -37,41 +37,42 @@ func lock(f *os.File) error {
 	return lerr
 }
 
-// links is the number of names of the file fi describes.
-func links(fi os.FileInfo) uint64 {
+// Links is the number of names of the file fi describes.
+func Links(fi os.FileInfo) uint64 {
 	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
 		return uint64(st.Nlink)
 	}
 	return 1
 }
 
-func ownerOf(fi os.FileInfo) (uid, gid int) {
+// Owner is the owner and group of the file fi describes (-1: unknown).
+func Owner(fi os.FileInfo) (uid, gid int) {
 	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
 		return int(st.Uid), int(st.Gid)
 	}
 	return -1, -1
 }
 
-// replaceable refuses, before anything is made, a file whose directory
+// Replaceable refuses, before anything is made, a file whose directory
 // will not let this process rename another file over it: a directory it
 // cannot write, or a sticky one (like /tmp) where the file and the
 // directory belong to others. The rename would fail after the backup and
 // the quarantine were in place, and in a sticky directory a backup linked
 // to another user's file could not even be removed again.
-func replaceable(path string, fi os.FileInfo) error {
+func Replaceable(path string, fi os.FileInfo) error {
 	dir := filepath.Dir(path)
 	if err := syscall.Access(dir, 2|1); err != nil { // W_OK|X_OK
-		return fmt.Errorf("%w: %s cannot be replaced: its directory is not writable (%v)", errWriteFailed, path, err)
+		return fmt.Errorf("%w: %s cannot be replaced: its directory is not writable (%w)", ErrWriteFailed, path, err)
 	}
 	dfi, err := os.Stat(dir)
 	if err != nil {
-		return fmt.Errorf("%w: %v", errWriteFailed, err)
+		return fmt.Errorf("%w: %w", ErrWriteFailed, err)
 	}
 	euid := os.Geteuid()
-	fuid, _ := ownerOf(fi)
-	duid, _ := ownerOf(dfi)
+	fuid, _ := Owner(fi)
+	duid, _ := Owner(dfi)
 	if dfi.Mode()&os.ModeSticky != 0 && euid != 0 && euid != fuid && euid != duid {
-		return fmt.Errorf("%w: %s cannot be replaced: %s is a sticky directory, where only the owner of a file (uid %d), of the directory or root may replace it", errWriteFailed, path, dir, fuid)
+		return fmt.Errorf("%w: %s cannot be replaced: %s is a sticky directory, where only the owner of a file (uid %d), of the directory or root may replace it", ErrWriteFailed, path, dir, fuid)
 	}
 	return nil
 }

@@ -1,4 +1,4 @@
-package repair
+package inplace
 
 import (
 	"errors"
@@ -36,7 +36,7 @@ func lockCodex(path string) (*codexLocks, *Refusal) {
 	m, err := h.AcquireMaintenance()
 	switch {
 	case errors.Is(err, home.ErrMaintenanceBusy):
-		return nil, refuse(Busy, path, "Codex's rollout compression or migration is running in %s (it holds %s): it publishes by renaming a file over a rollout",
+		return nil, Refuse(Busy, path, "Codex's rollout compression or migration is running in %s (it holds %s): it publishes by renaming a file over a rollout",
 			h.Dir, filepath.Join(h.Dir, home.MaintenanceLockPath))
 	case err != nil:
 		return nil, &Refusal{Kind: WriteFailed, Path: path, Err: fmt.Errorf("taking Codex's maintenance lock: %w", err)}
@@ -66,7 +66,7 @@ func (c *codexLocks) checkWriter(path string) *Refusal {
 			who += " (not running here: another process holds the lock)"
 		}
 	}
-	r := refuse(CodexWriter, path, "thread %s has an active Codex writer, %s: it holds %s, and replacing the rollout would lose what it writes next",
+	r := Refuse(CodexWriter, path, "thread %s has an active Codex writer, %s: it holds %s, and replacing the rollout would lose what it writes next",
 		c.thread, who, wl.Path)
 	r.Holders = []Holder{{PID: wl.PID, Command: "codex (thread writer lock)"}}
 	return r

@@ -1,4 +1,4 @@
-package repair
+package inplace
 
 import (
 	"bufio"
@@ -71,7 +71,7 @@ func CheckReferences(path string, from int64) *Refusal {
 	for i, r := range hit {
 		names[i] = fmt.Sprintf("%s (up to byte %d)", r.Path, r.End)
 	}
-	return refuse(Referenced, path, "%s is continued by %s: its history_base inherits these bytes without a copy, and changing them from byte %d on would break it (Codex refuses a cutoff past its source's end, and resumes other history for a cutoff whose bytes changed)",
+	return Refuse(Referenced, path, "%s is continued by %s: its history_base inherits these bytes without a copy, and changing them from byte %d on would break it (Codex refuses a cutoff past its source's end, and resumes other history for a cutoff whose bytes changed)",
 		path, strings.Join(names, ", "), from)
 }
 

@@ -1,4 +1,4 @@
-package main
+package repair_test
 
 import (
 	"bytes"
@@ -16,6 +16,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/rollout-dev/rollout/checks"
+	"github.com/rollout-dev/rollout/internal/edit/repair"
 	"github.com/rollout-dev/rollout/internal/testkit/fixturegen/gen"
 	"github.com/rollout-dev/rollout/rollout"
 )
@@ -257,6 +258,24 @@ type qEntry struct {
 	EOL        string `json:"eol"`
 }
 
+// readQuarantine reads the entries of a quarantine file (none: no file).
+func readQuarantine(t *testing.T, path string) []qEntry {
+	t.Helper()
+	q, err := os.ReadFile(path)
+	if err != nil {
+		return nil
+	}
+	var out []qEntry
+	for _, l := range strings.Split(strings.TrimSuffix(string(q), "\n"), "\n") {
+		var e qEntry
+		if err := json.Unmarshal([]byte(l), &e); err != nil {
+			t.Fatalf("quarantine line %q: %v", l, err)
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
 func (q qEntry) bytes() []byte {
 	if q.RawBase64 != "" {
 		b, _ := base64.StdEncoding.DecodeString(q.RawBase64)
@@ -305,37 +324,30 @@ func checkRepairProperties(t *testing.T, input []byte, fix []string) {
 	in := filepath.Join(dir, "in.jsonl")
 	os.WriteFile(in, input, 0o644)
 	out, rep := filepath.Join(dir, "out.jsonl"), filepath.Join(dir, "report.json")
-	var fixArgs []string
-	if fix != nil {
-		fixArgs = []string{"--fix", strings.Join(fix, ",")}
+	fixes, err := checks.SelectFixes(fix)
+	if err != nil {
+		t.Fatal(err)
 	}
-	repair := func(args ...string) (int, string, string) {
-		return runRollout(append(append([]string{"repair"}, fixArgs...), args...)...)
+	force := false
+	repairTo := func(output, input string) (*repair.Outcome, string, error) {
+		return repairWrite(repair.Options{Path: input, Output: output, Write: true, Fix: fixes, Force: force})
 	}
-	code, stdout, stderr := repair("--write", "-o", out, "--report", rep, in)
-	if code == exitUsage && strings.Contains(stderr, "first line is not a JSON object") {
-		// A fault moved a broken line first: --force repairs such a file.
-		fixArgs = append(fixArgs, "--force")
-		code, stdout, stderr = repair("--write", "-o", out, "--report", rep, in)
+	o, stdout, err := repairTo(out, in)
+	if err != nil && strings.Contains(err.Error(), "first line is not a JSON object") {
+		// A fault moved a broken line first: Force repairs such a file.
+		force = true
+		o, stdout, err = repairTo(out, in)
 	}
-	if code != exitOK && code != exitFindings {
-		t.Fatalf("repair: exit %d\n%s%s", code, stdout, stderr)
+	if err != nil || !cleanExit(o) {
+		t.Fatalf("repair: %v\n%s", err, stdout)
 	}
+	writeReport(t, rep, o)
 	output := readFile(t, out)
 	var report repairReport
 	if err := json.Unmarshal(readFile(t, rep), &report); err != nil {
 		t.Fatal(err)
 	}
-	var quarantine []qEntry
-	if q, err := os.ReadFile(out + ".quarantine.jsonl"); err == nil {
-		for _, l := range strings.Split(strings.TrimSuffix(string(q), "\n"), "\n") {
-			var e qEntry
-			if err := json.Unmarshal([]byte(l), &e); err != nil {
-				t.Fatalf("quarantine line %q: %v", l, err)
-			}
-			quarantine = append(quarantine, e)
-		}
-	}
+	quarantine := readQuarantine(t, out+".quarantine.jsonl")
 
 	// Untouched lines identical, and every byte accounted for.
 	rebuilt := rebuildInput(t, input, output, quarantine, report.Changes)
@@ -362,14 +374,14 @@ func checkRepairProperties(t *testing.T, input []byte, fix []string) {
 
 	// A second repair is a no-op.
 	out2 := filepath.Join(dir, "out2.jsonl")
-	_, stdout2, _ := repair("--write", "-o", out2, out)
-	if !strings.Contains(stdout2, "nothing to repair") || !bytes.Equal(readFile(t, out2), output) {
+	o2, stdout2, err := repairTo(out2, out)
+	if err != nil || !o2.NothingToFix() || !bytes.Equal(readFile(t, out2), output) {
 		t.Errorf("second repair is not a no-op:\n%s", stdout2)
 	}
 
 	// Two runs are identical.
 	out3 := filepath.Join(dir, "out3.jsonl")
-	repair("--write", "-o", out3, in)
+	repairTo(out3, in)
 	if !bytes.Equal(readFile(t, out3), output) {
 		t.Errorf("a second run on the same input wrote different bytes")
 	}
@@ -378,15 +390,6 @@ func checkRepairProperties(t *testing.T, input []byte, fix []string) {
 	if !bytes.Equal(q1, q3) {
 		t.Errorf("a second run on the same input quarantined different bytes")
 	}
-}
-
-func readFile(t *testing.T, p string) []byte {
-	t.Helper()
-	b, err := os.ReadFile(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
 }
 
 type physLine struct {
@@ -442,15 +445,50 @@ func undoSet(t *testing.T, raw []byte, path string, before, after json.RawMessag
 // no change must come back byte for byte.
 func rebuildInput(t *testing.T, input, output []byte, quarantine []qEntry, changes []reportChange) []byte {
 	t.Helper()
-	in, out := physLines(input), physLines(output)
-	type lineInfo struct {
-		split   int // objects, when split
-		moved   int // object moved to the front, -1 none
-		dropped map[int]bool
-		inserts []json.RawMessage
-		changed bool
-		cut     bool // the torn bytes before its records went to the quarantine
+	in := physLines(input)
+	r := &rebuilder{t: t, out: physLines(output), qs: map[int][]qEntry{}}
+	info := r.undoChanges(changes)
+	for _, q := range quarantine {
+		r.qs[q.Line] = append(r.qs[q.Line], q)
 	}
+	for _, c := range changes {
+		if c.Action == "move" {
+			r.moved, r.cur = r.out[0], 1
+		}
+	}
+	for n := 1; n <= len(in); n++ {
+		r.line(n, in[n-1], info(n))
+	}
+	if r.cur != len(r.out) {
+		t.Fatalf("%d output lines are not accounted for", len(r.out)-r.cur)
+	}
+	return r.b.Bytes()
+}
+
+// lineInfo is what the reported changes did to one input line.
+type lineInfo struct {
+	split   int // objects, when split
+	moved   int // object moved to the front, -1 none
+	dropped map[int]bool
+	inserts []json.RawMessage
+	changed bool
+	cut     bool // the torn bytes before its records went to the quarantine
+}
+
+// rebuilder walks the output lines while the input is rebuilt into b.
+type rebuilder struct {
+	t     *testing.T
+	out   []physLine
+	cur   int      // output lines consumed
+	moved physLine // the line moved to the front
+	qs    map[int][]qEntry
+	b     bytes.Buffer
+}
+
+// undoChanges undoes the set and lf changes in the output lines and
+// returns, per input line, what the changes did to it.
+func (r *rebuilder) undoChanges(changes []reportChange) func(int) *lineInfo {
+	t, out := r.t, r.out
 	info := map[int]*lineInfo{}
 	get := func(l int) *lineInfo {
 		if info[l] == nil {
@@ -486,95 +524,78 @@ func rebuildInput(t *testing.T, input, output []byte, quarantine []qEntry, chang
 			t.Fatalf("unexpected change %+v", c)
 		}
 	}
-	qs := map[int][]qEntry{}
-	for _, q := range quarantine {
-		qs[q.Line] = append(qs[q.Line], q)
-	}
+	return get
+}
 
-	var b bytes.Buffer
-	cur := 0
-	var moved physLine
-	for _, c := range changes {
-		if c.Action == "move" {
-			moved, cur = out[0], 1
+func (r *rebuilder) next() physLine {
+	if r.cur >= len(r.out) {
+		r.t.Fatalf("the output has fewer lines than the input accounts for")
+	}
+	r.cur++
+	return r.out[r.cur-1]
+}
+
+// line rebuilds input line n, then checks the lines inserted after it.
+func (r *rebuilder) line(n int, line physLine, li *lineInfo) {
+	t, qs := r.t, r.qs
+	// Whole line in quarantine.
+	if len(qs[n]) == 1 && string(qs[n][0].bytes()) == string(line.raw) && qs[n][0].EOL == line.eol && li.split == 0 {
+		r.b.Write(line.raw)
+		r.b.WriteString(line.eol)
+		return
+	}
+	wantEOL := func(got string) {
+		if got != line.eol && !(line.eol == "" && got == "\n") {
+			t.Fatalf("input line %d ends in %q, its output in %q", n, line.eol, got)
 		}
 	}
-	next := func() physLine {
-		if cur >= len(out) {
-			t.Fatalf("the output has fewer lines than the input accounts for")
-		}
-		cur++
-		return out[cur-1]
+	var raw []byte // the torn bytes, when they were cut off
+	di := 0
+	if li.cut {
+		raw = append(raw, qs[n][0].bytes()...)
+		di = 1
 	}
-	for n := 1; n <= len(in); n++ {
-		line := in[n-1]
-		li := get(n)
-		// Whole line in quarantine.
-		if len(qs[n]) == 1 && string(qs[n][0].bytes()) == string(line.raw) && qs[n][0].EOL == line.eol && li.split == 0 {
-			b.Write(line.raw)
-			b.WriteString(line.eol)
-			continue
-		}
-		wantEOL := func(got string) {
-			if got != line.eol && !(line.eol == "" && got == "\n") {
-				t.Fatalf("input line %d ends in %q, its output in %q", n, line.eol, got)
-			}
-		}
-		var raw []byte // the torn bytes, when they were cut off
-		di := 0
-		if li.cut {
-			raw = append(raw, qs[n][0].bytes()...)
-			di = 1
-		}
-		switch {
-		case li.cut && li.split == 0:
-			o := next()
-			wantEOL(o.eol)
-			b.Write(append(raw, o.raw...))
-			b.WriteString(line.eol)
-		case li.split > 0:
-			for k := 0; k < li.split; k++ {
-				switch {
-				case k == li.moved:
-					raw = append(raw, moved.raw...)
-				case li.dropped[k]:
-					raw = append(raw, qs[n][di].bytes()...)
-					di++
-				default:
-					o := next()
-					raw = append(raw, o.raw...)
-					if k == li.split-1 {
-						wantEOL(o.eol)
-					}
+	switch {
+	case li.cut && li.split == 0:
+		o := r.next()
+		wantEOL(o.eol)
+		raw = append(raw, o.raw...)
+	case li.split > 0:
+		for k := 0; k < li.split; k++ {
+			switch {
+			case k == li.moved:
+				raw = append(raw, r.moved.raw...)
+			case li.dropped[k]:
+				raw = append(raw, qs[n][di].bytes()...)
+				di++
+			default:
+				o := r.next()
+				raw = append(raw, o.raw...)
+				if k == li.split-1 {
+					wantEOL(o.eol)
 				}
 			}
-			b.Write(raw)
-			b.WriteString(line.eol)
-		case li.moved >= 0:
-			wantEOL(moved.eol)
-			b.Write(moved.raw)
-			b.WriteString(line.eol)
-		default:
-			o := next()
-			if !li.changed && !bytes.Equal(o.raw, line.raw) {
-				t.Fatalf("untouched input line %d differs in the output (line %d):\n in  %.200q\n out %.200q", n, cur, line.raw, o.raw)
-			}
-			wantEOL(o.eol)
-			b.Write(o.raw)
-			b.WriteString(line.eol)
 		}
-		for _, ins := range li.inserts {
-			var want string
-			json.Unmarshal(ins, &want)
-			if o := next(); string(o.raw) != want {
-				t.Fatalf("inserted line after input line %d is not the one reported", n)
-			}
+	case li.moved >= 0:
+		wantEOL(r.moved.eol)
+		raw = r.moved.raw
+	default:
+		o := r.next()
+		if !li.changed && !bytes.Equal(o.raw, line.raw) {
+			t.Fatalf("untouched input line %d differs in the output (line %d):\n in  %.200q\n out %.200q", n, r.cur, line.raw, o.raw)
+		}
+		wantEOL(o.eol)
+		raw = o.raw
+	}
+	r.b.Write(raw)
+	r.b.WriteString(line.eol)
+	for _, ins := range li.inserts {
+		var want string
+		json.Unmarshal(ins, &want)
+		if o := r.next(); string(o.raw) != want {
+			t.Fatalf("inserted line after input line %d is not the one reported", n)
 		}
 	}
-	if cur != len(out) {
-		t.Fatalf("%d output lines are not accounted for", len(out)-cur)
-	}
-	return b.Bytes()
 }
 
 // TestRepairIdempotentOnHostileFaults applies each fault issue 11 found a
