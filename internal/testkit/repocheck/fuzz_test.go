@@ -1,5 +1,8 @@
 // Package repocheck holds tests about the repository itself rather than
-// about one package: that the Makefile's fuzz target runs every fuzz test.
+// about one package: that the Makefile's fuzz target runs every fuzz test,
+// and that the tree keeps its layout (layout_test.go): the design card's
+// top level, no import against the flow, cmd/ as wiring, files a reader
+// takes in whole.
 // It is a test harness (internal/testkit) with no code but its tests.
 package repocheck
 
