@@ -5,8 +5,9 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/rollout-dev/rollout/rollout"
 	"github.com/tidwall/gjson"
+
+	"github.com/rollout-dev/rollout/rollout"
 )
 
 // Handoff fixes (handoffs.md): each edits one member of the handoff's latest

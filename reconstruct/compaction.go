@@ -3,8 +3,9 @@ package reconstruct
 import (
 	"hash/maphash"
 
-	"github.com/rollout-dev/rollout/rollout"
 	"github.com/tidwall/gjson"
+
+	"github.com/rollout-dev/rollout/rollout"
 )
 
 func (e *engine) compacted(rec *rollout.Record, pos Pos, p gjson.Result) {

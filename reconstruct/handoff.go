@@ -14,8 +14,9 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/rollout-dev/rollout/rollout"
 	"github.com/tidwall/gjson"
+
+	"github.com/rollout-dev/rollout/rollout"
 )
 
 // Handoff budget constants of handoffs.md.

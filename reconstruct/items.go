@@ -8,8 +8,9 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/rollout-dev/rollout/rollout"
 	"github.com/tidwall/gjson"
+
+	"github.com/rollout-dev/rollout/rollout"
 )
 
 var hashSeed = maphash.MakeSeed()

@@ -6,8 +6,9 @@ import (
 	"io"
 	"time"
 
-	"github.com/rollout-dev/rollout/rollout"
 	"github.com/tidwall/gjson"
+
+	"github.com/rollout-dev/rollout/rollout"
 )
 
 // A thread is a lineage of rollouts. A paginated fork or revert does not

@@ -3,8 +3,9 @@ package reconstruct
 import (
 	"bytes"
 
-	"github.com/rollout-dev/rollout/rollout"
 	"github.com/tidwall/gjson"
+
+	"github.com/rollout-dev/rollout/rollout"
 )
 
 type usage struct {

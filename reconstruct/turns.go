@@ -4,9 +4,10 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/tidwall/gjson"
+
 	"github.com/rollout-dev/rollout/mergepatch"
 	"github.com/rollout-dev/rollout/rollout"
-	"github.com/tidwall/gjson"
 )
 
 type turnState struct {

@@ -3,9 +3,10 @@ package reconstruct
 import (
 	"strings"
 
+	"github.com/tidwall/gjson"
+
 	"github.com/rollout-dev/rollout/mergepatch"
 	"github.com/rollout-dev/rollout/rollout"
-	"github.com/tidwall/gjson"
 )
 
 // worldState replays a world_state line: the state is parsed once,

@@ -6,8 +6,9 @@ import (
 	"io"
 	"strings"
 
-	"github.com/rollout-dev/rollout/checks"
 	"github.com/spf13/cobra"
+
+	"github.com/rollout-dev/rollout/checks"
 )
 
 func newExplainCmd(a *app) *cobra.Command {

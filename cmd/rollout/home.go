@@ -5,11 +5,12 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/spf13/cobra"
+
 	"github.com/rollout-dev/rollout/checks"
 	"github.com/rollout-dev/rollout/internal/codex/home"
 	"github.com/rollout-dev/rollout/internal/derive/result"
 	"github.com/rollout-dev/rollout/internal/output/report"
-	"github.com/spf13/cobra"
 )
 
 type homeOptions struct {

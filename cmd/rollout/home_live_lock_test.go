@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
 	"github.com/rollout-dev/rollout/internal/testkit/conformance"
 )
 

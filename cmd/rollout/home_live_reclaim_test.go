@@ -11,9 +11,10 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/tidwall/gjson"
+
 	"github.com/rollout-dev/rollout/internal/codex/home"
 	"github.com/rollout-dev/rollout/internal/testkit/conformance"
-	"github.com/tidwall/gjson"
 )
 
 // TestLiveReclaimOfResumedSession: a session real Codex made and resumed,

@@ -7,10 +7,11 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/spf13/pflag"
+
 	"github.com/rollout-dev/rollout/internal/base/shard"
 	"github.com/rollout-dev/rollout/internal/codex/lineage"
 	"github.com/rollout-dev/rollout/rollout"
-	"github.com/spf13/pflag"
 )
 
 // inputFlags are the flags every command that reads many rollouts shares

@@ -14,6 +14,7 @@ import (
 
 	"github.com/klauspost/compress/zstd"
 	"github.com/rogpeppe/go-internal/testscript"
+
 	"github.com/rollout-dev/rollout/internal/testkit/fixturegen/bloatgen"
 	"github.com/rollout-dev/rollout/internal/testkit/fixturegen/homegen"
 	"github.com/rollout-dev/rollout/internal/testkit/fixturegen/lineagegen"

@@ -7,8 +7,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/rollout-dev/rollout/internal/output/report"
 	"github.com/spf13/pflag"
+
+	"github.com/rollout-dev/rollout/internal/output/report"
 )
 
 // progress is the one progress line of every long-running command (verify,

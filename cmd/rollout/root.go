@@ -9,12 +9,13 @@ import (
 	"runtime/debug"
 	"strings"
 
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
 	"github.com/rollout-dev/rollout/internal/base/suggest"
 	"github.com/rollout-dev/rollout/internal/output/termsafe"
 	"github.com/rollout-dev/rollout/reconstruct"
 	"github.com/rollout-dev/rollout/rollout"
-	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 )
 
 // Exit codes: stable, documented in `rollout help exit-codes`.

@@ -13,6 +13,7 @@ import (
 
 	"github.com/klauspost/compress/zstd"
 	"github.com/rogpeppe/go-internal/testscript"
+
 	"github.com/rollout-dev/rollout/internal/testkit/fixturegen/gen"
 )
 

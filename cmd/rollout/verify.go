@@ -13,6 +13,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/rollout-dev/rollout/checks"
 	"github.com/rollout-dev/rollout/internal/base/config"
 	"github.com/rollout-dev/rollout/internal/derive/policy"
@@ -20,7 +22,6 @@ import (
 	"github.com/rollout-dev/rollout/internal/edit/outfile"
 	"github.com/rollout-dev/rollout/internal/output/report"
 	"github.com/rollout-dev/rollout/reconstruct"
-	"github.com/spf13/cobra"
 )
 
 type verifyOptions struct {

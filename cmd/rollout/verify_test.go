@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"github.com/rollout-dev/rollout/internal/output/report"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -13,8 +12,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rollout-dev/rollout/internal/output/report"
+
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+
 	"github.com/rollout-dev/rollout/checks"
 	"github.com/rollout-dev/rollout/reconstruct"
 	"github.com/rollout-dev/rollout/rollout"

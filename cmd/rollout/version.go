@@ -8,8 +8,9 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/rollout-dev/rollout/internal/output/schema"
 	"github.com/spf13/cobra"
+
+	"github.com/rollout-dev/rollout/internal/output/schema"
 )
 
 func newVersionCmd(a *app) *cobra.Command {

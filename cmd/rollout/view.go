@@ -7,6 +7,8 @@ import (
 	"os"
 	"strings"
 
+	"github.com/spf13/cobra"
+
 	"github.com/rollout-dev/rollout/checks"
 	"github.com/rollout-dev/rollout/internal/derive/budget"
 	"github.com/rollout-dev/rollout/internal/edit/artifacts"
@@ -14,7 +16,6 @@ import (
 	"github.com/rollout-dev/rollout/internal/output/termsafe"
 	"github.com/rollout-dev/rollout/internal/output/view"
 	"github.com/rollout-dev/rollout/reconstruct"
-	"github.com/spf13/cobra"
 )
 
 type viewOptions struct {

@@ -13,8 +13,9 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/rollout-dev/rollout/internal/output/view"
 	"golang.org/x/net/html"
+
+	"github.com/rollout-dev/rollout/internal/output/view"
 )
 
 var updateGolden = flag.Bool("update", false, "rewrite the golden outlines of testdata/view")

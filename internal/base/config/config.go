@@ -19,8 +19,9 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/rollout-dev/rollout/internal/base/suggest"
 	"go.yaml.in/yaml/v3"
+
+	"github.com/rollout-dev/rollout/internal/base/suggest"
 )
 
 // FileName is the name looked for from the working directory upward.

@@ -7,9 +7,10 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/tidwall/gjson"
+
 	"github.com/rollout-dev/rollout/internal/derive/space"
 	"github.com/rollout-dev/rollout/internal/testkit/fixturegen/bloatgen"
-	"github.com/tidwall/gjson"
 )
 
 // classOracle is the path-class table of enveloped lines computed with

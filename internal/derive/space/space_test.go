@@ -8,10 +8,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tidwall/gjson"
+
 	"github.com/rollout-dev/rollout/internal/derive/space"
 	"github.com/rollout-dev/rollout/internal/testkit/fixturegen/bloatgen"
 	"github.com/rollout-dev/rollout/rollout"
-	"github.com/tidwall/gjson"
 )
 
 func account(t *testing.T, data []byte, opts space.Options) (*space.File, []space.Bucket) {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+
 	"github.com/rollout-dev/rollout/mergepatch"
 	"github.com/rollout-dev/rollout/reconstruct"
 )

@@ -26,6 +26,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/klauspost/compress/zstd"
+
 	"github.com/rollout-dev/rollout/checks"
 	"github.com/rollout-dev/rollout/internal/codex/home"
 	"github.com/rollout-dev/rollout/internal/derive/space"

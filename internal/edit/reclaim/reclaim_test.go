@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/klauspost/compress/zstd"
+
 	"github.com/rollout-dev/rollout/internal/derive/space"
 	"github.com/rollout-dev/rollout/internal/edit/reclaim"
 	"github.com/rollout-dev/rollout/internal/testkit/fixturegen/bloatgen"

@@ -16,6 +16,7 @@ import (
 	"strings"
 
 	"github.com/klauspost/compress/zstd"
+
 	"github.com/rollout-dev/rollout/internal/edit/artifacts"
 	"github.com/rollout-dev/rollout/internal/edit/inplace"
 	"github.com/rollout-dev/rollout/internal/edit/outfile"

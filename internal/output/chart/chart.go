@@ -13,7 +13,6 @@ import (
 	"path/filepath"
 	"strconv"
 
-	"github.com/rollout-dev/rollout/internal/derive/budget"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/text"
@@ -21,6 +20,8 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
 	"gonum.org/v1/plot/vg/vgsvg"
+
+	"github.com/rollout-dev/rollout/internal/derive/budget"
 )
 
 // Size of the chart; PNG renders at DPI.

@@ -5,11 +5,12 @@ import (
 	"io"
 	"strconv"
 
-	"github.com/rollout-dev/rollout/internal/derive/budget"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/text"
 	"gonum.org/v1/plot/vg"
+
+	"github.com/rollout-dev/rollout/internal/derive/budget"
 )
 
 // WriteFleet renders the distribution of peak fill across the rollouts of

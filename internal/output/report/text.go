@@ -3,10 +3,11 @@ package report
 import (
 	"bufio"
 	"fmt"
-	"github.com/rollout-dev/rollout/internal/output/termsafe"
 	"io"
 	"strconv"
 	"strings"
+
+	"github.com/rollout-dev/rollout/internal/output/termsafe"
 
 	"github.com/rollout-dev/rollout/checks"
 	"github.com/rollout-dev/rollout/internal/derive/result"

@@ -9,12 +9,13 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/tidwall/gjson"
+
 	"github.com/rollout-dev/rollout/checks"
 	"github.com/rollout-dev/rollout/internal/output/htmlpage"
 	"github.com/rollout-dev/rollout/mergepatch"
 	"github.com/rollout-dev/rollout/reconstruct"
 	"github.com/rollout-dev/rollout/rollout"
-	"github.com/tidwall/gjson"
 )
 
 // Options bound what the page holds.

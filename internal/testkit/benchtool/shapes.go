@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/klauspost/compress/zstd"
+
 	"github.com/rollout-dev/rollout/internal/testkit/fixturegen/gen"
 	"github.com/rollout-dev/rollout/rollout"
 )

@@ -12,8 +12,9 @@ import (
 	"slices"
 	"time"
 
-	"github.com/rollout-dev/rollout/internal/edit/repair"
 	"github.com/tidwall/gjson"
+
+	"github.com/rollout-dev/rollout/internal/edit/repair"
 )
 
 // Corruption damages a rollout the way a crash or a bad tool does. Apply

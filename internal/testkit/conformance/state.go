@@ -8,10 +8,11 @@ import (
 	"io"
 	"strings"
 
+	"github.com/tidwall/gjson"
+
 	"github.com/rollout-dev/rollout/internal/codex/lineage"
 	"github.com/rollout-dev/rollout/reconstruct"
 	"github.com/rollout-dev/rollout/rollout"
-	"github.com/tidwall/gjson"
 )
 
 // EngineHistory replays a rollout with rollout's engine, as `rollout
