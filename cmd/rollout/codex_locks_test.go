@@ -36,28 +36,28 @@ func TestWritesRefuseCodexWriter(t *testing.T) {
 	pid := fmt.Sprintf("PID %d", os.Getpid())
 	refused := func(t *testing.T, root string, args ...string) {
 		t.Helper()
-		before := treeOf(t, root)
+		before := filetest.Tree(t, root)
 		code, o, e := runRollout(args...)
 		if out := o + e; code != exitUnsafe || !strings.Contains(out, pid) || !strings.Contains(out, "active Codex writer") {
 			t.Errorf("%v: exit %d, want %d naming %s\n%s%s", args, code, exitUnsafe, pid, o, e)
 		}
-		if d := cmp.Diff(before, treeOf(t, root)); d != "" {
+		if d := cmp.Diff(before, filetest.Tree(t, root)); d != "" {
 			t.Errorf("%v: a refused write changed the home:\n%s", args, d)
 		}
 	}
 	t.Run("repair", func(t *testing.T) {
-		root, path := codexHomeWithTear(t)
+		root, path := filetest.CodexHomeWithTear(t)
 		holdWriterLock(t, root)
 		refused(t, root, "repair", "--write", path)
 		refused(t, root, "repair", "--write", "--force", path)
 	})
 	t.Run("reclaim", func(t *testing.T) {
-		root, path := codexHomeWithTear(t)
+		root, path := filetest.CodexHomeWithTear(t)
 		holdWriterLock(t, root)
 		refused(t, root, "reclaim", "--policy", "compress", "--cold-after", "0s", "--write", path)
 	})
 	t.Run("repair-undo", func(t *testing.T) {
-		root, path := codexHomeWithTear(t)
+		root, path := filetest.CodexHomeWithTear(t)
 		if code, o, e := runRollout("repair", "--write", path); code != exitOK {
 			t.Fatalf("repair: exit %d\n%s%s", code, o, e)
 		}
@@ -65,7 +65,7 @@ func TestWritesRefuseCodexWriter(t *testing.T) {
 		refused(t, root, "repair", "--undo", path)
 	})
 	t.Run("reclaim-undo", func(t *testing.T) {
-		root, path := codexHomeWithTear(t)
+		root, path := filetest.CodexHomeWithTear(t)
 		if code, o, e := runRollout("reclaim", "--policy", "compress", "--cold-after", "0s", "--write", path); code != exitOK {
 			t.Fatalf("reclaim: exit %d\n%s%s", code, o, e)
 		}
@@ -78,7 +78,7 @@ func TestWritesRefuseCodexWriter(t *testing.T) {
 // holds the maintenance lock, a write is refused (exit 4) untouched; while
 // a write runs, rollout holds that lock, so Codex skips its run.
 func TestWritesRefuseCodexMaintenance(t *testing.T) {
-	root, path := codexHomeWithTear(t)
+	root, path := filetest.CodexHomeWithTear(t)
 	lock := filepath.Join(root, ".tmp", "rollout-maintenance.lock")
 	t.Run("held by Codex", func(t *testing.T) {
 		f, err := os.OpenFile(lock, os.O_RDWR|os.O_CREATE, 0o644)
@@ -89,12 +89,12 @@ func TestWritesRefuseCodexMaintenance(t *testing.T) {
 		if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 			t.Fatal(err)
 		}
-		before := treeOf(t, root)
+		before := filetest.Tree(t, root)
 		code, o, e := runRollout("repair", "--write", path)
 		if code != exitUnsafe || !strings.Contains(e, "compression or migration is running") {
 			t.Errorf("exit %d, want %d\n%s%s", code, exitUnsafe, o, e)
 		}
-		if d := cmp.Diff(before, treeOf(t, root)); d != "" {
+		if d := cmp.Diff(before, filetest.Tree(t, root)); d != "" {
 			t.Errorf("a refused write changed the home:\n%s", d)
 		}
 	})

@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/rollout-dev/rollout/internal/testkit/filetest"
 )
 
 // The hostile cases the repair library answers alone (a writer holding the
@@ -21,7 +23,7 @@ func TestRepairKilledBetweenRenamesNoDuplicates(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs a subprocess")
 	}
-	input := brokenRollout(t, 40_000)
+	input := filetest.BrokenRollout(t, 40_000)
 	path := filepath.Join(t.TempDir(), "rollout.jsonl")
 	if err := os.WriteFile(path, input, 0o644); err != nil {
 		t.Fatal(err)
@@ -30,14 +32,14 @@ func TestRepairKilledBetweenRenamesNoDuplicates(t *testing.T) {
 	if !paused {
 		t.Fatal("the helper never reached the quarantine rename")
 	}
-	if got := readFile(t, path); !bytes.Equal(got, input) {
+	if got := filetest.Read(t, path); !bytes.Equal(got, input) {
 		t.Fatal("the rollout changed before its rename")
 	}
-	first := readFile(t, path+".quarantine.jsonl")
+	first := filetest.Read(t, path+".quarantine.jsonl")
 	if code, stderr := runRepairWith(path, nil, "--write"); code != exitOK {
 		t.Fatalf("re-run: exit %d\n%s", code, stderr)
 	}
-	if got := readFile(t, path+".quarantine.jsonl"); !bytes.Equal(got, first) {
+	if got := filetest.Read(t, path+".quarantine.jsonl"); !bytes.Equal(got, first) {
 		t.Errorf("the re-run added entries again:\nafter the kill:\n%s\nafter the re-run:\n%s", first, got)
 	}
 }

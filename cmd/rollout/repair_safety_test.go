@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/rollout-dev/rollout/internal/testkit/filetest"
 )
 
 // The refusals of a file that changes under repair, of a symlink and of a
@@ -30,7 +32,7 @@ func repaired(t *testing.T, input []byte) []byte {
 	if code, o, e := runRollout("repair", "--write", "-o", out, in); code != exitOK {
 		t.Fatalf("repair -o: exit %d\n%s%s", code, o, e)
 	}
-	return readFile(t, out)
+	return filetest.Read(t, out)
 }
 
 // runRepairWith runs repair on path with a stage hook; it returns the exit
@@ -142,14 +144,14 @@ func TestRepairCrashSafety(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs subprocesses")
 	}
-	input := brokenRollout(t, 4_000_000)
+	input := filetest.BrokenRollout(t, 4_000_000)
 	want := repaired(t, input)
 	if bytes.Equal(want, input) {
 		t.Fatal("the repair changes nothing: the test would prove nothing")
 	}
 	check := func(t *testing.T, path string, mustBe []byte) {
 		t.Helper()
-		got := readFile(t, path)
+		got := filetest.Read(t, path)
 		switch {
 		case mustBe != nil && !bytes.Equal(got, mustBe):
 			t.Errorf("file is %d bytes, neither the expected old or new content", len(got))

@@ -91,7 +91,7 @@ func bloatHome(t *testing.T) (string, string) {
 func appendAt(t *testing.T, stage, path string) func(string) {
 	return func(s string) {
 		if s == stage {
-			appendTo(t, path, []byte(agentLine))
+			filetest.Append(t, path, []byte(agentLine))
 		}
 	}
 }
@@ -161,7 +161,7 @@ func TestAppendDuringReplaceIsKept(t *testing.T) {
 // hostileRepairSetup is a broken rollout in a Codex home's sessions tree.
 func hostileRepairSetup(t *testing.T) (root, path string, input []byte) {
 	t.Helper()
-	input = brokenRollout(t, 40_000)
+	input = filetest.BrokenRollout(t, 40_000)
 	root = t.TempDir()
 	dir := filepath.Join(root, "sessions", "2026", "03", "10")
 	os.MkdirAll(dir, 0o755)
@@ -187,7 +187,7 @@ func TestUndoRestartableAtEveryStep(t *testing.T) {
 	}{
 		{"repair", func(t *testing.T) (string, string, map[string]string) {
 			root, path, _ := hostileRepairSetup(t)
-			before := treeOf(t, root)
+			before := filetest.Tree(t, root)
 			if code, e := runRepairWith(path, nil, "--write"); code != exitOK {
 				t.Fatalf("repair: exit %d\n%s", code, e)
 			}
@@ -195,7 +195,7 @@ func TestUndoRestartableAtEveryStep(t *testing.T) {
 		}, []string{"repair", "--undo"}, []string{"checked", "switch", "renamed", "quarantine"}},
 		{"reclaim", func(t *testing.T) (string, string, map[string]string) {
 			root, path := bloatHome(t)
-			before := treeOf(t, root)
+			before := filetest.Tree(t, root)
 			if code, o, e := runRollout("reclaim", "--policy", "superseded-checkpoints", "--write", path); code != exitOK {
 				t.Fatalf("reclaim: exit %d\n%s%s", code, o, e)
 			}
@@ -203,7 +203,7 @@ func TestUndoRestartableAtEveryStep(t *testing.T) {
 		}, []string{"reclaim", "--undo"}, []string{"checked", "switch", "renamed"}},
 		{"reclaim-compressed", func(t *testing.T) (string, string, map[string]string) {
 			root, path := bloatHome(t)
-			before := treeOf(t, root)
+			before := filetest.Tree(t, root)
 			if code, o, e := runRollout("reclaim", "--policy", "compress", "--cold-after", "0s", "--write", path); code != exitOK {
 				t.Fatalf("reclaim: exit %d\n%s%s", code, o, e)
 			}
@@ -221,7 +221,7 @@ func TestUndoRestartableAtEveryStep(t *testing.T) {
 				if code != exitOK {
 					t.Fatalf("undo again: exit %d\n%s%s", code, o, e)
 				}
-				if diff := cmp.Diff(original, treeOf(t, root)); diff != "" {
+				if diff := cmp.Diff(original, filetest.Tree(t, root)); diff != "" {
 					t.Errorf("after the undo was run again (-original +now):\n%s", diff)
 				}
 			})
@@ -237,12 +237,12 @@ func TestUndoRefusesFileOpenForWriting(t *testing.T) {
 		t.Skip("no /proc: writers are not seen here")
 	}
 	check := func(t *testing.T, root string, undo ...string) {
-		before := treeOf(t, root)
+		before := filetest.Tree(t, root)
 		code, o, e := runRollout(undo...)
 		if code != exitUnsafe || !strings.Contains(e, "is open for writing by pid") {
 			t.Errorf("exit %d, want %d (open for writing)\n%s%s", code, exitUnsafe, o, e)
 		}
-		if diff := cmp.Diff(before, treeOf(t, root)); diff != "" {
+		if diff := cmp.Diff(before, filetest.Tree(t, root)); diff != "" {
 			t.Errorf("a refused undo changed files:\n%s", diff)
 		}
 		if code, o, e := runRollout(append(undo[:2:2], append([]string{"--force"}, undo[2:]...)...)...); code != exitOK {

@@ -12,6 +12,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/rollout-dev/rollout/internal/testkit/filetest"
 )
 
 // TestStickyDirRefusalLeavesNothing: in a sticky directory (like /tmp) an
@@ -36,7 +38,7 @@ func TestStickyDirRefusalLeavesNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	os.Chmod(shared, 0o777|os.ModeSticky)
-	input := brokenRollout(t, 30_000)
+	input := filetest.BrokenRollout(t, 30_000)
 	path := filepath.Join(shared, "rollout.jsonl")
 	if err := os.WriteFile(path, input, 0o666); err != nil {
 		t.Fatal(err)
@@ -55,10 +57,10 @@ func TestStickyDirRefusalLeavesNothing(t *testing.T) {
 	if !ok || ee.ExitCode() != exitUnsafe {
 		t.Fatalf("repair as nobody: %v, want exit %d\n%s", err, exitUnsafe, out.String())
 	}
-	if names := listDir(t, shared); !cmp.Equal(names, []string{"rollout.jsonl"}) {
+	if names := filetest.List(t, shared); !cmp.Equal(names, []string{"rollout.jsonl"}) {
 		t.Errorf("a refused repair left files behind: %v\n%s", names, out.String())
 	}
-	if !bytes.Equal(readFile(t, path), input) {
+	if !bytes.Equal(filetest.Read(t, path), input) {
 		t.Error("the refused repair changed the file")
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"regexp"
 	"testing"
+
+	"github.com/rollout-dev/rollout/internal/testkit/filetest"
 )
 
 // rawControl is a byte or rune a terminal would act on.
@@ -21,7 +23,7 @@ func TestFileNamesAreEscaped(t *testing.T) {
 	const id = "019cd6f2-8a30-7c1e-9d2a-4b5c6d7e8f90"
 	name := "rollout-\x1b]0;pwned\x07\x1b[2J\u202e-" + id + ".jsonl"
 	path := filepath.Join(dir, name)
-	os.WriteFile(path, brokenRollout(t, 20_000), 0o644)
+	os.WriteFile(path, filetest.BrokenRollout(t, 20_000), 0o644)
 	t.Setenv("CODEX_HOME", root)
 	for _, args := range [][]string{
 		{"repair", path},

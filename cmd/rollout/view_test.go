@@ -16,6 +16,7 @@ import (
 	"golang.org/x/net/html"
 
 	"github.com/rollout-dev/rollout/internal/output/view"
+	"github.com/rollout-dev/rollout/internal/testkit/filetest"
 )
 
 var updateGolden = flag.Bool("update", false, "rewrite the golden outlines of testdata/view")
@@ -378,7 +379,7 @@ func TestViewPageLinearInWorldStatePatches(t *testing.T) {
 	if code, o, e := runRollout("view", "-o", out, in); code != exitOK {
 		t.Fatalf("exit %d\n%s%s", code, o, e)
 	}
-	page := readFile(t, out)
+	page := filetest.Read(t, out)
 	if ratio := float64(len(page)) / float64(b.Len()); ratio > 20 {
 		t.Errorf("the page is %.1fx the rollout (%d bytes for %d)", ratio, len(page), b.Len())
 	}
