@@ -54,8 +54,12 @@ func writeOutput(a *app, path, what string, render func(io.Writer) error) error 
 }
 
 // checkOutputsOf refuses, before anything is read, an output file that is
-// one of the inputs (or an input's quarantine or backup).
+// one of the inputs (or an input's quarantine or backup). Outputs to
+// standard output ("" or "-") need no check: then no input is stat'ed.
 func checkOutputsOf(inputs []string, outputs ...string) error {
+	if !slices.ContainsFunc(outputs, func(out string) bool { return out != "" && out != "-" }) {
+		return nil
+	}
 	var in outfile.Inputs
 	in.Add(inputs...)
 	if err := in.Check(outputs...); err != nil {
@@ -111,6 +115,15 @@ func sourceRoot(flag string) (string, error) {
 // reportOutput is one --format FORMAT[=FILE]: the format and the file it
 // writes ("" for standard output).
 type reportOutput struct{ name, file string }
+
+// filesOf are the files outs are written to ("" for standard output).
+func filesOf(outs []reportOutput) []string {
+	files := make([]string, len(outs))
+	for i, out := range outs {
+		files[i] = out.file
+	}
+	return files
+}
 
 // parseOutputs parses every command's --format list (one value for the
 // commands whose --format is not repeatable) with -o: each a format of doc

@@ -14,7 +14,6 @@ import (
 	"github.com/rollout-dev/rollout/internal/derive/budget"
 	"github.com/rollout-dev/rollout/internal/derive/policy"
 	"github.com/rollout-dev/rollout/internal/derive/result"
-	"github.com/rollout-dev/rollout/internal/edit/outfile"
 	"github.com/rollout-dev/rollout/internal/output/report"
 )
 
@@ -81,8 +80,6 @@ func runMerge(ctx context.Context, a *app, o *mergeOptions) error {
 	if strings.Count(strings.Join(o.reports, "\x00")+"\x00", "-\x00") > 1 {
 		return usageError("", "standard input can be read once")
 	}
-	var inputs outfile.Inputs
-	inputs.Add(o.reports...)
 	datas := make([][]byte, len(o.reports))
 	command := ""
 	for i, p := range o.reports {
@@ -116,17 +113,17 @@ func runMerge(ctx context.Context, a *app, o *mergeOptions) error {
 		command = kind
 	}
 	if command == "verify" {
-		return mergeVerify(a, o, failOn, &inputs, datas)
+		return mergeVerify(a, o, failOn, datas)
 	}
-	return mergeBudget(a, o, &inputs, datas)
+	return mergeBudget(a, o, datas)
 }
 
-func mergeVerify(a *app, o *mergeOptions, failOn checks.Severity, inputs *outfile.Inputs, datas [][]byte) error {
+func mergeVerify(a *app, o *mergeOptions, failOn checks.Severity, datas [][]byte) error {
 	outputs, err := parseOutputs(report.DocVerify, o.formats, o.output)
 	if err != nil {
 		return err
 	}
-	if err := checkOutputFiles(inputs, outputs); err != nil {
+	if err := checkOutputsOf(o.reports, filesOf(outputs)...); err != nil {
 		return err
 	}
 	vo := &verifyOptions{outputs: outputs, failOnSev: failOn, color: o.color}
@@ -158,7 +155,7 @@ func mergeVerify(a *app, o *mergeOptions, failOn checks.Severity, inputs *outfil
 
 // mergeBudget merges the fleet reports of simulate-budget's shards
 // (budget.MergeShards says what it refuses) and writes the whole run's.
-func mergeBudget(a *app, o *mergeOptions, inputs *outfile.Inputs, datas [][]byte) error {
+func mergeBudget(a *app, o *mergeOptions, datas [][]byte) error {
 	outs, err := parseOutputs(report.DocFleet, o.formats, o.output)
 	if err != nil {
 		return err
@@ -166,7 +163,7 @@ func mergeBudget(a *app, o *mergeOptions, inputs *outfile.Inputs, datas [][]byte
 	if err := refuseBinaryOnTerminal(a, report.DocFleet, outs, "write it to a file with --format png=FILE, or redirect standard output"); err != nil {
 		return err
 	}
-	if err := checkOutputFiles(inputs, outs); err != nil {
+	if err := checkOutputsOf(o.reports, filesOf(outs)...); err != nil {
 		return err
 	}
 	fleets := make([]*budget.Fleet, len(datas))
@@ -185,18 +182,6 @@ func mergeBudget(a *app, o *mergeOptions, inputs *outfile.Inputs, datas [][]byte
 	for _, out := range outs {
 		if err := writeFleet(a, fleet, out); err != nil {
 			return err
-		}
-	}
-	return nil
-}
-
-// checkOutputFiles refuses an output file that is one of the reports read.
-func checkOutputFiles(inputs *outfile.Inputs, outs []reportOutput) error {
-	for _, out := range outs {
-		if out.file != "" {
-			if err := inputs.Check(out.file); err != nil {
-				return outputConflict(err)
-			}
 		}
 	}
 	return nil

@@ -376,16 +376,11 @@ func (o *repairOptions) printer(a *app) *report.RepairPrinter {
 // that is the input (or its quarantine or backup). In place, the
 // quarantine is the input's own, by design.
 func (o *repairOptions) checkOutputs() error {
-	var inputs outfile.Inputs
-	inputs.Add(o.path)
 	outputs := []string{o.report}
 	if o.write && o.output != "" {
 		outputs = append(outputs, o.output, o.output+outfile.QuarantineSuffix)
 	}
-	if err := inputs.Check(outputs...); err != nil {
-		return outputConflict(err)
-	}
-	return nil
+	return checkOutputsOf([]string{o.path}, outputs...)
 }
 
 // refusalError maps a refusal to its exit code and a hint.

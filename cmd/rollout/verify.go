@@ -19,7 +19,6 @@ import (
 	"github.com/rollout-dev/rollout/internal/base/config"
 	"github.com/rollout-dev/rollout/internal/derive/policy"
 	"github.com/rollout-dev/rollout/internal/derive/result"
-	"github.com/rollout-dev/rollout/internal/edit/outfile"
 	"github.com/rollout-dev/rollout/internal/output/report"
 	"github.com/rollout-dev/rollout/reconstruct"
 )
@@ -295,31 +294,10 @@ func fileErrorCode(err error) int { return verifyExitCode(policy.ReadStatus(err)
 // checkOutputs refuses, before anything is read, a report file that is one
 // of the inputs (or an input's quarantine or backup).
 func (o *verifyOptions) checkOutputs(paths []string) error {
-	files := o.writeBaseline != "" && o.writeBaseline != "-"
-	for _, out := range o.outputs {
-		files = files || out.file != "" && out.file != "-"
-	}
-	if !files {
-		return nil // nothing is written but standard output: no input to stat
-	}
-	var inputs outfile.Inputs
-	inputs.Add(paths...)
 	if o.filesFrom != "" {
-		inputs.Add(o.filesFrom)
+		paths = append(slices.Clone(paths), o.filesFrom)
 	}
-	for _, out := range o.outputs {
-		if out.file != "" {
-			if err := inputs.Check(out.file); err != nil {
-				return outputConflict(err)
-			}
-		}
-	}
-	if o.writeBaseline != "" {
-		if err := inputs.Check(o.writeBaseline); err != nil {
-			return outputConflict(err)
-		}
-	}
-	return nil
+	return checkOutputsOf(paths, append(filesOf(o.outputs), o.writeBaseline)...)
 }
 
 // reportOutputs are the --format outputs, as report.OpenOutputs takes them.
