@@ -248,7 +248,7 @@ func (l *replayFlags) addForce(f *pflag.FlagSet, usage string) {
 	f.BoolVar(&l.force, "force", false, usage)
 }
 
-// validate refuses a limit below 1 for each flag the command has.
+// validateLimits refuses a limit below 1 for each flag the command has.
 func (l *replayFlags) validateLimits() error {
 	if l.capped && l.handoffCap < 1 {
 		return usageError("", "invalid --handoff-cap %d", l.handoffCap)
