@@ -3,6 +3,7 @@ package rollout
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -14,6 +15,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/klauspost/compress/zstd"
+
+	"github.com/rollout-dev/rollout/internal/base/objstore"
 )
 
 // StdinPath names standard input among the inputs.
@@ -80,6 +83,17 @@ func Discover(inputs []string) (*Discovery, error) {
 	for _, in := range inputs {
 		if in == StdinPath {
 			add(in)
+			continue
+		}
+		if objstore.IsURI(in) {
+			found, err := discoverObjects(in)
+			if err != nil {
+				return nil, err
+			}
+			d.Ignored = append(d.Ignored, found.Ignored...)
+			for _, p := range found.Paths {
+				add(p)
+			}
 			continue
 		}
 		fi, err := os.Stat(in)
@@ -247,6 +261,12 @@ func OpenWith(path string, stdin io.Reader, opts OpenOptions) (io.ReadCloser, er
 	var f io.ReadCloser
 	if path == StdinPath {
 		f = io.NopCloser(stdin)
+	} else if objstore.IsURI(path) {
+		obj, err := objstore.Open(context.Background(), path, 0, -1)
+		if err != nil {
+			return nil, &PathError{path, err}
+		}
+		f = obj
 	} else {
 		file, err := os.Open(path)
 		if err != nil {

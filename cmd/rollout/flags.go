@@ -206,14 +206,16 @@ func parseFailOn(s string) (checks.Severity, error) {
 	return sev, nil
 }
 
-// parseShardFlag parses --shard ("" for none: nil).
+// parseShardFlag parses --shard ("" for none: nil); K may be "index",
+// the 0-based $JOB_COMPLETION_INDEX of a Kubernetes Indexed Job plus one,
+// for containers without a shell to add it.
 func parseShardFlag(s string) (*shard.Spec, error) {
 	if s == "" {
 		return nil, nil
 	}
-	sp, err := shard.Parse(s)
+	sp, err := shard.Parse(s, os.Getenv)
 	if err != nil {
-		return nil, usageError("use --shard K/N with 1 <= K <= N, e.g. --shard 2/4", "%v", err)
+		return nil, usageError("use --shard K/N with 1 <= K <= N, e.g. --shard 2/4 (or index/N in a Kubernetes Indexed Job)", "%v", err)
 	}
 	return &sp, nil
 }

@@ -94,6 +94,7 @@ threshold P% of window W is floor(P/100 * W) tokens.`,
 	addQuiet(f, &opts.quiet)
 	opts.addMaxLineBytes(f, "longer lines are not replayed (a warning says how many)")
 	opts.addFilesFrom(f)
+	opts.addManifest(f)
 	f.IntVar(&opts.jobs, "jobs", runtime.NumCPU(), "rollouts read in parallel (output is identical for any value)")
 	opts.addShard(f, "rollouts", "; merge the JSON reports with rollout merge")
 	f.StringVar(&opts.since, "since", "", "only sessions started at or after this time (RFC 3339 or a date)")

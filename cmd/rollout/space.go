@@ -84,6 +84,7 @@ $CODEX_HOME/archived_sessions. Nothing is modified.`,
 	f.StringVar(&coldAfter, "cold-after", "7d", "a file idle this long is cold (compress policy): 7d, 36h, 0s")
 	f.IntVar(&opts.jobs, "jobs", runtime.NumCPU(), "files read in parallel (output is identical for any value)")
 	opts.addFilesFrom(f)
+	opts.addManifest(f)
 	opts.addMaxLineBytes(f, "longer lines are counted unread")
 	f.IntVar(&opts.keepTurns, "keep-turns", 20, "before-turn: the N of the estimate (rollbacks limited to the last N user turns)")
 	opts.addForce(f, forceReadFiles)

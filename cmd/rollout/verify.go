@@ -99,6 +99,7 @@ or from --config FILE; flags override it (docs/ci.md).`,
 	f.IntVar(&opts.jobs, "jobs", runtime.NumCPU(), "files verified in parallel (output is identical for any value)")
 	opts.addShard(f, "files", "")
 	opts.addFilesFrom(f)
+	opts.addManifest(f)
 	f.StringVar(&opts.color, "color", "auto", "colour: auto|always|never (NO_COLOR disables auto)")
 	f.Var(&opts.now, "now", "judge liveness at this RFC 3339 time instead of the clock (an unanswered call of a file written less than an hour before is in progress)")
 	opts.addForce(f, forceReadFiles)
