@@ -342,3 +342,16 @@ func explain(err error) error {
 	}
 	return err
 }
+
+// StatAny is Stat for an object, and the same description of a local file
+// (no ETag): what a command that takes either needs to know of its input.
+func StatAny(ctx context.Context, p string) (Object, error) {
+	if IsURI(p) {
+		return Stat(ctx, p)
+	}
+	fi, err := os.Stat(p)
+	if err != nil {
+		return Object{}, err
+	}
+	return Object{URI: p, Size: fi.Size(), Modified: fi.ModTime()}, nil
+}

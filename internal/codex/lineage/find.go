@@ -4,6 +4,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/rollout-dev/rollout/internal/base/objstore"
 	"github.com/rollout-dev/rollout/internal/codex/home"
 	"github.com/rollout-dev/rollout/rollout"
 )
@@ -27,6 +28,9 @@ type Found struct {
 func ForFile(path string) *Index {
 	if path == rollout.StdinPath {
 		return New(nil)
+	}
+	if objstore.IsURI(path) {
+		return New([]string{path}, path[:strings.LastIndex(path, "/")+1])
 	}
 	return New([]string{path}, filepath.Dir(path))
 }

@@ -198,7 +198,9 @@ func (ix *Index) covering(dir string) *Index {
 // walk adds the rollouts of a directory tree (nothing when it does not
 // exist or holds none).
 func (ix *Index) walk(dir string) {
-	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+	if objstore.IsURI(dir) {
+		// A prefix: listed (Discover), as a directory is walked.
+	} else if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
 		return
 	}
 	d, err := rollout.Discover([]string{dir})

@@ -135,21 +135,12 @@ func Plan(ctx context.Context, paths []string, jobs int) []Entry {
 
 func describe(ctx context.Context, path string) Entry {
 	e := Entry{URI: path}
-	if objstore.IsURI(path) {
-		o, err := objstore.Stat(ctx, path)
-		if err != nil {
-			e.Error = err.Error()
-			return e
-		}
-		e.Size, e.ETag, e.Modified = o.Size, o.ETag, o.Modified.UTC()
-	} else {
-		fi, err := os.Stat(path)
-		if err != nil {
-			e.Error = err.Error()
-			return e
-		}
-		e.Size, e.Modified = fi.Size(), fi.ModTime().UTC()
+	o, err := objstore.StatAny(ctx, path)
+	if err != nil {
+		e.Error = err.Error()
+		return e
 	}
+	e.Size, e.ETag, e.Modified = o.Size, o.ETag, o.Modified.UTC()
 	if n, ok := rollout.ParseName(path); ok {
 		e.RolloutID = n.Rollout
 	}
