@@ -278,6 +278,10 @@ func OpenWith(path string, stdin io.Reader, opts OpenOptions) (io.ReadCloser, er
 			return nil, &PathError{path, errors.New("is a directory")}
 		}
 		f = file
+		if o, ok := objstore.Pinned(path); ok && err == nil && o.Size < fi.Size() {
+			// A manifest's file is read as the plan saw it, as an object is.
+			f = &pinnedFile{file, io.LimitReader(file, o.Size)}
+		}
 	}
 	var raw io.Reader = f
 	if opts.OnRead != nil {
@@ -298,6 +302,17 @@ type opened struct {
 }
 
 func (o opened) Rereader() io.ReaderAt { return RereaderOf(o.Reader) }
+
+// pinnedFile is a file read up to the size a manifest recorded.
+type pinnedFile struct {
+	*os.File
+	limited io.Reader
+}
+
+func (p *pinnedFile) Read(b []byte) (int, error) { return p.limited.Read(b) }
+
+// Rereader reads the file again by offset (within what was read).
+func (p *pinnedFile) Rereader() io.ReaderAt { return &fileAt{p.File, 0} }
 
 type countingReader struct {
 	r      io.Reader

@@ -9,7 +9,6 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/rollout-dev/rollout/internal/base/objstore"
 	"github.com/rollout-dev/rollout/internal/base/shard"
 	"github.com/rollout-dev/rollout/internal/codex/lineage"
 	"github.com/rollout-dev/rollout/internal/codex/manifest"
@@ -184,8 +183,8 @@ type verifyInputs struct {
 }
 
 // fromManifest takes the rollouts of --manifest: the slice of --shard,
-// pinned to the size and version the plan saw (objstore.Pin), their
-// lineages resolved from what the plan read. No listing, no head read.
+// read as the plan saw them, with no listing and no head read
+// (manifest.Slice).
 func (o *inputFlags) fromManifest(a *app) (*verifyInputs, error) {
 	if len(o.paths) > 0 || o.filesFrom != "" || len(o.threads) > 0 {
 		return nil, usageError("plan every rollout into the manifest instead",
@@ -194,19 +193,13 @@ func (o *inputFlags) fromManifest(a *app) (*verifyInputs, error) {
 	if o.manifest == rollout.StdinPath {
 		a.io.stdinHint("the manifest")
 	}
-	_, entries, err := manifest.Read(o.manifest, a.io.In, o.shardPart)
+	paths, ix, err := manifest.Slice(o.manifest, a.io.In, o.shardPart)
 	if err != nil {
 		return nil, &exitError{code: exitUsage, err: err}
 	}
-	in := &verifyInputs{named: make(map[string]bool, len(entries))}
-	for i := range entries {
-		e := &entries[i]
-		if objstore.IsURI(e.URI) {
-			objstore.Pin(e.Object())
-		}
-		in.paths = append(in.paths, e.URI)
-		in.named[e.URI] = true
+	in := &verifyInputs{paths: paths, all: paths, index: ix, named: make(map[string]bool, len(paths))}
+	for _, p := range paths {
+		in.named[p] = true
 	}
-	in.all, in.index = in.paths, manifest.Index(entries)
 	return in, nil
 }

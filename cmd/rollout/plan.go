@@ -66,20 +66,13 @@ func runPlan(ctx context.Context, a *app, o *planOptions) error {
 		printf(a.io.Err, "note: %s", n)
 	}
 	entries := manifest.Plan(ctx, sel.Paths, o.jobs)
-	unreadable := 0
-	roots := map[string]bool{}
-	for i := range entries {
-		roots[entries[i].LineageRoot] = true
-		if entries[i].Error != "" {
-			unreadable++
-		}
-	}
 	err = writeOutput(a, o.output, "the manifest", func(w io.Writer) error {
 		return manifest.Write(w, paths, entries)
 	})
 	if err != nil {
 		return err
 	}
-	printf(a.io.Err, "planned %d rollouts in %d lineages; %d heads unreadable (verify reports them)", len(entries), len(roots), unreadable)
+	lineages, unreadable := manifest.Tally(entries)
+	printf(a.io.Err, "planned %d rollouts in %d lineages; %d heads unreadable (verify reports them)", len(entries), lineages, unreadable)
 	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/rollout-dev/rollout/internal/derive/budget"
+	"github.com/rollout-dev/rollout/internal/output/progress"
 	"github.com/rollout-dev/rollout/internal/output/report"
 	"github.com/rollout-dev/rollout/reconstruct"
 )
@@ -51,9 +52,9 @@ func runSimulateFleet(ctx context.Context, a *app, o *simulateBudgetOptions) err
 	raise := status.raise
 	// Bytes only: a run may read a rollout more than once (the fit of
 	// --compact-at auto, the session metas of a shared ledger).
-	progress := newProgress(a.io, "simulating", in.paths, showProgress(a, o.quiet))
-	progress.files = 0
-	errW := progress.writer(a.io.Err)
+	bar := progress.New(a.io.Err, "simulating", in.paths, showProgress(a, o.quiet))
+	bar.CountBytesOnly()
+	errW := bar.Writer(a.io.Err)
 	run := budget.FleetRun{Paths: in.paths, Settings: o.settings, Since: since, Until: until,
 		SinceText: o.since, UntilText: o.until, PerSession: o.perSession, Jobs: o.jobs,
 		// Each rollout is read alone; Ancestry resolves its lineage.
@@ -77,9 +78,9 @@ func runSimulateFleet(ctx context.Context, a *app, o *simulateBudgetOptions) err
 	if byGroup {
 		run.InShard = o.shardPart.Contains
 	}
-	run.Replay.Open.OnRead = progress.add
+	run.Replay.Open.OnRead = bar.Add
 	fleet, err := runFleet(a, run, o.series)
-	progress.finish()
+	bar.Finish()
 	if err != nil {
 		return err
 	}

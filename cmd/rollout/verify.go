@@ -19,6 +19,7 @@ import (
 	"github.com/rollout-dev/rollout/internal/base/config"
 	"github.com/rollout-dev/rollout/internal/derive/policy"
 	"github.com/rollout-dev/rollout/internal/derive/result"
+	"github.com/rollout-dev/rollout/internal/output/progress"
 	"github.com/rollout-dev/rollout/internal/output/report"
 	"github.com/rollout-dev/rollout/reconstruct"
 )
@@ -165,7 +166,7 @@ func runVerify(ctx context.Context, a *app, o *verifyOptions) error {
 		return err
 	}
 	inputs := reportOrder(in)
-	progress := newProgress(a.io, "verifying", in.paths, showProgress(a, o.quiet))
+	bar := progress.New(a.io.Err, "verifying", in.paths, showProgress(a, o.quiet))
 	settings, err := o.settings()
 	if err != nil {
 		return err
@@ -177,7 +178,7 @@ func runVerify(ctx context.Context, a *app, o *verifyOptions) error {
 		return err
 	}
 	ro := report.Options{FailOn: o.failOnSev, Statistics: o.statistics, SourceRoot: root}
-	reports := report.OpenOutputs(o.reportOutputs(), run, o.outputOptions(a, ro, progress.writer(a.io.Out)))
+	reports := report.OpenOutputs(o.reportOutputs(), run, o.outputOptions(a, ro, bar.Writer(a.io.Out)))
 	var messages fileMessages
 	emit := func(i int, out policy.Input) {
 		out.Named = in.named[inputs[i].Path]
@@ -185,10 +186,10 @@ func runVerify(ctx context.Context, a *app, o *verifyOptions) error {
 		reports.File(pipe.File(out))
 	}
 	lin := lineagesOf(in)
-	opts := checks.Options{MaxLineBytes: o.maxLineBytes, MaxFindingsPerRule: o.maxFindings, HandoffCap: o.handoffCap, Now: o.now.time(), Force: o.force, OnRead: progress.add,
+	opts := checks.Options{MaxLineBytes: o.maxLineBytes, MaxFindingsPerRule: o.maxFindings, HandoffCap: o.handoffCap, Now: o.now.time(), Force: o.force, OnRead: bar.Add,
 		Lineage: lin.ancestry}
-	policy.Analyse(inputs, o.jobs, a.io.In, opts, pipe.NeedsHashes(), progress.step, emit)
-	progress.finish()
+	policy.Analyse(inputs, o.jobs, a.io.In, opts, pipe.NeedsHashes(), bar.Step, emit)
+	bar.Finish()
 	run.Notes = append(run.Notes, lin.Notes()...)
 	messages.write(a.io.Err)
 	run.Suppressed, run.Hidden = pipe.Suppressed(), pipe.Hidden()

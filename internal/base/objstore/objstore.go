@@ -127,6 +127,15 @@ func Pin(objs ...Object) {
 	}
 }
 
+// Pinned is what Pin recorded of uri, asking nothing of the server.
+func Pinned(uri string) (Object, bool) {
+	o, ok := pins.Load(uri)
+	if !ok {
+		return Object{}, false
+	}
+	return o.(Object), true
+}
+
 // Stat describes the object at uri (a HEAD unless pinned).
 func Stat(ctx context.Context, uri string) (Object, error) {
 	if o, ok := pins.Load(uri); ok {

@@ -25,7 +25,7 @@ type store struct {
 	mu      sync.Mutex
 	objects map[string]string
 	cutOnce map[string]int // path -> bytes sent before the connection drops
-	ranges  []string        // every Range asked, in order
+	ranges  []string       // every Range asked, in order
 }
 
 func (s *store) ServeHTTP(w http.ResponseWriter, r *http.Request) {

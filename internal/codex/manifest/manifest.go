@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -267,4 +268,53 @@ func readLine(br *bufio.Reader) ([]byte, error) {
 			return line, err
 		}
 	}
+}
+
+// FindThread lists the entries whose thread id (from session_meta, else
+// the file name) is query or starts with it, as rollout.FindThreads does
+// for files, reading none.
+func FindThread(entries []Entry, query string) []rollout.ThreadMatch {
+	query = strings.ToLower(query)
+	var out []rollout.ThreadMatch
+	for i := range entries {
+		e := &entries[i]
+		name, _ := rollout.ParseName(e.URI)
+		thread := e.ThreadID
+		if thread == "" {
+			thread = name.Thread
+		}
+		if thread != "" && strings.HasPrefix(thread, query) {
+			out = append(out, rollout.ThreadMatch{Path: e.URI, ThreadID: thread, NameID: name.Thread, MetaID: e.ThreadID})
+		}
+	}
+	return out
+}
+
+// Slice is what a shard reads of the manifest at path: the URIs of part's
+// entries (nil: all) in manifest order, pinned to the size and version the
+// plan saw (objstore.Pin: objects and files alike are read to that size),
+// and their lineage index, built from the manifest alone.
+func Slice(path string, r io.Reader, part *shard.Spec) ([]string, *lineage.Index, error) {
+	_, entries, err := Read(path, r, part)
+	if err != nil {
+		return nil, nil, err
+	}
+	paths := make([]string, len(entries))
+	for i := range entries {
+		objstore.Pin(entries[i].Object())
+		paths[i] = entries[i].URI
+	}
+	return paths, Index(entries), nil
+}
+
+// Tally counts the lineages of entries and the heads that could not be read.
+func Tally(entries []Entry) (lineages, unreadable int) {
+	roots := map[string]bool{}
+	for i := range entries {
+		roots[entries[i].LineageRoot] = true
+		if entries[i].Error != "" {
+			unreadable++
+		}
+	}
+	return len(roots), unreadable
 }
