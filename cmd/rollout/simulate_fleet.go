@@ -8,6 +8,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/rollout-dev/rollout/internal/base/objstore"
 	"github.com/rollout-dev/rollout/internal/derive/budget"
 	"github.com/rollout-dev/rollout/internal/output/progress"
 	"github.com/rollout-dev/rollout/internal/output/report"
@@ -17,8 +18,12 @@ import (
 // fleetMode: simulate-budget reports one rollout as before when given
 // exactly one file (or -) and nothing that names a set of rollouts.
 func (o *simulateBudgetOptions) fleetMode() bool {
-	if len(o.paths) != 1 || o.filesFrom != "" || o.shard != "" || o.since != "" || o.until != "" || o.perSession {
+	if len(o.paths) != 1 || o.filesFrom != "" || o.manifest != "" || o.shard != "" || o.since != "" || o.until != "" || o.perSession {
 		return true
+	}
+	if objstore.IsURI(o.paths[0]) {
+		_, err := objstore.Stat(context.Background(), o.paths[0])
+		return err != nil // not one object: a prefix, listed
 	}
 	fi, err := os.Stat(o.paths[0])
 	return err == nil && fi.IsDir()

@@ -29,6 +29,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/smithy-go"
+	"github.com/aws/smithy-go/logging"
 )
 
 // Scheme is the one URI scheme served.
@@ -71,7 +72,7 @@ type Object struct {
 func Split(uri string) (bucket, key string, err error) {
 	if !strings.HasPrefix(uri, Scheme) {
 		scheme, _, _ := strings.Cut(uri, "://")
-		return "", "", fmt.Errorf("%s://: not supported (object storage is read through s3://; GCS and others speak S3 through AWS_ENDPOINT_URL_S3, docs/scale.md)", scheme)
+		return "", "", fmt.Errorf("the %s:// scheme is not supported: object storage is read through s3:// (GCS and others speak S3 through AWS_ENDPOINT_URL_S3, docs/scale.md)", scheme)
 	}
 	bucket, key, _ = strings.Cut(strings.TrimPrefix(uri, Scheme), "/")
 	if bucket == "" {
@@ -91,7 +92,9 @@ var (
 func s3Client() (*s3.Client, error) {
 	clientOnce.Do(func() {
 		ctx := context.Background()
-		cfg, err := config.LoadDefaultConfig(ctx)
+		// The SDK's own log lines (IMDS fallbacks) would interleave with
+		// reports on stderr: errors carry what a user needs.
+		cfg, err := config.LoadDefaultConfig(ctx, config.WithLogger(logging.Nop{}))
 		if err != nil {
 			clientErr = fmt.Errorf("object storage configuration: %w", err)
 			return
@@ -338,6 +341,9 @@ func explain(err error) error {
 		case http.StatusPreconditionFailed:
 			return errors.New("the object changed while it was read (its ETag differs): run again")
 		}
+	}
+	if strings.Contains(err.Error(), "get credentials") {
+		return errors.New("no AWS credentials found (environment, shared config and credentials files, web identity, container or instance role): set AWS_PROFILE, or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY")
 	}
 	var ae smithy.APIError
 	if errors.As(err, &ae) {
