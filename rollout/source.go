@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"sort"
@@ -254,6 +255,10 @@ type OpenOptions struct {
 	// OnRead, when set, is called with the number of bytes read from the
 	// file as stored (compressed for .zst): progress for big files.
 	OnRead func(n int)
+	// Prefix > 0 says the reader wants about the first Prefix bytes (a
+	// fork's inherited part of its source): an object is fetched in ranges
+	// from there on, not streamed whole and cut off.
+	Prefix int64
 }
 
 // OpenWith is Open with options (see DecodeWith).
@@ -262,7 +267,13 @@ func OpenWith(path string, stdin io.Reader, opts OpenOptions) (io.ReadCloser, er
 	if path == StdinPath {
 		f = io.NopCloser(stdin)
 	} else if objstore.IsURI(path) {
-		obj, err := objstore.Open(context.Background(), path, 0, -1)
+		var obj io.ReadCloser
+		var err error
+		if opts.Prefix > 0 {
+			obj, err = objstore.OpenHead(context.Background(), path, opts.Prefix+headBytes, math.MaxInt64)
+		} else {
+			obj, err = objstore.Open(context.Background(), path, 0, -1)
+		}
 		if err != nil {
 			return nil, &PathError{path, err}
 		}
