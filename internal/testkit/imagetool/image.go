@@ -152,6 +152,13 @@ func labels(sp spec) map[string]string {
 	return l
 }
 
+// passwd and group name the user, for tools that look it up (and Go's
+// os/user); no login shell exists.
+var (
+	passwd = fmt.Sprintf("root:x:0:0:root:/root:/sbin/nologin\n%s:x:%d:%d:%s:%s:/sbin/nologin\n", userName, uid, uid, userName, homeDir)
+	group  = fmt.Sprintf("root:x:0:\n%s:x:%d:\n", userName, uid)
+)
+
 // entry is one file or directory of the layer.
 type entry struct {
 	name string // without a leading slash
@@ -165,8 +172,6 @@ type entry struct {
 // the user, the CA bundle and the binary. Entries are in a fixed order
 // with fixed owners and times, so the bytes depend on the inputs only.
 func rootfs(bin, certs []byte, mtime time.Time) ([]byte, error) {
-	passwd := fmt.Sprintf("root:x:0:0:root:/root:/sbin/nologin\n%s:x:%d:%d:%s:%s:/sbin/nologin\n", userName, uid, uid, userName, homeDir)
-	group := fmt.Sprintf("root:x:0:\n%s:x:%d:\n", userName, uid)
 	entries := []entry{
 		{name: "etc/", mode: 0o755},
 		{name: "etc/group", mode: 0o644, data: []byte(group)},
