@@ -117,8 +117,9 @@ func TestImageWithOCITools(t *testing.T) {
 		if err := os.WriteFile(filepath.Join(rootfs, "work", "bare.jsonl"), fixture, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		runInBundle(t, rootfs, proc, "verify", "bare.jsonl", "--format", "json=/tmp/verify.json")
-		fi, err := os.Stat(filepath.Join(rootfs, "tmp", "verify.json"))
+		// The report's directory is made, as the Kubernetes recipe needs.
+		runInBundle(t, rootfs, proc, "verify", "bare.jsonl", "--format", "json=/tmp/reports/verify.json")
+		fi, err := os.Stat(filepath.Join(rootfs, "tmp", "reports", "verify.json"))
 		if err != nil {
 			t.Fatal(err)
 		}
