@@ -54,16 +54,27 @@ func writeOutput(a *app, path, what string, render func(io.Writer) error) error 
 }
 
 // checkOutputsOf refuses, before anything is read, an output file that is
-// one of the inputs (or an input's quarantine or backup). Outputs to
-// standard output ("" or "-") need no check: then no input is stat'ed.
+// one of the inputs (or an input's quarantine or backup), then creates the
+// missing directories of the others (reports/ of --format
+// json=reports/verify-1.json), so that a path that cannot be written
+// fails now, not after the run. Outputs to standard output ("" or "-")
+// need neither: then no input is stat'ed.
 func checkOutputsOf(inputs []string, outputs ...string) error {
-	if !slices.ContainsFunc(outputs, func(out string) bool { return out != "" && out != "-" }) {
+	if !slices.ContainsFunc(outputs, func(out string) bool { return !isStdout(out) }) {
 		return nil
 	}
 	var in outfile.Inputs
 	in.Add(inputs...)
 	if err := in.Check(outputs...); err != nil {
 		return outputConflict(err)
+	}
+	for _, out := range outputs {
+		if isStdout(out) {
+			continue
+		}
+		if err := outfile.MakeParents(out); err != nil {
+			return &exitError{code: exitUsage, err: fmt.Errorf("cannot write %s: %w", out, err)}
+		}
 	}
 	return nil
 }

@@ -179,6 +179,10 @@ func runVerify(ctx context.Context, a *app, o *verifyOptions) error {
 	}
 	ro := report.Options{FailOn: o.failOnSev, Statistics: o.statistics, SourceRoot: root}
 	reports := report.OpenOutputs(o.reportOutputs(), run, o.outputOptions(a, ro, bar.Writer(a.io.Out)))
+	if err := reports.Err(); err != nil {
+		reports.Discard()
+		return reportsError(err)
+	}
 	var messages fileMessages
 	emit := func(i int, out policy.Input) {
 		out.Named = in.named[inputs[i].Path]

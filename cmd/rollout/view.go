@@ -12,7 +12,6 @@ import (
 	"github.com/rollout-dev/rollout/internal/base/objstore"
 	"github.com/rollout-dev/rollout/internal/derive/budget"
 	"github.com/rollout-dev/rollout/internal/edit/artifacts"
-	"github.com/rollout-dev/rollout/internal/edit/outfile"
 	"github.com/rollout-dev/rollout/internal/output/termsafe"
 	"github.com/rollout-dev/rollout/internal/output/view"
 	"github.com/rollout-dev/rollout/reconstruct"
@@ -105,10 +104,8 @@ func runView(ctx context.Context, a *app, o *viewOptions) error {
 		}
 		size = fi.Size
 	}
-	var inputs outfile.Inputs
-	inputs.Add(o.path)
-	if err := inputs.Check(o.output); err != nil {
-		return outputConflict(err)
+	if err := checkOutputsOf([]string{o.path}, o.output); err != nil {
+		return err
 	}
 	b := view.New(view.Options{Path: o.path, Bytes: size, MaxText: o.maxText})
 	evidence := budget.NewCollector()

@@ -126,6 +126,17 @@ func openStepSummary(path string, run *result.Report, ro Options) *outputStream 
 	return r
 }
 
+// Err is the first report that could not be started (its file could not be
+// created, say): a command stops there, before the run, not after it.
+func (rs *Outputs) Err() error {
+	for _, r := range rs.outs {
+		if r.err != nil {
+			return r.wrap(r.err)
+		}
+	}
+	return nil
+}
+
 // File hands one normalized file to every report still being written.
 func (rs *Outputs) File(f *result.FileResult) {
 	for _, r := range rs.outs {
