@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"io/fs"
 	"os"
@@ -135,5 +136,32 @@ func TestVerifyParquetShards(t *testing.T) {
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("%s: rows of the shards (+) and of the whole run (-):\n%s", table, diff)
 		}
+	}
+}
+
+// simulate-budget's table is the --per-session rows, which the format
+// turns on: without the flag it writes what it writes with it, a row per
+// rollout and setting.
+func TestFleetParquetIsPerSession(t *testing.T) {
+	t.Parallel()
+	formats := report.FormatsOf(report.DocFleet)
+	dirFormat := formats[len(formats)-1]
+	if f, _ := report.LookupFormat(report.DocFleet, dirFormat); !f.Dir {
+		t.Fatalf("the fleet's last format %s writes no directory", dirFormat)
+	}
+	fleet := budgetFixtures + "fleet"
+	implicit, explicit := t.TempDir(), t.TempDir()
+	runCLI(t, "simulate-budget", "--window", "128k,258400", "--format", dirFormat+"="+implicit, fleet)
+	runCLI(t, "simulate-budget", "--window", "128k,258400", "--per-session", "--format", dirFormat+"="+explicit, fleet)
+	if got, want := treeBytes(t, implicit), treeBytes(t, explicit); !bytes.Equal(got, want) {
+		t.Error("the table differs with and without --per-session")
+	}
+	rows, files := parquetRows(t, implicit, report.TableBudget)
+	if len(files) != 1 || files[0] != report.TableBudget+"/part-1-of-1.parquet" {
+		t.Errorf("files %v", files)
+	}
+	// 8 rollouts at 2 windows.
+	if len(rows) != 16 {
+		t.Errorf("%d rows, want 16:\n%s", len(rows), strings.Join(rows, "\n"))
 	}
 }
