@@ -162,6 +162,9 @@ func parseOutputs(doc report.Document, specs []string, output string) ([]reportO
 				file = output
 			}
 		}
+		if f, _ := report.LookupFormat(doc, name); f.Dir && file == "" {
+			return nil, usageError(fmt.Sprintf("name the directory: --format %s=DIR", name), "--format %s writes tables into a directory, not to standard output", name)
+		}
 		if file == "" {
 			stdout++
 		}

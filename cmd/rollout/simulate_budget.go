@@ -111,6 +111,9 @@ func (o *simulateBudgetOptions) validate(a *app) error {
 		return err
 	}
 	o.out, o.format = outs[0], outs[0].name
+	if f, _ := report.LookupFormat(o.document(), o.format); f.Dir {
+		o.perSession = true // the table's rows are the per-session rows
+	}
 	if err := refuseBinaryOnTerminal(a, o.document(), outs, "write it to a file with -o FILE, or redirect standard output"); err != nil {
 		return err
 	}

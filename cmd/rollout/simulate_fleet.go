@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"slices"
@@ -118,6 +119,12 @@ func runFleet(a *app, run budget.FleetRun, series string) (*budget.Fleet, error)
 
 // writeFleet writes a fleet in one format, to standard output or a file.
 func writeFleet(a *app, f *budget.Fleet, out reportOutput) error {
+	if format, _ := report.LookupFormat(report.DocFleet, out.name); format.Dir {
+		if err := report.WriteDir(report.DocFleet, out.name, out.file, f); err != nil {
+			return &exitError{code: exitUsage, err: fmt.Errorf("writing %s to %s: %w", out.name, out.file, err)}
+		}
+		return nil
+	}
 	return writeOutput(a, out.file, out.name, func(w io.Writer) error { return report.Write(w, report.DocFleet, out.name, f) })
 }
 

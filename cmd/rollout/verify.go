@@ -88,7 +88,7 @@ or from --config FILE; flags override it (docs/ci.md).`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringArrayVar(&opts.formats, "format", nil, "report format: "+strings.Join(report.Formats(), "|")+", or FORMAT=FILE (repeatable)")
+	f.StringArrayVar(&opts.formats, "format", nil, "report format: "+report.FormatHelp(report.DocVerify)+", or FORMAT=FILE (repeatable; parquet=DIR writes tables into DIR)")
 	addOutput(f, &opts.output, "the report of the --format that names no FILE")
 	addSourceRoot(f, &opts.sourceRoot)
 	f.StringVar(&opts.failOn, "fail-on", "error", "exit 1 on findings at or above this severity: error|warning|info|never")

@@ -84,6 +84,15 @@ func OpenOutputs(outs []Output, run *result.Report, o OutputOptions) *Outputs {
 		ro := o.Report
 		r := &outputStream{name: name}
 		rs.outs = append(rs.outs, r)
+		if f.Dir {
+			// Tables in a directory (parseOutputs refuses one without):
+			// each part file is its own outfile, committed on Close.
+			r.wrap = func(err error) error {
+				return &WriteError{msg: fmt.Sprintf("writing %s report to %s", name, file), err: err, ToFile: true}
+			}
+			r.stream = openParquetOutput(file, run)
+			continue
+		}
 		var w io.Writer
 		if file == "" {
 			ro.Color = f.Color && o.ColorStdout
