@@ -71,7 +71,8 @@ type homePlan struct {
 // dir/user-NNNN, each with sessions/YYYY/MM/DD/rollout-*.jsonl and
 // archived_sessions/, a few KB a file, with paginated forks (whose
 // history_base names a rollout of the same home and a byte offset it
-// has), reverts and sub-agents. Ids are unique across the fleet.
+// has), reverts and sub-agents. Ids are unique across the fleet. The
+// homes hold rollouts only: no state database, no writer locks.
 func WriteFleet(dir string, o FleetOptions) (*Fleet, error) {
 	if o.Rollouts <= 0 {
 		return nil, fmt.Errorf("lineagegen: a fleet of %d rollouts", o.Rollouts)
