@@ -17,8 +17,9 @@
 // without the lineage would find faults that are not there: a turn's
 // world-state patch needs the baseline of the root's first turn, a fork's
 // rollback drops turns of its source. Output depends only on the tree: the
-// same tree gives the same bytes. It is a fixture generator
-// (internal/testkit): used only by tests.
+// same tree gives the same bytes. WriteFleet (fleet.go) writes many homes
+// of such trees from a seed, for tests of a whole bucket of rollouts. It
+// is a fixture generator (internal/testkit): used only by tests.
 package lineagegen
 
 import (
@@ -104,9 +105,32 @@ var Standard = Tree{
 // Write lays the tree out in the Codex home dir (created) and returns its
 // files by node name.
 func Write(dir string, t Tree) (map[string]*File, error) {
+	return WriteAt(dir, t, Place{})
+}
+
+// Place is where in time and id space WriteAt puts a tree, so that many
+// trees of one fleet get distinct ids and dates.
+type Place struct {
+	// Start is the first node's start (zero: 2026-09-09T04:00Z, Write's);
+	// node i starts i hours later.
+	Start time.Time
+	// Salt goes into the last group of every id (0 for Write's ids): trees
+	// with different salts never share an id.
+	Salt uint32
+}
+
+// WriteAt is Write with the tree placed at p.
+func WriteAt(dir string, t Tree, p Place) (map[string]*File, error) {
+	if p.Start.IsZero() {
+		p.Start = time.Date(2026, 9, 9, 4, 0, 0, 0, time.UTC)
+	}
+	if p.Salt >= 1<<24 {
+		return nil, fmt.Errorf("lineagegen: salt %d does not fit in 24 bits", p.Salt)
+	}
 	files := map[string]*File{}
 	for i, n := range t {
-		g := &gen{n: n, seq: i + 1, at: time.Date(2026, 9, 9, 4, 0, 0, 0, time.UTC).Add(time.Duration(i) * time.Hour)}
+		start := p.Start.Add(time.Duration(i) * time.Hour)
+		g := &gen{n: n, seq: i + 1, start: start, at: start, salt: p.Salt}
 		var parent *File
 		if n.Parent != "" {
 			parent = files[n.Parent]
@@ -157,18 +181,20 @@ func writeFile(path string, data []byte, zst bool) error {
 
 // gen writes one rollout.
 type gen struct {
-	n   Node
-	seq int
-	at  time.Time
-	buf bytes.Buffer
-	ord int64
-	ids int
+	n     Node
+	seq   int
+	start time.Time // the file-name time
+	at    time.Time
+	salt  uint32
+	buf   bytes.Buffer
+	ord   int64
+	ids   int
 }
 
 func (g *gen) uuid(kind int) string {
 	g.ids++
 	ms := g.at.UnixMilli()
-	return fmt.Sprintf("%08x-%04x-7%03x-8%03x-%012x", ms>>16, ms&0xffff, g.seq, kind, g.ids)
+	return fmt.Sprintf("%08x-%04x-7%03x-8%03x-%012x", ms>>16, ms&0xffff, g.seq, kind, uint64(g.salt)<<24|uint64(g.ids))
 }
 
 func (g *gen) tick() string {
@@ -265,7 +291,7 @@ func (g *gen) file(dir string, parent *File) (*File, []byte, error) {
 	if n.Rollback > 0 {
 		g.record("event_msg", obj{"type": "thread_rolled_back", "num_turns": n.Rollback})
 	}
-	dirName := "sessions/2026/09/09"
+	dirName := g.start.Format("sessions/2006/01/02")
 	if n.Archived {
 		dirName = "archived_sessions"
 	}
@@ -284,7 +310,7 @@ func (g *gen) file(dir string, parent *File) (*File, []byte, error) {
 
 // startedAt is the file-name time of the rollout (its first hour).
 func (g *gen) startedAt() string {
-	return time.Date(2026, 9, 9, 4, 0, 0, 0, time.UTC).Add(time.Duration(g.seq-1) * time.Hour).Format("2006-01-02T15-04-05")
+	return g.start.Format("2006-01-02T15-04-05")
 }
 
 func cutOf(parent *File, turns int) (cut, error) {
