@@ -181,6 +181,9 @@ type verifyInputs struct {
 	// reported as not analysed, never opened.
 	unusable []*rollout.WalkError
 	notes    []string
+	// described is what a manifest recorded of each file: its size and
+	// version.
+	described map[string]objstore.Object
 }
 
 // fromManifest takes the rollouts of --manifest: the slice of --shard,
@@ -198,7 +201,7 @@ func (o *inputFlags) fromManifest(a *app) (*verifyInputs, error) {
 	if err != nil {
 		return nil, &exitError{code: exitUsage, err: err}
 	}
-	in := &verifyInputs{named: make(map[string]bool, len(entries))}
+	in := &verifyInputs{named: make(map[string]bool, len(entries)), described: map[string]objstore.Object{}}
 	for i := range entries {
 		e := &entries[i]
 		if objstore.IsURI(e.URI) {
@@ -206,6 +209,7 @@ func (o *inputFlags) fromManifest(a *app) (*verifyInputs, error) {
 		}
 		in.paths = append(in.paths, e.URI)
 		in.named[e.URI] = true
+		in.described[e.URI] = e.Object()
 	}
 	in.all, in.index = in.paths, manifest.Index(entries)
 	return in, nil

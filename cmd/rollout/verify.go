@@ -164,7 +164,7 @@ func runVerify(ctx context.Context, a *app, o *verifyOptions) error {
 	if err != nil {
 		return err
 	}
-	inputs := reportOrder(in)
+	inputs := policy.Targets(in.paths, in.unusable, in.described)
 	progress := newProgress(a.io, "verifying", in.paths, showProgress(a, o.quiet))
 	settings, err := o.settings()
 	if err != nil {
@@ -203,21 +203,6 @@ func runVerify(ctx context.Context, a *app, o *verifyOptions) error {
 		return silentExit(code)
 	}
 	return nil
-}
-
-// reportOrder lists the inputs by path, the order of the report:
-// verifying them in that order lets each file go to the printers as soon
-// as the ones before it are done.
-func reportOrder(in *verifyInputs) []policy.Target {
-	inputs := make([]policy.Target, 0, len(in.paths)+len(in.unusable))
-	for i, p := range in.paths {
-		inputs = append(inputs, policy.Target{Path: p, Order: i})
-	}
-	for i, e := range in.unusable {
-		inputs = append(inputs, policy.Target{Path: e.Path, Order: len(in.paths) + i, Unusable: e})
-	}
-	slices.SortStableFunc(inputs, func(x, y policy.Target) int { return strings.Compare(x.Path, y.Path) })
-	return inputs
 }
 
 // fileMessages are the messages about files, written to stderr in input

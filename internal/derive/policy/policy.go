@@ -83,6 +83,7 @@ func (p *Pipeline) File(in Input) *result.FileResult {
 	for _, s := range p.steps {
 		s.process(f)
 	}
+	f.entry.Hidden, f.entry.Suppressed = f.hidden, f.suppressed
 	p.status = max(p.status, f.status)
 	p.suppressed += f.suppressed
 	p.hidden += f.hidden

@@ -1,13 +1,17 @@
 package policy
 
 import (
+	"context"
 	"io"
 	"runtime/debug"
 	"slices"
+	"strings"
 
 	"github.com/rollout-dev/rollout/checks"
+	"github.com/rollout-dev/rollout/internal/base/objstore"
 	"github.com/rollout-dev/rollout/internal/base/pool"
 	"github.com/rollout-dev/rollout/reconstruct"
+	"github.com/rollout-dev/rollout/rollout"
 )
 
 // A Target is one file to verify, in report order (by path).
@@ -19,6 +23,31 @@ type Target struct {
 	// Unusable is set for an entry a walk could not use: it is reported as
 	// not analysed, never opened.
 	Unusable error
+	// Size and Version are the file as a manifest described it; with
+	// Version "" the file is described (objstore.StatAny) before it is read.
+	Size    int64
+	Version string
+}
+
+// Targets lists a run's files in report order, by path: verifying them in
+// that order lets each file go to the printers as soon as the ones before
+// it are done. paths are the files to read in input order, unusable the
+// entries a walk could not use (after them in input order); described has
+// the size and version of the files a manifest described.
+func Targets(paths []string, unusable []*rollout.WalkError, described map[string]objstore.Object) []Target {
+	out := make([]Target, 0, len(paths)+len(unusable))
+	for i, p := range paths {
+		t := Target{Path: p, Order: i}
+		if o, ok := described[p]; ok {
+			t.Size, t.Version = o.Size, o.Version()
+		}
+		out = append(out, t)
+	}
+	for i, e := range unusable {
+		out = append(out, Target{Path: e.Path, Order: len(paths) + i, Unusable: e})
+	}
+	slices.SortStableFunc(out, func(x, y Target) int { return strings.Compare(x.Path, y.Path) })
+	return out
 }
 
 // Analyse verifies files on a pool of workers and hands each outcome to
@@ -59,12 +88,28 @@ func analyseTarget(t Target, stdin io.Reader, opts checks.Options, hash bool) In
 	if t.Unusable != nil {
 		return Input{Path: t.Path, Err: t.Unusable}
 	}
+	size, version := stored(t)
 	out := analyseOne(t.Path, stdin, opts)
 	if hash && out.Err == nil {
 		out.Hashes = HashRecords(t.Path, out.Result, opts.MaxLineBytes)
 	}
 	out.Result = slim(out.Result)
+	out.Size, out.Version = size, version
 	return out
+}
+
+// stored is the size and version of the file before it is read: a file
+// that grows while it is read then looks changed to the next run, never
+// the other way round. Pinned objects are described without a request.
+func stored(t Target) (int64, string) {
+	if t.Version != "" || t.Path == rollout.StdinPath {
+		return t.Size, t.Version
+	}
+	o, err := objstore.StatAny(context.Background(), t.Path)
+	if err != nil {
+		return 0, "" // the read says why
+	}
+	return o.Size, o.Version()
 }
 
 // slim keeps of a result what the report needs (findings, a few summary
@@ -76,7 +121,8 @@ func slim(res *checks.Result) *checks.Result {
 	}
 	st := res.State
 	return &checks.Result{Path: res.Path, Records: res.Records, Findings: slices.Clip(res.Findings),
-		State: &reconstruct.State{Era: st.Era, HistoryMode: st.HistoryMode, CLIVersion: st.CLIVersion, ThreadID: st.ThreadID}}
+		State: &reconstruct.State{Era: st.Era, HistoryMode: st.HistoryMode, CLIVersion: st.CLIVersion, ThreadID: st.ThreadID,
+			Clock: st.Clock, Continues: st.Continues}}
 }
 
 // analyseOne runs the checks on one file; a panic outside the engine's own

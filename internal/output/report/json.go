@@ -55,6 +55,9 @@ type jsonFileError struct {
 }
 
 // jsonFile: era, history_mode, cli_version and thread_id are "" when unknown.
+// size and version are there when known; depends_on, hidden, suppressed and
+// incomplete only when not empty, so that they add nothing to an ordinary
+// file's entry.
 type jsonFile struct {
 	Path        string         `json:"path"`
 	Records     int            `json:"records"`
@@ -62,6 +65,12 @@ type jsonFile struct {
 	HistoryMode string         `json:"history_mode"`
 	CLIVersion  string         `json:"cli_version"`
 	ThreadID    string         `json:"thread_id"`
+	Size        *int64         `json:"size,omitempty"`
+	Version     string         `json:"version,omitempty"`
+	DependsOn   []string       `json:"depends_on,omitempty"`
+	Hidden      int            `json:"hidden,omitempty"`
+	Suppressed  int            `json:"suppressed,omitempty"`
+	Incomplete  bool           `json:"incomplete,omitempty"`
 	Error       *jsonFileError `json:"error,omitempty"`
 	Findings    []jsonFinding  `json:"findings"`
 }
@@ -118,7 +127,15 @@ func newJSONFile(f *result.FileResult) jsonFile {
 		HistoryMode: f.HistoryMode,
 		CLIVersion:  f.CLIVersion,
 		ThreadID:    f.ThreadID,
+		Version:     f.Version,
+		DependsOn:   f.DependsOn,
+		Hidden:      f.Hidden,
+		Suppressed:  f.Suppressed,
+		Incomplete:  f.Incomplete,
 		Findings:    []jsonFinding{},
+	}
+	if f.Version != "" {
+		jf.Size = &f.Size
 	}
 	if f.Error != nil {
 		jf.Error = &jsonFileError{f.Error.Code, f.Error.Message}

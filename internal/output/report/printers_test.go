@@ -43,6 +43,9 @@ func sample() *result.Report {
 				HistoryMode: "legacy",
 				CLIVersion:  "0.107.0",
 				ThreadID:    "0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b",
+				Size:        6144,
+				Version:     "2026-03-10T09:35:30.123456789Z",
+				DependsOn:   []string{result.DependsClock},
 				Findings: []checks.Finding{
 					{
 						Rule: "meta/old-cli", Severity: checks.Info,
@@ -62,7 +65,8 @@ func sample() *result.Report {
 					},
 				},
 			},
-			{Path: "sessions/rollout-b.jsonl", Records: 6, Era: "legacy"},
+			// An object: its version is the ETag, quotes included.
+			{Path: "sessions/rollout-b.jsonl", Records: 6, Era: "legacy", Size: 2048, Version: `"9b2cf535f27731c974343645a3985328"`},
 		},
 	}
 }
@@ -272,6 +276,7 @@ func TestJSONStructure(t *testing.T) {
 			map[string]any{
 				"path": "sessions/2025/rollout-a.jsonl", "records": 12.0, "era": "envelope", "history_mode": "legacy",
 				"cli_version": "0.107.0", "thread_id": "0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b",
+				"size": 6144.0, "version": "2026-03-10T09:35:30.123456789Z", "depends_on": []any{"clock"},
 				"findings": []any{
 					map[string]any{"rule": "meta/old-cli", "severity": "info", "line": 1.0, "byte_offset": 0.0, "ordinal": nil,
 						"message": "cli_version 0.50.0 predates turn ids", "fixable": false, "evidence": map[string]any{}},
@@ -284,7 +289,7 @@ func TestJSONStructure(t *testing.T) {
 			},
 			map[string]any{
 				"path": "sessions/rollout-b.jsonl", "records": 6.0, "era": "legacy", "history_mode": "",
-				"cli_version": "", "thread_id": "", "findings": []any{},
+				"cli_version": "", "thread_id": "", "size": 2048.0, "version": `"9b2cf535f27731c974343645a3985328"`, "findings": []any{},
 			},
 		},
 	}
@@ -302,7 +307,7 @@ func TestJSONStructure(t *testing.T) {
 	}{
 		{"@this", []string{"schema", "schema_version", "tool", "version", "command", "summary", "notes", "files"}},
 		{"summary", []string{"files", "records", "errors", "warnings", "infos", "not_analysed", "suppressed", "hidden"}},
-		{"files.0", []string{"path", "records", "era", "history_mode", "cli_version", "thread_id", "findings"}},
+		{"files.0", []string{"path", "records", "era", "history_mode", "cli_version", "thread_id", "size", "version", "depends_on", "findings"}},
 		{"files.0.findings.0", []string{"rule", "severity", "line", "byte_offset", "ordinal", "message", "fixable", "evidence"}},
 	} {
 		if diff := cmp.Diff(k.keys, objectKeys(t, gjson.Get(out, k.path))); diff != "" {
