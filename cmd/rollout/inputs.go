@@ -181,9 +181,10 @@ type verifyInputs struct {
 	// reported as not analysed, never opened.
 	unusable []*rollout.WalkError
 	notes    []string
-	// described is what a manifest recorded of each file: its size and
-	// version.
+	// described and threadIDs are what a manifest recorded of each file:
+	// its size and version, its thread (verify --since).
 	described map[string]objstore.Object
+	threadIDs map[string]string
 }
 
 // fromManifest takes the rollouts of --manifest: the slice of --shard,
@@ -201,7 +202,7 @@ func (o *inputFlags) fromManifest(a *app) (*verifyInputs, error) {
 	if err != nil {
 		return nil, &exitError{code: exitUsage, err: err}
 	}
-	in := &verifyInputs{named: make(map[string]bool, len(entries)), described: map[string]objstore.Object{}}
+	in := &verifyInputs{named: make(map[string]bool, len(entries)), described: map[string]objstore.Object{}, threadIDs: map[string]string{}}
 	for i := range entries {
 		e := &entries[i]
 		if objstore.IsURI(e.URI) {
@@ -209,7 +210,7 @@ func (o *inputFlags) fromManifest(a *app) (*verifyInputs, error) {
 		}
 		in.paths = append(in.paths, e.URI)
 		in.named[e.URI] = true
-		in.described[e.URI] = e.Object()
+		in.described[e.URI], in.threadIDs[e.URI] = e.Object(), e.ThreadID
 	}
 	in.all, in.index = in.paths, manifest.Index(entries)
 	return in, nil

@@ -24,6 +24,9 @@ type Input struct {
 	// (result.FileResult); Version "" when unknown.
 	Size    int64
 	Version string
+	// Reused is the previous run's entry for the file, taken instead of
+	// reading it (verify --since): the steps already ran over it.
+	Reused *result.FileResult
 }
 
 // file is one file going through the steps.

@@ -10,6 +10,7 @@ import (
 	"github.com/rollout-dev/rollout/checks"
 	"github.com/rollout-dev/rollout/internal/base/objstore"
 	"github.com/rollout-dev/rollout/internal/base/pool"
+	"github.com/rollout-dev/rollout/internal/derive/result"
 	"github.com/rollout-dev/rollout/reconstruct"
 	"github.com/rollout-dev/rollout/rollout"
 )
@@ -50,6 +51,11 @@ func Targets(paths []string, unusable []*rollout.WalkError, described map[string
 	return out
 }
 
+// Reuse returns the result a previous run made of the file at path, when
+// it holds for the file as stored now (size and version), else nil
+// (incremental.Previous.Reuse). Safe for concurrent use.
+type Reuse func(path string, size int64, version string) *result.FileResult
+
 // Analyse verifies files on a pool of workers and hands each outcome to
 // emit, on the calling goroutine, in input order: file i as soon as files
 // 0..i-1 have been emitted, so the output does not depend on jobs.
@@ -58,12 +64,13 @@ func Targets(paths []string, unusable []*rollout.WalkError, described map[string
 // findings: memory follows the largest files, not the run.
 // With hash set, each result also carries the hashes of the records its
 // findings are on (for baseline fingerprints). step is called as each
-// file is read (the command's progress).
-func Analyse(targets []Target, jobs int, stdin io.Reader, opts checks.Options, hash bool, step func(), emit func(int, Input)) {
+// file is read or its previous result reused (the command's progress).
+// With reuse set, a file it has a result for is not read (verify --since).
+func Analyse(targets []Target, jobs int, stdin io.Reader, opts checks.Options, hash bool, reuse Reuse, step func(), emit func(int, Input)) {
 	pool.InOrder(len(targets), jobs, aheadFiles, findingsOf, aheadFindings, func(i int) Input {
-		out := analyseTarget(targets[i], stdin, opts, hash)
+		out := analyseTarget(targets[i], stdin, opts, hash, reuse)
 		if targets[i].Unusable == nil {
-			step() // progress counts the files read
+			step() // progress counts the files read or reused
 		}
 		return out
 	}, emit)
@@ -84,11 +91,16 @@ func findingsOf(out Input) int {
 
 // analyseTarget verifies one file and keeps of the result what the report
 // needs.
-func analyseTarget(t Target, stdin io.Reader, opts checks.Options, hash bool) Input {
+func analyseTarget(t Target, stdin io.Reader, opts checks.Options, hash bool, reuse Reuse) Input {
 	if t.Unusable != nil {
 		return Input{Path: t.Path, Err: t.Unusable}
 	}
 	size, version := stored(t)
+	if reuse != nil && version != "" {
+		if e := reuse(t.Path, size, version); e != nil {
+			return Input{Path: t.Path, Reused: e}
+		}
+	}
 	out := analyseOne(t.Path, stdin, opts)
 	if hash && out.Err == nil {
 		out.Hashes = HashRecords(t.Path, out.Result, opts.MaxLineBytes)
