@@ -458,6 +458,7 @@ func (e *engine) orphanCalls() {
 			if idle >= 0 {
 				stopped := idle >= StoppedAfter
 				ev.SessionStopped = &stopped
+				e.st.Clock = true
 			}
 		}
 		e.emit(Pos{Line: it.Line, Offset: it.Offset, Segment: it.Segment}, ev)

@@ -110,6 +110,7 @@ func Replay(src io.Reader, opts ReplayOptions, observers ...Observer) (st *State
 	}
 	eng.reread = reread
 	lineageAsked := opts.Ancestry == nil
+	continues := false
 	for {
 		line = rd.Line() + 1 // a panic while reading names the line being read
 		rec, rerr := rd.Next()
@@ -130,6 +131,7 @@ func Replay(src io.Reader, opts ReplayOptions, observers ...Observer) (st *State
 			// damaged first line: judged without the prefix).
 			lineageAsked = true
 			if rec.Valid() && rec.Type() == rollout.TypeSessionMeta && rec.Payload().Get("history_base").Exists() {
+				continues = true
 				if a := opts.Ancestry(); a != nil {
 					open := func(p string, prefix int64) (io.ReadCloser, error) {
 						return rollout.OpenWith(p, nil, rollout.OpenOptions{Prefix: prefix})
@@ -146,8 +148,10 @@ func Replay(src io.Reader, opts ReplayOptions, observers ...Observer) (st *State
 		}
 		eng.Feed(rec)
 	}
+	st = eng.Finish()
+	st.Continues = continues
 	if readErr != nil {
-		return eng.Finish(), readErr
+		return st, readErr
 	}
-	return eng.Finish(), nil
+	return st, nil
 }

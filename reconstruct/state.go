@@ -43,6 +43,12 @@ type State struct {
 	// FailClosed: the history mode is unknown, so nothing was replayed and
 	// only line and envelope facts were reported.
 	FailClosed bool
+	// Clock: a verdict compared the last record's time with Options.Now
+	// (ToolOrphanCallEvidence.SessionStopped), so a replay at another time
+	// may judge the file otherwise. Continues: the file's session_meta has
+	// a history_base and ReplayOptions.Ancestry was asked for it, so its
+	// findings depend on other rollouts. Incremental runs read both again.
+	Clock, Continues bool
 }
 
 // UserTurnStarts are the start lines of the user turns that survive, in

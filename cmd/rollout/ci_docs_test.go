@@ -3,9 +3,11 @@ package main
 import (
 	"encoding/json"
 	"encoding/xml"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -78,7 +80,7 @@ func TestCIDocs(t *testing.T) {
 				t.Errorf("docs/ci.md: the .rollout.yaml example does not parse: %v", err)
 				continue
 			}
-			for _, list := range append([][]string{c.Select, c.Ignore}, values(c.PerPathIgnores)...) {
+			for _, list := range append([][]string{c.Select, c.Ignore}, slices.Collect(maps.Values(c.PerPathIgnores))...) {
 				if _, err := checks.NewFilter(list, nil); err != nil {
 					t.Errorf("docs/ci.md: the .rollout.yaml example: %v", err)
 				}

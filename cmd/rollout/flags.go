@@ -96,31 +96,19 @@ func addSourceRoot(f *pflag.FlagSet, p *string) {
 }
 
 // sourceRoot resolves --source-root to an absolute directory: the flag, or
-// the nearest directory upward from the working directory that holds .git,
-// or the working directory.
+// report.DefaultSourceRoot.
 func sourceRoot(flag string) (string, error) {
-	if flag != "" {
-		abs, err := filepath.Abs(flag)
-		if err != nil {
-			return "", err
-		}
-		if fi, err := os.Stat(abs); err != nil || !fi.IsDir() {
-			return "", usageError("name the repository's root directory", "--source-root %s is not a directory", flag)
-		}
-		return abs, nil
+	if flag == "" {
+		return report.DefaultSourceRoot()
 	}
-	wd, err := os.Getwd()
+	abs, err := filepath.Abs(flag)
 	if err != nil {
 		return "", err
 	}
-	for dir := wd; ; dir = filepath.Dir(dir) {
-		if _, err := os.Lstat(filepath.Join(dir, ".git")); err == nil {
-			return dir, nil
-		}
-		if filepath.Dir(dir) == dir {
-			return wd, nil
-		}
+	if fi, err := os.Stat(abs); err != nil || !fi.IsDir() {
+		return "", usageError("name the repository's root directory", "--source-root %s is not a directory", flag)
 	}
+	return abs, nil
 }
 
 // reportOutput is one --format FORMAT[=FILE]: the format and the file it

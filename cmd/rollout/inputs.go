@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/rollout-dev/rollout/internal/base/objstore"
 	"github.com/rollout-dev/rollout/internal/base/shard"
 	"github.com/rollout-dev/rollout/internal/codex/lineage"
 	"github.com/rollout-dev/rollout/internal/codex/manifest"
@@ -180,6 +181,10 @@ type verifyInputs struct {
 	// reported as not analysed, never opened.
 	unusable []*rollout.WalkError
 	notes    []string
+	// described and threadIDs are what a manifest recorded of each file:
+	// its size and version, its thread (verify --since).
+	described map[string]objstore.Object
+	threadIDs map[string]string
 }
 
 // fromManifest takes the rollouts of --manifest: the slice of --shard,
@@ -193,13 +198,18 @@ func (o *inputFlags) fromManifest(a *app) (*verifyInputs, error) {
 	if o.manifest == rollout.StdinPath {
 		a.io.stdinHint("the manifest")
 	}
-	paths, ix, err := manifest.Slice(o.manifest, a.io.In, o.shardPart)
+	entries, ix, err := manifest.Slice(o.manifest, a.io.In, o.shardPart)
 	if err != nil {
 		return nil, &exitError{code: exitUsage, err: err}
 	}
-	in := &verifyInputs{paths: paths, all: paths, index: ix, named: make(map[string]bool, len(paths))}
-	for _, p := range paths {
-		in.named[p] = true
+	in := &verifyInputs{index: ix, named: make(map[string]bool, len(entries)),
+		described: make(map[string]objstore.Object, len(entries)), threadIDs: make(map[string]string, len(entries))}
+	for i := range entries {
+		e := &entries[i]
+		in.paths = append(in.paths, e.URI)
+		in.named[e.URI] = true
+		in.described[e.URI], in.threadIDs[e.URI] = e.Object(), e.ThreadID
 	}
+	in.all = in.paths
 	return in, nil
 }

@@ -10,13 +10,13 @@ import (
 	"os"
 	"runtime"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/rollout-dev/rollout/checks"
 	"github.com/rollout-dev/rollout/internal/base/config"
+	"github.com/rollout-dev/rollout/internal/derive/incremental"
 	"github.com/rollout-dev/rollout/internal/derive/policy"
 	"github.com/rollout-dev/rollout/internal/derive/result"
 	"github.com/rollout-dev/rollout/internal/output/progress"
@@ -37,6 +37,7 @@ type verifyOptions struct {
 	jobs        int
 	color       string
 	now         nowFlag
+	since       string // --since: the previous run's JSON report
 	// CI policy (verify_policy.go).
 	configPath    string
 	baseline      string
@@ -72,7 +73,8 @@ or from --config FILE; flags override it (docs/ci.md).`,
   rollout verify --format sarif=rollout.sarif --format text ~/.codex/sessions
   rollout verify --select ordinal/ --fail-on warning --jobs 4 sessions/
   rollout verify --write-baseline .rollout-baseline.json sessions/
-  rollout verify --baseline .rollout-baseline.json --show-severity warning --statistics sessions/`,
+  rollout verify --baseline .rollout-baseline.json --show-severity warning --statistics sessions/
+  rollout verify --manifest manifest.jsonl --now T --since verify.json --format json=verify.json`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.paths = args
 			if err := opts.applyConfig(cmd.Flags()); err != nil {
@@ -105,6 +107,7 @@ or from --config FILE; flags override it (docs/ci.md).`,
 	f.Var(&opts.now, "now", "judge liveness at this RFC 3339 time instead of the clock (an unanswered call of a file written less than an hour before is in progress)")
 	opts.addForce(f, forceReadFiles)
 	opts.addThreads(f, "also verify")
+	f.StringVar(&opts.since, "since", "", "reuse the results of the previous run's JSON report `REPORT` for the files stored as it recorded them (size and version); read the others (docs/scale.md)")
 	f.StringVar(&opts.configPath, "config", "", "read settings from FILE instead of the .rollout.yaml found from the working directory upward")
 	f.StringVar(&opts.baseline, "baseline", "", "report only findings not recorded in FILE (see --write-baseline)")
 	f.StringVar(&opts.writeBaseline, "write-baseline", "", "record every finding in FILE as accepted, then report as with --baseline FILE")
@@ -165,9 +168,13 @@ func runVerify(ctx context.Context, a *app, o *verifyOptions) error {
 	if err != nil {
 		return err
 	}
-	inputs := reportOrder(in)
+	inputs := policy.Targets(in.paths, in.unusable, in.described)
 	bar := progress.New(a.io.Err, "verifying", in.paths, showProgress(a, o.quiet))
 	settings, err := o.settings()
+	if err != nil {
+		return err
+	}
+	prev, err := o.previous(a, in, settings)
 	if err != nil {
 		return err
 	}
@@ -192,8 +199,11 @@ func runVerify(ctx context.Context, a *app, o *verifyOptions) error {
 	lin := lineagesOf(in)
 	opts := checks.Options{MaxLineBytes: o.maxLineBytes, MaxFindingsPerRule: o.maxFindings, HandoffCap: o.handoffCap, Now: o.now.time(), Force: o.force, OnRead: bar.Add,
 		Lineage: lin.ancestry}
-	policy.Analyse(inputs, o.jobs, a.io.In, opts, pipe.NeedsHashes(), bar.Step, emit)
+	policy.Analyse(inputs, o.jobs, a.io.In, opts, pipe.NeedsHashes(), prev.Reuse, bar.Step, emit)
 	bar.Finish()
+	if prev != nil {
+		printf(a.io.Err, "--since: %s", prev.Summary(len(in.paths)))
+	}
 	run.Notes = append(run.Notes, lin.Notes()...)
 	messages.write(a.io.Err)
 	run.Suppressed, run.Hidden = pipe.Suppressed(), pipe.Hidden()
@@ -208,21 +218,6 @@ func runVerify(ctx context.Context, a *app, o *verifyOptions) error {
 		return silentExit(code)
 	}
 	return nil
-}
-
-// reportOrder lists the inputs by path, the order of the report:
-// verifying them in that order lets each file go to the printers as soon
-// as the ones before it are done.
-func reportOrder(in *verifyInputs) []policy.Target {
-	inputs := make([]policy.Target, 0, len(in.paths)+len(in.unusable))
-	for i, p := range in.paths {
-		inputs = append(inputs, policy.Target{Path: p, Order: i})
-	}
-	for i, e := range in.unusable {
-		inputs = append(inputs, policy.Target{Path: e.Path, Order: len(in.paths) + i, Unusable: e})
-	}
-	slices.SortStableFunc(inputs, func(x, y policy.Target) int { return strings.Compare(x.Path, y.Path) })
-	return inputs
 }
 
 // fileMessages are the messages about files, written to stderr in input
@@ -284,6 +279,31 @@ func (o *verifyOptions) settings() (*result.Settings, error) {
 		s.Baseline = fmt.Sprintf("sha256:%x", sha256.Sum256(data))
 	}
 	return s, nil
+}
+
+// previous reads --since, the report of the previous run, whose results
+// hold for the files unchanged since (internal/derive/incremental); nil
+// without --since.
+func (o *verifyOptions) previous(a *app, in *verifyInputs, s *result.Settings) (*incremental.Previous, error) {
+	if o.since == "" {
+		return nil, nil
+	}
+	data, err := os.ReadFile(o.since)
+	if err != nil {
+		return nil, usageError("", "reading --since: %v", err)
+	}
+	rep, err := report.ReadJSON(data)
+	if err != nil {
+		return nil, usageError("--since reads a report of verify --format json", "--since %s: %v", o.since, err)
+	}
+	prev, err := incremental.New(rep, incremental.Run{Version: version(), Settings: s, FailOn: o.failOnSev, ThreadIDs: in.threadIDs})
+	if err != nil {
+		return nil, usageError("leave --since out to read every file", "--since %s: %v", o.since, err)
+	}
+	if n := prev.Note(); n != "" {
+		notef(a.io.Err, "--since: %s", n)
+	}
+	return prev, nil
 }
 
 func nonNil(s []string) []string {

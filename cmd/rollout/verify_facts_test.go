@@ -16,7 +16,7 @@ type fileFacts struct {
 	Path        string `json:"path"`
 	RolloutID   string `json:"rollout_id"`
 	LineageRoot string `json:"lineage_root"`
-	Bytes       int64  `json:"bytes"`
+	Size        int64  `json:"size"`
 	Turns       int    `json:"turns"`
 	Compactions int    `json:"compactions"`
 }
@@ -71,7 +71,7 @@ func TestVerifyFileFacts(t *testing.T) {
 					turns += f.Node.Cut // its inherited turns are records of its own file
 				}
 				want := fileFacts{Path: path, RolloutID: f.Rollout, LineageRoot: files[tc.root[name]].Rollout,
-					Bytes: fi.Size(), Turns: turns, Compactions: tc.compactions[name]}
+					Size: fi.Size(), Turns: turns, Compactions: tc.compactions[name]}
 				if diff := cmp.Diff(want, got[path]); diff != "" {
 					t.Errorf("%s (-want +got):\n%s", name, diff)
 				}

@@ -3,7 +3,9 @@ package main
 import (
 	"fmt"
 	"io"
+	"maps"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -42,46 +44,29 @@ func (o *verifyOptions) applyConfig(flags *pflag.FlagSet) error {
 		return err
 	}
 	o.cfg = c
-	set := func(flag string, apply func()) {
-		if !flags.Changed(flag) {
+	// set applies the config's value when it has one and the flag was not given.
+	set := func(flag string, has bool, apply func()) {
+		if has && !flags.Changed(flag) {
 			apply()
 		}
 	}
-	if c.Select != nil {
-		set("select", func() { o.selectRules = c.Select })
-	}
-	if c.Ignore != nil {
-		set("ignore", func() { o.ignoreRules = c.Ignore })
-	}
-	if c.FailOn != "" {
-		set("fail-on", func() { o.failOn = c.FailOn })
-	}
-	if c.ShowSeverity != "" {
-		set("show-severity", func() { o.showSeverity = c.ShowSeverity })
-	}
-	if c.MaxLineBytes != nil {
-		set("max-line-bytes", func() { o.maxLineBytes = *c.MaxLineBytes })
-	}
-	if c.HandoffCap != nil {
-		set("handoff-cap", func() { o.handoffCap = *c.HandoffCap })
-	}
-	if c.MaxFindingsPerRule != nil {
-		set("max-findings-per-rule", func() { o.maxFindings = *c.MaxFindingsPerRule })
-	}
-	if c.Format != nil {
-		set("format", func() {
-			o.formats = nil
-			for _, spec := range c.Format {
-				if name, file, err := report.ParseFormatSpec(spec); err == nil && file != "" {
-					spec = name + "=" + c.Resolve(file)
-				}
-				o.formats = append(o.formats, spec)
+	set("select", c.Select != nil, func() { o.selectRules = c.Select })
+	set("ignore", c.Ignore != nil, func() { o.ignoreRules = c.Ignore })
+	set("fail-on", c.FailOn != "", func() { o.failOn = c.FailOn })
+	set("show-severity", c.ShowSeverity != "", func() { o.showSeverity = c.ShowSeverity })
+	set("max-line-bytes", c.MaxLineBytes != nil, func() { o.maxLineBytes = *c.MaxLineBytes })
+	set("handoff-cap", c.HandoffCap != nil, func() { o.handoffCap = *c.HandoffCap })
+	set("max-findings-per-rule", c.MaxFindingsPerRule != nil, func() { o.maxFindings = *c.MaxFindingsPerRule })
+	set("format", c.Format != nil, func() {
+		o.formats = nil
+		for _, spec := range c.Format {
+			if name, file, err := report.ParseFormatSpec(spec); err == nil && file != "" {
+				spec = name + "=" + c.Resolve(file)
 			}
-		})
-	}
-	if c.Baseline != "" {
-		set("baseline", func() { o.baseline = c.Resolve(c.Baseline) })
-	}
+			o.formats = append(o.formats, spec)
+		}
+	})
+	set("baseline", c.Baseline != "", func() { o.baseline = c.Resolve(c.Baseline) })
 	return nil
 }
 
@@ -100,7 +85,7 @@ func checkConfig(c *config.Config) error {
 			return bad("show-severity", c.ShowSeverity, "error, warning or info")
 		}
 	}
-	for _, list := range append([][]string{c.Select, c.Ignore}, values(c.PerPathIgnores)...) {
+	for _, list := range append([][]string{c.Select, c.Ignore}, slices.Collect(maps.Values(c.PerPathIgnores))...) {
 		if _, err := checks.NewFilter(list, nil); err != nil {
 			return usageError("list the rules with `rollout explain`", "%s: %v", c.Path, err)
 		}
@@ -111,14 +96,6 @@ func checkConfig(c *config.Config) error {
 		}
 	}
 	return nil
-}
-
-func values(m map[string][]string) [][]string {
-	var out [][]string
-	for _, v := range m {
-		out = append(out, v)
-	}
-	return out
 }
 
 // pipeline builds the policy of a run, reading the baseline first so that

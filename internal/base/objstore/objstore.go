@@ -68,6 +68,19 @@ type Object struct {
 	Modified time.Time
 }
 
+// Version names the object's content as stored: its ETag, else (a local
+// file, StatAny) its modification time, RFC 3339 in UTC to the nanosecond;
+// "" when neither is known (a description that failed).
+func (o Object) Version() string {
+	switch {
+	case o.ETag != "":
+		return o.ETag
+	case o.Modified.IsZero():
+		return ""
+	}
+	return o.Modified.UTC().Format(time.RFC3339Nano)
+}
+
 // Split returns a URI's bucket and key.
 func Split(uri string) (bucket, key string, err error) {
 	if !strings.HasPrefix(uri, Scheme) {

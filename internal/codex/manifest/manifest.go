@@ -290,21 +290,19 @@ func FindThread(entries []Entry, query string) []rollout.ThreadMatch {
 	return out
 }
 
-// Slice is what a shard reads of the manifest at path: the URIs of part's
-// entries (nil: all) in manifest order, pinned to the size and version the
-// plan saw (objstore.Pin: objects and files alike are read to that size),
-// and their lineage index, built from the manifest alone.
-func Slice(path string, r io.Reader, part *shard.Spec) ([]string, *lineage.Index, error) {
+// Slice is what a shard reads of the manifest at path: part's entries
+// (nil: all) in manifest order, pinned to the size and version the plan
+// saw (objstore.Pin: objects and files alike are read to that size), and
+// their lineage index, built from the manifest alone.
+func Slice(path string, r io.Reader, part *shard.Spec) ([]Entry, *lineage.Index, error) {
 	_, entries, err := Read(path, r, part)
 	if err != nil {
 		return nil, nil, err
 	}
-	paths := make([]string, len(entries))
 	for i := range entries {
 		objstore.Pin(entries[i].Object())
-		paths[i] = entries[i].URI
 	}
-	return paths, Index(entries), nil
+	return entries, Index(entries), nil
 }
 
 // Tally counts the lineages of entries and the heads that could not be read.

@@ -22,6 +22,13 @@ type Input struct {
 	// Hashes are the hashes of the records the findings are on, by line,
 	// when the pipeline NeedsHashes (HashRecords).
 	Hashes map[int]string
+	// Size and Version are the file as stored before it was read
+	// (result.FileResult); Version "" when unknown.
+	Size    int64
+	Version string
+	// Reused is the previous run's entry for the file, taken instead of
+	// reading it (verify --since): the steps already ran over it.
+	Reused *result.FileResult
 }
 
 // file is one file going through the steps.
@@ -48,6 +55,13 @@ func newFile(in Input) *file {
 	}
 	if in.Err != nil {
 		f.entry.Error = result.NewFileError(in.Path, in.Err)
+	}
+	f.entry.Size, f.entry.Version = in.Size, in.Version
+	if res := in.Result; res != nil && res.State.Clock {
+		f.entry.DependsOn = append(f.entry.DependsOn, result.DependsClock)
+	}
+	if res := in.Result; res != nil && res.State.Continues {
+		f.entry.DependsOn = append(f.entry.DependsOn, result.DependsLineage)
 	}
 	return f
 }

@@ -13,6 +13,7 @@ package policy
 
 import (
 	"io"
+	"slices"
 
 	"github.com/rollout-dev/rollout/checks"
 	"github.com/rollout-dev/rollout/internal/base/config"
@@ -48,6 +49,7 @@ type Pipeline struct {
 	steps  []step
 	record *recorder // nil without --write-baseline
 	hashes bool      // the fingerprints need the records' hashes
+	failOn checks.Severity
 
 	status             Status
 	suppressed, hidden int
@@ -57,7 +59,7 @@ type Pipeline struct {
 // counts what the filters and the baseline keep, not what is hidden; a
 // file that was not analysed to its end ranks so before any filter.
 func New(o Options) *Pipeline {
-	p := &Pipeline{}
+	p := &Pipeline{failOn: o.FailOn}
 	accepted := o.Baseline
 	if o.WriteBaseline {
 		p.record, accepted = &recorder{}, nil
@@ -79,14 +81,34 @@ func New(o Options) *Pipeline {
 // File runs the steps over one analysed file and returns its entry in the
 // report, normalized.
 func (p *Pipeline) File(in Input) *result.FileResult {
+	if in.Reused != nil {
+		return p.reused(in.Reused)
+	}
 	f := newFile(in)
 	for _, s := range p.steps {
 		s.process(f)
 	}
+	f.entry.Hidden, f.entry.Suppressed = f.hidden, f.suppressed
 	p.status = max(p.status, f.status)
 	p.suppressed += f.suppressed
 	p.hidden += f.hidden
 	return &f.entry
+}
+
+// reused ranks and counts an entry of the previous run as its file did
+// then. It had no error (those are read again), and its hidden findings
+// were below --fail-on (incremental.Previous.Reuse reads the file again
+// otherwise), so what it lists and Incomplete rank it.
+func (p *Pipeline) reused(e *result.FileResult) *result.FileResult {
+	if e.Incomplete {
+		p.status = max(p.status, Incomplete)
+	}
+	if slices.ContainsFunc(e.Findings, func(fd checks.Finding) bool { return fd.Severity >= p.failOn }) {
+		p.status = max(p.status, Failed)
+	}
+	p.suppressed += e.Suppressed
+	p.hidden += e.Hidden
+	return e
 }
 
 // NeedsHashes reports whether the Input of each file must carry the hashes

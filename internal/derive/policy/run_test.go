@@ -42,7 +42,7 @@ func TestAnalyseRunsAheadBounded(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		Analyse(inputs, 4, in, checks.Options{}, false, step, func(i int, _ Input) {
+		Analyse(inputs, 4, in, checks.Options{}, false, nil, step, func(i int, _ Input) {
 			if i != emitted {
 				t.Errorf("emitted file %d after %d files", i, emitted)
 			}

@@ -45,7 +45,7 @@ func ReportStatus(r *result.Report, failOn checks.Severity) Status {
 		switch {
 		case f.Error != nil && f.Error.Code == result.ErrInternal:
 			s = max(s, Internal)
-		case f.Error != nil:
+		case f.Error != nil, f.Incomplete:
 			s = max(s, Incomplete)
 		case slices.ContainsFunc(f.Findings, func(fd checks.Finding) bool { return fd.Severity >= failOn }):
 			s = max(s, Failed)
@@ -74,6 +74,7 @@ func (rankErrors) process(f *file) {
 	}
 	if f.Result != nil && slices.ContainsFunc(f.Result.Findings, func(fd checks.Finding) bool { return fd.Incomplete }) {
 		f.status = max(f.status, Incomplete)
+		f.entry.Incomplete = true
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/rollout-dev/rollout/checks"
+	"github.com/rollout-dev/rollout/internal/derive/result"
 	"github.com/rollout-dev/rollout/reconstruct"
 	"github.com/rollout-dev/rollout/rollout"
 )
@@ -68,5 +69,26 @@ func TestStatusKeepsTheWorst(t *testing.T) {
 	rankFailOn{checks.Info}.process(f)
 	if f.status != Internal {
 		t.Errorf("status %d after fail-on, want Internal kept", f.status)
+	}
+}
+
+// A file with an incomplete finding that the filters drop still ranks the
+// run incomplete, and its entry says so: merge, and an incremental run
+// that reuses the entry, rank the run as the single run did.
+func TestIncompleteOutlivesTheFilter(t *testing.T) {
+	t.Parallel()
+	incomplete := finding("line/too-long", 2, checks.Info)
+	incomplete.Incomplete = true
+	filter, err := checks.NewFilter(nil, []string{"line/"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := New(Options{Filter: filter, FailOn: checks.Error})
+	e := p.File(analysed("a", "", incomplete))
+	if len(e.Findings) != 0 || !e.Incomplete || p.Status() != Incomplete {
+		t.Fatalf("entry %+v, status %d: want no finding, Incomplete, run incomplete", e, p.Status())
+	}
+	if s := ReportStatus(&result.Report{Files: []result.FileResult{*e}}, checks.Error); s != Incomplete {
+		t.Errorf("ReportStatus of the entry read back: %d, want Incomplete", s)
 	}
 }

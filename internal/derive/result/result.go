@@ -34,6 +34,24 @@ type FileResult struct {
 	// Error is set when the file could not be analysed, or not to its end:
 	// every format shows it, so that an unreadable file never looks clean.
 	Error *FileError
+
+	// Size (bytes as stored) and Version (an object's ETag, a file's
+	// modification time) are the file as it was before it was read;
+	// Version is "" when unknown (standard input). An incremental run
+	// (verify --since) reuses the result of a file whose both are unchanged.
+	Size    int64
+	Version string
+	// DependsOn names what the result depended on besides the file's bytes
+	// and the settings (DependsClock, DependsLineage): such a file is read
+	// again by an incremental run.
+	DependsOn []string
+	// Hidden and Suppressed count the findings of the file the run left
+	// out (below the displayed severity; accepted by the baseline), so that
+	// a reused result adds them to the run's totals.
+	Hidden, Suppressed int
+	// Incomplete: a rule found that part of the file was not analysed,
+	// whether its finding is listed or not (the exit code's rank).
+	Incomplete bool
 }
 
 // FileFacts are what verify measures of a file besides its findings, for
@@ -47,8 +65,6 @@ type FileFacts struct {
 	// followed (the first of reconstruct.State.Segments): RolloutID for a
 	// file that continues no other, or whose source was not read.
 	LineageRoot string
-	// Bytes is the size of the file as stored (compressed for .zst).
-	Bytes int64
 	// Turns counts the turns the file's own records start, rolled back
 	// ones included; Compactions its compacted records.
 	Turns, Compactions int

@@ -57,7 +57,9 @@ type jsonFileError struct {
 // jsonFile: era, history_mode, cli_version, thread_id, rollout_id and
 // lineage_root are "" when unknown. The facts from rollout_id on were
 // added in place (schema version 1 is additive): a report without them
-// reads as zero.
+// reads as zero. size and version are there when known; depends_on,
+// hidden, suppressed and incomplete only when not empty, so that they add
+// nothing to an ordinary file's entry.
 type jsonFile struct {
 	Path        string         `json:"path"`
 	Records     int            `json:"records"`
@@ -67,10 +69,15 @@ type jsonFile struct {
 	ThreadID    string         `json:"thread_id"`
 	RolloutID   string         `json:"rollout_id"`
 	LineageRoot string         `json:"lineage_root"`
-	Bytes       int64          `json:"bytes"`
 	Turns       int            `json:"turns"`
 	Tokens      int64          `json:"tokens"`
 	Compactions int            `json:"compactions"`
+	Size        *int64         `json:"size,omitempty"`
+	Version     string         `json:"version,omitempty"`
+	DependsOn   []string       `json:"depends_on,omitempty"`
+	Hidden      int            `json:"hidden,omitempty"`
+	Suppressed  int            `json:"suppressed,omitempty"`
+	Incomplete  bool           `json:"incomplete,omitempty"`
 	Error       *jsonFileError `json:"error,omitempty"`
 	Findings    []jsonFinding  `json:"findings"`
 }
@@ -129,11 +136,18 @@ func newJSONFile(f *result.FileResult) jsonFile {
 		ThreadID:    f.ThreadID,
 		RolloutID:   f.RolloutID,
 		LineageRoot: f.LineageRoot,
-		Bytes:       f.Bytes,
 		Turns:       f.Turns,
 		Tokens:      f.Tokens,
 		Compactions: f.Compactions,
+		Version:     f.Version,
+		DependsOn:   f.DependsOn,
+		Hidden:      f.Hidden,
+		Suppressed:  f.Suppressed,
+		Incomplete:  f.Incomplete,
 		Findings:    []jsonFinding{},
+	}
+	if f.Version != "" {
+		jf.Size = &f.Size
 	}
 	if f.Error != nil {
 		jf.Error = &jsonFileError{f.Error.Code, f.Error.Message}

@@ -303,7 +303,7 @@ func newParquetStream(dir string, part *shard.Spec) *parquetStream {
 func (s *parquetStream) file(f *result.FileResult, _ *result.Tally) error {
 	partition, version := partitionOf(f.CLIVersion), partitionValue(f.CLIVersion)
 	row := parquetFile{URI: f.Path, ThreadID: f.ThreadID, RolloutID: f.RolloutID, LineageRoot: f.LineageRoot,
-		CLIVersion: version, Era: f.Era, HistoryMode: f.HistoryMode, Bytes: f.Bytes, Records: int64(f.Records),
+		CLIVersion: version, Era: f.Era, HistoryMode: f.HistoryMode, Bytes: f.Size, Records: int64(f.Records),
 		Turns: int64(f.Turns), Tokens: f.Tokens, Compactions: int64(f.Compactions)}
 	if f.Error != nil {
 		row.ErrorCode = &f.Error.Code

@@ -138,10 +138,10 @@ func TestParquetVerifyTables(t *testing.T) {
 	}
 	wantFiles := map[string][]readFile{
 		want[0]: {{URI: "sessions/2025/rollout-a.jsonl", ThreadID: a, RolloutID: a, LineageRoot: root, CLIVersion: "0.107.0",
-			Era: "envelope", HistoryMode: "legacy", Bytes: 5120, Records: 12, Turns: 3, Tokens: 48213, Compactions: 1,
+			Era: "envelope", HistoryMode: "legacy", Bytes: 6144, Records: 12, Turns: 3, Tokens: 48213, Compactions: 1,
 			Errors: 1, Warnings: 1, Infos: 1}},
 		want[1]: {
-			{URI: "sessions/rollout-b.jsonl", CLIVersion: "unknown", Era: "legacy", Records: 6},
+			{URI: "sessions/rollout-b.jsonl", CLIVersion: "unknown", Era: "legacy", Bytes: 2048, Records: 6},
 			{URI: "sessions/gone.jsonl", CLIVersion: "unknown", ErrorCode: ptr("not-found")},
 		},
 	}

@@ -28,8 +28,12 @@ func ReadJSON(data []byte) (*result.Report, error) {
 	for _, jf := range jr.Files {
 		f := result.FileResult{Path: jf.Path, Records: jf.Records, Era: jf.Era, HistoryMode: jf.HistoryMode,
 			CLIVersion: jf.CLIVersion, ThreadID: jf.ThreadID, Findings: make([]checks.Finding, 0, len(jf.Findings)),
-			FileFacts: result.FileFacts{RolloutID: jf.RolloutID, LineageRoot: jf.LineageRoot, Bytes: jf.Bytes,
-				Turns: jf.Turns, Tokens: jf.Tokens, Compactions: jf.Compactions}}
+			FileFacts: result.FileFacts{RolloutID: jf.RolloutID, LineageRoot: jf.LineageRoot,
+				Turns: jf.Turns, Tokens: jf.Tokens, Compactions: jf.Compactions},
+			Version: jf.Version, DependsOn: jf.DependsOn, Hidden: jf.Hidden, Suppressed: jf.Suppressed, Incomplete: jf.Incomplete}
+		if jf.Size != nil {
+			f.Size = *jf.Size
+		}
 		if jf.Error != nil {
 			f.Error = &result.FileError{Code: jf.Error.Code, Message: jf.Error.Message}
 		}
