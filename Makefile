@@ -3,10 +3,36 @@ GO ?= go
 BIN := bin/rollout
 BENCH_DIR ?= .bench
 
-.PHONY: build test bench docs fuzz clean conformance
+.PHONY: build test bench docs fuzz clean conformance image
 
+# Stripped, as the image and the Dockerfile build it: stack traces keep
+# their function names (the symbol table and DWARF go, not pclntab), and
+# the binary stays in the 50 MB budget (docs/scale.md, "What it costs").
 build:
-	$(GO) build -o $(BIN) ./cmd/rollout
+	$(GO) build -trimpath -ldflags='-s -w' -o $(BIN) ./cmd/rollout
+
+# The OCI image of rollout, built without Docker and without the network
+# (internal/testkit/imagetool): a static binary on an empty base, tagged with
+# IMAGE_VERSION (the tag on HEAD, else Go's pseudo-version of the commit), every
+# timestamp the commit's, so that the same commit and CA bundle give the same
+# digest. It prints the manifest digest (also in bin/rollout-oci.digest); docs/scale.md
+# ("The image") says how to push it and pin it by digest. IMAGE_ARCH=arm64 cross-builds;
+# CA_CERTS= leaves out the CA bundle HTTPS (s3:// inputs) needs.
+IMAGE_DIR := bin/rollout-oci
+IMAGE_ARCH ?= $(shell $(GO) env GOARCH)
+CA_CERTS ?= /etc/ssl/certs/ca-certificates.crt
+REVISION ?= $(shell git rev-parse HEAD 2>/dev/null)
+SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null)
+IMAGE_VERSION ?= $(shell git describe --tags --exact-match --match 'v*' 2>/dev/null || \
+	TZ=UTC git log -1 --abbrev=12 --date=format-local:%Y%m%d%H%M%S --format=v0.0.0-%cd-%h 2>/dev/null)$(shell \
+	git diff --quiet HEAD 2>/dev/null || echo -dirty)
+image:
+	CGO_ENABLED=0 GOOS=linux GOARCH=$(IMAGE_ARCH) $(GO) build -trimpath -ldflags='-s -w' -o bin/rollout-linux-$(IMAGE_ARCH) ./cmd/rollout
+	$(GO) build -o bin/imagetool ./internal/testkit/imagetool
+	SOURCE_DATE_EPOCH=$(SOURCE_DATE_EPOCH) bin/imagetool -binary bin/rollout-linux-$(IMAGE_ARCH) -o $(IMAGE_DIR) \
+		-version '$(IMAGE_VERSION)' -revision '$(REVISION)' $(if $(CA_CERTS),-ca-certs $(CA_CERTS)) > $(IMAGE_DIR).digest
+	@cat $(IMAGE_DIR).digest
+	@echo "push: crane push $(IMAGE_DIR) REGISTRY/rollout:$(IMAGE_VERSION); pin REGISTRY/rollout:$(IMAGE_VERSION)@$$(cat $(IMAGE_DIR).digest)"
 
 # The suite CI runs (.ci/run): vet, then every test including the committed
 # fuzz seed corpora and the docs/checks.md staleness test.

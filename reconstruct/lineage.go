@@ -73,7 +73,7 @@ func (p Pos) Inherited() bool { return p.Segment != 0 }
 // open. What is wrong with a cutoff (past the source's end, off a line
 // boundary, at the wrong ordinal) becomes an observation at the file's
 // session_meta, as Codex refuses the thread or drops the record it cuts.
-func replaySegments(e *engine, a *Ancestry, open func(string) (io.ReadCloser, error), maxLine int64) error {
+func replaySegments(e *engine, a *Ancestry, open func(path string, prefix int64) (io.ReadCloser, error), maxLine int64) error {
 	e.pendingLineage = append(e.pendingLineage, a.Problems...)
 	e.st.Segments = a.Segments
 	if len(a.Segments) == 0 {
@@ -90,8 +90,8 @@ func replaySegments(e *engine, a *Ancestry, open func(string) (io.ReadCloser, er
 	return nil
 }
 
-func replaySegment(e *engine, s Segment, open func(string) (io.ReadCloser, error), maxLine int64) error {
-	f, err := open(s.Path)
+func replaySegment(e *engine, s Segment, open func(path string, prefix int64) (io.ReadCloser, error), maxLine int64) error {
+	f, err := open(s.Path, s.End)
 	if err != nil {
 		return fmt.Errorf("reading %s, which the rollout continues: %w", s.Path, err)
 	}

@@ -131,7 +131,9 @@ func Replay(src io.Reader, opts ReplayOptions, observers ...Observer) (st *State
 			lineageAsked = true
 			if rec.Valid() && rec.Type() == rollout.TypeSessionMeta && rec.Payload().Get("history_base").Exists() {
 				if a := opts.Ancestry(); a != nil {
-					open := func(p string) (io.ReadCloser, error) { return rollout.OpenWith(p, nil, rollout.OpenOptions{}) }
+					open := func(p string, prefix int64) (io.ReadCloser, error) {
+						return rollout.OpenWith(p, nil, rollout.OpenOptions{Prefix: prefix})
+					}
 					if err := replaySegments(eng, a, open, opts.MaxLineBytes); err != nil {
 						return nil, fmt.Errorf("%s: %w", opts.Path, err)
 					}

@@ -29,6 +29,8 @@ type Meta struct {
 	// it are the parent's model context, copied into a sub-agent's file
 	// (-1: absent).
 	SubagentStart int64
+	// CLIVersion is the cli_version of the Codex that wrote the file.
+	CLIVersion string
 }
 
 // HistoryBase is HistoryPosition (codex-rs/protocol/src/protocol.rs): the
@@ -54,7 +56,7 @@ const metaMaxLine = 4 << 20
 // (.zst decompressed). A file that cannot be opened is an error; one
 // without a session_meta in its first lines gives a Meta with Found false.
 func ReadMeta(path string) (Meta, error) {
-	f, err := Open(path, nil)
+	f, err := openHead(path, metaLinesRead*metaMaxLine)
 	if err != nil {
 		return Meta{}, err
 	}
@@ -90,10 +92,13 @@ func ReadMeta(path string) (Meta, error) {
 func MetaOf(line int, offset int64, p gjson.Result) Meta {
 	// One walk of the payload, not a lookup per field: each lookup scanned
 	// the session_meta from its start.
-	f := ResultMembers(p, "id", "history_mode", "forked_from_id", "source", "parent_thread_id", "subagent_history_start_ordinal", "history_base")
+	f := ResultMembers(p, "id", "history_mode", "forked_from_id", "source", "parent_thread_id", "subagent_history_start_ordinal", "history_base", "cli_version")
 	id, mode, forked, source, parent, subStart, base := f[0], f[1], f[2], f[3], f[4], f[5], f[6]
 	m := Meta{Found: true, Line: line, Offset: offset, ThreadID: strings.ToLower(id.String()),
 		HistoryMode: historyModeOf(mode), ForkedFrom: strings.ToLower(forked.String()), SubagentStart: -1}
+	if v := f[7]; v.Type == gjson.String {
+		m.CLIVersion = v.Str
+	}
 	m.ParentThread = strings.ToLower(source.Get("subagent.thread_spawn.parent_thread_id").String())
 	if m.ParentThread == "" {
 		m.ParentThread = strings.ToLower(parent.String())

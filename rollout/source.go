@@ -3,10 +3,12 @@ package rollout
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"sort"
@@ -14,6 +16,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/klauspost/compress/zstd"
+
+	"github.com/rollout-dev/rollout/internal/base/objstore"
 )
 
 // StdinPath names standard input among the inputs.
@@ -80,6 +84,17 @@ func Discover(inputs []string) (*Discovery, error) {
 	for _, in := range inputs {
 		if in == StdinPath {
 			add(in)
+			continue
+		}
+		if objstore.IsURI(in) {
+			found, err := discoverObjects(in)
+			if err != nil {
+				return nil, err
+			}
+			d.Ignored = append(d.Ignored, found.Ignored...)
+			for _, p := range found.Paths {
+				add(p)
+			}
 			continue
 		}
 		fi, err := os.Stat(in)
@@ -240,6 +255,10 @@ type OpenOptions struct {
 	// OnRead, when set, is called with the number of bytes read from the
 	// file as stored (compressed for .zst): progress for big files.
 	OnRead func(n int)
+	// Prefix > 0 says the reader wants about the first Prefix bytes (a
+	// fork's inherited part of its source): an object is fetched in ranges
+	// from there on, not streamed whole and cut off.
+	Prefix int64
 }
 
 // OpenWith is Open with options (see DecodeWith).
@@ -247,6 +266,18 @@ func OpenWith(path string, stdin io.Reader, opts OpenOptions) (io.ReadCloser, er
 	var f io.ReadCloser
 	if path == StdinPath {
 		f = io.NopCloser(stdin)
+	} else if objstore.IsURI(path) {
+		var obj io.ReadCloser
+		var err error
+		if opts.Prefix > 0 {
+			obj, err = objstore.OpenHead(context.Background(), path, opts.Prefix+headBytes, math.MaxInt64)
+		} else {
+			obj, err = objstore.Open(context.Background(), path, 0, -1)
+		}
+		if err != nil {
+			return nil, &PathError{path, err}
+		}
+		f = obj
 	} else {
 		file, err := os.Open(path)
 		if err != nil {
@@ -258,6 +289,10 @@ func OpenWith(path string, stdin io.Reader, opts OpenOptions) (io.ReadCloser, er
 			return nil, &PathError{path, errors.New("is a directory")}
 		}
 		f = file
+		if o, ok := objstore.Pinned(path); ok && err == nil && o.Size < fi.Size() {
+			// A manifest's file is read as the plan saw it, as an object is.
+			f = &pinnedFile{file, io.LimitReader(file, o.Size)}
+		}
 	}
 	var raw io.Reader = f
 	if opts.OnRead != nil {
@@ -278,6 +313,17 @@ type opened struct {
 }
 
 func (o opened) Rereader() io.ReaderAt { return RereaderOf(o.Reader) }
+
+// pinnedFile is a file read up to the size a manifest recorded.
+type pinnedFile struct {
+	*os.File
+	limited io.Reader
+}
+
+func (p *pinnedFile) Read(b []byte) (int, error) { return p.limited.Read(b) }
+
+// Rereader reads the file again by offset (within what was read).
+func (p *pinnedFile) Rereader() io.ReaderAt { return &fileAt{p.File, 0} }
 
 type countingReader struct {
 	r      io.Reader

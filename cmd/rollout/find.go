@@ -9,13 +9,15 @@ import (
 
 	"github.com/rollout-dev/rollout/internal/codex/home"
 	"github.com/rollout-dev/rollout/internal/codex/lineage"
+	"github.com/rollout-dev/rollout/internal/codex/manifest"
 	"github.com/rollout-dev/rollout/internal/output/termsafe"
 	"github.com/rollout-dev/rollout/rollout"
 )
 
 type findOptions struct {
-	query string
-	long  bool
+	query    string
+	long     bool
+	manifest string
 }
 
 func newFindCmd(a *app, runF func(context.Context, *findOptions) error) *cobra.Command {
@@ -24,7 +26,9 @@ func newFindCmd(a *app, runF func(context.Context, *findOptions) error) *cobra.C
 		Use:   "find THREAD_ID|PREFIX",
 		Short: "Print the rollout file(s) of a thread",
 		Long: `find looks through $CODEX_HOME/sessions and $CODEX_HOME/archived_sessions
-(CODEX_HOME defaults to ~/.codex) for the rollouts of a thread: those whose file
+(CODEX_HOME defaults to ~/.codex), or with --manifest through the rollouts a
+manifest of rollout plan lists (a fleet's, in object storage too), for the
+rollouts of a thread: those whose file
 name or session_meta carries the thread id, or an id starting with PREFIX. It
 prints one path per line (sessions, then archived_sessions, each sorted), so
 that its output can be passed to other commands. A thread is a lineage of
@@ -49,19 +53,17 @@ Exit codes: 0 when some rollout matched, 2 when none did.`,
 			return runFind(cmd.Context(), a, opts)
 		},
 	}
+	cmd.Flags().StringVar(&opts.manifest, "manifest", "", "look in the rollouts the manifest `FILE` lists (rollout plan; a file or an s3:// object) instead of $CODEX_HOME")
 	cmd.Flags().BoolVarP(&opts.long, "long", "l", false, "also print the thread id and where it was found (file name, session_meta; or the lineage that leads to it)")
 	return cmd
 }
 
 func runFind(ctx context.Context, a *app, o *findOptions) error {
-	matches, dirs, err := findThread(o.query)
+	found, err := findFound(a, o)
 	if err != nil {
 		return err
 	}
-	if len(matches) == 0 {
-		return noThreadError(o.query, dirs)
-	}
-	for _, m := range lineage.Expand(matches, dirs) {
+	for _, m := range found {
 		if !o.long {
 			fmt.Fprintln(a.io.Out, termsafe.String(m.Path))
 			continue
@@ -76,6 +78,31 @@ func runFind(ctx context.Context, a *app, o *findOptions) error {
 		fmt.Fprintf(a.io.Out, "%s\t%s\t%s\n", termsafe.String(m.Path), termsafe.String(m.ThreadID), source)
 	}
 	return nil
+}
+
+// findFound are the rollouts of the thread and their lineages: in the
+// manifest, else in the default home.
+func findFound(a *app, o *findOptions) ([]lineage.Found, error) {
+	if o.manifest != "" {
+		_, entries, err := manifest.Read(o.manifest, a.io.In, nil)
+		if err != nil {
+			return nil, &exitError{code: exitUsage, err: err}
+		}
+		matches := manifest.FindThread(entries, o.query)
+		if len(matches) == 0 {
+			return nil, usageError("plan the rollouts that hold it, or look in another manifest",
+				"no rollout of thread %q in %s", o.query, o.manifest)
+		}
+		return lineage.ExpandIn(manifest.Index(entries), matches), nil
+	}
+	matches, dirs, err := findThread(o.query)
+	if err != nil {
+		return nil, err
+	}
+	if len(matches) == 0 {
+		return nil, noThreadError(o.query, dirs)
+	}
+	return lineage.Expand(matches, dirs), nil
 }
 
 // codexHome is the default Codex home's directory (home.Default).

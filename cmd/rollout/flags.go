@@ -54,16 +54,27 @@ func writeOutput(a *app, path, what string, render func(io.Writer) error) error 
 }
 
 // checkOutputsOf refuses, before anything is read, an output file that is
-// one of the inputs (or an input's quarantine or backup). Outputs to
-// standard output ("" or "-") need no check: then no input is stat'ed.
+// one of the inputs (or an input's quarantine or backup), then creates the
+// missing directories of the others (reports/ of --format
+// json=reports/verify-1.json), so that a path that cannot be written
+// fails now, not after the run. Outputs to standard output ("" or "-")
+// need neither: then no input is stat'ed.
 func checkOutputsOf(inputs []string, outputs ...string) error {
-	if !slices.ContainsFunc(outputs, func(out string) bool { return out != "" && out != "-" }) {
+	if !slices.ContainsFunc(outputs, func(out string) bool { return !isStdout(out) }) {
 		return nil
 	}
 	var in outfile.Inputs
 	in.Add(inputs...)
 	if err := in.Check(outputs...); err != nil {
 		return outputConflict(err)
+	}
+	for _, out := range outputs {
+		if isStdout(out) {
+			continue
+		}
+		if err := outfile.MakeParents(out); err != nil {
+			return &exitError{code: exitUsage, err: fmt.Errorf("cannot write %s: %w", out, err)}
+		}
 	}
 	return nil
 }
@@ -151,6 +162,9 @@ func parseOutputs(doc report.Document, specs []string, output string) ([]reportO
 				file = output
 			}
 		}
+		if f, _ := report.LookupFormat(doc, name); f.Dir && file == "" {
+			return nil, usageError(fmt.Sprintf("name the directory: --format %s=DIR", name), "--format %s writes tables into a directory, not to standard output", name)
+		}
 		if file == "" {
 			stdout++
 		}
@@ -206,14 +220,16 @@ func parseFailOn(s string) (checks.Severity, error) {
 	return sev, nil
 }
 
-// parseShardFlag parses --shard ("" for none: nil).
+// parseShardFlag parses --shard ("" for none: nil); K may be "index",
+// the 0-based $JOB_COMPLETION_INDEX of a Kubernetes Indexed Job plus one,
+// for containers without a shell to add it.
 func parseShardFlag(s string) (*shard.Spec, error) {
 	if s == "" {
 		return nil, nil
 	}
-	sp, err := shard.Parse(s)
+	sp, err := shard.Parse(s, os.Getenv)
 	if err != nil {
-		return nil, usageError("use --shard K/N with 1 <= K <= N, e.g. --shard 2/4", "%v", err)
+		return nil, usageError("use --shard K/N with 1 <= K <= N, e.g. --shard 2/4 (or index/N in a Kubernetes Indexed Job)", "%v", err)
 	}
 	return &sp, nil
 }

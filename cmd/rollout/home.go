@@ -136,6 +136,10 @@ func runHome(ctx context.Context, a *app, o *homeOptions) error {
 	}
 	ro := report.Options{FailOn: o.failOnSev, SourceRoot: root}
 	reports := report.OpenOutputs(o.report.reportOutputs(), run, o.report.outputOptions(a, ro, a.io.Out))
+	if err := reports.Err(); err != nil {
+		reports.Discard()
+		return reportsError(err)
+	}
 	for _, fr := range result.FilesOf(findings) {
 		reports.File(fr)
 	}

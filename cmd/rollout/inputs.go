@@ -11,6 +11,7 @@ import (
 
 	"github.com/rollout-dev/rollout/internal/base/shard"
 	"github.com/rollout-dev/rollout/internal/codex/lineage"
+	"github.com/rollout-dev/rollout/internal/codex/manifest"
 	"github.com/rollout-dev/rollout/rollout"
 )
 
@@ -22,7 +23,13 @@ type inputFlags struct {
 	filesFrom string
 	shard     string
 	threads   []string
+	manifest  string
 	shardPart *shard.Spec // --shard, parsed by validate (nil: none)
+}
+
+// addManifest adds --manifest FILE, the rollouts rollout plan listed.
+func (o *inputFlags) addManifest(f *pflag.FlagSet) {
+	f.StringVar(&o.manifest, "manifest", "", "read the rollouts the manifest `FILE` lists (made by rollout plan; a file, - or an s3:// object), with --shard only this shard's slice, instead of walking PATHs")
 }
 
 func (o *inputFlags) addFilesFrom(f *pflag.FlagSet) {
@@ -60,6 +67,9 @@ func threadUsage(verb string, repeatable bool) string {
 // or the default Codex directories; walked, deduplicated and sharded
 // (lineage.Select).
 func (o *inputFlags) resolve(a *app) (*verifyInputs, error) {
+	if o.manifest != "" {
+		return o.fromManifest(a)
+	}
 	paths, err := o.named(a)
 	if err != nil {
 		return nil, err
@@ -170,4 +180,26 @@ type verifyInputs struct {
 	// reported as not analysed, never opened.
 	unusable []*rollout.WalkError
 	notes    []string
+}
+
+// fromManifest takes the rollouts of --manifest: the slice of --shard,
+// read as the plan saw them, with no listing and no head read
+// (manifest.Slice).
+func (o *inputFlags) fromManifest(a *app) (*verifyInputs, error) {
+	if len(o.paths) > 0 || o.filesFrom != "" || len(o.threads) > 0 {
+		return nil, usageError("plan every rollout into the manifest instead",
+			"--manifest names the rollouts to read: it takes no PATH, --files-from or --thread")
+	}
+	if o.manifest == rollout.StdinPath {
+		a.io.stdinHint("the manifest")
+	}
+	paths, ix, err := manifest.Slice(o.manifest, a.io.In, o.shardPart)
+	if err != nil {
+		return nil, &exitError{code: exitUsage, err: err}
+	}
+	in := &verifyInputs{paths: paths, all: paths, index: ix, named: make(map[string]bool, len(paths))}
+	for _, p := range paths {
+		in.named[p] = true
+	}
+	return in, nil
 }

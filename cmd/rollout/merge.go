@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -39,7 +40,8 @@ inputs would have written. It refuses what would not be that report:
 reports of different commands, versions or settings, a shard given twice,
 a set with a shard missing (named), shards of different N, a whole-run
 report (made without --shard) with another, a file in two reports.
-- reads a report from standard input.
+- reads a report from standard input; a directory stands for the *.json
+files in it (a container with no shell cannot glob verify-*.json).
 
 For verify reports: --format as verify has it (FORMAT or FORMAT=FILE,
 repeatable), --fail-on, --color and --statistics as verify has them; what
@@ -72,6 +74,9 @@ const mergeHint = "merge the JSON reports of every shard of one run, each once, 
 func runMerge(ctx context.Context, a *app, o *mergeOptions) error {
 	failOn, err := parseFailOn(o.failOn)
 	if err != nil {
+		return err
+	}
+	if o.reports, err = reportFiles(o.reports); err != nil {
 		return err
 	}
 	if o.color != "auto" && o.color != "always" && o.color != "never" {
@@ -116,6 +121,29 @@ func runMerge(ctx context.Context, a *app, o *mergeOptions) error {
 		return mergeVerify(a, o, failOn, datas)
 	}
 	return mergeBudget(a, o, datas)
+}
+
+// reportFiles replaces a directory by the *.json files directly in it, in
+// name order.
+func reportFiles(args []string) ([]string, error) {
+	var files []string
+	for _, p := range args {
+		entries, err := os.ReadDir(p)
+		if err != nil {
+			files = append(files, p) // a file, or an error reading it names it
+			continue
+		}
+		n := len(files)
+		for _, e := range entries {
+			if strings.HasSuffix(e.Name(), ".json") && !e.IsDir() {
+				files = append(files, filepath.Join(p, e.Name()))
+			}
+		}
+		if len(files) == n {
+			return nil, usageError("name the directory the shards wrote their --format json reports to", "%s: no *.json file in it", p)
+		}
+	}
+	return files, nil
 }
 
 func mergeVerify(a *app, o *mergeOptions, failOn checks.Severity, datas [][]byte) error {

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -24,6 +25,47 @@ func runCLI(t *testing.T, args ...string) (int, []byte) {
 		t.Fatalf("rollout %q: exit %d: %s", args, code, errb)
 	}
 	return code, out.Bytes()
+}
+
+// runFormat runs cmd with --format format over inputs and returns its
+// exit code and what it wrote: standard output, or for a format that
+// writes a directory, every file it wrote there (name and bytes).
+func runFormat(t *testing.T, doc report.Document, format string, cmd, inputs []string) (int, []byte) {
+	t.Helper()
+	spec, dir := format, ""
+	if f, _ := report.LookupFormat(doc, format); f.Dir {
+		dir = t.TempDir()
+		spec += "=" + dir
+	}
+	code, out := runCLI(t, append(append(slices.Clone(cmd), "--format", spec), inputs...)...)
+	if dir != "" {
+		out = treeBytes(t, dir)
+	}
+	return code, out
+}
+
+// treeBytes is every regular file under dir, its relative name then its
+// bytes, in walk order.
+func treeBytes(t *testing.T, dir string) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || !d.Type().IsRegular() {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		rel, _ := filepath.Rel(dir, p)
+		fmt.Fprintf(&b, "== %s (%d bytes)\n", filepath.ToSlash(rel), len(data))
+		b.Write(data)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.Len() == 0 {
+		t.Fatalf("nothing written in %s", dir)
+	}
+	return b.Bytes()
 }
 
 // shardReports runs a command once per shard of n with --format json and
@@ -95,9 +137,9 @@ func TestMergeIsTheSingleRun(t *testing.T) {
 				{append([]string{"--fail-on", "error", "--show-severity", "warning", "--statistics"}, now...), []string{"--fail-on", "error", "--statistics"}},
 			} {
 				verifyReports := shardReports(t, dir, n, append([]string{"verify"}, flags.shard...), rollouts)
-				for _, format := range report.Formats() {
-					wantCode, want := runCLI(t, append(append(append([]string{"verify"}, flags.shard...), "--format", format), rollouts...)...)
-					gotCode, got := runCLI(t, append(append(append([]string{"merge"}, flags.merge...), "--format", format), verifyReports...)...)
+				for _, format := range report.FormatsOf(report.DocVerify) {
+					wantCode, want := runFormat(t, report.DocVerify, format, append([]string{"verify"}, flags.shard...), rollouts)
+					gotCode, got := runFormat(t, report.DocVerify, format, append([]string{"merge"}, flags.merge...), verifyReports)
 					if !bytes.Equal(want, got) || wantCode != gotCode {
 						t.Errorf("verify %q --format %s: merge of %d shards differs from the single run (exit %d, want %d):\n%s\nwant:\n%s",
 							flags.shard, format, n, gotCode, wantCode, got, want)
@@ -106,8 +148,8 @@ func TestMergeIsTheSingleRun(t *testing.T) {
 			}
 			budgetReports := shardReports(t, dir, n, budgetCmd, fleet)
 			for _, format := range report.FormatsOf(report.DocFleet) {
-				_, want := runCLI(t, append(append(slices.Clone(budgetCmd), "--format", format), fleet...)...)
-				_, got := runCLI(t, append([]string{"merge", "--format", format}, budgetReports...)...)
+				_, want := runFormat(t, report.DocFleet, format, budgetCmd, fleet)
+				_, got := runFormat(t, report.DocFleet, format, []string{"merge"}, budgetReports)
 				if !bytes.Equal(want, got) {
 					t.Errorf("simulate-budget --format %s: merge of %d shards differs from the single run:\n%s\nwant:\n%s", format, n, got, want)
 				}

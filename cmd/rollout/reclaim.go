@@ -15,6 +15,7 @@ import (
 
 	"github.com/rollout-dev/rollout/internal/derive/space"
 	"github.com/rollout-dev/rollout/internal/edit/reclaim"
+	"github.com/rollout-dev/rollout/internal/output/progress"
 	"github.com/rollout-dev/rollout/internal/output/report"
 	"github.com/rollout-dev/rollout/internal/output/termsafe"
 	"github.com/rollout-dev/rollout/rollout"
@@ -159,28 +160,28 @@ func runReclaim(ctx context.Context, a *app, o *reclaimOptions) error {
 	o.opts.Now = time.Now()
 	// Planning reads every file, proving replays the old and the new one
 	// of each file that has a plan: one progress line each.
-	planning := newProgress(a.io, "planning", in.paths, showProgress(a, o.quiet))
-	var proving *progress
+	planning := progress.New(a.io.Err, "planning", in.paths, showProgress(a, o.quiet))
+	var proving *progress.Line
 	o.opts.Planned = func(p string) {
 		if fi, err := os.Stat(p); err == nil {
-			planning.add(int(fi.Size()))
+			planning.Add(int(fi.Size()))
 		}
-		planning.step()
+		planning.Step()
 	}
 	o.opts.Proved = func(p string) {
 		if proving == nil {
-			planning.finish()
-			proving = newProgress(a.io, "proving", in.paths, showProgress(a, o.quiet))
+			planning.Finish()
+			proving = progress.New(a.io.Err, "proving", in.paths, showProgress(a, o.quiet))
 		}
 		if fi, err := os.Stat(p); err == nil {
-			proving.add(int(fi.Size()))
+			proving.Add(int(fi.Size()))
 		}
-		proving.step()
+		proving.Step()
 	}
 	outcomes := reclaim.Run(in.paths, o.opts, o.write)
-	planning.finish()
+	planning.Finish()
 	if proving != nil {
-		proving.finish()
+		proving.Finish()
 	}
 	doc := report.ReclaimDoc{Outcomes: outcomes, Policies: o.policies, Write: o.write}
 	if err := writeOutput(a, o.out.file, "the report", func(w io.Writer) error {

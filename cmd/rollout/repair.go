@@ -15,6 +15,7 @@ import (
 	"github.com/rollout-dev/rollout/internal/edit/inplace"
 	"github.com/rollout-dev/rollout/internal/edit/outfile"
 	"github.com/rollout-dev/rollout/internal/edit/repair"
+	"github.com/rollout-dev/rollout/internal/output/progress"
 	"github.com/rollout-dev/rollout/internal/output/report"
 	"github.com/rollout-dev/rollout/internal/output/termsafe"
 	"github.com/rollout-dev/rollout/reconstruct"
@@ -221,10 +222,10 @@ func runRepairMany(ctx context.Context, a *app, o *repairOptions) error {
 	files := found.Paths
 	// Each file's report goes to the terminal between redraws of the
 	// progress line: through writers that clear it first.
-	progress := newProgress(a.io, "repairing", files, showProgress(a, o.quiet))
-	defer progress.finish()
+	bar := progress.New(a.io.Err, "repairing", files, showProgress(a, o.quiet))
+	defer bar.Finish()
 	streams := *a.io
-	streams.Out, streams.Err = progress.writer(a.io.Out), progress.writer(a.io.Err)
+	streams.Out, streams.Err = bar.Writer(a.io.Out), bar.Writer(a.io.Err)
 	withProgress := *a
 	withProgress.io = &streams
 	a = &withProgress
@@ -248,9 +249,9 @@ func runRepairMany(ctx context.Context, a *app, o *repairOptions) error {
 		outcomes[repairOutcomeName(c)]++
 		status.raise(c)
 		if fi, err := os.Stat(p); err == nil {
-			progress.add(int(fi.Size()))
+			bar.Add(int(fi.Size()))
 		}
-		progress.step()
+		bar.Step()
 	}
 	var parts []string
 	for _, k := range []string{"clean", "errors remain", "incomplete", "refused", "unusable", "internal error", "not read"} {

@@ -100,7 +100,7 @@ inconsistency with a stable rule id, file and line.
 	root.AddCommand(newVerifyCmd(a, nil), newStateCmd(a, nil), newVersionCmd(a),
 		newExplainCmd(a), newSimulateBudgetCmd(a, nil), newMergeCmd(a), newRepairCmd(a, nil), newViewCmd(a, nil),
 		newSpaceCmd(a, nil), newReclaimCmd(a, nil), newFindCmd(a, nil), newDiffCmd(a, nil), newHomeCmd(a, nil),
-		newArtifactsCmd(a, nil),
+		newArtifactsCmd(a, nil), newPlanCmd(a),
 		&cobra.Command{Use: "exit-codes", Short: "The exit codes of every command", Long: exitCodesHelp})
 	return root
 }

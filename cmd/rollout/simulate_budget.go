@@ -94,6 +94,7 @@ threshold P% of window W is floor(P/100 * W) tokens.`,
 	addQuiet(f, &opts.quiet)
 	opts.addMaxLineBytes(f, "longer lines are not replayed (a warning says how many)")
 	opts.addFilesFrom(f)
+	opts.addManifest(f)
 	f.IntVar(&opts.jobs, "jobs", runtime.NumCPU(), "rollouts read in parallel (output is identical for any value)")
 	opts.addShard(f, "rollouts", "; merge the JSON reports with rollout merge")
 	f.StringVar(&opts.since, "since", "", "only sessions started at or after this time (RFC 3339 or a date)")
@@ -110,6 +111,9 @@ func (o *simulateBudgetOptions) validate(a *app) error {
 		return err
 	}
 	o.out, o.format = outs[0], outs[0].name
+	if f, _ := report.LookupFormat(o.document(), o.format); f.Dir {
+		o.perSession = true // the table's rows are the per-session rows
+	}
 	if err := refuseBinaryOnTerminal(a, o.document(), outs, "write it to a file with -o FILE, or redirect standard output"); err != nil {
 		return err
 	}

@@ -212,13 +212,27 @@ func TestSimulateBudgetRun(t *testing.T) {
 		}
 	})
 
-	t.Run("-o into a missing directory", func(t *testing.T) {
+	t.Run("-o into a missing directory makes it", func(t *testing.T) {
 		io, _, errb := testIO("")
 		dst := filepath.Join(t.TempDir(), "missing", "b.svg")
-		if code := run([]string{"simulate-budget", "--format", "svg", "-o", dst, basic}, io); code != exitUsage {
+		if code := run([]string{"simulate-budget", "--format", "svg", "-o", dst, basic}, io); code != exitOK {
+			t.Fatalf("exit %d, want 0: %s", code, errb)
+		}
+		if _, err := os.Stat(dst); err != nil {
+			t.Error(err)
+		}
+	})
+
+	t.Run("-o under a file", func(t *testing.T) {
+		io, _, errb := testIO("")
+		file := filepath.Join(t.TempDir(), "file")
+		if err := os.WriteFile(file, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if code := run([]string{"simulate-budget", "--format", "svg", "-o", filepath.Join(file, "b.svg"), basic}, io); code != exitUsage {
 			t.Fatalf("exit %d, want 2", code)
 		}
-		if !strings.Contains(errb.String(), "writing svg to") {
+		if !strings.Contains(errb.String(), "cannot write "+filepath.Join(file, "b.svg")+": "+file+" is not a directory") {
 			t.Errorf("stderr: %s", errb)
 		}
 	})

@@ -3,12 +3,15 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"slices"
 	"time"
 
+	"github.com/rollout-dev/rollout/internal/base/objstore"
 	"github.com/rollout-dev/rollout/internal/derive/budget"
+	"github.com/rollout-dev/rollout/internal/output/progress"
 	"github.com/rollout-dev/rollout/internal/output/report"
 	"github.com/rollout-dev/rollout/reconstruct"
 )
@@ -16,8 +19,12 @@ import (
 // fleetMode: simulate-budget reports one rollout as before when given
 // exactly one file (or -) and nothing that names a set of rollouts.
 func (o *simulateBudgetOptions) fleetMode() bool {
-	if len(o.paths) != 1 || o.filesFrom != "" || o.shard != "" || o.since != "" || o.until != "" || o.perSession {
+	if len(o.paths) != 1 || o.filesFrom != "" || o.manifest != "" || o.shard != "" || o.since != "" || o.until != "" || o.perSession {
 		return true
+	}
+	if objstore.IsURI(o.paths[0]) {
+		_, err := objstore.Stat(context.Background(), o.paths[0])
+		return err != nil // not one object: a prefix, listed
 	}
 	fi, err := os.Stat(o.paths[0])
 	return err == nil && fi.IsDir()
@@ -51,9 +58,9 @@ func runSimulateFleet(ctx context.Context, a *app, o *simulateBudgetOptions) err
 	raise := status.raise
 	// Bytes only: a run may read a rollout more than once (the fit of
 	// --compact-at auto, the session metas of a shared ledger).
-	progress := newProgress(a.io, "simulating", in.paths, showProgress(a, o.quiet))
-	progress.files = 0
-	errW := progress.writer(a.io.Err)
+	bar := progress.New(a.io.Err, "simulating", in.paths, showProgress(a, o.quiet))
+	bar.CountBytesOnly()
+	errW := bar.Writer(a.io.Err)
 	run := budget.FleetRun{Paths: in.paths, Settings: o.settings, Since: since, Until: until,
 		SinceText: o.since, UntilText: o.until, PerSession: o.perSession, Jobs: o.jobs,
 		// Each rollout is read alone; Ancestry resolves its lineage.
@@ -77,9 +84,9 @@ func runSimulateFleet(ctx context.Context, a *app, o *simulateBudgetOptions) err
 	if byGroup {
 		run.InShard = o.shardPart.Contains
 	}
-	run.Replay.Open.OnRead = progress.add
+	run.Replay.Open.OnRead = bar.Add
 	fleet, err := runFleet(a, run, o.series)
-	progress.finish()
+	bar.Finish()
 	if err != nil {
 		return err
 	}
@@ -112,6 +119,12 @@ func runFleet(a *app, run budget.FleetRun, series string) (*budget.Fleet, error)
 
 // writeFleet writes a fleet in one format, to standard output or a file.
 func writeFleet(a *app, f *budget.Fleet, out reportOutput) error {
+	if format, _ := report.LookupFormat(report.DocFleet, out.name); format.Dir {
+		if err := report.WriteDir(report.DocFleet, out.name, out.file, f); err != nil {
+			return &exitError{code: exitUsage, err: fmt.Errorf("writing %s to %s: %w", out.name, out.file, err)}
+		}
+		return nil
+	}
 	return writeOutput(a, out.file, out.name, func(w io.Writer) error { return report.Write(w, report.DocFleet, out.name, f) })
 }
 

@@ -13,6 +13,7 @@ import (
 
 	"github.com/rollout-dev/rollout/internal/codex/home"
 	"github.com/rollout-dev/rollout/internal/derive/space"
+	"github.com/rollout-dev/rollout/internal/output/progress"
 	"github.com/rollout-dev/rollout/internal/output/report"
 )
 
@@ -84,6 +85,7 @@ $CODEX_HOME/archived_sessions. Nothing is modified.`,
 	f.StringVar(&coldAfter, "cold-after", "7d", "a file idle this long is cold (compress policy): 7d, 36h, 0s")
 	f.IntVar(&opts.jobs, "jobs", runtime.NumCPU(), "files read in parallel (output is identical for any value)")
 	opts.addFilesFrom(f)
+	opts.addManifest(f)
 	opts.addMaxLineBytes(f, "longer lines are counted unread")
 	f.IntVar(&opts.keepTurns, "keep-turns", 20, "before-turn: the N of the estimate (rollbacks limited to the last N user turns)")
 	opts.addForce(f, forceReadFiles)
@@ -139,20 +141,20 @@ func runSpace(ctx context.Context, a *app, o *spaceOptions) error {
 	if err := checkOutputsOf(paths, o.out.file); err != nil {
 		return err
 	}
-	progress := newProgress(a.io, "reading", paths, showProgress(a, o.quiet))
+	bar := progress.New(a.io.Err, "reading", paths, showProgress(a, o.quiet))
 	now := time.Now()
 	sum := space.NewSummary(o.top)
 	sum.ColdAfter, sum.KeepTurns = o.coldAfter, o.keepTurns
 	var status exitStatus
 	var failed []report.SpaceFailure
 	ro := space.ReadOptions{MinRepeat: o.minRepeat, Top: o.top, KeepTurns: o.keepTurns, ColdAfter: o.coldAfter,
-		Now: now, MaxLineBytes: o.maxLineBytes, Force: o.force, OnRead: progress.add}
-	space.ReadAll(paths, a.io.In, ro, o.jobs, sum, progress.step, func(path string, err error) {
-		errorf(progress.writer(a.io.Err), "%v", err)
+		Now: now, MaxLineBytes: o.maxLineBytes, Force: o.force, OnRead: bar.Add}
+	space.ReadAll(paths, a.io.In, ro, o.jobs, sum, bar.Step, func(path string, err error) {
+		errorf(bar.Writer(a.io.Err), "%v", err)
 		failed = append(failed, report.SpaceFailure{Path: path, Error: err.Error()})
 		status.raise(exitIncomplete)
 	})
-	progress.finish()
+	bar.Finish()
 	doc := report.SpaceDoc{Summary: sum, Failed: failed, Homes: spaceHomes(o), Top: o.top}
 	if err := writeOutput(a, o.out.file, "the report", func(w io.Writer) error {
 		return report.Write(w, report.DocSpace, o.out.name, doc)

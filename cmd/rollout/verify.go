@@ -19,6 +19,7 @@ import (
 	"github.com/rollout-dev/rollout/internal/base/config"
 	"github.com/rollout-dev/rollout/internal/derive/policy"
 	"github.com/rollout-dev/rollout/internal/derive/result"
+	"github.com/rollout-dev/rollout/internal/output/progress"
 	"github.com/rollout-dev/rollout/internal/output/report"
 	"github.com/rollout-dev/rollout/reconstruct"
 )
@@ -87,7 +88,7 @@ or from --config FILE; flags override it (docs/ci.md).`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringArrayVar(&opts.formats, "format", nil, "report format: "+strings.Join(report.Formats(), "|")+", or FORMAT=FILE (repeatable)")
+	f.StringArrayVar(&opts.formats, "format", nil, "report format: "+report.FormatHelp(report.DocVerify)+", or FORMAT=FILE (repeatable; parquet=DIR writes tables into DIR)")
 	addOutput(f, &opts.output, "the report of the --format that names no FILE")
 	addSourceRoot(f, &opts.sourceRoot)
 	f.StringVar(&opts.failOn, "fail-on", "error", "exit 1 on findings at or above this severity: error|warning|info|never")
@@ -99,6 +100,7 @@ or from --config FILE; flags override it (docs/ci.md).`,
 	f.IntVar(&opts.jobs, "jobs", runtime.NumCPU(), "files verified in parallel (output is identical for any value)")
 	opts.addShard(f, "files", "")
 	opts.addFilesFrom(f)
+	opts.addManifest(f)
 	f.StringVar(&opts.color, "color", "auto", "colour: auto|always|never (NO_COLOR disables auto)")
 	f.Var(&opts.now, "now", "judge liveness at this RFC 3339 time instead of the clock (an unanswered call of a file written less than an hour before is in progress)")
 	opts.addForce(f, forceReadFiles)
@@ -164,7 +166,7 @@ func runVerify(ctx context.Context, a *app, o *verifyOptions) error {
 		return err
 	}
 	inputs := reportOrder(in)
-	progress := newProgress(a.io, "verifying", in.paths, showProgress(a, o.quiet))
+	bar := progress.New(a.io.Err, "verifying", in.paths, showProgress(a, o.quiet))
 	settings, err := o.settings()
 	if err != nil {
 		return err
@@ -176,7 +178,11 @@ func runVerify(ctx context.Context, a *app, o *verifyOptions) error {
 		return err
 	}
 	ro := report.Options{FailOn: o.failOnSev, Statistics: o.statistics, SourceRoot: root}
-	reports := report.OpenOutputs(o.reportOutputs(), run, o.outputOptions(a, ro, progress.writer(a.io.Out)))
+	reports := report.OpenOutputs(o.reportOutputs(), run, o.outputOptions(a, ro, bar.Writer(a.io.Out)))
+	if err := reports.Err(); err != nil {
+		reports.Discard()
+		return reportsError(err)
+	}
 	var messages fileMessages
 	emit := func(i int, out policy.Input) {
 		out.Named = in.named[inputs[i].Path]
@@ -184,10 +190,10 @@ func runVerify(ctx context.Context, a *app, o *verifyOptions) error {
 		reports.File(pipe.File(out))
 	}
 	lin := lineagesOf(in)
-	opts := checks.Options{MaxLineBytes: o.maxLineBytes, MaxFindingsPerRule: o.maxFindings, HandoffCap: o.handoffCap, Now: o.now.time(), Force: o.force, OnRead: progress.add,
+	opts := checks.Options{MaxLineBytes: o.maxLineBytes, MaxFindingsPerRule: o.maxFindings, HandoffCap: o.handoffCap, Now: o.now.time(), Force: o.force, OnRead: bar.Add,
 		Lineage: lin.ancestry}
-	policy.Analyse(inputs, o.jobs, a.io.In, opts, pipe.NeedsHashes(), progress.step, emit)
-	progress.finish()
+	policy.Analyse(inputs, o.jobs, a.io.In, opts, pipe.NeedsHashes(), bar.Step, emit)
+	bar.Finish()
 	run.Notes = append(run.Notes, lin.Notes()...)
 	messages.write(a.io.Err)
 	run.Suppressed, run.Hidden = pipe.Suppressed(), pipe.Hidden()

@@ -10,7 +10,6 @@ import (
 	"runtime"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/rollout-dev/rollout/internal/output/report"
 
@@ -385,50 +384,6 @@ func TestProgress(t *testing.T) {
 				t.Errorf("progress leaked to stdout: %q", stdout)
 			}
 		})
-	}
-}
-
-// TestProgressBytes: one big file gets a progress line by bytes read,
-// redrawn at most every 100ms, with the rate and the ETA once a second
-// has gone by; a small one gets none.
-func TestProgressBytes(t *testing.T) {
-	t.Parallel()
-	dir := t.TempDir()
-	big, small := filepath.Join(dir, "big.jsonl"), filepath.Join(dir, "small.jsonl")
-	for p, size := range map[string]int64{big: 100 << 20, small: 1000} {
-		f, err := os.Create(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := f.Truncate(size); err != nil { // sparse: only its size is read
-			t.Fatal(err)
-		}
-		f.Close()
-	}
-	io, _, stderr := testIO("")
-	if p := newProgress(io, "verifying", []string{small}, true); p.enabled {
-		t.Errorf("progress enabled for one small file")
-	}
-	p := newProgress(io, "verifying", []string{big}, true)
-	if !p.enabled {
-		t.Fatalf("progress disabled for one %d-byte file", p.total)
-	}
-	clock := time.Unix(1000, 0)
-	p.now = func() time.Time { return clock }
-	p.add(25 << 20) // drawn: the first
-	p.add(25 << 20) // not drawn: same instant
-	clock = clock.Add(4 * time.Second)
-	p.add(25 << 20) // 75 MiB in 4s: 18.8 MiB/s, 25 MiB to go: ETA 1s
-	p.step()
-	p.finish()
-	want := "\rverifying 0/1 files, 25.0 MiB of 100.0 MiB (25%)\x1b[K" +
-		"\rverifying 0/1 files, 75.0 MiB of 100.0 MiB (75%), 18.8 MiB/s, ETA 1s\x1b[K" +
-		"\rverifying 1/1 files, 75.0 MiB of 100.0 MiB (75%), 18.8 MiB/s, ETA 1s\x1b[K\r\x1b[K"
-	if stderr.String() != want {
-		t.Errorf("stderr\n%q\nwant\n%q", stderr, want)
-	}
-	if got := eta(3*time.Minute + 5*time.Second); got != "3m05s" {
-		t.Errorf("eta = %q", got)
 	}
 }
 

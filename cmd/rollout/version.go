@@ -40,6 +40,11 @@ func versionText() string {
 		fmt.Fprintf(tw, "  %s\tv%d\t%s\t%s\n", o.Name, o.Version, o.Command, path.Base(schema.File(o.Name)))
 	}
 	tw.Flush()
+	b.WriteString("Parquet tables (--format parquet=DIR, docs/schema/):\n")
+	for _, o := range schema.ParquetTables() {
+		fmt.Fprintf(tw, "  %s\tv%d\t%s\t%s\n", o.Name, o.Version, o.Command, path.Base(schema.ParquetFile(o.Name)))
+	}
+	tw.Flush()
 	return b.String()
 }
 

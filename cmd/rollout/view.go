@@ -4,15 +4,14 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/rollout-dev/rollout/checks"
+	"github.com/rollout-dev/rollout/internal/base/objstore"
 	"github.com/rollout-dev/rollout/internal/derive/budget"
 	"github.com/rollout-dev/rollout/internal/edit/artifacts"
-	"github.com/rollout-dev/rollout/internal/edit/outfile"
 	"github.com/rollout-dev/rollout/internal/output/termsafe"
 	"github.com/rollout-dev/rollout/internal/output/view"
 	"github.com/rollout-dev/rollout/reconstruct"
@@ -85,6 +84,10 @@ $CODEX_HOME/rollout-artifacts/ at FILE's path, never into sessions/.`,
 // name with the thread id for the session), its name with .view.html for
 // .jsonl[.zst]. verify --format html links there.
 func viewPath(path string) string {
+	if objstore.IsURI(path) {
+		// Nothing of ours is written into a bucket: the working directory.
+		path = path[strings.LastIndex(path, "/")+1:]
+	}
 	place, err := artifacts.For(path)
 	if err != nil {
 		return strings.TrimSuffix(strings.TrimSuffix(path, ".zst"), ".jsonl") + artifacts.ViewSuffix
@@ -95,16 +98,14 @@ func viewPath(path string) string {
 func runView(ctx context.Context, a *app, o *viewOptions) error {
 	var size int64
 	if o.path != "-" {
-		fi, err := os.Stat(o.path)
+		fi, err := objstore.StatAny(ctx, o.path)
 		if err != nil {
 			return &exitError{code: exitUsage, err: err}
 		}
-		size = fi.Size()
+		size = fi.Size
 	}
-	var inputs outfile.Inputs
-	inputs.Add(o.path)
-	if err := inputs.Check(o.output); err != nil {
-		return outputConflict(err)
+	if err := checkOutputsOf([]string{o.path}, o.output); err != nil {
+		return err
 	}
 	b := view.New(view.Options{Path: o.path, Bytes: size, MaxText: o.maxText})
 	evidence := budget.NewCollector()

@@ -22,11 +22,26 @@ type Spec struct {
 
 func (s Spec) String() string { return fmt.Sprintf("%d/%d", s.K, s.N) }
 
-// Parse parses "K/N" with 1 <= K <= N.
-func Parse(s string) (Spec, error) {
+// IndexVar is the variable a Kubernetes Indexed Job sets in each pod: its
+// 0-based completion index. "index/N" takes shard K from it.
+const IndexVar = "JOB_COMPLETION_INDEX"
+
+// Parse parses "K/N" with 1 <= K <= N; K "index" is getenv(IndexVar) + 1.
+func Parse(s string, getenv func(string) string) (Spec, error) {
 	ks, ns, ok := strings.Cut(s, "/")
 	var k, n int
 	var err error
+	if ok && ks == "index" {
+		v := getenv(IndexVar)
+		if v == "" {
+			return Spec{}, fmt.Errorf("--shard %q: %s is not set (Kubernetes sets it in the pods of an Indexed Job)", s, IndexVar)
+		}
+		i, err := strconv.Atoi(v)
+		if err != nil || i < 0 {
+			return Spec{}, fmt.Errorf("--shard %q: %s=%q is not a completion index", s, IndexVar, v)
+		}
+		ks = strconv.Itoa(i + 1)
+	}
 	if ok {
 		k, err = strconv.Atoi(ks)
 		if err == nil {

@@ -6,12 +6,36 @@ import (
 )
 
 func TestParse(t *testing.T) {
-	if s, err := Parse("2/4"); err != nil || s != (Spec{2, 4}) {
+	none := func(string) string { return "" }
+	if s, err := Parse("2/4", none); err != nil || s != (Spec{2, 4}) {
 		t.Errorf("Parse(2/4) = %v, %v", s, err)
 	}
-	for _, bad := range []string{"", "1", "0/2", "3/2", "a/b", "1/0", "-1/2"} {
-		if _, err := Parse(bad); err == nil {
+	for _, bad := range []string{"", "1", "0/2", "3/2", "a/b", "1/0", "-1/2", "index/4"} {
+		if _, err := Parse(bad, none); err == nil {
 			t.Errorf("Parse(%q) accepted", bad)
+		}
+	}
+}
+
+// index/N is the Kubernetes completion index (0-based) plus one.
+func TestParseIndex(t *testing.T) {
+	env := func(v string) func(string) string {
+		return func(k string) string {
+			if k == IndexVar {
+				return v
+			}
+			return ""
+		}
+	}
+	if s, err := Parse("index/4", env("0")); err != nil || s != (Spec{1, 4}) {
+		t.Errorf("index 0 of 4 = %v, %v; want shard 1/4", s, err)
+	}
+	if s, err := Parse("index/4", env("3")); err != nil || s != (Spec{4, 4}) {
+		t.Errorf("index 3 of 4 = %v, %v; want shard 4/4", s, err)
+	}
+	for _, bad := range []string{"4", "-1", "x"} {
+		if _, err := Parse("index/4", env(bad)); err == nil {
+			t.Errorf("index %q of 4 accepted", bad)
 		}
 	}
 }

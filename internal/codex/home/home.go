@@ -21,6 +21,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/rollout-dev/rollout/internal/base/objstore"
 )
 
 // The names Codex gives the parts of its home.
@@ -58,6 +60,9 @@ func Of(rolloutPath string) (*Home, bool) {
 // Codex would look for the rollouts it continues, whether or not the
 // directory holds a home's databases too (a copied home).
 func Layout(rolloutPath string) (string, bool) {
+	if objstore.IsURI(rolloutPath) {
+		return "", false // a bucket holds copies of homes, not a home Codex runs in
+	}
 	abs, err := filepath.Abs(rolloutPath)
 	if err != nil {
 		return "", false

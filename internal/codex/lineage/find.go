@@ -4,6 +4,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/rollout-dev/rollout/internal/base/objstore"
 	"github.com/rollout-dev/rollout/internal/codex/home"
 	"github.com/rollout-dev/rollout/rollout"
 )
@@ -28,6 +29,9 @@ func ForFile(path string) *Index {
 	if path == rollout.StdinPath {
 		return New(nil)
 	}
+	if objstore.IsURI(path) {
+		return New([]string{path}, path[:strings.LastIndex(path, "/")+1])
+	}
 	return New([]string{path}, filepath.Dir(path))
 }
 
@@ -37,12 +41,18 @@ func ForFile(path string) *Index {
 // looked up in the rollout directories dirs as Codex does.
 func Expand(matches []rollout.ThreadMatch, dirs []string) []Found {
 	paths := make([]string, 0, len(matches))
-	seen := map[string]bool{}
 	for _, m := range matches {
 		paths = append(paths, m.Path)
+	}
+	return ExpandIn(New(paths, dirs...), matches)
+}
+
+// ExpandIn is Expand with the lineages looked up in ix (a manifest's).
+func ExpandIn(ix *Index, matches []rollout.ThreadMatch) []Found {
+	seen := map[string]bool{}
+	for _, m := range matches {
 		seen[m.Path] = true
 	}
-	ix := New(paths, dirs...)
 	var out []Found
 	for _, f := range currentFirst(matches) {
 		out = append(out, f)

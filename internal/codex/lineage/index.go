@@ -40,6 +40,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/rollout-dev/rollout/internal/base/objstore"
 	"github.com/rollout-dev/rollout/internal/codex/forest"
 	"github.com/rollout-dev/rollout/internal/codex/home"
 	"github.com/rollout-dev/rollout/rollout"
@@ -68,6 +69,23 @@ func (r *Rollout) Meta() (rollout.Meta, error) {
 		}
 	})
 	return r.meta, r.err
+}
+
+// Known indexes exactly the rollouts whose heads a manifest already read:
+// metas[i] is what paths[i]'s session_meta says (errs[i] why it could not
+// be read), so the index reads no file to resolve their lineages.
+func Known(paths []string, metas []rollout.Meta, errs []error) *Index {
+	ix := newIndex()
+	for i, p := range paths {
+		r := ix.add(p)
+		r.once.Do(func() {
+			r.meta, r.err = metas[i], errs[i]
+			if r.ID == "" {
+				r.ID = r.meta.ThreadID
+			}
+		})
+	}
+	return ix
 }
 
 // Index is a set of rollouts, found by rollout id and by path.
@@ -180,7 +198,9 @@ func (ix *Index) covering(dir string) *Index {
 // walk adds the rollouts of a directory tree (nothing when it does not
 // exist or holds none).
 func (ix *Index) walk(dir string) {
-	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+	if objstore.IsURI(dir) {
+		// A prefix: listed (Discover), as a directory is walked.
+	} else if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
 		return
 	}
 	d, err := rollout.Discover([]string{dir})
@@ -195,6 +215,9 @@ func (ix *Index) walk(dir string) {
 // key is the absolute form of path (filepath.Abs, with the working
 // directory read once per index: not two stat calls per file).
 func (ix *Index) key(path string) string {
+	if objstore.IsURI(path) {
+		return path
+	}
 	if filepath.IsAbs(path) {
 		return filepath.Clean(path)
 	}

@@ -17,6 +17,8 @@ type Input struct {
 	// Named is set for a file the user named, unset for one a directory
 	// walk found: a named file that cannot be read is unusable input.
 	Named bool
+	// Facts are what the replay measured of the file besides its findings.
+	Facts result.FileFacts
 	// Hashes are the hashes of the records the findings are on, by line,
 	// when the pipeline NeedsHashes (HashRecords).
 	Hashes map[int]string
@@ -42,7 +44,7 @@ func newFile(in Input) *file {
 	if res := in.Result; res != nil {
 		st := res.State
 		f.entry = result.FileResult{Path: res.Path, Records: res.Records, Era: string(st.Era),
-			HistoryMode: st.HistoryMode, CLIVersion: st.CLIVersion, ThreadID: st.ThreadID, Findings: res.Findings}
+			HistoryMode: st.HistoryMode, CLIVersion: st.CLIVersion, ThreadID: st.ThreadID, FileFacts: in.Facts, Findings: res.Findings}
 	}
 	if in.Err != nil {
 		f.entry.Error = result.NewFileError(in.Path, in.Err)

@@ -7,7 +7,9 @@ import (
 
 	"github.com/rollout-dev/rollout/checks"
 	"github.com/rollout-dev/rollout/internal/base/pool"
+	"github.com/rollout-dev/rollout/internal/derive/result"
 	"github.com/rollout-dev/rollout/reconstruct"
+	"github.com/rollout-dev/rollout/rollout"
 )
 
 // A Target is one file to verify, in report order (by path).
@@ -67,6 +69,29 @@ func analyseTarget(t Target, stdin io.Reader, opts checks.Options, hash bool) In
 	return out
 }
 
+// factsOf are the facts the report keeps of a replayed file: what the
+// state says, with the bytes and compactions counted during the replay.
+func factsOf(res *checks.Result, bytes int64, compactions int) result.FileFacts {
+	st := res.State
+	f := result.FileFacts{Bytes: bytes, Compactions: compactions, RolloutID: st.ThreadID}
+	if id, ok := rollout.RolloutIDFromName(res.Path); ok {
+		f.RolloutID = id
+	}
+	f.LineageRoot = f.RolloutID
+	if len(st.Segments) > 0 {
+		f.LineageRoot = st.Segments[0].RolloutID
+	}
+	for _, t := range st.Turns {
+		if t.Segment <= 0 {
+			f.Turns++
+		}
+	}
+	if st.Tokens != nil {
+		f.Tokens = st.Tokens.TotalTokens
+	}
+	return f
+}
+
 // slim keeps of a result what the report needs (findings, a few summary
 // fields) and lets the reconstructed state go: holding every file's state
 // until the report was printed cost about 130 KB per file.
@@ -88,6 +113,24 @@ func analyseOne(path string, stdin io.Reader, opts checks.Options) (out Input) {
 			out = Input{Path: path, Err: &reconstruct.InternalError{Path: path, Value: v, Stack: debug.Stack()}}
 		}
 	}()
-	res, err := checks.Run(path, stdin, opts)
-	return Input{Path: path, Result: res, Err: err}
+	var bytes int64
+	onRead := opts.OnRead
+	opts.OnRead = func(n int) {
+		bytes += int64(n)
+		if onRead != nil {
+			onRead(n)
+		}
+	}
+	compactions := 0
+	countCompactions := func(o reconstruct.Observation) {
+		if _, ok := o.Evidence.(reconstruct.FlowCompactionEvidence); ok && o.Pos.Segment <= 0 {
+			compactions++
+		}
+	}
+	res, err := checks.Run(path, stdin, opts, countCompactions)
+	out = Input{Path: path, Result: res, Err: err}
+	if res != nil {
+		out.Facts = factsOf(res, bytes, compactions)
+	}
+	return out
 }

@@ -29,10 +29,32 @@ type FileResult struct {
 	HistoryMode string
 	CLIVersion  string
 	ThreadID    string
-	Findings    []checks.Finding
+	FileFacts
+	Findings []checks.Finding
 	// Error is set when the file could not be analysed, or not to its end:
 	// every format shows it, so that an unreadable file never looks clean.
 	Error *FileError
+}
+
+// FileFacts are what verify measures of a file besides its findings, for
+// reports that count over many files (the Parquet files table). Zero when
+// unknown: a file not analysed, or a report written before they were.
+type FileFacts struct {
+	// RolloutID is the id Codex finds the file by: its file name's, else
+	// its session_meta id (lineage.Rollout.ID).
+	RolloutID string
+	// LineageRoot is the rollout id at the root of the lineage the replay
+	// followed (the first of reconstruct.State.Segments): RolloutID for a
+	// file that continues no other, or whose source was not read.
+	LineageRoot string
+	// Bytes is the size of the file as stored (compressed for .zst).
+	Bytes int64
+	// Turns counts the turns the file's own records start, rolled back
+	// ones included; Compactions its compacted records.
+	Turns, Compactions int
+	// Tokens is the thread's cumulative total_token_usage.total_tokens at
+	// the last token_count that survives.
+	Tokens int64
 }
 
 // FileError says why a file could not be analysed. Code is one of the

@@ -1,12 +1,13 @@
 package space
 
 import (
+	"context"
 	"errors"
 	"io"
-	"os"
 	"runtime/debug"
 	"time"
 
+	"github.com/rollout-dev/rollout/internal/base/objstore"
 	"github.com/rollout-dev/rollout/reconstruct"
 	"github.com/rollout-dev/rollout/rollout"
 )
@@ -39,8 +40,8 @@ func ReadFile(path string, stdin io.Reader, o ReadOptions) (*File, []Bucket, err
 	var idle time.Duration
 	cold := false
 	if path != rollout.StdinPath {
-		if fi, err := os.Stat(path); err == nil {
-			disk, idle = fi.Size(), max(0, o.Now.Sub(fi.ModTime()))
+		if fi, err := objstore.StatAny(context.Background(), path); err == nil {
+			disk, idle = fi.Size, max(0, o.Now.Sub(fi.Modified))
 			cold = idle >= o.ColdAfter
 		}
 	}

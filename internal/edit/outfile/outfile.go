@@ -17,6 +17,11 @@
 //     from another file.
 //   - OpenExisting opens a file that must be regular or absent without
 //     following symlinks (*UnsafeError, exit code 4).
+//   - MakeParents creates an output's missing directories, as mkdir -p,
+//     before anything is read (*DirError, exit code 2).
+//
+// Errors name the path the caller gave, or its directory, never the
+// temporary file.
 package outfile
 
 import (
@@ -281,9 +286,37 @@ func Create(path string, opts Options) (*File, error) {
 	}
 	f, tmp, err := createTemp(target, opts.TempDir, opts.Perm)
 	if err != nil {
-		return nil, err
+		return nil, createError(path, target, opts.TempDir, err)
 	}
 	return &File{path: path, target: target, f: f, tmp: tmp, opts: opts}, nil
+}
+
+// createError says why the temporary file could not be made in terms of
+// what the user named: the output, or its missing directory; never the
+// temporary file, a name they never gave.
+func createError(path, target, tempDir string, err error) error {
+	dir := tempDir
+	if dir == "" {
+		dir = filepath.Dir(target)
+	}
+	if errors.Is(err, fs.ErrNotExist) {
+		return &DirError{Dir: dir, Reason: "does not exist"}
+	}
+	return &fs.PathError{Op: "create", Path: path, Err: unwrapPath(err)}
+}
+
+// named replaces the temporary file in err by the output's path.
+func (o *File) named(err error) error {
+	if o.tmp == "" || err == nil {
+		return err
+	}
+	if pe := (*fs.PathError)(nil); errors.As(err, &pe) && pe.Path == o.tmp {
+		return &fs.PathError{Op: pe.Op, Path: o.path, Err: pe.Err}
+	}
+	if le := (*os.LinkError)(nil); errors.As(err, &le) && le.Old == o.tmp {
+		return &fs.PathError{Op: "rename into place", Path: o.path, Err: le.Err}
+	}
+	return err
 }
 
 // createTemp makes a new file next to target (or in dir), created with
@@ -314,7 +347,10 @@ func (o *File) TempName() string { return o.tmp }
 // OS returns the file being written (the temporary one for a regular target).
 func (o *File) OS() *os.File { return o.f }
 
-func (o *File) Write(p []byte) (int, error) { return o.f.Write(p) }
+func (o *File) Write(p []byte) (int, error) {
+	n, err := o.f.Write(p)
+	return n, o.named(err)
+}
 
 // Prepare completes the file short of putting it in place: for a regular
 // target the temporary file takes the metadata asked for and is fsynced,
@@ -333,7 +369,7 @@ func (o *File) Prepare() error {
 		err = o.f.Sync()
 	}
 	o.synced = err == nil
-	return err
+	return o.named(err)
 }
 
 // Commit makes the output final: for a regular target the temporary file
@@ -358,7 +394,7 @@ func (o *File) Commit() error {
 	}
 	if err != nil {
 		os.Remove(o.tmp)
-		return err
+		return o.named(err)
 	}
 	if err := SyncDir(filepath.Dir(o.target)); err != nil {
 		return fmt.Errorf("%w: %v", ErrNotDurable, err)

@@ -78,7 +78,16 @@ type Format struct {
 	// (Options.Links); StepSummary: in GitHub Actions the run also writes
 	// a summary of the report to the job (OutputOptions.StepSummary).
 	Color, Links, StepSummary bool
-	write                     func(w io.Writer, doc any) error
+	// Dir: the format writes tables into a directory (FORMAT=DIR, never
+	// standard output), through WriteDir; verify's outputs stream it.
+	Dir      bool
+	write    func(w io.Writer, doc any) error
+	writeDir func(dir string, doc any) error
+}
+
+// parquetFormat is the Parquet tables of a document (parquet.go).
+func parquetFormat[T any](write func(string, T) error) Format {
+	return Format{Name: "parquet", Dir: true, writeDir: func(dir string, doc any) error { return write(dir, doc.(T)) }}
 }
 
 // documentFormats is one row of the table.
@@ -103,7 +112,7 @@ func writer[T any](write func(io.Writer, T) error) func(io.Writer, any) error {
 func formatTable() []documentFormats {
 	budgetAliases := map[string]string{"table": "text"}
 	return []documentFormats{
-		{doc: DocVerify, formats: verifyFormats(), verifyErrors: true},
+		{doc: DocVerify, formats: append(verifyFormats(), parquetFormat(writeVerifyParquet)), verifyErrors: true},
 		{doc: DocHome, formats: verifyFormats(), verifyErrors: true},
 		{doc: DocState, formats: []Format{{Name: "json", write: writer(writeState)}}},
 		{doc: DocDiff, formats: []Format{
@@ -130,7 +139,8 @@ func formatTable() []documentFormats {
 			{Name: "json", write: writer(WriteFleetJSON)},
 			{Name: "csv", write: writer(WriteFleetCSV)},
 			{Name: "svg", write: writer(func(w io.Writer, f *budget.Fleet) error { return chart.WriteFleet(w, f, "svg") })},
-			{Name: "png", Binary: "a PNG image", write: writer(func(w io.Writer, f *budget.Fleet) error { return chart.WriteFleet(w, f, "png") })}}},
+			{Name: "png", Binary: "a PNG image", write: writer(func(w io.Writer, f *budget.Fleet) error { return chart.WriteFleet(w, f, "png") })},
+			parquetFormat(writeFleetParquet)}},
 	}
 }
 
@@ -206,7 +216,7 @@ func (e *FormatError) Hint() string { return e.hint }
 func ParseFormat(doc Document, spec string) (name, file string, err error) {
 	r := row(doc)
 	if r.verifyErrors {
-		name, file, err := ParseFormatSpec(spec)
+		name, file, err := parseFormatSpec(spec, FormatsOf(doc))
 		if err != nil {
 			return "", "", &FormatError{err.Error(), "formats: " + strings.Join(FormatsOf(doc), ", ")}
 		}
@@ -226,7 +236,20 @@ func Write(w io.Writer, doc Document, format string, v any) error {
 	if !ok {
 		return fmt.Errorf("%s has no format %q (want %s)", doc, format, FormatHelp(doc))
 	}
+	if f.Dir {
+		return fmt.Errorf("%s writes a directory, not a stream", format)
+	}
 	return f.write(w, v)
+}
+
+// WriteDir writes doc's value v in the named directory format into dir,
+// which is made as needed.
+func WriteDir(doc Document, format, dir string, v any) error {
+	f, ok := LookupFormat(doc, format)
+	if !ok || !f.Dir {
+		return fmt.Errorf("%s has no directory format %q", doc, format)
+	}
+	return f.writeDir(dir, v)
 }
 
 // WriteViewChart writes the chart `rollout view` puts in a rollout's page:

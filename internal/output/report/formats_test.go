@@ -19,13 +19,17 @@ func TestFormatTable(t *testing.T) {
 		{doc: DocFleet, spec: "table=out.txt", name: "text", file: "out.txt"},
 		{doc: DocFleet, spec: "svg=a=b.svg", name: "svg", file: "a=b.svg"},
 		{doc: DocBudget, spec: "xml", wantErr: `invalid --format "xml"`, wantHint: "use --format text|json|csv|svg|png"},
-		{doc: DocFleet, spec: "xml=f", wantErr: `invalid --format "xml=f"`, wantHint: "use --format text|json|csv|svg|png"},
+		{doc: DocFleet, spec: "xml=f", wantErr: `invalid --format "xml=f"`, wantHint: "use --format text|json|csv|svg|png|parquet"},
+		{doc: DocFleet, spec: "parquet=out", name: "parquet", file: "out"},
+		{doc: DocVerify, spec: "parquet=out/pq", name: "parquet", file: "out/pq"},
+		{doc: DocHome, spec: "parquet=out", wantErr: `parse --format "parquet=out": unknown format "parquet" (want text, json, jsonl, sarif, junit, codeclimate, github, markdown or html)`,
+			wantHint: "formats: text, json, jsonl, sarif, junit, codeclimate, github, markdown, html"},
 		{doc: DocSpace, spec: "xml", wantErr: `invalid --format "xml"`, wantHint: "use --format text|json|csv"},
 		{doc: DocDiff, spec: "yaml", wantErr: `invalid --format "yaml"`, wantHint: "use --format text|json"},
 		{doc: DocReclaim, spec: "table", wantErr: `invalid --format "table"`, wantHint: "use --format text|json"},
 		{doc: DocVerify, spec: "sarif=r.sarif", name: "sarif", file: "r.sarif"},
-		{doc: DocVerify, spec: "table", wantErr: `parse --format "table": unknown format "table" (want text, json, jsonl, sarif, junit, codeclimate, github, markdown or html)`,
-			wantHint: "formats: text, json, jsonl, sarif, junit, codeclimate, github, markdown, html"},
+		{doc: DocVerify, spec: "table", wantErr: `parse --format "table": unknown format "table" (want text, json, jsonl, sarif, junit, codeclimate, github, markdown, html or parquet)`,
+			wantHint: "formats: text, json, jsonl, sarif, junit, codeclimate, github, markdown, html, parquet"},
 		{doc: DocHome, spec: "json=", wantErr: `parse --format "json=": missing file name after "="`,
 			wantHint: "formats: text, json, jsonl, sarif, junit, codeclimate, github, markdown, html"},
 	} {
@@ -67,7 +71,10 @@ func TestFormatTableShape(t *testing.T) {
 			t.Errorf("%s: Write of an unknown format did not fail", row.doc)
 		}
 	}
-	if got := FormatHelp(DocVerify); got != "text|json|jsonl|sarif|junit|codeclimate|github|markdown|html" {
+	if got := FormatHelp(DocVerify); got != "text|json|jsonl|sarif|junit|codeclimate|github|markdown|html|parquet" {
 		t.Errorf("verify's formats %q", got)
+	}
+	if err := Write(&bytes.Buffer{}, DocVerify, "parquet", VerifyDoc{Report: sample()}); err == nil {
+		t.Error("Write of a directory format to a stream did not fail")
 	}
 }

@@ -54,7 +54,10 @@ type jsonFileError struct {
 	Message string `json:"message"`
 }
 
-// jsonFile: era, history_mode, cli_version and thread_id are "" when unknown.
+// jsonFile: era, history_mode, cli_version, thread_id, rollout_id and
+// lineage_root are "" when unknown. The facts from rollout_id on were
+// added in place (schema version 1 is additive): a report without them
+// reads as zero.
 type jsonFile struct {
 	Path        string         `json:"path"`
 	Records     int            `json:"records"`
@@ -62,6 +65,12 @@ type jsonFile struct {
 	HistoryMode string         `json:"history_mode"`
 	CLIVersion  string         `json:"cli_version"`
 	ThreadID    string         `json:"thread_id"`
+	RolloutID   string         `json:"rollout_id"`
+	LineageRoot string         `json:"lineage_root"`
+	Bytes       int64          `json:"bytes"`
+	Turns       int            `json:"turns"`
+	Tokens      int64          `json:"tokens"`
+	Compactions int            `json:"compactions"`
 	Error       *jsonFileError `json:"error,omitempty"`
 	Findings    []jsonFinding  `json:"findings"`
 }
@@ -118,6 +127,12 @@ func newJSONFile(f *result.FileResult) jsonFile {
 		HistoryMode: f.HistoryMode,
 		CLIVersion:  f.CLIVersion,
 		ThreadID:    f.ThreadID,
+		RolloutID:   f.RolloutID,
+		LineageRoot: f.LineageRoot,
+		Bytes:       f.Bytes,
+		Turns:       f.Turns,
+		Tokens:      f.Tokens,
+		Compactions: f.Compactions,
 		Findings:    []jsonFinding{},
 	}
 	if f.Error != nil {

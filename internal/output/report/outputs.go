@@ -84,6 +84,15 @@ func OpenOutputs(outs []Output, run *result.Report, o OutputOptions) *Outputs {
 		ro := o.Report
 		r := &outputStream{name: name}
 		rs.outs = append(rs.outs, r)
+		if f.Dir {
+			// Tables in a directory (parseOutputs refuses one without):
+			// each part file is its own outfile, committed on Close.
+			r.wrap = func(err error) error {
+				return &WriteError{msg: fmt.Sprintf("writing %s report to %s", name, file), err: err, ToFile: true}
+			}
+			r.stream = openParquetOutput(file, run)
+			continue
+		}
 		var w io.Writer
 		if file == "" {
 			ro.Color = f.Color && o.ColorStdout
@@ -124,6 +133,17 @@ func openStepSummary(path string, run *result.Report, ro Options) *outputStream 
 	r.bw.WriteString(summaryHeading)
 	r.stream, r.err = NewStream(summaryFormat, r.bw, run, ro)
 	return r
+}
+
+// Err is the first report that could not be started (its file could not be
+// created, say): a command stops there, before the run, not after it.
+func (rs *Outputs) Err() error {
+	for _, r := range rs.outs {
+		if r.err != nil {
+			return r.wrap(r.err)
+		}
+	}
+	return nil
 }
 
 // File hands one normalized file to every report still being written.

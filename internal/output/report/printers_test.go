@@ -43,6 +43,8 @@ func sample() *result.Report {
 				HistoryMode: "legacy",
 				CLIVersion:  "0.107.0",
 				ThreadID:    "0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b",
+				FileFacts: result.FileFacts{RolloutID: "0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b",
+					LineageRoot: "0199a1b2-0000-7000-8000-00000000000a", Bytes: 5120, Turns: 3, Tokens: 48213, Compactions: 1},
 				Findings: []checks.Finding{
 					{
 						Rule: "meta/old-cli", Severity: checks.Info,
@@ -272,6 +274,8 @@ func TestJSONStructure(t *testing.T) {
 			map[string]any{
 				"path": "sessions/2025/rollout-a.jsonl", "records": 12.0, "era": "envelope", "history_mode": "legacy",
 				"cli_version": "0.107.0", "thread_id": "0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b",
+				"rollout_id": "0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b", "lineage_root": "0199a1b2-0000-7000-8000-00000000000a",
+				"bytes": 5120.0, "turns": 3.0, "tokens": 48213.0, "compactions": 1.0,
 				"findings": []any{
 					map[string]any{"rule": "meta/old-cli", "severity": "info", "line": 1.0, "byte_offset": 0.0, "ordinal": nil,
 						"message": "cli_version 0.50.0 predates turn ids", "fixable": false, "evidence": map[string]any{}},
@@ -284,7 +288,8 @@ func TestJSONStructure(t *testing.T) {
 			},
 			map[string]any{
 				"path": "sessions/rollout-b.jsonl", "records": 6.0, "era": "legacy", "history_mode": "",
-				"cli_version": "", "thread_id": "", "findings": []any{},
+				"cli_version": "", "thread_id": "", "rollout_id": "", "lineage_root": "",
+				"bytes": 0.0, "turns": 0.0, "tokens": 0.0, "compactions": 0.0, "findings": []any{},
 			},
 		},
 	}
@@ -302,7 +307,8 @@ func TestJSONStructure(t *testing.T) {
 	}{
 		{"@this", []string{"schema", "schema_version", "tool", "version", "command", "summary", "notes", "files"}},
 		{"summary", []string{"files", "records", "errors", "warnings", "infos", "not_analysed", "suppressed", "hidden"}},
-		{"files.0", []string{"path", "records", "era", "history_mode", "cli_version", "thread_id", "findings"}},
+		{"files.0", []string{"path", "records", "era", "history_mode", "cli_version", "thread_id",
+			"rollout_id", "lineage_root", "bytes", "turns", "tokens", "compactions", "findings"}},
 		{"files.0.findings.0", []string{"rule", "severity", "line", "byte_offset", "ordinal", "message", "fixable", "evidence"}},
 	} {
 		if diff := cmp.Diff(k.keys, objectKeys(t, gjson.Get(out, k.path))); diff != "" {

@@ -27,7 +27,9 @@ func ReadJSON(data []byte) (*result.Report, error) {
 		Suppressed: jr.Summary.Suppressed, Hidden: jr.Summary.Hidden, Files: make([]result.FileResult, 0, len(jr.Files))}
 	for _, jf := range jr.Files {
 		f := result.FileResult{Path: jf.Path, Records: jf.Records, Era: jf.Era, HistoryMode: jf.HistoryMode,
-			CLIVersion: jf.CLIVersion, ThreadID: jf.ThreadID, Findings: make([]checks.Finding, 0, len(jf.Findings))}
+			CLIVersion: jf.CLIVersion, ThreadID: jf.ThreadID, Findings: make([]checks.Finding, 0, len(jf.Findings)),
+			FileFacts: result.FileFacts{RolloutID: jf.RolloutID, LineageRoot: jf.LineageRoot, Bytes: jf.Bytes,
+				Turns: jf.Turns, Tokens: jf.Tokens, Compactions: jf.Compactions}}
 		if jf.Error != nil {
 			f.Error = &result.FileError{Code: jf.Error.Code, Message: jf.Error.Message}
 		}

@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/rollout-dev/rollout/checks"
@@ -129,13 +130,17 @@ func lookup(format string) (Printer, bool) {
 // file is returned verbatim: deciding what "-" means, and creating the file,
 // are the caller's business. It fails on an unknown format or an empty FILE
 // after "=".
-func ParseFormatSpec(s string) (format, file string, err error) {
+func ParseFormatSpec(s string) (format, file string, err error) { return parseFormatSpec(s, Formats()) }
+
+// parseFormatSpec is ParseFormatSpec over the format names a document
+// has (verify's are the Streams and parquet).
+func parseFormatSpec(s string, names []string) (format, file string, err error) {
 	format, file, hasFile := strings.Cut(s, "=")
 	if format == "" {
-		return "", "", fmt.Errorf("parse --format %q: missing format name (want %s)", s, formatList())
+		return "", "", fmt.Errorf("parse --format %q: missing format name (want %s)", s, formatList(names))
 	}
-	if _, ok := lookup(format); !ok {
-		return "", "", fmt.Errorf("parse --format %q: unknown format %q (want %s)", s, format, formatList())
+	if !slices.Contains(names, format) {
+		return "", "", fmt.Errorf("parse --format %q: unknown format %q (want %s)", s, format, formatList(names))
 	}
 	if hasFile && file == "" {
 		return "", "", fmt.Errorf("parse --format %q: missing file name after \"=\"", s)
@@ -144,8 +149,7 @@ func ParseFormatSpec(s string) (format, file string, err error) {
 }
 
 // formatList is "text, json, ... or markdown".
-func formatList() string {
-	names := Formats()
+func formatList(names []string) string {
 	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
 }
 

@@ -46,7 +46,7 @@ func NewStream(format string, w io.Writer, run *result.Report, o Options) (*Stre
 			return &Stream{run: run, fs: f.stream(w, o)}, nil
 		}
 	}
-	return nil, fmt.Errorf("unknown format %q (want %s)", format, formatList())
+	return nil, fmt.Errorf("unknown format %q (want %s)", format, formatList(Formats()))
 }
 
 // File writes one file's result. After an error the Stream ignores further

@@ -56,6 +56,38 @@ var outputs = []Output{
 	{Name: Diff, Version: 1, Command: "diff"},
 }
 
+// The Parquet tables (--format parquet=DIR), versioned like the JSON
+// outputs: a column is added without a bump, never renamed or retyped.
+// Each is published as docs/schema/NAME.parquet.vVERSION.md, its columns
+// in a table that a test holds the written files to.
+const (
+	VerifyFindings Name = "verify-findings"      // DIR/findings: one row per finding
+	VerifyFiles    Name = "verify-files"         // DIR/files: one row per file verified
+	BudgetRows     Name = "simulate-budget-rows" // DIR/budget: one row per thread and setting
+)
+
+// parquetTables is the table of Parquet tables, in the order `rollout
+// version` prints it; Changes as in outputs.
+var parquetTables = []Output{
+	{Name: VerifyFindings, Version: 1, Command: "verify"},
+	{Name: VerifyFiles, Version: 1, Command: "verify"},
+	{Name: BudgetRows, Version: 1, Command: "simulate-budget"},
+}
+
+// ParquetTables is a copy of the table of Parquet tables.
+func ParquetTables() []Output { return append([]Output(nil), parquetTables...) }
+
+// ParquetFile is the path of the published column description of a
+// Parquet table, relative to the repository root.
+func ParquetFile(name Name) string {
+	for _, o := range parquetTables {
+		if o.Name == name {
+			return fmt.Sprintf("docs/schema/%s.parquet.v%d.md", o.Name, o.Version)
+		}
+	}
+	panic(fmt.Sprintf("schema: %q is not a Parquet table", name))
+}
+
 // Outputs is a copy of the table.
 func Outputs() []Output { return append([]Output(nil), outputs...) }
 
@@ -69,8 +101,16 @@ func lookup(name Name) Output {
 	panic(fmt.Sprintf("schema: %q is not in the table", name))
 }
 
-// Version is the schema version of name.
-func Version(name Name) int { return lookup(name).Version }
+// Version is the schema version of name, a JSON output or a Parquet
+// table.
+func Version(name Name) int {
+	for _, o := range parquetTables {
+		if o.Name == name {
+			return o.Version
+		}
+	}
+	return lookup(name).Version
+}
 
 // File is the path of name's published JSON Schema, relative to the
 // repository root.
