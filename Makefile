@@ -52,6 +52,7 @@ bench: build
 	bin/benchtool run -rollout $(BIN) -dir $(BENCH_DIR) -md docs/performance.md
 	bin/benchtool frames -rollout $(BIN) -dir $(BENCH_DIR) -md docs/performance.md
 	bin/benchtool shapes -rollout $(BIN) -dir $(BENCH_DIR) -md docs/performance.md
+	bin/benchtool fleet -rollout $(BIN) -dir $(BENCH_DIR) -md docs/performance.md
 
 # Regenerates the conformance goldens (internal/testkit/conformance/testdata) with real Codex
 # versions from npm, installed into the cache outside the repository

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // These tests pin this package's own paths (ranges, resuming, heads,
@@ -190,5 +191,45 @@ func TestMissingIsNotExist(t *testing.T) {
 	empty := put("empty.jsonl", "")
 	if got := read(t)(Open(context.Background(), empty, 0, 10)); got != "" {
 		t.Errorf("empty object read %q", got)
+	}
+}
+
+// Read-ahead fetches pinned small objects once, before Open asks, and Open
+// takes them without a request of its own.
+func TestReadAhead(t *testing.T) {
+	var uris []string
+	for i := range 5 {
+		u := put(fmt.Sprintf("ahead/%d.jsonl", i), strings.Repeat(fmt.Sprint(i), 100+i))
+		Pin(Object{URI: u, Size: int64(100 + i)})
+		uris = append(uris, u)
+	}
+	stop := ReadAhead(context.Background(), uris, 2)
+	// The first two (depth 2) are fetched before anything is opened.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+		testStore.mu.Lock()
+		n := len(testStore.ranges)
+		testStore.mu.Unlock()
+		if n == 2 {
+			break
+		}
+		if n > 2 || time.Now().After(deadline) {
+			t.Fatalf("%d GETs before any Open, want the depth, 2", n)
+		}
+	}
+	for i, u := range uris {
+		if i == 3 {
+			Forget(u)
+			continue
+		}
+		if got := read(t)(Open(context.Background(), u, 0, -1)); got != strings.Repeat(fmt.Sprint(i), 100+i) {
+			t.Errorf("%s: read %q", u, got)
+		}
+	}
+	stop()
+	testStore.mu.Lock()
+	gets := len(testStore.ranges)
+	testStore.mu.Unlock()
+	if gets > 5 || gets < 4 {
+		t.Errorf("%d GETs for 5 objects (one forgotten), want one each at most", gets)
 	}
 }

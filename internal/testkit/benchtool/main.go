@@ -12,6 +12,7 @@
 //	benchtool frames -rollout PATH -dir DIR [-md FILE] [-reps 3]
 //	benchtool shapes-gen -o DIR [-fleet-files 5000] ...
 //	benchtool shapes -rollout PATH -dir DIR [-md FILE] [-reps 3]
+//	benchtool fleet -rollout PATH -dir DIR [-md FILE] [-reps 3] [-rollouts 10000]
 //	benchtool cat FILE|DIR...
 package main
 
@@ -45,6 +46,11 @@ const usage = `usage:
   benchtool shapes -rollout BINARY -dir DIR [-md FILE] [-reps 3]
       measure rollout on each shape against the baselines on the same input;
       appends a section to -md
+  benchtool fleet -rollout BINARY -dir DIR [-md FILE] [-reps 3] [-rollouts 10000]
+      object storage: verify from a SeaweedFS S3 server started here against
+      the same bytes on disk (a generated fleet, and gen's big.jsonl), the
+      requests of rollout plan and of each shard, and the fleet's wall time
+      as 1, 2 and 4 worker processes; appends a section to -md
   benchtool cat FILE|DIR...
       decompressed content of files (directories: their rollouts) to stdout
 `
@@ -70,6 +76,8 @@ func main() {
 		err = cmdShapesGen(args) // shapes.go
 	case "shapes":
 		err = cmdShapes(args) // shapes_run.go
+	case "fleet":
+		err = cmdFleet(args) // fleet.go
 	case "cat":
 		err = cmdCat(args)
 	case "help", "-h", "-help", "--help":
