@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -60,7 +61,7 @@ func TestFleetOnS3(t *testing.T) {
 	rollout := func(extra []string, args ...string) (string, time.Duration) {
 		t.Helper()
 		cmd := exec.Command(bin, args...)
-		cmd.Dir, cmd.Env = dir, append(env, extra...)
+		cmd.Dir, cmd.Env = dir, slices.Concat(env, extra) // workers run at once: no shared array
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr
 		began := time.Now()
