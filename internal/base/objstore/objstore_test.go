@@ -203,7 +203,7 @@ func TestReadAhead(t *testing.T) {
 		Pin(Object{URI: u, Size: int64(100 + i)})
 		uris = append(uris, u)
 	}
-	stop := ReadAhead(context.Background(), uris, 2)
+	stop := readAhead(context.Background(), uris, 2)
 	// The first two (depth 2) are fetched before anything is opened.
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
 		testStore.mu.Lock()

@@ -13,8 +13,13 @@ import (
 // of what Open took: memory stays under depth times aheadMax.
 
 // aheadMax is the largest object read ahead: a larger one's transfer, not
-// its latency, is what its read waits for.
-const aheadMax = 1 << 20
+// its latency, is what its read waits for. aheadDepth is how many are in
+// flight: enough to hide a cloud store's tens of milliseconds behind the
+// replay of the files before.
+const (
+	aheadMax   = 1 << 20
+	aheadDepth = 32
+)
 
 type fetched struct {
 	done    chan struct{}
@@ -30,10 +35,14 @@ var ahead = struct {
 	taken   map[string]bool // opened or forgotten before the read-ahead came to them
 }{items: map[string]*fetched{}, taken: map[string]bool{}}
 
-// ReadAhead starts fetching, in order, the pinned objects among uris of at
-// most aheadMax bytes; Open takes what it fetched. stop ends it and drops
-// what no Open took. One runs at a time.
-func ReadAhead(ctx context.Context, uris []string, depth int) (stop func()) {
+// ReadAhead starts fetching, in order, the pinned objects among paths (a
+// run's inputs, files too) of at most aheadMax bytes; Open takes what it
+// fetched. stop ends it and drops what no Open took. One runs at a time.
+func ReadAhead(ctx context.Context, paths []string) (stop func()) {
+	return readAhead(ctx, paths, aheadDepth)
+}
+
+func readAhead(ctx context.Context, uris []string, depth int) (stop func()) {
 	ctx, cancel := context.WithCancel(ctx)
 	slots := make(chan struct{}, max(1, depth))
 	ahead.Lock()
@@ -42,7 +51,7 @@ func ReadAhead(ctx context.Context, uris []string, depth int) (stop func()) {
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		for _, u := range uris {
-			if o, ok := Pinned(u); !ok || o.Size > aheadMax {
+			if o, ok := Pinned(u); !ok || o.Size > aheadMax || !IsURI(u) {
 				continue
 			}
 			select {

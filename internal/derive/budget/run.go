@@ -1,12 +1,14 @@
 package budget
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"slices"
 	"sync"
 	"time"
 
+	"github.com/rollout-dev/rollout/internal/base/objstore"
 	"github.com/rollout-dev/rollout/internal/base/pool"
 	"github.com/rollout-dev/rollout/internal/codex/forest"
 	"github.com/rollout-dev/rollout/reconstruct"
@@ -213,6 +215,8 @@ func RunFleet(in FleetRun) (*Fleet, error) {
 	if fit != nil {
 		r.fleet.SetGrid(fit)
 	}
+	stop := objstore.ReadAhead(context.Background(), paths)
+	defer stop()
 	if err := r.all(paths, shared, groups, threads); err != nil {
 		return nil, err
 	}

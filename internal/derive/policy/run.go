@@ -70,15 +70,11 @@ func Analyse(targets []Target, jobs int, stdin io.Reader, opts checks.Options, h
 	if reuse == nil {
 		// Objects are fetched ahead of the workers (with --since, most are
 		// never read: each waits for its own GET).
-		var uris []string
-		for _, t := range targets {
-			if t.Unusable == nil && objstore.IsURI(t.Path) {
-				uris = append(uris, t.Path)
-			}
+		paths := make([]string, len(targets))
+		for i, t := range targets {
+			paths[i] = t.Path
 		}
-		if len(uris) > 1 {
-			defer objstore.ReadAhead(context.Background(), uris, readAhead)()
-		}
+		defer objstore.ReadAhead(context.Background(), paths)()
 	}
 	pool.InOrder(len(targets), jobs, aheadFiles, findingsOf, aheadFindings, func(i int) Input {
 		out := analyseTarget(targets[i], stdin, opts, hash, reuse)
@@ -88,11 +84,6 @@ func Analyse(targets []Target, jobs int, stdin io.Reader, opts checks.Options, h
 		return out
 	}, emit)
 }
-
-// readAhead is how many small objects are fetched at once ahead of the
-// workers: enough to hide a cloud store's latency of tens of milliseconds
-// behind the replay of the files before.
-const readAhead = 32
 
 // How far the workers may run ahead of the file being emitted (Analyse).
 const (

@@ -1,10 +1,12 @@
 package space
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"runtime/debug"
 
+	"github.com/rollout-dev/rollout/internal/base/objstore"
 	"github.com/rollout-dev/rollout/internal/base/pool"
 )
 
@@ -17,6 +19,7 @@ import (
 // the run's end).
 func ReadAll(paths []string, stdin io.Reader, o ReadOptions, jobs int, sum *Summary, step func(), failed func(path string, err error)) {
 	jobs = min(jobs, len(paths))
+	defer objstore.ReadAhead(context.Background(), paths)()
 	work := func(i int) outcome {
 		out := accountFile(paths[i], stdin, o)
 		step()
