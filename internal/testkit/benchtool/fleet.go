@@ -117,12 +117,18 @@ func cmdFleet(args []string) error {
 	var load loadLog
 	runRounds(rows, *reps, *timeout, strings.NewReplacer(), &load)
 
+	serverCPU := serverCPUOf(srv.PID, verify("s3://fleet/"))
+
 	var b strings.Builder
 	fmt.Fprintf(&b, "## Object storage\n\n`benchtool fleet` (`make bench`): a SeaweedFS S3 server on loopback (%s), started by the\n", s3server.Version)
 	fmt.Fprintf(&b, "benchmark, on the same machine (its CPU is not in rollout's CPU column; wall time includes it).\n")
 	fmt.Fprintf(&b, "The fleet: %d generated rollouts (lineagegen.WriteFleet, seed 33: forks, reverts,\n", *rollouts)
 	fmt.Fprintf(&b, "sub-agents), %s; big.jsonl: %s. Load average %s.\n\n", fmtMiB(fleetBytes/1024), fmtMiB(bigInfo.Size()/1024), load.String())
 	b.WriteString(rowTable(rows, *reps))
+	if serverCPU > 0 {
+		fmt.Fprintf(&b, "\nThe server's own CPU for one `rollout verify s3://fleet/` (%d GETs and %d LISTs): %.2f s, %.2f ms a request\n(rollout's: the CPU column). On this machine the store and rollout share the cores.\n",
+			*rollouts, (*rollouts+999)/1000, serverCPU.Seconds(), serverCPU.Seconds()*1000/float64(*rollouts+(*rollouts+999)/1000))
+	}
 	b.WriteString("\nRequests (counted by a proxy in front of the server):\n\n")
 	b.WriteString(requests)
 	t := newTargets(rows)
@@ -262,4 +268,30 @@ func (t *toolTB) cleanup() {
 	for _, d := range t.dirs {
 		os.RemoveAll(d)
 	}
+}
+
+// serverCPUOf runs argv once and returns the CPU time the process pid (the
+// store) spent meanwhile (0 where /proc cannot tell).
+func serverCPUOf(pid int, argv []string) time.Duration {
+	ticks := func() int64 {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			return -1
+		}
+		// The fields after the command name (which may hold spaces).
+		f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+		if len(f) < 13 {
+			return -1
+		}
+		var u, s int64
+		fmt.Sscan(f[11], &u)
+		fmt.Sscan(f[12], &s)
+		return u + s
+	}
+	before := ticks()
+	if err := exec.Command(argv[0], argv[1:]...).Run(); err != nil || before < 0 {
+		return 0
+	}
+	after := ticks()
+	return time.Duration(after-before) * (time.Second / 100) // USER_HZ
 }

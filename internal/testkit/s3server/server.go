@@ -35,6 +35,8 @@ type Server struct {
 	Endpoint string
 	// StartedIn is how long the server took to answer S3 requests.
 	StartedIn time.Duration
+	// PID is weed's process id (for a benchmark to read its CPU time).
+	PID int
 
 	t       testing.TB
 	dir     string // the server's directory: data, configuration, log
@@ -132,6 +134,7 @@ func start(t testing.TB, bin string) (*Server, error) {
 		logf.Close()
 		return nil, fmt.Errorf("running %s: %w", bin, err)
 	}
+	s.PID = cmd.Process.Pid
 	exited := make(chan struct{})
 	var exitErr error
 	go func() {
