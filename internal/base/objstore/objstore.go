@@ -232,14 +232,6 @@ func get(ctx context.Context, uri string, off, n int64) (io.ReadCloser, error) {
 		end = off + n
 	}
 	r := &reader{ctx: ctx, c: c, bucket: bucket, key: key, off: off, end: end}
-	if n < 0 && end-off >= chunkMin {
-		// A big object: its first chunk now, the rest in parallel ranges.
-		r.end = off + chunkSize
-		if err := r.open(); err != nil {
-			return nil, err
-		}
-		return newChunked(ctx, r, end), nil
-	}
 	if err := r.open(); err != nil {
 		return nil, err
 	}

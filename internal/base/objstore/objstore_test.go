@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -232,28 +231,5 @@ func TestReadAhead(t *testing.T) {
 	testStore.mu.Unlock()
 	if gets > 5 || gets < 4 {
 		t.Errorf("%d GETs for 5 objects (one forgotten), want one each at most", gets)
-	}
-}
-
-// A big pinned object is read as parallel chunk ranges, in order.
-func TestOpenChunked(t *testing.T) {
-	var b strings.Builder
-	for i := 0; b.Len() < 2*chunkSize+chunkSize/2; i++ {
-		fmt.Fprintf(&b, "line %d\n", i)
-	}
-	body := b.String()
-	uri := put("big.jsonl", body)
-	Pin(Object{URI: uri, Size: int64(len(body))})
-	if got := read(t)(Open(context.Background(), uri, 0, -1)); got != body {
-		t.Fatalf("read %d bytes, want %d intact", len(got), len(body))
-	}
-	testStore.mu.Lock()
-	ranges := slices.Clone(testStore.ranges)
-	testStore.mu.Unlock()
-	slices.Sort(ranges)
-	want := []string{fmt.Sprintf("bytes=%d-%d", chunkSize, 2*chunkSize-1), fmt.Sprintf("bytes=%d-%d", 2*chunkSize, len(body)-1), fmt.Sprintf("bytes=0-%d", chunkSize-1)}
-	slices.Sort(want)
-	if !slices.Equal(ranges, want) {
-		t.Errorf("ranges = %q, want %q", ranges, want)
 	}
 }
