@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -118,6 +119,7 @@ func cmdFleet(args []string) error {
 	runRounds(rows, *reps, *timeout, strings.NewReplacer(), &load)
 
 	serverCPU := serverCPUOf(srv.PID, verify("s3://fleet/"))
+	delayed := delayedRun(srv, verify("s3://fleet/"))
 
 	var b strings.Builder
 	fmt.Fprintf(&b, "## Object storage\n\n`benchtool fleet` (`make bench`): a SeaweedFS S3 server on loopback (%s), started by the\n", s3server.Version)
@@ -128,6 +130,10 @@ func cmdFleet(args []string) error {
 	if serverCPU > 0 {
 		fmt.Fprintf(&b, "\nThe server's own CPU for one `rollout verify s3://fleet/` (%d GETs and %d LISTs): %.2f s, %.2f ms a request\n(rollout's: the CPU column). On this machine the store and rollout share the cores.\n",
 			*rollouts, (*rollouts+999)/1000, serverCPU.Seconds(), serverCPU.Seconds()*1000/float64(*rollouts+(*rollouts+999)/1000))
+	}
+	if delayed > 0 {
+		fmt.Fprintf(&b, "\nThrough a proxy that holds each request %v (a store across a network): `rollout verify s3://fleet/` took\n%.1f s of wall time, where %d requests waited for one by one on its %d workers would take %.0f s.\n",
+			storeDelay, delayed.Seconds(), *rollouts, runtime.NumCPU(), storeDelay.Seconds()*float64(*rollouts)/float64(runtime.NumCPU()))
 	}
 	b.WriteString("\nRequests (counted by a proxy in front of the server):\n\n")
 	b.WriteString(requests)
@@ -294,4 +300,19 @@ func serverCPUOf(pid int, argv []string) time.Duration {
 	}
 	after := ticks()
 	return time.Duration(after-before) * (time.Second / 100) // USER_HZ
+}
+
+// storeDelay is what delayedRun adds to every request.
+const storeDelay = 20 * time.Millisecond
+
+// delayedRun runs argv once against the store through a proxy that holds
+// each request storeDelay, and returns its wall time (0 on failure).
+func delayedRun(srv *s3server.Server, argv []string) time.Duration {
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Env = append(os.Environ(), srv.EnvFor(srv.DelayedEndpoint(storeDelay))...)
+	began := time.Now()
+	if err := cmd.Run(); err != nil {
+		return 0
+	}
+	return time.Since(began)
 }

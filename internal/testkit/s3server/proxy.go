@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"time"
 )
 
 // Counts are the requests that passed the counting proxy, by kind
@@ -118,4 +119,22 @@ func (c *Counts) add(r *http.Request) {
 		}
 		c.List++
 	}
+}
+
+// DelayedEndpoint is the address of a proxy in front of the S3 gateway that
+// holds every request for delay before passing it on: a store on the far
+// side of a network (a cloud region's tens of milliseconds) for
+// benchmarks of what waits on latency.
+func (s *Server) DelayedEndpoint(delay time.Duration) string {
+	target, _ := url.Parse(s.Endpoint)
+	rp := &httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) {
+		r.SetURL(target)
+		r.Out.Host = r.In.Host
+	}}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		time.Sleep(delay)
+		rp.ServeHTTP(w, r)
+	}))
+	s.t.Cleanup(srv.Close)
+	return srv.URL
 }
