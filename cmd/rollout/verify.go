@@ -199,7 +199,7 @@ func runVerify(ctx context.Context, a *app, o *verifyOptions) error {
 	lin := lineagesOf(in)
 	opts := checks.Options{MaxLineBytes: o.maxLineBytes, MaxFindingsPerRule: o.maxFindings, HandoffCap: o.handoffCap, Now: o.now.time(), Force: o.force, OnRead: bar.Add,
 		Lineage: lin.ancestry}
-	policy.Analyse(inputs, o.jobs, a.io.In, opts, pipe.NeedsHashes(), prev.Reuse, bar.Step, emit)
+	policy.Analyse(inputs, o.jobs, a.io.In, opts, pipe.NeedsHashes(), prev.Reuser(), bar.Step, emit)
 	bar.Finish()
 	if prev != nil {
 		printf(a.io.Err, "--since: %s", prev.Summary(len(in.paths)))

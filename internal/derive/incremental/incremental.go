@@ -149,6 +149,16 @@ func (p *Previous) Reuse(path string, size int64, version string) *result.FileRe
 	return e
 }
 
+// Reuser is Reuse as a function for policy.Analyse, nil without a
+// previous report: a method value of a nil *Previous is not a nil func,
+// and Analyse reads objects ahead only when nothing may be reused.
+func (p *Previous) Reuser() func(path string, size int64, version string) *result.FileResult {
+	if p == nil {
+		return nil
+	}
+	return p.Reuse
+}
+
 // Note says why no result is reused, "" when some may be.
 func (p *Previous) Note() string { return p.note }
 

@@ -88,7 +88,7 @@ func cmdFleet(args []string) error {
 	defer os.RemoveAll(scratch)
 	env := append(os.Environ(), srv.EnvFor(srv.CountingEndpoint())...)
 	manifest := filepath.Join(scratch, "manifest.jsonl")
-	requests, err := countRequests(srv, *bin, env, manifest)
+	requests, shardGets, err := countRequests(srv, *bin, env, manifest)
 	if err != nil {
 		return err
 	}
@@ -119,7 +119,7 @@ func cmdFleet(args []string) error {
 	runRounds(rows, *reps, *timeout, strings.NewReplacer(), &load)
 
 	serverCPU := serverCPUOf(srv.PID, verify("s3://fleet/"))
-	delayed := delayedRun(srv, verify("s3://fleet/"))
+	delayed := delayedRun(srv, []string{*bin, "verify", "--manifest", manifest, "--fail-on", "never", "--format", "json", "-o", os.DevNull})
 
 	var b strings.Builder
 	fmt.Fprintf(&b, "## Object storage\n\n`benchtool fleet` (`make bench`): a SeaweedFS S3 server on loopback (%s), started by the\n", s3server.Version)
@@ -132,8 +132,9 @@ func cmdFleet(args []string) error {
 			*rollouts, (*rollouts+999)/1000, serverCPU.Seconds(), serverCPU.Seconds()*1000/float64(*rollouts+(*rollouts+999)/1000))
 	}
 	if delayed > 0 {
-		fmt.Fprintf(&b, "\nThrough a proxy that holds each request %v (a store across a network): `rollout verify s3://fleet/` took\n%.1f s of wall time, where %d requests waited for one by one on its %d workers would take %.0f s.\n",
-			storeDelay, delayed.Seconds(), *rollouts, runtime.NumCPU(), storeDelay.Seconds()*float64(*rollouts)/float64(runtime.NumCPU()))
+		fmt.Fprintf(&b, "\nThrough a proxy that holds each request %v (a store across a network), `rollout verify --manifest`\n"+
+			"over the fleet took %.1f s of wall time: its %d requests (below) waited for one by one on its %d workers would take %.0f s.\n",
+			storeDelay, delayed.Seconds(), shardGets, runtime.NumCPU(), storeDelay.Seconds()*float64(shardGets)/float64(runtime.NumCPU()))
 	}
 	b.WriteString("\nRequests (counted by a proxy in front of the server):\n\n")
 	b.WriteString(requests)
@@ -153,7 +154,7 @@ func cmdFleet(args []string) error {
 
 // countRequests plans the fleet and runs each of 4 shards alone through
 // the counting proxy, and tabulates what each asked for.
-func countRequests(srv *s3server.Server, bin string, env []string, manifest string) (string, error) {
+func countRequests(srv *s3server.Server, bin string, env []string, manifest string) (table string, shardGets int, err error) {
 	run := func(extra []string, args ...string) error {
 		cmd := exec.Command(bin, args...)
 		cmd.Env = append(env, extra...)
@@ -166,7 +167,7 @@ func countRequests(srv *s3server.Server, bin string, env []string, manifest stri
 	b.WriteString("| step | GET (ranged) | GET (whole) | HEAD | LIST | rollouts read |\n|---|---:|---:|---:|---:|---:|\n")
 	srv.ResetCounts()
 	if err := run(nil, "plan", "s3://fleet/", "-o", manifest); err != nil {
-		return "", err
+		return "", 0, err
 	}
 	c := srv.ResetCounts()
 	entries := countLines(manifest)
@@ -175,12 +176,13 @@ func countRequests(srv *s3server.Server, bin string, env []string, manifest stri
 	for i := range n {
 		if err := run([]string{"JOB_COMPLETION_INDEX=" + fmt.Sprint(i)}, "verify", "--manifest", manifest, "--shard", fmt.Sprintf("index/%d", n),
 			"--fail-on", "never", "--format", "json", "-o", os.DevNull); err != nil {
-			return "", err
+			return "", 0, err
 		}
 		c := srv.ResetCounts()
+		shardGets += c.Total()
 		fmt.Fprintf(&b, "| `verify --manifest --shard %d/%d` | %d | %d | %d | %d | |\n", i+1, n, c.RangedGet, c.Get, c.Head, c.List)
 	}
-	return b.String(), nil
+	return b.String(), shardGets, nil
 }
 
 func countLines(path string) int {
