@@ -125,7 +125,7 @@ func cmdFleet(args []string) error {
 	fmt.Fprintf(&b, "## Object storage\n\n`benchtool fleet` (`make bench`): a SeaweedFS S3 server on loopback (%s), started by the\n", s3server.Version)
 	fmt.Fprintf(&b, "benchmark, on the same machine (its CPU is not in rollout's CPU column; wall time includes it).\n")
 	fmt.Fprintf(&b, "The fleet: %d generated rollouts (lineagegen.WriteFleet, seed 33: forks, reverts,\n", *rollouts)
-	fmt.Fprintf(&b, "sub-agents), %s; big.jsonl: %s. Load average %s.\n\n", fmtMiB(fleetBytes/1024), fmtMiB(bigInfo.Size()/1024), load.String())
+	fmt.Fprintf(&b, "sub-agents), %s MiB; big.jsonl: %s MiB. %s.\n\n", fmtMiB(fleetBytes/1024), fmtMiB(bigInfo.Size()/1024), load.String())
 	b.WriteString(rowTable(rows, *reps))
 	if serverCPU > 0 {
 		fmt.Fprintf(&b, "\nThe server's own CPU for one `rollout verify s3://fleet/` (%d GETs and %d LISTs): %.2f s, %.2f ms a request\n(rollout's: the CPU column). On this machine the store and rollout share the cores.\n",
