@@ -131,6 +131,16 @@ func s3Client() (*s3.Client, error) {
 	return client, clientErr
 }
 
+// clientFor is the client and the bucket and key of a URI.
+func clientFor(uri string) (*s3.Client, string, string, error) {
+	bucket, key, err := Split(uri)
+	if err != nil {
+		return nil, "", "", err
+	}
+	c, err := s3Client()
+	return c, bucket, key, err
+}
+
 // pins are the objects a manifest or a listing described: what Open reads
 // and Stat answers without asking the server.
 var pins sync.Map // URI -> Object
@@ -158,11 +168,7 @@ func Stat(ctx context.Context, uri string) (Object, error) {
 	if o, ok := pins.Load(uri); ok {
 		return o.(Object), nil
 	}
-	bucket, key, err := Split(uri)
-	if err != nil {
-		return Object{}, err
-	}
-	c, err := s3Client()
+	c, bucket, key, err := clientFor(uri)
 	if err != nil {
 		return Object{}, err
 	}
@@ -176,11 +182,7 @@ func Stat(ctx context.Context, uri string) (Object, error) {
 // List returns the objects under prefix (a URI; "" key: the whole bucket)
 // in key order, one LIST request per 1,000.
 func List(ctx context.Context, prefix string) ([]Object, error) {
-	bucket, key, err := Split(prefix)
-	if err != nil {
-		return nil, err
-	}
-	c, err := s3Client()
+	c, bucket, key, err := clientFor(prefix)
 	if err != nil {
 		return nil, err
 	}
@@ -212,11 +214,7 @@ func Open(ctx context.Context, uri string, off, n int64) (io.ReadCloser, error) 
 
 // get is Open without the read-ahead.
 func get(ctx context.Context, uri string, off, n int64) (io.ReadCloser, error) {
-	bucket, key, err := Split(uri)
-	if err != nil {
-		return nil, err
-	}
-	c, err := s3Client()
+	c, bucket, key, err := clientFor(uri)
 	if err != nil {
 		return nil, err
 	}

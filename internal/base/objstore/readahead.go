@@ -32,7 +32,7 @@ var ahead = struct {
 	sync.Mutex
 	running int
 	items   map[string]*fetched
-	taken   map[string]bool // opened or forgotten before the read-ahead came to them
+	taken   map[string]bool // opened before the read-ahead came to them
 }{items: map[string]*fetched{}, taken: map[string]bool{}}
 
 // ReadAhead starts fetching, in order, the pinned objects among paths (a
@@ -113,7 +113,3 @@ func take(uri string) *fetched {
 	}
 	return f
 }
-
-// Forget drops what the read-ahead fetched of uri, or keeps it from
-// fetching it: a file the run will not read after all.
-func Forget(uri string) { take(uri) }

@@ -198,10 +198,10 @@ func (ix *Index) covering(dir string) *Index {
 // walk adds the rollouts of a directory tree (nothing when it does not
 // exist or holds none).
 func (ix *Index) walk(dir string) {
-	if objstore.IsURI(dir) {
-		// A prefix: listed (Discover), as a directory is walked.
-	} else if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-		return
+	if !objstore.IsURI(dir) { // a prefix is listed by Discover as a directory is walked
+		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+			return
+		}
 	}
 	d, err := rollout.Discover([]string{dir})
 	if err != nil {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"flag"
 	"fmt"
 	"os"
@@ -12,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	manifestpkg "github.com/rollout-dev/rollout/internal/codex/manifest"
 	"github.com/rollout-dev/rollout/internal/testkit/fixturegen/lineagegen"
 	"github.com/rollout-dev/rollout/internal/testkit/s3server"
 )
@@ -170,8 +170,11 @@ func countRequests(srv *s3server.Server, bin string, env []string, manifest stri
 		return "", 0, err
 	}
 	c := srv.ResetCounts()
-	entries := countLines(manifest)
-	fmt.Fprintf(&b, "| `rollout plan s3://fleet/` | %d | %d | %d | %d | %d heads |\n", c.RangedGet, c.Get, c.Head, c.List, entries-1)
+	_, entries, err := manifestpkg.Read(manifest, nil, nil)
+	if err != nil {
+		return "", 0, err
+	}
+	fmt.Fprintf(&b, "| `rollout plan s3://fleet/` | %d | %d | %d | %d | %d heads |\n", c.RangedGet, c.Get, c.Head, c.List, len(entries))
 	const n = 4
 	for i := range n {
 		if err := run([]string{"JOB_COMPLETION_INDEX=" + fmt.Sprint(i)}, "verify", "--manifest", manifest, "--shard", fmt.Sprintf("index/%d", n),
@@ -183,20 +186,6 @@ func countRequests(srv *s3server.Server, bin string, env []string, manifest stri
 		fmt.Fprintf(&b, "| `verify --manifest --shard %d/%d` | %d | %d | %d | %d | |\n", i+1, n, c.RangedGet, c.Get, c.Head, c.List)
 	}
 	return b.String(), shardGets, nil
-}
-
-func countLines(path string) int {
-	f, err := os.Open(path)
-	if err != nil {
-		return 0
-	}
-	defer f.Close()
-	n := 0
-	for sc := bufio.NewReader(f); ; n++ {
-		if _, err := sc.ReadString('\n'); err != nil {
-			return n
-		}
-	}
 }
 
 func treeBytes(dir string) int64 {
