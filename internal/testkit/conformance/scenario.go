@@ -357,6 +357,10 @@ type Oracle struct {
 	// as Codex appended them to the rollout).
 	Rebuilt []Item `json:"rebuilt"`
 	NewTurn []Item `json:"new_turn"`
+	// Input is that input verbatim, each item as Codex sent it: what
+	// `rollout state --items` must rebuild (its first len(Rebuilt) items,
+	// after the instructions message when Instructions is set).
+	Input []json.RawMessage `json:"input,omitempty"`
 	// Split tells how Input was split: "appended" (the items Codex appended
 	// for the new turn end the input), "prompt" (they did not: cut before
 	// the prompt), "none" (no request).
@@ -510,6 +514,7 @@ func oracleOf(r *Run, rel, instructions string) *Oracle {
 	var input []Item
 	for _, it := range gjson.GetBytes(reqs[0].Body, "input").Array() {
 		input = append(input, ItemOf([]byte(it.Raw)))
+		o.Input = append(o.Input, json.RawMessage(it.Raw))
 	}
 	// Newer versions send session_meta's base instructions as the first
 	// developer message: not history, so not part of Rebuilt.
