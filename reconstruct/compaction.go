@@ -106,11 +106,13 @@ func (e *engine) compacted(rec *rollout.Record, pos Pos, p gjson.Result) {
 func (e *engine) legacyCompaction(pos Pos) *History {
 	kept := newHistory(e.types)
 	prefix := true
-	bridge := bridgeEra(e.st.CLIVersion)
+	bridge := bridgeEra(e.st.ResumeVersion())
+	var folded []Item
 	for it := range e.st.History.All() {
 		if it.prompt {
 			prefix = false
 			if bridge {
+				folded = append(folded, it)
 				continue
 			}
 		}
@@ -121,6 +123,10 @@ func (e *engine) legacyCompaction(pos Pos) *History {
 	idx := SummaryIndex
 	if bridge {
 		idx = BridgeIndex
+		if e.st.Bridges == nil {
+			e.st.Bridges = map[int][]Item{}
+		}
+		e.st.Bridges[pos.Line] = folded
 	}
 	kept.append(Item{Type: "message", Line: pos.Line, Offset: pos.Offset, Index: idx, Segment: pos.Segment})
 	return kept

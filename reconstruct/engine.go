@@ -32,6 +32,11 @@ type Options struct {
 	// for comparing whole states (reclaim's proof). Otherwise an item of a
 	// file that can be read again is hashed only if its id comes again.
 	HashItems bool
+	// ResumeVersion is the Codex version that is to resume the file (""
+	// for the writer's, session_meta's cli_version): what it drops,
+	// inserts and replays decides the state (`rollout state
+	// --codex-version`).
+	ResumeVersion string
 }
 
 // engine replays one rollout; Replay drives it: every record in order,
@@ -117,6 +122,7 @@ func newEngine(opts Options, obs Observer) *engine {
 			obs(o)
 		}
 	}
+	e.st.ResumeAs = opts.ResumeVersion
 	e.st.History = newHistory(e.types)
 	e.st.Era = rollout.EraUnknown
 	e.st.Handoffs = map[string]*Handoff{}
@@ -169,7 +175,7 @@ func (e *engine) Feed(rec *rollout.Record) {
 		e.tail = nil
 		return
 	case rollout.ShapeTorn:
-		e.emit(pos, LineTornTailEvidence{Bytes: rec.Size, CLIVersion: e.st.CLIVersion})
+		e.emit(pos, LineTornTailEvidence{Bytes: rec.Size, CLIVersion: e.st.ResumeVersion()})
 		return
 	case rollout.ShapeGlued:
 		// Codex parses lines whole and skips this one, the intact records

@@ -334,9 +334,9 @@ func (e *engine) checkRejectedID(pos Pos, f itemFields, index int) {
 		return
 	}
 	ev := ItemRejectedIDEvidence{ID: f.id, ItemType: f.typ, ItemIndex: index, Reasons: reasons,
-		Stripped: f.id == "" || !prefixed, CLIVersion: e.st.CLIVersion}
-	if sends, ok := Has(QuirkSendsItemIDs, e.st.CLIVersion); ok && e.st.Era == rollout.EraEnvelope {
-		strips, _ := Has(QuirkStripsBadIDs, e.st.CLIVersion)
+		Stripped: f.id == "" || !prefixed, CLIVersion: e.st.ResumeVersion()}
+	if sends, ok := Has(QuirkSendsItemIDs, e.st.ResumeVersion()); ok && e.st.Era == rollout.EraEnvelope {
+		strips, _ := Has(QuirkStripsBadIDs, e.st.ResumeVersion())
 		sent := sends && !(ev.Stripped && strips)
 		ev.Sent = &sent
 	}
@@ -555,11 +555,11 @@ func (e *engine) normalizes(since QuirkID) (*bool, string) {
 		no := false // mid 2025: the writer's version is unknown; assume the worst
 		return &no, ""
 	}
-	yes, ok := Has(since, e.st.CLIVersion)
+	yes, ok := Has(since, e.st.ResumeVersion())
 	if !ok {
 		return nil, ""
 	}
-	return &yes, e.st.CLIVersion
+	return &yes, e.st.ResumeVersion()
 }
 
 // contextualPrefixes open the user-role messages Codex writes itself

@@ -23,6 +23,15 @@ type State struct {
 	StartedAt      string
 	ParentThreadID string
 
+	// ResumeAs is the Codex version the replay resumed the file as
+	// (Options.ResumeVersion), "" for the writer's: see ResumeVersion.
+	ResumeAs string
+
+	// Bridges are, by the line of its compacted record, the prompts each
+	// bridge message of the history folds in (BridgeIndex): the bridge
+	// era's history keeps them only inside that message.
+	Bridges map[int][]Item
+
 	// Segments are the inherited prefixes of other rollouts replayed
 	// before the file (a paginated fork's or revert's lineage, root first):
 	// Segment k of an item or turn is Segments[k-1].
@@ -61,6 +70,17 @@ func (s *State) UserTurnStarts() []int {
 		}
 	}
 	return out
+}
+
+// ResumeVersion is the Codex version whose resume the state is: the one
+// the replay was asked to resume the file as, else the writer's
+// (session_meta's cli_version). Every version-dependent choice of the
+// replay (the quirks table) is made for it.
+func (s *State) ResumeVersion() string {
+	if s.ResumeAs != "" {
+		return s.ResumeAs
+	}
+	return s.CLIVersion
 }
 
 // Turn is one turn segment.

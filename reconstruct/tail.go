@@ -57,7 +57,7 @@ func (e *engine) reads(typ string) (bool, string) {
 	if !newer {
 		return true, ""
 	}
-	v, ok := rollout.ParseVersion(e.st.CLIVersion)
+	v, ok := rollout.ParseVersion(e.st.ResumeVersion())
 	if !ok {
 		return true, since.String() // unknown version: assume one that reads it
 	}
@@ -70,7 +70,7 @@ func (e *engine) judgeTail() {
 	if t == nil {
 		return
 	}
-	ev := OrdinalUnknownTailEvidence{Type: t.typ, CLIVersion: e.st.CLIVersion, ReadSince: t.since}
+	ev := OrdinalUnknownTailEvidence{Type: t.typ, CLIVersion: e.st.ResumeVersion(), ReadSince: t.since}
 	if e.lastReadOrd != nil {
 		next := *e.lastReadOrd + 1
 		ev.NextOrdinal = &next

@@ -321,7 +321,7 @@ func PromptTokens(text string) int {
 // forwardReplay: the file's Codex version is known and rebuilds with the
 // forward replay of before QuirkReverseReplay.
 func (e *engine) forwardReplay() bool {
-	replays, ok := Has(QuirkReverseReplay, e.st.CLIVersion)
+	replays, ok := Has(QuirkReverseReplay, e.st.ResumeVersion())
 	return ok && !replays
 }
 
@@ -344,8 +344,8 @@ func (e *engine) forwardReplay() bool {
 // (conformance golden 0.104.0/rollback-compacted).
 func (e *engine) rollbackCompacted(n int, t, first *turnState) RollbackCompactedTurnEvidence {
 	ev := RollbackCompactedTurnEvidence{NumTurns: n, TurnLine: t.Pos.Line, CompactionLine: t.compactedAt,
-		EarlierCompaction: first.compactedBefore, Legacy: t.compactedLegacy, CLIVersion: e.st.CLIVersion}
-	if replays, ok := Has(QuirkReverseReplay, e.st.CLIVersion); ok {
+		EarlierCompaction: first.compactedBefore, Legacy: t.compactedLegacy, CLIVersion: e.st.ResumeVersion()}
+	if replays, ok := Has(QuirkReverseReplay, e.st.ResumeVersion()); ok {
 		ev.ReplaysDropped = &replays
 	}
 	return ev

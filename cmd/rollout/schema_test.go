@@ -196,6 +196,9 @@ var jsonOutputs = map[schema.Name]func(t *testing.T, dir string) [][]byte{
 	schema.State: func(t *testing.T, dir string) [][]byte {
 		return [][]byte{runJSON(t, "state", demoRollout), runJSON(t, "state", "--at-line", "5", demoRollout)}
 	},
+	schema.ResumeInput: func(t *testing.T, dir string) [][]byte {
+		return [][]byte{runJSON(t, "state", "--items", demoRollout), runJSON(t, "state", "--items", "--codex-version", "0.58.0", "--at-line", "5", demoRollout)}
+	},
 	schema.Diff: func(t *testing.T, dir string) [][]byte {
 		return [][]byte{runJSON(t, "diff", "--format", "json", "--at-line", "5", "--at-line", "30", demoRollout),
 			runJSON(t, "diff", "--format", "json", demoRollout, demoRollout)}
@@ -280,7 +283,9 @@ func TestSchemasRejectWrongShapes(t *testing.T) {
 			"files": [{"path": "x", "bytes_before": 1, "bytes_after": 1, "freed": 0, "cuts": {}, "frees": {}, "skipped": {}, "written": false,
 			"resume_state_identical": false, "state_diff": "-a\n+b", "new_findings": ["line 4: orphan output [tool/orphan-output]"]}]}`,
 		schema.State: `{"schema_version": 2}`,
-		schema.Diff:  `{"schema_version": 1, "a": {}, "b": {}, "equal": true, "history_common_prefix": 0, "changes": [{"path": "x", "change": "moved"}]}`,
+		schema.ResumeInput: `{"schema": "resume-input", "schema_version": 1, "tool": "rollout", "version": "1", "command": "state", "path": "x",
+			"codex_version": "0.171.0", "writer_version": "0.171.0", "items": [{"role": "user"}]}`,
+		schema.Diff: `{"schema_version": 1, "a": {}, "b": {}, "equal": true, "history_common_prefix": 0, "changes": [{"path": "x", "change": "moved"}]}`,
 	} {
 		file := "../../" + schema.File(name)
 		sch, err := jsonschema.NewCompiler().Compile(file)

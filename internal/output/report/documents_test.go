@@ -18,6 +18,7 @@ import (
 	"github.com/rollout-dev/rollout/checks"
 	"github.com/rollout-dev/rollout/internal/derive/budget"
 	"github.com/rollout-dev/rollout/internal/derive/result"
+	"github.com/rollout-dev/rollout/internal/derive/resumeinput"
 	"github.com/rollout-dev/rollout/internal/derive/space"
 	"github.com/rollout-dev/rollout/internal/derive/stateview"
 	"github.com/rollout-dev/rollout/internal/edit/reclaim"
@@ -42,6 +43,7 @@ var updateDocuments = flag.Bool("update-documents", false, "rewrite testdata/doc
 //   - fleet: fixtures/budget/fleet at --window 128k,258400; text and csv
 //     are testdata/budget/fleet.txtar's sweep.txt and sweep.csv.
 //   - state: script/state.txtar's paginated.jsonl (its patterns).
+//   - input: fixtures/demo's rollout (state --items).
 //   - diff: script/diff.txtar's parent.jsonl and fork.jsonl; text is its
 //     want-fork.txt.
 //   - space and reclaim: bloatgen's tree, as script/space.txtar and
@@ -193,7 +195,12 @@ func documentSamples(t *testing.T) map[Document]any {
 		return a
 	}
 	fixtures, scriptDir := abs("../../../fixtures/budget"), abs(scripts+"script")
+	demo, err := filepath.Glob(abs("../../../fixtures/demo") + "/rollout-*.jsonl")
+	if err != nil || len(demo) != 1 {
+		t.Fatalf("the demo rollout: %v %v", demo, err)
+	}
 	t.Chdir(t.TempDir())
+	copyTo(t, demo[0], "demo.jsonl")
 	extract(t, scriptDir+"/state.txtar", "paginated.jsonl")
 	extract(t, scriptDir+"/diff.txtar", "parent.jsonl", "fork.jsonl")
 	extract(t, scriptDir+"/repair_dry_run.txtar", "d/rollout.jsonl")
@@ -205,6 +212,7 @@ func documentSamples(t *testing.T) map[Document]any {
 		DocBudget:  budgetSample(t, filepath.Join(fixtures, "basic.jsonl")),
 		DocFleet:   fleetSample(t, walk(t, filepath.Join(fixtures, "fleet"))),
 		DocState:   StateDoc{Path: "paginated.jsonl", View: stateview.Of(replay(t, "paginated.jsonl"))},
+		DocInput:   inputSample(t, "demo.jsonl"),
 		DocDiff:    diffSample(t, "parent.jsonl", "fork.jsonl"),
 		DocSpace:   spaceSample(t, sessions),
 		DocReclaim: reclaimSample(sessions),
@@ -212,6 +220,16 @@ func documentSamples(t *testing.T) map[Document]any {
 	}
 	samples[DocRepair], samples[docRepairPlan] = repairSample(t, "rollout.jsonl")
 	return samples
+}
+
+func copyTo(t *testing.T, from, to string) {
+	b, err := os.ReadFile(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(to, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // walk lists the rollouts under dir, sorted.
@@ -237,6 +255,15 @@ func replay(t *testing.T, path string) *reconstruct.State {
 		t.Fatal(err)
 	}
 	return st
+}
+
+func inputSample(t *testing.T, path string) InputDoc {
+	st := replay(t, path)
+	items, err := resumeinput.Items(st, path, resumeinput.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return InputDoc{Path: path, CodexVersion: st.ResumeVersion(), WriterVersion: st.CLIVersion, Items: items}
 }
 
 func budgetSample(t *testing.T, path string) *budget.Result {

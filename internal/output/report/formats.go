@@ -28,6 +28,7 @@ const (
 	DocVerify  Document = "verify"  // VerifyDoc: verify, and merge of verify reports
 	DocHome    Document = "home"    // VerifyDoc: home's findings, in verify's formats
 	DocState   Document = "state"   // StateDoc
+	DocInput   Document = "input"   // InputDoc: state --items
 	DocDiff    Document = "diff"    // *Diff
 	DocSpace   Document = "space"   // SpaceDoc
 	DocReclaim Document = "reclaim" // ReclaimDoc
@@ -115,6 +116,7 @@ func formatTable() []documentFormats {
 		{doc: DocVerify, formats: append(verifyFormats(), parquetFormat(writeVerifyParquet)), verifyErrors: true},
 		{doc: DocHome, formats: verifyFormats(), verifyErrors: true},
 		{doc: DocState, formats: []Format{{Name: "json", write: writer(writeState)}}},
+		{doc: DocInput, formats: []Format{{Name: "json", write: writer(WriteInputJSON)}}},
 		{doc: DocDiff, formats: []Format{
 			{Name: "text", write: writer(WriteDiffText)},
 			{Name: "json", write: writer(WriteDiffJSON)}}},

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/rollout-dev/rollout/internal/derive/resumeinput"
 	"github.com/rollout-dev/rollout/internal/derive/stateview"
 	"github.com/rollout-dev/rollout/internal/output/schema"
 	"github.com/rollout-dev/rollout/internal/output/termsafe"
@@ -17,6 +18,36 @@ type stateReport struct {
 	schema.Header
 	Path string `json:"path"`
 	stateview.View
+}
+
+// InputDoc is what Codex sends on resume of the file at Path: the input
+// items it rebuilds from the rollout (`rollout state --items`).
+type InputDoc struct {
+	Path string
+	// CodexVersion is the version that resumes it; WriterVersion the
+	// file's (session_meta's cli_version).
+	CodexVersion, WriterVersion string
+	Items                       []resumeinput.Item
+}
+
+// inputReport is InputDoc as JSON: the common header, the file, the
+// versions, then the items.
+type inputReport struct {
+	schema.Header
+	Path          string            `json:"path"`
+	CodexVersion  string            `json:"codex_version"`
+	WriterVersion string            `json:"writer_version"`
+	Items         []json.RawMessage `json:"items"`
+}
+
+// WriteInputJSON writes the output of `rollout state --items`.
+func WriteInputJSON(w io.Writer, d InputDoc) error {
+	r := inputReport{Header: schema.NewHeader(schema.ResumeInput), Path: d.Path, CodexVersion: d.CodexVersion,
+		WriterVersion: d.WriterVersion, Items: make([]json.RawMessage, len(d.Items))}
+	for i, it := range d.Items {
+		r.Items[i] = it.Raw
+	}
+	return writeTerminalJSON(w, r)
 }
 
 // WriteStateJSON writes the output of `rollout state` for the file at path.

@@ -30,6 +30,7 @@ const (
 	Reclaim      Name = "reclaim-report"        // reclaim --format json
 	State        Name = "state"                 // state --format json
 	Diff         Name = "diff"                  // diff --format json
+	ResumeInput  Name = "resume-input"          // state --items
 )
 
 // Output is one row of the table.
@@ -54,6 +55,7 @@ var outputs = []Output{
 		Changes: "2: state_diff is a list of changes (path, change, a, b, lines) instead of go-cmp text; new_findings are verify's finding objects instead of strings; both always present; the common header"},
 	{Name: State, Version: 1, Command: "state"},
 	{Name: Diff, Version: 1, Command: "diff"},
+	{Name: ResumeInput, Version: 1, Command: "state"},
 }
 
 // The Parquet tables (--format parquet=DIR), versioned like the JSON

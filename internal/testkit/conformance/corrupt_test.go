@@ -90,11 +90,11 @@ func judge(t *testing.T, root string, g *CorruptGolden) Verdict {
 		v.Problems = append(v.Problems, fmt.Sprintf("Codex %s the file but verify's worst is %s", v.Codex, v.Worst))
 	}
 	if v.Codex != "refused" {
-		got, _, err := EngineHistory(path)
+		d, err := Compare(path, g.Oracle)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if d := Diff(got, g.Oracle.Rebuilt); d != "" {
+		if d != "" {
 			v.Problems = append(v.Problems, "state differs from Codex's rebuilt history:\n"+d)
 		} else {
 			v.Agrees = true
@@ -127,11 +127,11 @@ func judge(t *testing.T, root string, g *CorruptGolden) Verdict {
 		if err := os.WriteFile(p, fixed, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		got, _, err := EngineHistory(p)
+		d, err := Compare(p, g.Repaired)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if d := Diff(got, g.Repaired.Rebuilt); d != "" {
+		if d != "" {
 			v.Problems = append(v.Problems, "after repair, state differs from Codex's rebuilt history:\n"+d)
 		}
 		if g.Repaired.GluedToTail {

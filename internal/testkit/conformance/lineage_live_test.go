@@ -184,11 +184,11 @@ func TestLiveLineage(t *testing.T) {
 				if !slices.Equal(rules, want) {
 					t.Errorf("verify: lineage findings on line 1 %v on a lineage Codex resumes, want %v", rules, want)
 				}
-				got, _, err := EngineHistory(child)
+				d, err := Compare(child, o)
 				if err != nil {
 					t.Fatal(err)
 				}
-				if d := Diff(got, o.Rebuilt); d != "" {
+				if d != "" {
 					t.Errorf("rollout state differs from what Codex %s rebuilt:\n%s", v, d)
 				}
 			})

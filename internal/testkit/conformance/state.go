@@ -1,125 +1,34 @@
 package conformance
 
 import (
-	"bufio"
-	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
+	"reflect"
 	"strings"
 
-	"github.com/tidwall/gjson"
-
 	"github.com/rollout-dev/rollout/internal/codex/lineage"
+	"github.com/rollout-dev/rollout/internal/derive/resumeinput"
 	"github.com/rollout-dev/rollout/reconstruct"
-	"github.com/rollout-dev/rollout/rollout"
+	"github.com/tidwall/gjson"
+	"github.com/tidwall/sjson"
 )
 
-// EngineHistory replays a rollout with rollout's engine, as `rollout
-// state` does (the rollouts it continues found beside it, in its Codex
-// home), and reduces its live history to Items read back from the files.
-// Meant for small files (the goldens): the files are read whole.
-func EngineHistory(path string) ([]Item, *reconstruct.State, error) {
+// EngineInput replays a rollout with rollout's engine, as `rollout state
+// --items` does (the rollouts it continues found beside it, in its Codex
+// home), and rebuilds the input Codex sends on resume with the very code
+// that command runs (internal/derive/resumeinput).
+func EngineInput(path string) ([]resumeinput.Item, *reconstruct.State, error) {
 	ix := lineage.ForFile(path)
 	ro := reconstruct.ReplayOptions{Ancestry: func() *reconstruct.Ancestry { return ix.Ancestry(path) }}
 	st, err := reconstruct.ReplayFile(path, nil, ro)
 	if err != nil {
 		return nil, nil, err
 	}
-	files := map[int][][]byte{}
-	linesOf := func(seg int) ([][]byte, string, error) {
-		p := path
-		if seg > 0 {
-			p = st.Segments[seg-1].Path
-		}
-		if l, ok := files[seg]; ok {
-			return l, p, nil
-		}
-		l, err := readLines(p)
-		files[seg] = l
-		return l, p, err
-	}
-	items := []Item{}
-	for it := range st.History.All() {
-		lines, p, err := linesOf(it.Segment)
-		if err != nil {
-			return nil, nil, err
-		}
-		if it.Line < 1 || it.Line > len(lines) {
-			return nil, st, fmt.Errorf("%s: history item at line %d of %d", p, it.Line, len(lines))
-		}
-		line := lines[it.Line-1]
-		switch it.Index {
-		case reconstruct.SummaryIndex:
-			items = append(items, ItemOf(userMessage(gjson.GetBytes(line, "payload.message").String())))
-			continue
-		case reconstruct.AbortedIndex:
-			b, _ := json.Marshal(map[string]string{"type": it.Type, "call_id": it.CallID, "output": "aborted"})
-			items = append(items, ItemOf(b))
-			continue
-		case reconstruct.BridgeIndex:
-			// The bridge's text is Codex's template around the prompts
-			// and the summary: compared by type and role only.
-			items = append(items, Item{Type: "message", Role: "user", Text: "(bridge)", Sum: AnyText})
-			continue
-		}
-		raw := gjson.GetBytes(line, "payload")
-		if !raw.Exists() { // the bare era: the line is the item
-			raw = gjson.ParseBytes(line)
-		}
-		if it.Index >= 0 {
-			raw = raw.Get("replacement_history").Array()[it.Index]
-		}
-		if raw.Get("type").String() == "ghost_snapshot" {
-			// Codex keeps the git snapshots /undo restores in its history
-			// and drops them from every request (ContextManager::for_prompt,
-			// codex-rs/core/src/context_manager/history.rs): not sent, so
-			// not compared.
-			continue
-		}
-		items = append(items, ItemOf([]byte(raw.Raw)))
-	}
-	return items, st, nil
+	items, err := resumeinput.Items(st, path, resumeinput.Options{})
+	return items, st, err
 }
 
-// readLines reads a rollout's lines (a .zst decompressed).
-func readLines(path string) ([][]byte, error) {
-	f, err := rollout.Open(path, nil)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	var out [][]byte
-	r := bufio.NewReader(f)
-	for {
-		line, err := r.ReadBytes('\n')
-		if len(line) > 0 {
-			out = append(out, bytes.TrimRight(line, "\r\n"))
-		}
-		if err == io.EOF {
-			return out, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-	}
-}
-
-// AnyText is the Sum of an engine item whose text is not modelled: it
-// matches an item of the same type and role whatever its text.
-const AnyText = "*"
-
-func matches(engine, codex Item) bool {
-	if engine.Sum == AnyText {
-		return engine.Type == codex.Type && engine.Role == codex.Role
-	}
-	return engine.Key() == codex.Key()
-}
-
-func userMessage(text string) []byte {
-	b, _ := json.Marshal(map[string]any{"type": "message", "role": "user", "content": []map[string]string{{"type": "input_text", "text": text}}})
-	return b
-}
+func matches(engine, codex Item) bool { return engine.Key() == codex.Key() }
 
 // Diff describes how got (the engine's history) differs from want (what
 // Codex rebuilt), "" when they agree.
@@ -145,4 +54,67 @@ func Diff(got, want []Item) string {
 		fmt.Fprintf(&b, "  only Codex:  %s\n", it)
 	}
 	return b.String()
+}
+
+// RebuiltInput is the part of the oracle's request input Codex rebuilt
+// from the rollout, verbatim (nil for a golden made before goldens kept
+// the input).
+func (o *Oracle) RebuiltInput() []json.RawMessage {
+	if len(o.Input) == 0 {
+		return nil
+	}
+	from := 0
+	if o.Instructions {
+		from = 1
+	}
+	if from+len(o.Rebuilt) > len(o.Input) {
+		return nil
+	}
+	return o.Input[from : from+len(o.Rebuilt)]
+}
+
+// DiffExact compares the engine's rebuilt input with Codex's, item by
+// item as JSON values (the order of an object's keys aside): "" when they
+// are the same. The one allowance: an item Codex makes itself on resume
+// (an aborted output) carries an id newer versions derive themselves
+// (fco_ and a UUIDv5), which the engine leaves out.
+func DiffExact(got []resumeinput.Item, want []json.RawMessage) string {
+	var b strings.Builder
+	if len(got) != len(want) {
+		fmt.Fprintf(&b, "engine %d items, Codex %d\n", len(got), len(want))
+	}
+	for i := range min(len(got), len(want)) {
+		w := want[i]
+		if got[i].From.Synthesized() && !gjson.GetBytes(got[i].Raw, "id").Exists() {
+			if stripped, err := sjson.DeleteBytes(w, "id"); err == nil {
+				w = stripped
+			}
+		}
+		var g, c any
+		if json.Unmarshal(got[i].Raw, &g) != nil || json.Unmarshal(w, &c) != nil || !reflect.DeepEqual(g, c) {
+			fmt.Fprintf(&b, "item %d (line %d):\n  engine: %s\n  Codex:  %s\n", i, got[i].From.Line, abbreviate(string(got[i].Raw), 400), abbreviate(string(want[i]), 400))
+		}
+	}
+	return b.String()
+}
+
+// Compare says how the engine's rebuilt input for the rollout at path
+// differs from what Codex sent when it resumed it (o): item by item, then,
+// where the oracle keeps the request's input, exactly; "" when they agree.
+func Compare(path string, o *Oracle) (string, error) {
+	in, _, err := EngineInput(path)
+	if err != nil {
+		return "", err
+	}
+	items := make([]Item, len(in))
+	for i, it := range in {
+		items[i] = ItemOf(it.Raw)
+	}
+	if d := Diff(items, o.Rebuilt); d != "" {
+		return d, nil
+	}
+	if want := o.RebuiltInput(); want != nil {
+		return DiffExact(in, want), nil
+	}
+	return "", nil
 }

@@ -1,0 +1,351 @@
+// Package resumeinput rebuilds what Codex sends on resume: the items of
+// the first request's `input` that Codex takes from the rollout, each as
+// Codex sends it. It is derived from a replay (internal/derive): the
+// engine (reconstruct) says which items are live and where each lies, and
+// this package reads those items back from the files and applies what the
+// resuming Codex version does to them on the way to the model (fields it
+// does not send, ids it leaves out, items it makes itself).
+//
+// `rollout state --items` prints it, `rollout view` shows it and `rollout
+// diff --items` compares it; the conformance goldens compare it with the
+// request real Codex sent (internal/testkit/conformance), so the tests
+// check this very code.
+//
+// What is not from the rollout is not here: newer versions put
+// session_meta's base instructions first, as a developer message with an
+// id Codex derives itself, and the new turn (its context and the prompt)
+// follows the history.
+package resumeinput
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"iter"
+	"slices"
+	"strings"
+
+	"github.com/tidwall/gjson"
+	"github.com/tidwall/sjson"
+
+	"github.com/rollout-dev/rollout/reconstruct"
+	"github.com/rollout-dev/rollout/rollout"
+)
+
+// Options say how to read the files back.
+type Options struct {
+	// Open is how the rollouts are opened again (the replay's options).
+	Open rollout.OpenOptions
+	// MaxLineBytes is the longest line read (0: rollout.DefaultMaxLineBytes).
+	MaxLineBytes int64
+}
+
+// ErrStdin: the items are read back from the file after the replay, which
+// standard input cannot give twice.
+var ErrStdin = errors.New("the resume input is read back from the rollout after the replay: give a file, not standard input")
+
+// Item is one item of the input: Raw as Codex sends it, and the history
+// item it is (its file, line, and whether Codex makes it itself).
+type Item struct {
+	Raw  json.RawMessage
+	From reconstruct.Item
+}
+
+// JSON is the items' JSON array, as the request holds them.
+func JSON(items []Item) json.RawMessage {
+	var b bytes.Buffer
+	b.WriteByte('[')
+	for i, it := range items {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.Write(it.Raw)
+	}
+	b.WriteByte(']')
+	return b.Bytes()
+}
+
+// Items yields the input items Codex st.ResumeVersion() sends on resume
+// of the replayed file at path, in order. The state must come from a
+// replay of path (and, for a lineage, of st.Segments), with the version
+// that is to resume it (reconstruct.Options.ResumeVersion, or the
+// writer's). Memory follows the history: the live items' lines are read
+// back, one file at a time, and only the items are kept.
+func Items(st *reconstruct.State, path string, o Options) ([]Item, error) {
+	if path == rollout.StdinPath {
+		return nil, ErrStdin
+	}
+	if st.History == nil || st.History.Len() == 0 {
+		return []Item{}, nil
+	}
+	version := st.ResumeVersion()
+	raws, err := readBack(st, path, o)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Item, 0, st.History.Len())
+	for it := range st.History.All() {
+		k := key{it.Segment, it.Line, it.Index}
+		switch it.Index {
+		case reconstruct.SummaryIndex:
+			out = append(out, Item{userMessage(gjson.GetBytes(raws[k], "message").String()), it})
+			continue
+		case reconstruct.BridgeIndex:
+			var prompts []string
+			for _, p := range st.Bridges[it.Line] {
+				prompts = append(prompts, messageText(raws[key{p.Segment, p.Line, p.Index}]))
+			}
+			out = append(out, Item{userMessage(bridgeText(prompts, gjson.GetBytes(raws[k], "message").String())), it})
+			continue
+		case reconstruct.AbortedIndex:
+			out = append(out, Item{abortedOutput(it.Type, it.CallID), it})
+			continue
+		}
+		raw, ok := raws[k]
+		if !ok {
+			return nil, fmt.Errorf("%s: the history item at line %d was not found when read again (did the file change?)", pathOf(st, path, it.Segment), it.Line)
+		}
+		if Hidden(raw) {
+			continue
+		}
+		out = append(out, Item{Sent(raw, version), it})
+	}
+	return out, nil
+}
+
+// key names one history item: its file (the segment), its line and its
+// place in the line.
+type key struct{ seg, line, index int }
+
+func pathOf(st *reconstruct.State, path string, seg int) string {
+	if seg > 0 && seg <= len(st.Segments) {
+		return st.Segments[seg-1].Path
+	}
+	return path
+}
+
+// readBack reads the live items' payloads from their files: for each
+// file, the lines that hold an item, in one pass that ends after the last
+// of them. A compacted line gives only the replacement_history entries
+// the history holds, and the record itself for a summary or bridge.
+func readBack(st *reconstruct.State, path string, o Options) (map[key][]byte, error) {
+	wanted := map[int]map[int][]int{} // segment -> line -> indexes
+	want := func(it reconstruct.Item) {
+		lines := wanted[it.Segment]
+		if lines == nil {
+			lines = map[int][]int{}
+			wanted[it.Segment] = lines
+		}
+		lines[it.Line] = append(lines[it.Line], it.Index)
+	}
+	for it := range st.History.All() {
+		if it.Index != reconstruct.AbortedIndex {
+			want(it)
+		}
+	}
+	for _, prompts := range st.Bridges {
+		for _, p := range prompts {
+			want(p)
+		}
+	}
+	raws := map[key][]byte{}
+	for _, seg := range slices.Sorted(mapsKeys(wanted)) {
+		if err := readSegment(pathOf(st, path, seg), seg, wanted[seg], raws, o); err != nil {
+			return nil, err
+		}
+	}
+	return raws, nil
+}
+
+func mapsKeys[K comparable, V any](m map[K]V) iter.Seq[K] {
+	return func(yield func(K) bool) {
+		for k := range m {
+			if !yield(k) {
+				return
+			}
+		}
+	}
+}
+
+func readSegment(path string, seg int, lines map[int][]int, raws map[key][]byte, o Options) error {
+	last := 0
+	for l := range lines {
+		last = max(last, l)
+	}
+	f, err := rollout.OpenWith(path, nil, o.Open)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	maxLine := o.MaxLineBytes
+	if maxLine <= 0 {
+		maxLine = rollout.DefaultMaxLineBytes
+	}
+	r := bufio.NewReaderSize(f, 1<<16)
+	for n := 1; n <= last; n++ {
+		line, err := readLine(r, maxLine)
+		if err != nil {
+			return fmt.Errorf("%s: line %d: %w", path, n, err)
+		}
+		idx, ok := lines[n]
+		if !ok {
+			continue
+		}
+		payload := gjson.GetBytes(line, "payload")
+		if !payload.Exists() { // the bare era: the line is the item
+			payload = gjson.ParseBytes(line)
+		}
+		var history []gjson.Result
+		for _, i := range idx {
+			switch {
+			case i >= 0:
+				if history == nil {
+					history = payload.Get("replacement_history").Array()
+				}
+				if i >= len(history) {
+					return fmt.Errorf("%s: line %d: replacement_history has no item %d", path, n, i)
+				}
+				raws[key{seg, n, i}] = []byte(history[i].Raw)
+			default:
+				raws[key{seg, n, i}] = []byte(payload.Raw)
+			}
+		}
+	}
+	return nil
+}
+
+// readLine reads one line without its terminator; a line longer than
+// max is an error (the replay refused it too, so no live item lies there).
+func readLine(r *bufio.Reader, max int64) ([]byte, error) {
+	var line []byte
+	for {
+		chunk, err := r.ReadSlice('\n')
+		line = append(line, chunk...)
+		if int64(len(line)) > max {
+			return nil, fmt.Errorf("longer than %d bytes", max)
+		}
+		switch {
+		case err == nil:
+			return bytes.TrimRight(line, "\r\n"), nil
+		case errors.Is(err, bufio.ErrBufferFull):
+			continue
+		case errors.Is(err, io.EOF) && len(line) > 0:
+			return line, nil
+		default:
+			if errors.Is(err, io.EOF) {
+				err = io.ErrUnexpectedEOF
+			}
+			return nil, err
+		}
+	}
+}
+
+// Hidden reports an item Codex keeps in its history but never sends:
+// the git snapshots /undo restores (ghost_snapshot; ContextManager's
+// for_prompt, codex-rs/core/src/context_manager/history.rs).
+func Hidden(raw []byte) bool {
+	return gjson.GetBytes(raw, "type").String() == "ghost_snapshot"
+}
+
+// rolloutOnlyFields are fields Codex writes into a rollout's items and
+// never sends: it reads them back and serializes the item without them.
+// Measured with the conformance harness (0.171.0 writes
+// internal_chat_message_metadata_passthrough on every item of a turn and
+// sends none).
+var rolloutOnlyFields = []string{"internal_chat_message_metadata_passthrough"}
+
+// Sent is item raw (a response item as the rollout holds it) as Codex
+// version sends it: the fields it keeps only in the rollout removed, and
+// the id left out where that version leaves it out
+// (reconstruct.QuirkSendsItemIDs, reconstruct.QuirkStripsBadIDs). The rest
+// is the file's bytes, in the file's order.
+func Sent(raw []byte, version string) json.RawMessage {
+	out := raw
+	drop := func(field string) {
+		if gjson.GetBytes(out, field).Exists() {
+			if b, err := sjson.DeleteBytes(out, field); err == nil {
+				out = b
+			}
+		}
+	}
+	for _, f := range rolloutOnlyFields {
+		drop(f)
+	}
+	if id := gjson.GetBytes(out, "id"); id.Exists() && !sendsID(id, gjson.GetBytes(out, "type").String(), version) {
+		drop("id")
+	}
+	return json.RawMessage(bytes.Clone(out))
+}
+
+// sendsID says whether version sends an item's id (unknown versions: the
+// newest behaviour).
+func sendsID(id gjson.Result, itemType, version string) bool {
+	sends, ok := reconstruct.Has(reconstruct.QuirkSendsItemIDs, version)
+	if ok && !sends {
+		return false
+	}
+	strips, ok := reconstruct.Has(reconstruct.QuirkStripsBadIDs, version)
+	if ok && !strips {
+		return true
+	}
+	if id.Type != gjson.String || id.String() == "" {
+		return false
+	}
+	prefix, _, ok := rollout.SplitID(id.String())
+	return ok && prefix != ""
+}
+
+func messageText(raw []byte) string {
+	var b strings.Builder
+	for _, c := range gjson.GetBytes(raw, "content").Array() {
+		b.WriteString(c.Get("text").String())
+	}
+	return b.String()
+}
+
+func userMessage(text string) json.RawMessage {
+	b, _ := json.Marshal(struct {
+		Type    string `json:"type"`
+		Role    string `json:"role"`
+		Content []part `json:"content"`
+	}{"message", "user", []part{{"input_text", text}}})
+	return b
+}
+
+type part struct {
+	Type string `json:"type"`
+	Text string `json:"text"`
+}
+
+// abortedOutput is the output Codex sends for a call left without one
+// (reconstruct.AbortedIndex): of the call's own kind, "aborted".
+func abortedOutput(outputType, callID string) json.RawMessage {
+	b, _ := json.Marshal(struct {
+		Type   string `json:"type"`
+		CallID string `json:"call_id"`
+		Output string `json:"output"`
+	}{outputType, callID, "aborted"})
+	return b
+}
+
+// bridgeText is the one message Codex before 0.55 resumed a legacy
+// compaction as (reconstruct.BridgeIndex): its template
+// codex-rs/core/templates/compact/history_bridge.md, filled with the
+// prompts before the compaction and the summary.
+func bridgeText(prompts []string, summary string) string {
+	users := strings.Join(prompts, "\n\n")
+	if len(prompts) == 0 {
+		users = "(none)"
+	}
+	if summary == "" {
+		summary = "(no summary available)"
+	}
+	return "You were originally given instructions from a user over one or more turns. Here were the user messages:\n\n" +
+		users + "\n\nAnother language model started to solve this problem and produced a summary of its thinking process. " +
+		"You also have access to the state of the tools that were used by that language model. Use this to build on the work " +
+		"that has already been done and avoid duplicating work. Here is the summary produced by the other language model, " +
+		"use the information in this summary to assist with your own analysis:\n\n" + summary
+}
