@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/rollout-dev/rollout/internal/derive/resumeinput"
 	"github.com/rollout-dev/rollout/internal/derive/stateview"
 	"github.com/rollout-dev/rollout/internal/output/report"
 	"github.com/rollout-dev/rollout/reconstruct"
@@ -19,6 +20,7 @@ type diffOptions struct {
 	format  string
 	output  string
 	out     reportOutput // --format and -o, parsed
+	items   bool
 	replayFlags
 }
 
@@ -34,6 +36,10 @@ context-window lineage, token usage and handoffs. It prints each difference as
 a path into the state with both values (- only in A, + only in B, ~ changed)
 and, when the histories differ, the first item where they diverge.
 
+--items compares what Codex sends on resume as well: the input items each
+file resumes with (rollout state --items), as JSON values, so that a change
+of content shows where ids and lines agree.
+
 After a repair (rollout diff FILE.bak FILE) it shows exactly the ids and lines
 that changed; between a fork and its parent, where they diverge.
 
@@ -41,6 +47,7 @@ Exit codes: 0 when the states are the same, 1 when they differ, 2 for usage
 errors and files that cannot be read.`,
 		Example: `  rollout diff rollout.jsonl.bak rollout.jsonl
   rollout diff --at-line 100 --at-line 200 rollout.jsonl
+  rollout diff --items rollout.jsonl.bak rollout.jsonl
   rollout diff --format json --thread 019cd719 --thread 019cd800`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			threads, err := resolveThreads(opts.threads)
@@ -61,6 +68,7 @@ errors and files that cannot be read.`,
 	f.IntSliceVar(&opts.atLines, "at-line", nil, "stop the replay after line N: twice with one FILE, once or twice with two")
 	f.StringArrayVar(&opts.threads, "thread", nil, threadUsage("compare", true))
 	f.StringVar(&opts.format, "format", report.FormatsOf(report.DocDiff)[0], "output: "+report.FormatHelp(report.DocDiff))
+	f.BoolVar(&opts.items, "items", false, "compare the input items Codex sends on resume too")
 	addOutput(f, &opts.output, "the comparison")
 	opts.addMaxLineBytes(f, "longer lines are not replayed")
 	opts.addForce(f, forceReadFiles)
@@ -121,6 +129,13 @@ func runDiff(ctx context.Context, a *app, o *diffOptions) error {
 		}
 		lin.sayNotes(a)
 		views[i] = stateview.Of(st)
+		if o.items {
+			items, err := resumeinput.Items(st, o.paths[i], resumeinput.Options{Open: ro.Open, MaxLineBytes: ro.MaxLineBytes})
+			if err != nil {
+				return err
+			}
+			views[i].Input = resumeinput.Raws(items)
+		}
 		sides[i] = report.DiffSide{Path: o.paths[i], Records: st.Records}
 		if n := o.atLines[i]; n > 0 {
 			sides[i].AtLine = &n

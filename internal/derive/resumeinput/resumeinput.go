@@ -68,6 +68,15 @@ func JSON(items []Item) json.RawMessage {
 	return b.Bytes()
 }
 
+// Raws is the items' JSON, in order.
+func Raws(items []Item) []json.RawMessage {
+	out := make([]json.RawMessage, len(items))
+	for i, it := range items {
+		out[i] = it.Raw
+	}
+	return out
+}
+
 // Items yields the input items Codex st.ResumeVersion() sends on resume
 // of the replayed file at path, in order. The state must come from a
 // replay of path (and, for a lineage, of st.Segments), with the version

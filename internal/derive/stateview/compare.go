@@ -51,6 +51,7 @@ type compared struct {
 	Tokens      *Tokens           `json:"token_usage"`
 	Settings    *comparedSettings `json:"settings"`
 	Handoffs    []comparedHandoff `json:"handoffs"`
+	Input       []any             `json:"input"`
 }
 
 type comparedSettings struct {
@@ -78,6 +79,9 @@ func comparable(v View) compared {
 	}
 	for i := range c.History {
 		c.History[i].Rollout = ""
+	}
+	for _, raw := range v.Input {
+		c.Input = append(c.Input, decodeJSON(raw))
 	}
 	for _, h := range v.Handoffs {
 		c.Handoffs = append(c.Handoffs, comparedHandoff{h.ID, h.Line, decodeJSON(h.Record)})

@@ -38,6 +38,10 @@ type View struct {
 	// revert's lineage, root first), replayed before it; absent when it
 	// continues none, or they were not found (docs/lineage.md).
 	Inherits []Inherit `json:"inherits,omitempty"`
+	// Input is what Codex sends on resume (internal/derive/resumeinput),
+	// when the caller asked for it (`rollout diff --items`): compared item
+	// by item as JSON values.
+	Input []json.RawMessage `json:"input,omitempty"`
 }
 
 // Inherit is one rollout of a lineage and the cutoff the thread inherits

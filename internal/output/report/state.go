@@ -42,12 +42,8 @@ type inputReport struct {
 
 // WriteInputJSON writes the output of `rollout state --items`.
 func WriteInputJSON(w io.Writer, d InputDoc) error {
-	r := inputReport{Header: schema.NewHeader(schema.ResumeInput), Path: d.Path, CodexVersion: d.CodexVersion,
-		WriterVersion: d.WriterVersion, Items: make([]json.RawMessage, len(d.Items))}
-	for i, it := range d.Items {
-		r.Items[i] = it.Raw
-	}
-	return writeTerminalJSON(w, r)
+	return writeTerminalJSON(w, inputReport{Header: schema.NewHeader(schema.ResumeInput), Path: d.Path, CodexVersion: d.CodexVersion,
+		WriterVersion: d.WriterVersion, Items: resumeinput.Raws(d.Items)})
 }
 
 // WriteStateJSON writes the output of `rollout state` for the file at path.
