@@ -11,6 +11,7 @@ import (
 	"github.com/rollout-dev/rollout/checks"
 	"github.com/rollout-dev/rollout/internal/base/objstore"
 	"github.com/rollout-dev/rollout/internal/derive/budget"
+	"github.com/rollout-dev/rollout/internal/derive/resumeinput"
 	"github.com/rollout-dev/rollout/internal/edit/artifacts"
 	"github.com/rollout-dev/rollout/internal/output/termsafe"
 	"github.com/rollout-dev/rollout/internal/output/view"
@@ -33,7 +34,8 @@ func newViewCmd(a *app, runF func(context.Context, *viewOptions) error) *cobra.C
 		Long: `view replays a rollout as resume does and writes one HTML file: a header
 (thread, Codex version, era, history mode, window lineage, verify summary), the
 findings with the fix repair would apply, the context fill per request at the
-recorded window, and the timeline turn by turn. Records that resume drops or
+recorded window, what Codex sends on resume (rollout state --items), and the
+timeline turn by turn. Records that resume drops or
 replaces stay visible, marked. The page makes no network request and runs no
 script but its own, so it opens safely from file:// or as a CI artifact.
 
@@ -120,6 +122,8 @@ func runView(ctx context.Context, a *app, o *viewOptions) error {
 	lin.sayNotes(a)
 	res := checker.Result(st)
 	findings := view.WithFixes(res, view.FixOptions{Path: o.path, MaxLineBytes: o.maxLineBytes, HandoffCap: o.handoffCap})
+	items, err := resumeinput.Items(st, o.path, resumeinput.Options{Open: ro.Open, MaxLineBytes: ro.MaxLineBytes})
+	b.Input(st, items, err)
 	pg := b.Finish(res.State, findings)
 	pg.ChartSVG, pg.ChartNote = view.FillChart(o.path, evidence.Evidence(res.State))
 

@@ -89,6 +89,14 @@ func outline(doc *html.Node) string {
 				}
 			}
 			fmt.Fprintf(&b, "finding-row %s -> %s\n", strings.Join(cells, " | "), attr(find(n, "a"), "href"))
+		case n.Data == "li" && ancestorID(n) == "input-items":
+			line := attr(find(n, "a"), "href")
+			made := ""
+			if s := find(n, "span"); s != nil {
+				made = " (" + text(s) + ")"
+			}
+			fmt.Fprintf(&b, "input %s %s%s\n", text(find(n, "b")), line, made)
+			return false
 		case n.Data == "svg":
 			fmt.Fprintf(&b, "chart svg viewBox=%s\n", attr(n, "viewBox"))
 			return false

@@ -52,6 +52,10 @@ var ErrStdin = errors.New("the resume input is read back from the rollout after 
 type Item struct {
 	Raw  json.RawMessage
 	From reconstruct.Item
+	// Unmodelled names the record type of an item whose request shape is
+	// not known (no Codex request has shown it): Raw is then the record's
+	// payload as it is, not what Codex sends.
+	Unmodelled string
 }
 
 // JSON is the items' JSON array, as the request holds them.
@@ -91,7 +95,7 @@ func Items(st *reconstruct.State, path string, o Options) ([]Item, error) {
 		return []Item{}, nil
 	}
 	version := st.ResumeVersion()
-	raws, err := readBack(st, path, o)
+	raws, recordTypes, err := readBack(st, path, o)
 	if err != nil {
 		return nil, err
 	}
@@ -100,17 +104,17 @@ func Items(st *reconstruct.State, path string, o Options) ([]Item, error) {
 		k := key{it.Segment, it.Line, it.Index}
 		switch it.Index {
 		case reconstruct.SummaryIndex:
-			out = append(out, Item{userMessage(gjson.GetBytes(raws[k], "message").String()), it})
+			out = append(out, Item{Raw: userMessage(gjson.GetBytes(raws[k], "message").String()), From: it})
 			continue
 		case reconstruct.BridgeIndex:
 			var prompts []string
 			for _, p := range st.Bridges[it.Line] {
 				prompts = append(prompts, messageText(raws[key{p.Segment, p.Line, p.Index}]))
 			}
-			out = append(out, Item{userMessage(bridgeText(prompts, gjson.GetBytes(raws[k], "message").String())), it})
+			out = append(out, Item{Raw: userMessage(bridgeText(prompts, gjson.GetBytes(raws[k], "message").String())), From: it})
 			continue
 		case reconstruct.AbortedIndex:
-			out = append(out, Item{abortedOutput(it.Type, it.CallID), it})
+			out = append(out, Item{Raw: abortedOutput(it.Type, it.CallID), From: it})
 			continue
 		}
 		raw, ok := raws[k]
@@ -120,7 +124,11 @@ func Items(st *reconstruct.State, path string, o Options) ([]Item, error) {
 		if Hidden(raw) {
 			continue
 		}
-		out = append(out, Item{Sent(raw, version), it})
+		in := Item{Raw: Sent(raw, version), From: it}
+		if t := recordTypes[k]; t != "" && t != "response_item" && t != "compacted" {
+			in.Unmodelled = t
+		}
+		out = append(out, in)
 	}
 	return out, nil
 }
@@ -140,7 +148,7 @@ func pathOf(st *reconstruct.State, path string, seg int) string {
 // file, the lines that hold an item, in one pass that ends after the last
 // of them. A compacted line gives only the replacement_history entries
 // the history holds, and the record itself for a summary or bridge.
-func readBack(st *reconstruct.State, path string, o Options) (map[key][]byte, error) {
+func readBack(st *reconstruct.State, path string, o Options) (raws map[key][]byte, recordTypes map[key]string, err error) {
 	wanted := map[int]map[int][]int{} // segment -> line -> indexes
 	want := func(it reconstruct.Item) {
 		lines := wanted[it.Segment]
@@ -160,13 +168,13 @@ func readBack(st *reconstruct.State, path string, o Options) (map[key][]byte, er
 			want(p)
 		}
 	}
-	raws := map[key][]byte{}
+	raws, recordTypes = map[key][]byte{}, map[key]string{}
 	for _, seg := range slices.Sorted(mapsKeys(wanted)) {
-		if err := readSegment(pathOf(st, path, seg), seg, wanted[seg], raws, o); err != nil {
-			return nil, err
+		if err := readSegment(pathOf(st, path, seg), seg, wanted[seg], raws, recordTypes, o); err != nil {
+			return nil, nil, err
 		}
 	}
-	return raws, nil
+	return raws, recordTypes, nil
 }
 
 func mapsKeys[K comparable, V any](m map[K]V) iter.Seq[K] {
@@ -179,7 +187,7 @@ func mapsKeys[K comparable, V any](m map[K]V) iter.Seq[K] {
 	}
 }
 
-func readSegment(path string, seg int, lines map[int][]int, raws map[key][]byte, o Options) error {
+func readSegment(path string, seg int, lines map[int][]int, raws map[key][]byte, recordTypes map[key]string, o Options) error {
 	last := 0
 	for l := range lines {
 		last = max(last, l)
@@ -204,7 +212,8 @@ func readSegment(path string, seg int, lines map[int][]int, raws map[key][]byte,
 			continue
 		}
 		payload := gjson.GetBytes(line, "payload")
-		if !payload.Exists() { // the bare era: the line is the item
+		envelope := payload.Exists()
+		if !envelope { // the bare era: the line is the item
 			payload = gjson.ParseBytes(line)
 		}
 		var history []gjson.Result
@@ -220,6 +229,9 @@ func readSegment(path string, seg int, lines map[int][]int, raws map[key][]byte,
 				raws[key{seg, n, i}] = []byte(history[i].Raw)
 			default:
 				raws[key{seg, n, i}] = []byte(payload.Raw)
+				if envelope {
+					recordTypes[key{seg, n, i}] = gjson.GetBytes(line, "type").String()
+				}
 			}
 		}
 	}

@@ -38,12 +38,27 @@ type inputReport struct {
 	CodexVersion  string            `json:"codex_version"`
 	WriterVersion string            `json:"writer_version"`
 	Items         []json.RawMessage `json:"items"`
+	// Unmodelled lists the items whose request shape is not known: the
+	// record's payload stands in for what Codex sends.
+	Unmodelled []unmodelledItem `json:"unmodelled,omitempty"`
+}
+
+type unmodelledItem struct {
+	Item       int    `json:"item"`
+	Line       int    `json:"line"`
+	RecordType string `json:"record_type"`
 }
 
 // WriteInputJSON writes the output of `rollout state --items`.
 func WriteInputJSON(w io.Writer, d InputDoc) error {
-	return writeTerminalJSON(w, inputReport{Header: schema.NewHeader(schema.ResumeInput), Path: d.Path, CodexVersion: d.CodexVersion,
-		WriterVersion: d.WriterVersion, Items: resumeinput.Raws(d.Items)})
+	r := inputReport{Header: schema.NewHeader(schema.ResumeInput), Path: d.Path, CodexVersion: d.CodexVersion,
+		WriterVersion: d.WriterVersion, Items: resumeinput.Raws(d.Items)}
+	for i, it := range d.Items {
+		if it.Unmodelled != "" {
+			r.Unmodelled = append(r.Unmodelled, unmodelledItem{i, it.From.Line, it.Unmodelled})
+		}
+	}
+	return writeTerminalJSON(w, r)
 }
 
 // WriteStateJSON writes the output of `rollout state` for the file at path.

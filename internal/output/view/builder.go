@@ -12,6 +12,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/rollout-dev/rollout/checks"
+	"github.com/rollout-dev/rollout/internal/derive/resumeinput"
 	"github.com/rollout-dev/rollout/internal/output/htmlpage"
 	"github.com/rollout-dev/rollout/mergepatch"
 	"github.com/rollout-dev/rollout/reconstruct"
@@ -830,4 +831,38 @@ func outputText(raw []byte, limit int) sized {
 		}
 	}
 	return sized{string(raw[:min(len(raw), limit)]), int64(len(raw))}
+}
+
+// Input keeps what Codex sends on resume for the page (each item's JSON
+// clipped like any text of the page), or, when err is set, why it is not
+// shown.
+func (b *Builder) Input(st *reconstruct.State, items []resumeinput.Item, err error) {
+	b.page.ResumeVersion = st.ResumeVersion()
+	if err != nil {
+		b.page.InputNote = "What Codex sends is not shown: " + err.Error()
+		return
+	}
+	for _, it := range items {
+		title := gjson.GetBytes(it.Raw, "type").String()
+		if role := gjson.GetBytes(it.Raw, "role").String(); role != "" {
+			title += " · " + role
+		} else if name := gjson.GetBytes(it.Raw, "name").String(); name != "" {
+			title += " · " + name
+		}
+		in := InputItem{Title: title, Block: b.jsonBlock("", it.Raw, true)}
+		if it.From.Segment == 0 {
+			in.Line = it.From.Line
+		}
+		switch {
+		case it.Unmodelled != "":
+			in.Made = "not modelled: what Codex sends for a record of type " + it.Unmodelled + " (its payload is shown)"
+		case it.From.Index == reconstruct.SummaryIndex:
+			in.Made = "made by Codex from the compaction's summary"
+		case it.From.Index == reconstruct.BridgeIndex:
+			in.Made = "made by Codex from the compaction's summary and the prompts before it"
+		case it.From.Index == reconstruct.AbortedIndex:
+			in.Made = "made by Codex for the call at this line, which has no output"
+		}
+		b.page.Input = append(b.page.Input, in)
+	}
 }

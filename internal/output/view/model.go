@@ -46,6 +46,20 @@ type Page struct {
 	// is how many items of the resumed history come from them.
 	Inherits  []Inherit
 	Inherited int
+
+	// Input is what Codex sends on resume (rollout state --items), as
+	// ResumeVersion sends it; InputNote says why it is not shown.
+	Input         []InputItem
+	InputNote     string
+	ResumeVersion string
+}
+
+// InputItem is one item of what Codex sends on resume.
+type InputItem struct {
+	Title string // type, and role or name
+	Line  int    // the line it is read from, or made for (0: an inherited rollout's)
+	Made  string // why Codex makes it itself, for an item on no line of its own
+	Block Block  // its JSON, clipped
 }
 
 // Inherit is one rollout of a lineage and where the thread's prefix of it

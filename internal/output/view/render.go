@@ -48,7 +48,7 @@ const pageTemplate = `<!DOCTYPE html>
 <dt>resumed history</dt><dd>{{.Live}} items{{if .Inherited}} ({{.Inherited}} inherited, not shown){{end}}; {{.Gone}} more shown below are not in it</dd>
 {{range .Inherits}}<dt>continues</dt><dd class="mono">rollout {{.RolloutID}} up to byte {{.EndOffset}}: {{.Items}} items ({{.Path}})</dd>
 {{end}}
-<dt>verify</dt><dd class="summary" id="summary"><span class="sev-error">{{.Errors}} errors</span><span class="sev-warning">{{.Warnings}} warnings</span><span class="sev-info">{{.Infos}} infos</span> <a href="#findings">findings</a> · <a href="#fill">context fill</a> · <a href="#timeline">timeline</a></dd>
+<dt>verify</dt><dd class="summary" id="summary"><span class="sev-error">{{.Errors}} errors</span><span class="sev-warning">{{.Warnings}} warnings</span><span class="sev-info">{{.Infos}} infos</span> <a href="#findings">findings</a> · <a href="#fill">context fill</a> · <a href="#input">what Codex sends</a> · <a href="#timeline">timeline</a></dd>
 </dl>
 {{if .Clipped}}<p class="trunc">{{.Clipped}} long strings are cut in this page; each shows its full size.</p>{{end}}
 {{if .NotShown}}<p class="trunc" id="not-shown">The page stops after {{.Shown}} records: {{.NotShown}} later records are not shown (their findings are listed above).</p>{{end}}
@@ -68,6 +68,12 @@ const pageTemplate = `<!DOCTYPE html>
 <h2>Context fill per request</h2>
 {{with .ChartSVG}}{{svg .}}{{end}}
 {{with .ChartNote}}<p class="trunc">{{.}}</p>{{end}}
+</section>
+<section id="input">
+<h2>What Codex sends on resume</h2>
+{{with .InputNote}}<p class="trunc">{{.}}</p>{{else}}<p class="trunc">The {{len .Input}} input items Codex {{or .ResumeVersion "(unknown version)"}} rebuilds from the rollout, in order, each as it sends them (<code>rollout state --items</code>). Newer versions put the base instructions before them; the new turn follows them.</p>
+<ol id="input-items">{{range .Input}}<li><b>{{.Title}}</b>{{if .Line}} <a href="#L{{.Line}}">line {{.Line}}</a>{{end}}{{with .Made}} <span class="gone-note">{{.}}</span>{{end}}{{template "block" .Block}}</li>
+{{end}}</ol>{{end}}
 </section>
 <section>
 <h2>Timeline</h2>
