@@ -4,6 +4,9 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
+	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -26,5 +29,55 @@ func TestDocsArePortable(t *testing.T) {
 		for _, m := range bad.FindAll(b, -1) {
 			t.Errorf("%s: %q", p, m)
 		}
+	}
+}
+
+// TestReadmeStateSessions runs the README's `rollout state` sessions (a
+// "$ rollout state ..." line, optionally "| head -N", then its output)
+// from the repository root and compares what they print.
+func TestReadmeStateSessions(t *testing.T) {
+	b, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	demo, err := filepath.Glob("../../fixtures/demo/rollout-*.jsonl")
+	if err != nil || len(demo) != 1 {
+		t.Fatalf("the demo rollout: %v %v", demo, err)
+	}
+	t.Chdir("../..")
+	sessions := 0
+	for _, block := range fencedBlocks(string(b)) {
+		lines := strings.Split(strings.TrimSuffix(block.text, "\n"), "\n")
+		for i, line := range lines {
+			cmd, ok := strings.CutPrefix(line, "$ rollout state ")
+			if !ok {
+				continue
+			}
+			sessions++
+			cmd, head, piped := strings.Cut(cmd, " | head -")
+			var want []string
+			for _, l := range lines[i+1:] {
+				if strings.HasPrefix(l, "$ ") {
+					break
+				}
+				want = append(want, l)
+			}
+			args := append([]string{"state"}, strings.Fields(strings.ReplaceAll(cmd, "$F", "fixtures/demo/"+filepath.Base(demo[0])))...)
+			io, stdout, stderr := testIO("")
+			if code := run(args, io); code != exitOK {
+				t.Errorf("README: rollout %v: exit %d\n%s", args, code, stderr)
+				continue
+			}
+			got := strings.Split(strings.TrimSuffix(stdout.String(), "\n"), "\n")
+			if n, err := strconv.Atoi(head); piped && err == nil && n < len(got) {
+				got = got[:n]
+			}
+			if !slices.Equal(got, want) {
+				t.Errorf("README: rollout %v prints\n%s\nbut the README shows\n%s", args, strings.Join(got, "\n"), strings.Join(want, "\n"))
+			}
+		}
+	}
+	if sessions < 2 {
+		t.Errorf("found %d `rollout state` sessions in the README, want at least 2", sessions)
 	}
 }

@@ -95,7 +95,7 @@ func Items(st *reconstruct.State, path string, o Options) ([]Item, error) {
 		return []Item{}, nil
 	}
 	version := st.ResumeVersion()
-	raws, recordTypes, err := readBack(st, path, o)
+	raws, recordTypes, provider, err := readBack(st, path, o)
 	if err != nil {
 		return nil, err
 	}
@@ -124,7 +124,7 @@ func Items(st *reconstruct.State, path string, o Options) ([]Item, error) {
 		if Hidden(raw) {
 			continue
 		}
-		in := Item{Raw: Sent(raw, version), From: it}
+		in := Item{Raw: Sent(raw, version, provider), From: it}
 		if t := recordTypes[k]; t != "" && t != "response_item" && t != "compacted" {
 			in.Unmodelled = t
 		}
@@ -132,6 +132,9 @@ func Items(st *reconstruct.State, path string, o Options) ([]Item, error) {
 	}
 	return out, nil
 }
+
+// metaIndex marks the session_meta line among the lines read back.
+const metaIndex = -100
 
 // key names one history item: its file (the segment), its line and its
 // place in the line.
@@ -148,7 +151,7 @@ func pathOf(st *reconstruct.State, path string, seg int) string {
 // file, the lines that hold an item, in one pass that ends after the last
 // of them. A compacted line gives only the replacement_history entries
 // the history holds, and the record itself for a summary or bridge.
-func readBack(st *reconstruct.State, path string, o Options) (raws map[key][]byte, recordTypes map[key]string, err error) {
+func readBack(st *reconstruct.State, path string, o Options) (raws map[key][]byte, recordTypes map[key]string, provider string, err error) {
 	wanted := map[int]map[int][]int{} // segment -> line -> indexes
 	want := func(it reconstruct.Item) {
 		lines := wanted[it.Segment]
@@ -168,13 +171,20 @@ func readBack(st *reconstruct.State, path string, o Options) (raws map[key][]byt
 			want(p)
 		}
 	}
+	if st.MetaLine > 0 {
+		if wanted[0] == nil {
+			wanted[0] = map[int][]int{}
+		}
+		wanted[0][st.MetaLine] = append(wanted[0][st.MetaLine], metaIndex)
+	}
 	raws, recordTypes = map[key][]byte{}, map[key]string{}
 	for _, seg := range slices.Sorted(mapsKeys(wanted)) {
 		if err := readSegment(pathOf(st, path, seg), seg, wanted[seg], raws, recordTypes, o); err != nil {
-			return nil, nil, err
+			return nil, nil, "", err
 		}
 	}
-	return raws, recordTypes, nil
+	provider = gjson.GetBytes(raws[key{0, st.MetaLine, metaIndex}], "model_provider").String()
+	return raws, recordTypes, provider, nil
 }
 
 func mapsKeys[K comparable, V any](m map[K]V) iter.Seq[K] {
@@ -271,19 +281,29 @@ func Hidden(raw []byte) bool {
 	return gjson.GetBytes(raw, "type").String() == "ghost_snapshot"
 }
 
-// rolloutOnlyFields are fields Codex writes into a rollout's items and
-// never sends: it reads them back and serializes the item without them.
-// Measured with the conformance harness (0.171.0 writes
-// internal_chat_message_metadata_passthrough on every item of a turn and
-// sends none).
-var rolloutOnlyFields = []string{"internal_chat_message_metadata_passthrough"}
+// Fields Codex writes into a rollout's items and does not send as they
+// are. Measured with the conformance harness: 0.169.0 and 0.171.0 write
+// internal_chat_message_metadata_passthrough on the items of a turn;
+// resumed with a custom provider they send none of it (turns3,
+// compact-local); with the built-in "openai" provider they send it without
+// its content_item_metadata (compact-remote).
+var (
+	openAIOnlyFields = []string{"internal_chat_message_metadata_passthrough"}
+	fileOnlyFields   = []string{"internal_chat_message_metadata_passthrough.content_item_metadata"}
+)
+
+// openAIProvider is session_meta's model_provider of a thread on OpenAI's
+// own API; a thread resumes with the provider it started with.
+const openAIProvider = "openai"
 
 // Sent is item raw (a response item as the rollout holds it) as Codex
-// version sends it: the fields it keeps only in the rollout removed, and
-// the id left out where that version leaves it out
-// (reconstruct.QuirkSendsItemIDs, reconstruct.QuirkStripsBadIDs). The rest
-// is the file's bytes, in the file's order.
-func Sent(raw []byte, version string) json.RawMessage {
+// version sends it to provider (session_meta's model_provider): the
+// fields it keeps in the file removed, and those it sends only to OpenAI
+// for another provider, and the id
+// left out where that version leaves it out (reconstruct.QuirkSendsItemIDs,
+// reconstruct.QuirkStripsBadIDs). The rest is the file's bytes, in the
+// file's order.
+func Sent(raw []byte, version, provider string) json.RawMessage {
 	out := raw
 	drop := func(field string) {
 		if gjson.GetBytes(out, field).Exists() {
@@ -292,8 +312,13 @@ func Sent(raw []byte, version string) json.RawMessage {
 			}
 		}
 	}
-	for _, f := range rolloutOnlyFields {
+	for _, f := range fileOnlyFields {
 		drop(f)
+	}
+	if provider != openAIProvider {
+		for _, f := range openAIOnlyFields {
+			drop(f)
+		}
 	}
 	if id := gjson.GetBytes(out, "id"); id.Exists() && !sendsID(id, gjson.GetBytes(out, "type").String(), version) {
 		drop("id")

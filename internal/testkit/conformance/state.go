@@ -1,9 +1,12 @@
 package conformance
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"reflect"
+	"slices"
 	"strings"
 
 	"github.com/rollout-dev/rollout/internal/codex/lineage"
@@ -92,7 +95,8 @@ func DiffExact(got []resumeinput.Item, want []json.RawMessage) string {
 		}
 		var g, c any
 		if json.Unmarshal(got[i].Raw, &g) != nil || json.Unmarshal(w, &c) != nil || !reflect.DeepEqual(g, c) {
-			fmt.Fprintf(&b, "item %d (line %d):\n  engine: %s\n  Codex:  %s\n", i, got[i].From.Line, abbreviate(string(got[i].Raw), 400), abbreviate(string(want[i]), 400))
+			fmt.Fprintf(&b, "item %d (line %d) differs at %s\n  engine: %s\n  Codex:  %s\n", i, got[i].From.Line, firstDifference(g, c, "$"),
+				abbreviate(string(got[i].Raw), 300), abbreviate(string(compact(want[i])), 300))
 		}
 	}
 	return b.String()
@@ -117,4 +121,48 @@ func Compare(path string, o *Oracle) (string, error) {
 		return DiffExact(in, want), nil
 	}
 	return "", nil
+}
+
+// firstDifference is the path of the first place two JSON values differ,
+// and how.
+func firstDifference(a, b any, path string) string {
+	switch x := a.(type) {
+	case map[string]any:
+		y, ok := b.(map[string]any)
+		if !ok {
+			return path + " (an object against another type)"
+		}
+		for _, k := range slices.Sorted(maps.Keys(x)) {
+			if _, ok := y[k]; !ok {
+				return path + "." + k + " (only the engine's)"
+			}
+			if !reflect.DeepEqual(x[k], y[k]) {
+				return firstDifference(x[k], y[k], path+"."+k)
+			}
+		}
+		for _, k := range slices.Sorted(maps.Keys(y)) {
+			if _, ok := x[k]; !ok {
+				return path + "." + k + " (only Codex's)"
+			}
+		}
+	case []any:
+		y, ok := b.([]any)
+		if !ok || len(x) != len(y) {
+			return path + " (arrays of other lengths or types)"
+		}
+		for i := range x {
+			if !reflect.DeepEqual(x[i], y[i]) {
+				return firstDifference(x[i], y[i], fmt.Sprintf("%s[%d]", path, i))
+			}
+		}
+	}
+	return path
+}
+
+func compact(raw []byte) []byte {
+	var b bytes.Buffer
+	if json.Compact(&b, raw) != nil {
+		return raw
+	}
+	return b.Bytes()
 }
