@@ -77,6 +77,20 @@ func (h *Home) Threads() ([]Thread, error) {
 	return threads(d)
 }
 
+// AttachedEdges maps each attached thread of the home's index to the
+// thread it is attached to (attached_thread_parent_id); empty for a home
+// without the index or the column.
+func (h *Home) AttachedEdges() map[string]string {
+	rows, _ := h.Threads()
+	out := map[string]string{}
+	for _, t := range rows {
+		if t.AttachedTo != "" {
+			out[t.ID] = t.AttachedTo
+		}
+	}
+	return out
+}
+
 func optional(have bool, col, zero string) string {
 	if have {
 		return col
