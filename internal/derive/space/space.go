@@ -108,8 +108,8 @@ type File struct {
 	// conversation: session_meta says attached_thread and names it in
 	// forked_from_id (Codex 0.171, thread/fork with attachToSource).
 	AttachedTo string
-	Lines          int
-	Bytes          int64 // content bytes (decompressed)
+	Lines      int
+	Bytes      int64 // content bytes (decompressed)
 
 	ByType  []Bucket // every record type, largest first
 	ByClass []Bucket // the Top largest path classes
