@@ -95,10 +95,10 @@ var homeRules = []*Rule{
 	}),
 	on(Rule{ID: "home/attached-cycle", Severity: Warning, Since: "0.1.0",
 		Title: "attached threads whose parent edges form a cycle",
-		Doc: "Following `threads.attached_thread_parent_id` from a thread leads back to it. Codex attaches a fork to the thread it forks (`thread/fork {attachToSource}`, Codex 0.171), which already exists, so it never makes a cycle; a cycle comes from edited or merged databases. Every thread of the cycle is attached, so none is in the ordinary lists, and none can be deleted, since each has a thread attached to it. " +
+		Doc: "Following `threads.attached_thread_parent_id` from a thread leads back to it. Codex attaches a fork to the thread it forks (`thread/fork {attachToSource}`, Codex 0.171), which already exists, so it never makes a cycle; a cycle comes from edited or merged databases. Every thread of the cycle is attached, so none is in the ordinary lists, and each is listed only under another thread of the cycle (`thread/list {attachedToThreadId}`), which no ordinary list leads to: the app cannot reach them. " +
 			"Remedy: make one of them an ordinary thread: `UPDATE threads SET attached_thread_parent_id = NULL WHERE id = 'ID'` (the finding names the cycle's first thread).",
 	}, func(e reconstruct.HomeAttachedCycleEvidence) string {
-		return fmt.Sprintf("attached threads form a cycle (%s -> %s): none is in Codex's ordinary thread lists and none can be deleted; break it: UPDATE threads SET attached_thread_parent_id = NULL WHERE id = %s",
+		return fmt.Sprintf("attached threads form a cycle (%s -> %s): none is in Codex's ordinary thread lists, and each is listed only under another of them; break it: UPDATE threads SET attached_thread_parent_id = NULL WHERE id = %s",
 			strings.Join(e.Cycle, " -> "), e.Cycle[0], sqlString(e.ThreadID))
 	}),
 	on(Rule{ID: "home/projection-past-eof", Severity: Error, Since: "0.1.0",
