@@ -82,6 +82,25 @@ var homeRules = []*Rule{
 		}
 		return fmt.Sprintf("threads row %s is %s but the file is in %s/; fix the row: UPDATE threads SET archived = %d WHERE id = %s", e.ThreadID, state, e.Dir, want, sqlString(e.ThreadID))
 	}),
+	on(Rule{ID: "home/attached-parent-missing", Severity: Warning, Since: "0.1.0",
+		Title: "an attached thread whose parent thread has no threads row",
+		Doc: "Codex 0.171 keeps side conversations as attached threads: `thread/fork` with `attachToSource` makes a paginated fork of the parent (its session_meta says `attached_thread: true` and its history_base continues the parent's rollout) and sets the fork's `threads.attached_thread_parent_id` to the parent, an edge only SQLite keeps (measured with the conformance scenario `attached`). Ordinary thread lists leave attached threads out (`attached_thread_parent_id IS NULL`), and the app finds them only through their parent (`thread/list {attachedToThreadId}`); Codex refuses to delete a thread while a thread is attached to it (\"cannot delete thread while attached thread … exists\", strings of the 0.171.0 binary). A row whose parent has no row is therefore listed nowhere: the parent's row was deleted behind Codex's back, or by a tool that does not know the edge. The attached thread's history is intact. " +
+			"Remedy: when the home still has the parent's rollout, `codex resume PARENT` writes its row back and the attached thread is listed under it again (measured with Codex 0.171.0); otherwise make it an ordinary thread: `UPDATE threads SET attached_thread_parent_id = NULL WHERE id = 'ID'`.",
+	}, func(e reconstruct.HomeAttachedParentMissingEvidence) string {
+		msg := fmt.Sprintf("thread %s is attached to thread %s, which has no threads row: Codex lists attached threads only under their parent, so it is listed nowhere", e.ThreadID, e.Parent)
+		if e.ParentRollout != "" {
+			return msg + fmt.Sprintf("; the parent's rollout %s is in the home: `codex resume %s` writes its row back", e.ParentRollout, e.Parent)
+		}
+		return msg + fmt.Sprintf("; make it an ordinary thread: UPDATE threads SET attached_thread_parent_id = NULL WHERE id = %s", sqlString(e.ThreadID))
+	}),
+	on(Rule{ID: "home/attached-cycle", Severity: Warning, Since: "0.1.0",
+		Title: "attached threads whose parent edges form a cycle",
+		Doc: "Following `threads.attached_thread_parent_id` from a thread leads back to it. Codex attaches a fork to the thread it forks (`thread/fork {attachToSource}`, Codex 0.171), which already exists, so it never makes a cycle; a cycle comes from edited or merged databases. Every thread of the cycle is attached, so none is in the ordinary lists, and each is listed only under another thread of the cycle (`thread/list {attachedToThreadId}`), which no ordinary list leads to: the app cannot reach them. " +
+			"Remedy: make one of them an ordinary thread: `UPDATE threads SET attached_thread_parent_id = NULL WHERE id = 'ID'` (the finding names the cycle's first thread).",
+	}, func(e reconstruct.HomeAttachedCycleEvidence) string {
+		return fmt.Sprintf("attached threads form a cycle (%s -> %s): none is in Codex's ordinary thread lists, and each is listed only under another of them; break it: UPDATE threads SET attached_thread_parent_id = NULL WHERE id = %s",
+			strings.Join(e.Cycle, " -> "), e.Cycle[0], sqlString(e.ThreadID))
+	}),
 	on(Rule{ID: "home/projection-past-eof", Severity: Error, Since: "0.1.0",
 		Title: "the history projection's cursor lies past the end of the rollout",
 		Doc: "thread_history_N.sqlite keeps a copy of the thread's turns and items (thread_turns, thread_items) made from the rollout up to a byte cursor (thread_history_projection_state.next_rollout_byte_offset). A file shorter than the cursor was rewritten behind Codex's back (a torn-tail repair, a reclaim, a restore): Codex's materialization fails with \"durable rollout shrank before projection\" every time it reads the thread (codex-rs/thread-store/src/local/thread_history_materialization.rs), so the app shows a stale or empty history. " +

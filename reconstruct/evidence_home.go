@@ -113,7 +113,26 @@ type HomeMigrationStagedEvidence struct {
 	Bytes   int64  `json:"bytes"`
 }
 
+// HomeAttachedParentMissingEvidence: a threads row attached to a thread
+// (attached_thread_parent_id) that has no row. ParentRollout is a rollout
+// of that thread in the home, if any.
+type HomeAttachedParentMissingEvidence struct {
+	ThreadID      string `json:"thread_id"`
+	Parent        string `json:"parent"`
+	ParentRollout string `json:"parent_rollout,omitempty"`
+}
+
+// HomeAttachedCycleEvidence: following attached_thread_parent_id from a
+// thread leads back to it. Cycle lists the threads in edge order, from
+// ThreadID (the least id of the cycle).
+type HomeAttachedCycleEvidence struct {
+	ThreadID string   `json:"thread_id"`
+	Cycle    []string `json:"cycle"`
+}
+
 var (
+	homeAttachedParentMissing = newKind()
+	homeAttachedCycle         = newKind()
 	homeRowFileMissing        = newKind()
 	homeRowOutsideHome        = newKind()
 	homeRowOtherThread        = newKind()
@@ -130,6 +149,8 @@ var (
 	homeMigrationStaged       = newKind()
 )
 
+func (HomeAttachedParentMissingEvidence) Kind() Kind { return homeAttachedParentMissing }
+func (HomeAttachedCycleEvidence) Kind() Kind         { return homeAttachedCycle }
 func (HomeRowFileMissingEvidence) Kind() Kind        { return homeRowFileMissing }
 func (HomeRowOutsideHomeEvidence) Kind() Kind        { return homeRowOutsideHome }
 func (HomeRowOtherThreadEvidence) Kind() Kind        { return homeRowOtherThread }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -33,7 +34,9 @@ name or session_meta carries the thread id, or an id starting with PREFIX. It
 prints one path per line (sessions, then archived_sessions, each sorted), so
 that its output can be passed to other commands. A thread is a lineage of
 rollouts: after its own, find prints the rollouts they continue (a fork's
-parent, a reverted thread's earlier rollouts, each once, nearest first). verify,
+parent, a reverted thread's earlier rollouts, each once, nearest first), then
+those of the threads attached to it as side conversations and, for an attached
+thread, its parent's (Codex's threads table: attached_thread_parent_id). verify,
 state, repair and diff take --thread ID to read the thread's current rollout
 (the one Codex's threads table names, else the newest by name).
 
@@ -72,6 +75,11 @@ func runFind(ctx context.Context, a *app, o *findOptions) error {
 		if m.Inherited {
 			source = fmt.Sprintf("lineage: rollout %s continues it up to byte %d", m.ContinuedBy, m.UpTo)
 		}
+		if att := m.Attachment(); m.ViaAttachment {
+			source = att
+		} else if att != "" {
+			source += " (" + att + ")"
+		}
 		if m.Current {
 			source += " (the thread's current rollout)"
 		}
@@ -102,7 +110,7 @@ func findFound(a *app, o *findOptions) ([]lineage.Found, error) {
 	if len(matches) == 0 {
 		return nil, noThreadError(o.query, dirs)
 	}
-	return lineage.Expand(matches, dirs), nil
+	return lineage.WithAttached(lineage.Expand(matches, dirs), home.New(filepath.Dir(dirs[0]))), nil
 }
 
 // codexHome is the default Codex home's directory (home.Default).

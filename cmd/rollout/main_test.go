@@ -20,14 +20,18 @@ import (
 	"github.com/rollout-dev/rollout/internal/testkit/fixturegen/lineagegen"
 )
 
-// cmdCodexHome: codexhome DIR lays out the home Codex 0.171.0 made
-// (fixtures/home/base) in DIR: one paginated thread, its row, its
-// projection.
+// cmdCodexHome: codexhome DIR [BASE] lays out a home Codex 0.171.0 made
+// (fixtures/home/base) in DIR: by default one paginated thread, its row,
+// its projection; BASE names another (codex-0.171.0-attached).
 func cmdCodexHome(ts *testscript.TestScript, neg bool, args []string) {
-	if neg || len(args) != 1 {
-		ts.Fatalf("usage: codexhome dir")
+	if neg || len(args) < 1 || len(args) > 2 {
+		ts.Fatalf("usage: codexhome dir [base]")
 	}
-	ts.Check(homegen.Build(ts.MkAbs(args[0]), homegen.Base))
+	base := homegen.Base
+	if len(args) == 2 {
+		base = args[1]
+	}
+	ts.Check(homegen.Build(ts.MkAbs(args[0]), base))
 }
 
 // cmdHomeSQL: homesql DB SQL... runs statements on a database of a home

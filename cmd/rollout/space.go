@@ -41,7 +41,7 @@ func newSpaceCmd(a *app, runF func(context.Context, *spaceOptions) error) *cobra
 path class (arrays collapsed to [], e.g.
 compacted.replacement_history[].content[].image_url), in large strings that
 occur more than once (count x size), per file, and per tree of a parent thread
-and the sub-agents it spawned. It ends with what each reclaim policy would
+with the sub-agents it spawned and the threads attached to it. It ends with what each reclaim policy would
 free and what it gives up:
 
   compress                cold plain files (idle for --cold-after) as .jsonl.zst
@@ -155,7 +155,11 @@ func runSpace(ctx context.Context, a *app, o *spaceOptions) error {
 		status.raise(exitIncomplete)
 	})
 	bar.Finish()
-	doc := report.SpaceDoc{Summary: sum, Failed: failed, Homes: spaceHomes(o), Top: o.top}
+	homes := spaceHomes(o)
+	for _, u := range homes {
+		sum.Attach(home.New(u.Home).AttachedEdges())
+	}
+	doc := report.SpaceDoc{Summary: sum, Failed: failed, Homes: homes, Top: o.top}
 	if err := writeOutput(a, o.out.file, "the report", func(w io.Writer) error {
 		return report.Write(w, report.DocSpace, o.out.name, doc)
 	}); err != nil {

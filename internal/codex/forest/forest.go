@@ -29,6 +29,11 @@
 //   - Forks by forked_from_id are not spawn edges: SessionSource's
 //     parent_thread_id (codex-rs/protocol/src/protocol.rs) is set only for
 //     SubAgent(ThreadSpawn). Which link a caller passes is its choice.
+//   - An attached thread (a side conversation, Codex 0.171: a fork made
+//     with thread/fork's attachToSource) has one parent too, in
+//     threads.attached_thread_parent_id and in its session_meta
+//     (attached_thread, forked_from_id); space passes it for a file that
+//     names no spawning parent.
 package forest
 
 // Node is one input: its id ("" when unknown) and the id of the one parent

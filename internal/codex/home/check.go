@@ -200,6 +200,7 @@ func (h *Home) checkThreads(r *Report, byThread map[string][]*file, byPath map[s
 			r.add(f.path, 1, 0, reconstruct.HomeArchivedMismatchEvidence{ThreadID: t.ID, Archived: t.Archived, Dir: dir})
 		}
 	}
+	checkAttached(r, path, threads, rows, byThread)
 	ids := make([]string, 0, len(byThread))
 	for id := range byThread {
 		ids = append(ids, id)
@@ -214,6 +215,54 @@ func (h *Home) checkThreads(r *Report, byThread map[string][]*file, byPath map[s
 		}
 	}
 	return rows
+}
+
+// checkAttached follows the attached-thread edges of the threads table
+// (attached_thread_parent_id): each must name a thread that has a row, and
+// following them must end at a thread attached to none. A cycle is
+// reported once, on its least id.
+func checkAttached(r *Report, db string, threads []Thread, rows map[string]Thread, byThread map[string][]*file) {
+	reported := map[string]bool{}
+	for _, t := range threads {
+		if t.AttachedTo == "" {
+			continue
+		}
+		parent := strings.ToLower(t.AttachedTo)
+		if _, ok := rows[parent]; !ok {
+			ev := reconstruct.HomeAttachedParentMissingEvidence{ThreadID: t.ID, Parent: t.AttachedTo}
+			if fs := byThread[parent]; len(fs) > 0 {
+				ev.ParentRollout = fs[0].path
+			}
+			r.add(db, 0, 0, ev)
+			continue
+		}
+		// Up the edges from t; each thread once.
+		seen := map[string]bool{strings.ToLower(t.ID): true}
+		path := []string{t.ID}
+		for id := parent; id != ""; {
+			if seen[id] {
+				if id == strings.ToLower(t.ID) && !reported[id] {
+					cycle := append([]string(nil), path...)
+					least := cycle[0]
+					for _, c := range cycle {
+						reported[strings.ToLower(c)] = true
+						least = min(least, c)
+					}
+					if strings.EqualFold(least, t.ID) {
+						r.add(db, 0, 0, reconstruct.HomeAttachedCycleEvidence{ThreadID: t.ID, Cycle: cycle})
+					}
+				}
+				break
+			}
+			seen[id] = true
+			next, ok := rows[id]
+			if !ok {
+				break // its own finding
+			}
+			path = append(path, next.ID)
+			id = strings.ToLower(next.AttachedTo)
+		}
+	}
 }
 
 // checkProjection compares each projection cursor and the projected items

@@ -5,6 +5,8 @@ import (
 	"net/url"
 	"path/filepath"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // openRW opens a database for writing, as Codex does (WAL mode).
@@ -143,5 +145,50 @@ func TestUnknownSchema(t *testing.T) {
 	_, err = threads(d)
 	if !isSchema(err) {
 		t.Fatalf("err = %v, want a SchemaError", err)
+	}
+}
+
+// TestThreadsAcrossSchemas: the threads table of each era reads, the
+// columns a later Codex added as their zero value: before history_mode
+// (state migration 0040), before the creator and attached-parent columns
+// (absent from 0.154.0, present in 0.169.0 and 0.171.0), and with them.
+func TestThreadsAcrossSchemas(t *testing.T) {
+	const (
+		parent = "01a23661-7f82-7f43-a659-85d5ccddb1b0"
+		child  = "01a23661-8dec-7481-83e1-4266d20832e7"
+	)
+	for _, tt := range []struct {
+		name, create, insert string
+		want                 []Thread
+	}{
+		{"no archived column", `CREATE TABLE threads (id TEXT PRIMARY KEY, rollout_path TEXT NOT NULL)`,
+			`INSERT INTO threads VALUES ('` + parent + `', '/h/p.jsonl')`,
+			[]Thread{{ID: parent, RolloutPath: "/h/p.jsonl"}}},
+		{"history_mode, no attached", `CREATE TABLE threads (id TEXT PRIMARY KEY, rollout_path TEXT NOT NULL, archived INTEGER NOT NULL DEFAULT 0, history_mode TEXT NOT NULL DEFAULT 'legacy')`,
+			`INSERT INTO threads (id, rollout_path, history_mode) VALUES ('` + parent + `', '/h/p.jsonl', 'paginated')`,
+			[]Thread{{ID: parent, RolloutPath: "/h/p.jsonl", HistoryMode: "paginated", HasArchived: true}}},
+		{"attached and creator", `CREATE TABLE threads (id TEXT PRIMARY KEY, rollout_path TEXT NOT NULL, archived INTEGER NOT NULL DEFAULT 0, history_mode TEXT NOT NULL DEFAULT 'legacy', creator_user_id TEXT, creator_account_id TEXT, attached_thread_parent_id TEXT)`,
+			`INSERT INTO threads (id, rollout_path, history_mode) VALUES ('` + parent + `', '/h/p.jsonl', 'paginated');
+			 INSERT INTO threads VALUES ('` + child + `', '/h/c.jsonl', 0, 'paginated', 'user-1', 'acct-1', '` + parent + `')`,
+			[]Thread{{ID: parent, RolloutPath: "/h/p.jsonl", HistoryMode: "paginated", HasArchived: true},
+				{ID: child, RolloutPath: "/h/c.jsonl", HistoryMode: "paginated", HasArchived: true, AttachedTo: parent, CreatorUserID: "user-1", CreatorAccountID: "acct-1"}}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "state_5.sqlite")
+			w := openCodexRW(t, path)
+			exec(t, w, tt.create, tt.insert)
+			d, err := OpenDB(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer d.Close()
+			got, err := threads(d)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("threads (-want +got):\n%s", diff)
+			}
+		})
 	}
 }

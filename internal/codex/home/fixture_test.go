@@ -29,10 +29,10 @@ import (
 // change, and the complete list of findings the change must produce.
 var fixturesDir = homegen.Dir()
 
-func buildHome(t *testing.T) string {
+func buildHome(t *testing.T, base string) string {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "codex-home")
-	if err := homegen.Build(dir, homegen.Base); err != nil {
+	if err := homegen.Build(dir, base); err != nil {
 		t.Fatal(err)
 	}
 	return dir
@@ -187,8 +187,12 @@ func TestFixtures(t *testing.T) {
 	defer func() { pinEvidence(t, keys) }()
 	for _, fx := range loadFixtures(t) {
 		t.Run(fx.name, func(t *testing.T) {
-			dir := buildHome(t)
-			for _, l := range fx.setup {
+			base, setup := homegen.Base, fx.setup
+			if len(setup) > 0 && strings.HasPrefix(setup[0], "base ") {
+				base, setup = strings.TrimPrefix(setup[0], "base "), setup[1:]
+			}
+			dir := buildHome(t, base)
+			for _, l := range setup {
 				apply(t, dir, fx, l)
 			}
 			fds, rep := filetest.HomeFindings(t, dir)

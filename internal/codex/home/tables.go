@@ -16,9 +16,18 @@ type Thread struct {
 	HistoryMode string
 	Archived    bool
 	HasArchived bool // the schema has the archived column
+	// AttachedTo is the thread this one is attached to as a side
+	// conversation (threads.attached_thread_parent_id, Codex 0.171: state
+	// migration 62 "threads attached parent"); "" when it is not attached
+	// or the schema predates the column.
+	AttachedTo string
+	// CreatorUserID and CreatorAccountID name who made the thread (state
+	// migration 56 "threads creator identity"); "" when unset or older.
+	CreatorUserID, CreatorAccountID string
 }
 
-// threads reads the threads table by column name.
+// threads reads the threads table by column name: a column a version of
+// Codex added later reads as its zero value on an older database.
 func threads(d *DB) ([]Thread, error) {
 	var out []Thread
 	err := d.Read(func(tx *sql.Tx) error {
@@ -26,9 +35,12 @@ func threads(d *DB) ([]Thread, error) {
 		if err != nil {
 			return err
 		}
-		sel := []string{"id", "rollout_path"}
-		hm, ar := cols["history_mode"], cols["archived"]
-		sel = append(sel, optional(hm, "history_mode", "''"), optional(ar, "archived", "0"))
+		ar := cols["archived"]
+		sel := []string{"id", "rollout_path",
+			optional(cols["history_mode"], "history_mode", "''"), optional(ar, "archived", "0"),
+			optional(cols["attached_thread_parent_id"], "attached_thread_parent_id", "NULL"),
+			optional(cols["creator_user_id"], "creator_user_id", "NULL"),
+			optional(cols["creator_account_id"], "creator_account_id", "NULL")}
 		rows, err := tx.Query(`SELECT ` + strings.Join(sel, ", ") + ` FROM threads ORDER BY id`)
 		if err != nil {
 			return err
@@ -36,17 +48,47 @@ func threads(d *DB) ([]Thread, error) {
 		defer rows.Close()
 		for rows.Next() {
 			var t Thread
-			var mode sql.NullString
+			var mode, attached, user, account sql.NullString
 			var archived sql.NullInt64
-			if err := rows.Scan(&t.ID, &t.RolloutPath, &mode, &archived); err != nil {
+			if err := rows.Scan(&t.ID, &t.RolloutPath, &mode, &archived, &attached, &user, &account); err != nil {
 				return err
 			}
 			t.HistoryMode, t.Archived, t.HasArchived = mode.String, archived.Int64 != 0, ar
+			t.AttachedTo, t.CreatorUserID, t.CreatorAccountID = attached.String, user.String, account.String
 			out = append(out, t)
 		}
 		return rows.Err()
 	})
 	return out, err
+}
+
+// Threads reads the rows of the home's threads index, by id: none when
+// the home has no state_N.sqlite.
+func (h *Home) Threads() ([]Thread, error) {
+	path := h.StateDB()
+	if path == "" {
+		return nil, nil
+	}
+	d, err := OpenDB(path)
+	if err != nil {
+		return nil, err
+	}
+	defer d.Close()
+	return threads(d)
+}
+
+// AttachedEdges maps each attached thread of the home's index to the
+// thread it is attached to (attached_thread_parent_id); empty for a home
+// without the index or the column.
+func (h *Home) AttachedEdges() map[string]string {
+	rows, _ := h.Threads()
+	out := map[string]string{}
+	for _, t := range rows {
+		if t.AttachedTo != "" {
+			out[t.ID] = t.AttachedTo
+		}
+	}
+	return out
 }
 
 func optional(have bool, col, zero string) string {

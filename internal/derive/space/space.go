@@ -104,8 +104,12 @@ type File struct {
 
 	ThreadID       string
 	ParentThreadID string // the thread that spawned this one as a sub-agent
-	Lines          int
-	Bytes          int64 // content bytes (decompressed)
+	// AttachedTo is the thread this one is attached to as a side
+	// conversation: session_meta says attached_thread and names it in
+	// forked_from_id (Codex 0.171, thread/fork with attachToSource).
+	AttachedTo string
+	Lines      int
+	Bytes      int64 // content bytes (decompressed)
 
 	ByType  []Bucket // every record type, largest first
 	ByClass []Bucket // the Top largest path classes
@@ -429,6 +433,9 @@ func (a *Account) payload(typ, pt string, p []byte) {
 
 func (a *Account) meta(p []byte) {
 	a.file.ThreadID = a.memberString(p, "id")
+	if string(a.member1(p, "attached_thread")) == "true" {
+		a.file.AttachedTo = a.memberString(p, "forked_from_id")
+	}
 	a.file.ParentThreadID = a.memberString(p, "parent_thread_id")
 	if a.file.ParentThreadID != "" {
 		return

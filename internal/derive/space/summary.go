@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/klauspost/compress/zstd"
@@ -28,6 +29,19 @@ type Summary struct {
 	Lines     int64
 	byType    map[string]*Bucket
 	byClass   map[string]*Bucket
+	attached  map[string]string // thread id -> the thread it is attached to (Attach)
+}
+
+// Attach adds attached-thread edges (thread id -> the thread it is
+// attached to) from a Codex home's threads index (attached_thread_parent_id)
+// for the files whose session_meta names no parent.
+func (s *Summary) Attach(edges map[string]string) {
+	if s.attached == nil {
+		s.attached = map[string]string{}
+	}
+	for c, p := range edges {
+		s.attached[strings.ToLower(c)] = strings.ToLower(p)
+	}
 }
 
 // NewSummary starts an aggregate keeping top rows per table.
@@ -107,8 +121,8 @@ func (s *Summary) Largest() []*File {
 	return out[:min(len(out), s.Top)]
 }
 
-// Tree is a thread with the sub-agents it spawned, transitively, among the
-// files read.
+// Tree is a thread with the sub-agents it spawned and the threads
+// attached to it (side conversations), transitively, among the files read.
 type Tree struct {
 	Root      *File
 	Files     int   // the root and its descendants
@@ -117,12 +131,21 @@ type Tree struct {
 }
 
 // Trees groups files by their root thread among the files read (see
-// package forest: a cycle of parent links is one tree). Only trees with
-// sub-agents are returned, largest first.
+// package forest: a cycle of parent links is one tree). A file's parent is
+// the thread that spawned it, else the one it is attached to (its
+// session_meta's, else Attach's). Only trees of more than one file are
+// returned, largest first.
 func (s *Summary) Trees() []Tree {
 	nodes := make([]forest.Node, len(s.Files))
 	for i, f := range s.Files {
-		nodes[i] = forest.Node{ID: f.ThreadID, Parent: f.ParentThreadID}
+		parent := f.ParentThreadID
+		if parent == "" {
+			parent = f.AttachedTo
+		}
+		if parent == "" {
+			parent = s.attached[strings.ToLower(f.ThreadID)]
+		}
+		nodes[i] = forest.Node{ID: f.ThreadID, Parent: parent}
 	}
 	trees := forest.New(nodes)
 	var out []Tree

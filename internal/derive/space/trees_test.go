@@ -1,6 +1,9 @@
 package space
 
-import "testing"
+import (
+	"path/filepath"
+	"testing"
+)
 
 // Files whose parent links form a cycle are one tree (package forest's
 // rule, Codex's), whatever the order they were added in; a file whose
@@ -23,4 +26,58 @@ func TestTreesCycle(t *testing.T) {
 			t.Errorf("order %v: trees %+v, want one rooted at b with 3 files and 7 bytes", order, trees)
 		}
 	}
+}
+
+// The rollouts Codex 0.171.0 made for a side conversation (the conformance
+// golden "attached": a parent and a thread attached to it with thread/fork
+// {attachToSource}) are one tree: the attached thread's session_meta says
+// attached_thread and names its parent in forked_from_id. Without that
+// mark, the threads index's edge (Attach) makes the same tree.
+func TestTreesAttached(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join("..", "..", "testkit", "conformance", "testdata", "0.171.0", "attached", "session", "sessions", "2026", "12", "02")
+	paths, err := filepath.Glob(filepath.Join(dir, "rollout-*.jsonl"))
+	if err != nil || len(paths) != 2 {
+		t.Fatalf("the attached golden's two rollouts: %v %v", paths, err)
+	}
+	const parent, child = "01a23660-7d29-79e2-8530-4e19d67ab354", "01a23660-89d3-73e3-a5d5-df049f9cd0c5"
+	read := func() []*File {
+		var out []*File
+		for _, p := range paths {
+			f, _, err := ReadFile(p, nil, ReadOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			f.Path = p
+			out = append(out, f)
+		}
+		return out
+	}
+	files := read()
+	if files[0].ThreadID != parent || files[0].AttachedTo != "" || files[1].ThreadID != child || files[1].AttachedTo != parent {
+		t.Fatalf("threads %s attached to %q, %s attached to %q; want %s attached to %s",
+			files[0].ThreadID, files[0].AttachedTo, files[1].ThreadID, files[1].AttachedTo, child, parent)
+	}
+	check := func(s *Summary, how string) {
+		trees := s.Trees()
+		if len(trees) != 1 || trees[0].Root.ThreadID != parent || trees[0].Files != 2 {
+			t.Errorf("%s: trees %+v, want one rooted at %s with 2 files", how, trees, parent)
+		}
+	}
+	s := NewSummary(10)
+	for _, f := range files {
+		s.Add(f, nil)
+	}
+	check(s, "session_meta")
+
+	s = NewSummary(10)
+	for _, f := range read() {
+		f.AttachedTo = ""
+		s.Add(f, nil)
+	}
+	if len(s.Trees()) != 0 {
+		t.Fatalf("without an edge: trees %+v, want none", s.Trees())
+	}
+	s.Attach(map[string]string{child: parent})
+	check(s, "threads index")
 }

@@ -25,8 +25,11 @@ type Step struct {
 	// session the scenario made first), "codex" (Args as a subcommand, "ID" standing
 	// for that session's id), "rpc" (Args: requests to codex app-server,
 	// each "METHOD {PARAMS}" with "ID" for the session's id; each must
-	// succeed), or "place" (Args: VERSION SCENARIO, the rollouts of that
-	// golden put into the home, as an older Codex left them).
+	// succeed), "sql" (Args: DATABASE QUERY, a read-only query of one of
+	// the home's databases, e.g. state_5.sqlite, its rows recorded as the
+	// step's output: what Codex keeps only in SQLite), or "place" (Args:
+	// VERSION SCENARIO, the rollouts of that golden put into the home, as
+	// an older Codex left them).
 	Op     string   `json:"op"`
 	Prompt string   `json:"prompt,omitempty"`
 	Args   []string `json:"args,omitempty"`
@@ -44,8 +47,11 @@ type Scenario struct {
 	// Remote: the built-in provider pointed at the mock (remote compaction).
 	Remote bool `json:"remote,omitempty"`
 	// Git: the working directory is a git repository (what /undo needs).
-	Git   bool   `json:"git,omitempty"`
-	Steps []Step `json:"steps"`
+	Git bool `json:"git,omitempty"`
+	// ExperimentalAPI: "rpc" steps declare the app-server's experimentalApi
+	// capability (Home.ExperimentalAPI).
+	ExperimentalAPI bool   `json:"experimental_api,omitempty"`
+	Steps           []Step `json:"steps"`
 	// Judge names the rollout the oracle resumes: "first" (the session's
 	// own file, the default) or "newest" (the last one created, a fork).
 	Judge string `json:"judge,omitempty"`
@@ -117,7 +123,22 @@ var Scenarios = []Scenario{
 		{Op: "codex", Args: []string{"unarchive", "ID"}},
 		{Op: "resume", Prompt: Marker + " plan,msg"},
 	}},
+	// A side conversation: thread/fork with attachToSource (experimental
+	// in 0.171.0) makes a paginated fork whose threads row names its
+	// parent in attached_thread_parent_id, an edge only SQLite keeps. The
+	// parent goes on after the fork; the oracle resumes the attached
+	// thread.
+	{Name: "attached", Since: "0.171.0", Judge: "newest", ExperimentalAPI: true, Steps: []Step{
+		{Op: "exec", Prompt: Marker + " reason,plan,msg"},
+		{Op: "rpc", Args: []string{`thread/fork {"threadId":"ID","attachToSource":true}`}},
+		{Op: "sql", Args: []string{"state_5.sqlite", attachedQuery}},
+		{Op: "resume", Prompt: Marker + " shell,msg"},
+	}},
 }
+
+// attachedQuery records each thread's attached parent, history mode and
+// the name of its rollout (the directories are the case's).
+const attachedQuery = `SELECT id, ifnull(attached_thread_parent_id, '-'), history_mode, replace(rollout_path, rtrim(rollout_path, replace(rollout_path, '/', '')), '') FROM threads ORDER BY id`
 
 // RunsOn reports whether version v can run the scenario.
 func (sc Scenario) RunsOn(v string) bool {
@@ -188,7 +209,7 @@ func Generate(ctx context.Context, c *Codex, m *Mock, sc Scenario, dir, goldens 
 	if err != nil {
 		return nil, err
 	}
-	h.Remote = sc.Remote
+	h.Remote, h.ExperimentalAPI = sc.Remote, sc.ExperimentalAPI
 	if sc.Git {
 		if err := h.gitWork(ctx); err != nil {
 			return nil, err
@@ -214,6 +235,8 @@ func Generate(ctx context.Context, c *Codex, m *Mock, sc Scenario, dir, goldens 
 			r, err = hc.Run(ctx, hc.ExecArgs([]string{"review"}, st.Prompt)...)
 		case "rpc":
 			r, err = rpcStep(ctx, &hc, st.Args, s.ID)
+		case "sql":
+			r, err = sqlStep(&hc, st.Args)
 		case "codex":
 			args := make([]string, len(st.Args))
 			for j, a := range st.Args {
@@ -233,7 +256,7 @@ func Generate(ctx context.Context, c *Codex, m *Mock, sc Scenario, dir, goldens 
 		if r.ExitCode != 0 {
 			sr.Stderr = tail([]byte(r.Stderr), 1500)
 		}
-		if st.Op == "codex" || st.Op == "rpc" || st.Op == "tui" {
+		if st.Op == "codex" || st.Op == "rpc" || st.Op == "tui" || st.Op == "sql" {
 			sr.Stdout = tail([]byte(r.Stdout), 1500)
 		}
 		s.Steps = append(s.Steps, sr)
@@ -249,7 +272,7 @@ func Generate(ctx context.Context, c *Codex, m *Mock, sc Scenario, dir, goldens 
 				return s, fmt.Errorf("conformance: %s %s: the first step made no rollout", c.Version, sc.Name)
 			}
 		}
-		if st.Op == "fork" {
+		if st.Op == "fork" || (st.Op == "rpc" && sc.Judge == "newest") {
 			for _, ch := range r.Changes {
 				if ch.What == "created" && isRolloutName(ch.Path) {
 					s.Judged = ch.Path

@@ -27,6 +27,16 @@ const (
 	Rollout = "sessions/2026/12/01/rollout-2026-12-01T20-30-52-01a2334d-969a-7e00-8a86-b43f7987c86f.jsonl"
 )
 
+// Attached is a base home Codex 0.171.0 made with a side conversation:
+// `codex exec` (one turn of AttachedParent), then app-server `thread/fork`
+// with attachToSource, which made AttachedChild, a paginated fork whose
+// threads row names AttachedParent in attached_thread_parent_id.
+const (
+	Attached       = "codex-0.171.0-attached"
+	AttachedParent = "01a23661-7f82-7f43-a659-85d5ccddb1b0"
+	AttachedChild  = "01a23661-8dec-7481-83e1-4266d20832e7"
+)
+
 // Dir is fixtures/home of this checkout.
 func Dir() string {
 	_, file, _, _ := runtime.Caller(0)
