@@ -83,7 +83,7 @@ func WriteSpaceText(w io.Writer, s *space.Summary, homes []home.Usage, top int) 
 		fmt.Fprintf(ew, "  %10s %10s %8d  %s\n", Size(f.DiskBytes), Size(f.Bytes), f.Lines, termsafe.String(f.Path))
 	}
 	if trees := s.Trees(); len(trees) > 0 {
-		fmt.Fprintf(ew, "\nPARENT AND SUB-AGENT TREES (on disk, files, root)\n")
+		fmt.Fprintf(ew, "\nTHREAD TREES: SUB-AGENTS AND ATTACHED THREADS UNDER THEIR PARENT (on disk, files, root)\n")
 		for _, t := range trees {
 			fmt.Fprintf(ew, "  %10s %8d  %s\n", Size(t.DiskBytes), t.Files, termsafe.String(t.Root.Path))
 		}
