@@ -24,8 +24,11 @@ type Step struct {
 	// command, e.g. /undo), "resume" or "fork" (of the
 	// session the scenario made first), "codex" (Args as a subcommand, "ID" standing
 	// for that session's id), "rpc" (Args: requests to codex app-server,
-	// each "METHOD {PARAMS}" with "ID" for the session's id; each must
-	// succeed), or "place" (Args: VERSION SCENARIO, the rollouts of that
+	// each "METHOD {PARAMS}" with "ID" for the session's id, or
+	// ThreadPlaceholder for the thread an earlier answer named, and an
+	// optional " until NOTIFICATION" to wait for; a first arg
+	// "--experimental" enables the experimental API; each must succeed),
+	// or "place" (Args: VERSION SCENARIO, the rollouts of that
 	// golden put into the home, as an older Codex left them).
 	Op     string   `json:"op"`
 	Prompt string   `json:"prompt,omitempty"`
@@ -117,7 +120,24 @@ var Scenarios = []Scenario{
 		{Op: "codex", Args: []string{"unarchive", "ID"}},
 		{Op: "resume", Prompt: Marker + " plan,msg"},
 	}},
+	// A thread started in app-server with a dynamic tool (session_meta's
+	// dynamic_tools), a turn that calls it (the harness answers
+	// item/tool/call), a resume that compacts (the compacted record's
+	// resume_metadata.dynamic_tools), then an ordinary resume.
+	{Name: "dynamic-tools", Since: "0.171.0", Steps: []Step{
+		{Op: "rpc", Args: []string{"--experimental", dynamicThreadStart,
+			`turn/start {"threadId":"` + ThreadPlaceholder + `","input":[{"type":"text","text":"` + Marker + ` dynamic,msg"}]} until turn/completed`}},
+		{Op: "resume", Prompt: Marker + " reason,big,shell,shell,msg", Config: []string{compactLimit}},
+		{Op: "resume", Prompt: Marker + " shell,msg"},
+	}},
 }
+
+// dynamicThreadStart starts an app-server thread that declares
+// DynamicToolName (DynamicToolSpec, written out).
+var dynamicThreadStart = func() string {
+	b, _ := json.Marshal(map[string]any{"dynamicTools": []any{DynamicToolSpec()}})
+	return "thread/start " + string(b)
+}()
 
 // RunsOn reports whether version v can run the scenario.
 func (sc Scenario) RunsOn(v string) bool {
@@ -274,9 +294,14 @@ func Generate(ctx context.Context, c *Codex, m *Mock, sc Scenario, dir, goldens 
 // in Stderr).
 func rpcStep(ctx context.Context, h *Home, args []string, id string) (*Run, error) {
 	var reqs []RPC
+	experimental := len(args) > 0 && args[0] == "--experimental"
+	if experimental {
+		args = args[1:]
+	}
 	for _, a := range args {
+		a, until := cutUntil(a)
 		method, params, _ := strings.Cut(strings.ReplaceAll(a, "ID", id), " ")
-		q := RPC{Method: method, Params: map[string]any{}}
+		q := RPC{Method: method, Params: map[string]any{}, Until: until}
 		if params != "" {
 			if err := json.Unmarshal([]byte(params), &q.Params); err != nil {
 				return nil, fmt.Errorf("rpc %q: %w", a, err)
@@ -284,7 +309,11 @@ func rpcStep(ctx context.Context, h *Home, args []string, id string) (*Run, erro
 		}
 		reqs = append(reqs, q)
 	}
-	r, results, err := h.AppServer(ctx, reqs)
+	serve := h.AppServer
+	if experimental {
+		serve = h.AppServerExperimental
+	}
+	r, results, err := serve(ctx, reqs)
 	if err != nil {
 		return nil, err
 	}
@@ -299,6 +328,16 @@ func rpcStep(ctx context.Context, h *Home, args []string, id string) (*Run, erro
 		r.Stdout += fmt.Sprintf("%s: %s\n", res.Method, abbreviate(string(res.Result), 300))
 	}
 	return r, nil
+}
+
+// cutUntil splits "METHOD {PARAMS} until NOTIFICATION" into the request
+// and the notification to wait for.
+func cutUntil(arg string) (req, until string) {
+	i := strings.LastIndex(arg, " until ")
+	if i < 0 || strings.ContainsAny(arg[i+len(" until "):], " {}\"") {
+		return arg, ""
+	}
+	return arg[:i], arg[i+len(" until "):]
 }
 
 // place puts the rollouts of golden VERSION/SCENARIO into the home.
