@@ -72,6 +72,14 @@ var ordinalRules = []*Rule{
 	}, func(e reconstruct.OrdinalBackwardsEvidence) string {
 		return fmt.Sprintf("ordinal %d after %d goes backwards", e.Got, e.Previous)
 	}),
+	on(Rule{ID: "ordinal/next-item", Severity: Warning, Since: "0.4.0",
+		Title: "the first record after a compaction checkpoint is not numbered as the checkpoint's next_item_ordinal says",
+		Doc: "Codex 0.171 can write resume_metadata.next_item_ordinal in a compacted record: by its name, the ordinal the thread's next item takes after the checkpoint (a field of the binary's ResumeMetadata, absent from 0.154; not in the stored Codex source). " +
+			"A thread resumed from the checkpoint would then number on from it, while ordinal_state_for_rollout (codex-rs/rollout/src/ordinal.rs) numbers on from the file's last record: when the record after the checkpoint is numbered otherwise, one of the two counters reuses ordinals the other gave out, the duplicate-ordinal stall of openai/codex#44417, #44609 and #44562. " +
+			"Unverified: no 0.171 run driven by the conformance harness wrote the field (local compactions with and without dynamic tools; async compaction, a feature under development in 0.171, could not be made to compact), so its meaning is read from its name and place. rollout repair never renumbers across such a checkpoint into a mismatch (it refuses the write).",
+	}, func(e reconstruct.OrdinalNextItemEvidence) string {
+		return fmt.Sprintf("ordinal %d, but the compaction at line %d recorded next_item_ordinal %d: Codex resuming from that checkpoint numbers from %d", e.Got, e.CheckpointLine, e.Want, e.Want)
+	}),
 	on(Rule{ID: "ordinal/in-legacy", Severity: Warning, Since: "0.1.0",
 		Title: "ordinals in a legacy-mode file",
 		Doc:   "Only paginated files carry ordinals. Their presence in a legacy file suggests lines copied from a paginated rollout. Reported once per file.",

@@ -69,6 +69,7 @@ type engine struct {
 	compactedRollbacks []Observation // rollbacks of compacted turns, until a later compaction (turns.go)
 	tail               *unknownTail  // records at the end the file's Codex version cannot read (tail.go)
 	lastReadOrd        *int64        // ordinal of the last record it can read
+	nextItem           *nextItem     // a checkpoint's next_item_ordinal, until the next ordinal
 	missingIDs         missingIDs    // held until the end: whether the file uses ids is known then
 	failClosed         bool          // an unknown history mode: only line and envelope checks run
 	overLimit          []Observation // records the paginated migration would drop, judged at the end (history mode)
@@ -238,6 +239,7 @@ func (e *engine) feedObject(rec *rollout.Record, pos Pos) {
 	}
 	if !e.failClosed {
 		e.checkOrdinal(pos, hasOrd)
+		e.checkNextItem(pos)
 	}
 
 	// RolloutLine (codex-rs/protocol/src/protocol.rs) has a required
@@ -311,6 +313,10 @@ func (e *engine) feedObject(rec *rollout.Record, pos Pos) {
 		e.interAgent(rec, pos, payload)
 	case rollout.TypeContextHandoff:
 		e.handoff(rec, pos, payload)
+	case rollout.TypeDynamicToolsUpdated:
+		e.dynamicToolsUpdated(pos, payload)
+	case rollout.TypeIDAllocation:
+		e.idAllocation(pos, payload)
 	default:
 		if !rollout.KnownLineType(typ) {
 			e.st.UnknownTypes++
@@ -506,6 +512,7 @@ func (e *engine) sessionMeta(rec *rollout.Record, pos Pos, p gjson.Result) {
 		pp := pos
 		e.pendingNoOrd = &pp
 	}
+	e.dynamicTools(DynamicToolsFromMeta, pos, metaDynamicTools(rec))
 	e.st.StartedAt = started.String()
 	if e.st.StartedAt == "" {
 		if ts, ok := rollout.StringValue(rec.Timestamp()); ok {

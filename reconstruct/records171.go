@@ -1,0 +1,142 @@
+package reconstruct
+
+import (
+	"github.com/tidwall/gjson"
+
+	"github.com/rollout-dev/rollout/rollout"
+)
+
+// What Codex 0.171 added to a rollout (absent from 0.154.0's binary; see
+// docs/codex-replay.md, "Records of Codex 0.171"): the thread's dynamic
+// tool set, which a compaction checkpoint and the dynamic_tools_updated
+// record carry as DynamicToolsUpdatedPayload {thread_id, tools}; the
+// id_allocation record; and resume_metadata.next_item_ordinal.
+//
+// Verified with the conformance harness (testdata/0.171.0/dynamic-tools):
+// session_meta.dynamic_tools holds the tools thread/start declared, and a
+// compacted record's resume_metadata.dynamic_tools {thread_id, tools} the
+// set after the checkpoint. Not seen in any run (modelled from the
+// binary's strings, unverified): dynamic_tools_updated (written by the
+// core's replace_dynamic_tools op, which no app-server method of 0.171
+// sends), id_allocation (ResponseItemIdAllocation) and next_item_ordinal.
+
+// DynamicTools is the thread's dynamic tool set as resume restores it:
+// the newest of session_meta.dynamic_tools, a dynamic_tools_updated
+// record and a compaction's resume_metadata.dynamic_tools.
+type DynamicTools struct {
+	Source string   // DynamicToolsFrom*
+	Line   int      // the line that set it
+	Names  []string // the tools' names, in order (a namespace's as NAMESPACE.NAME)
+	Raw    []byte   // the tools array as the file has it
+}
+
+// Where a dynamic tool set came from.
+const (
+	DynamicToolsFromMeta       = "session_meta"
+	DynamicToolsFromUpdate     = rollout.TypeDynamicToolsUpdated
+	DynamicToolsFromCheckpoint = "compacted.resume_metadata"
+)
+
+// IDAllocation is the newest id_allocation record: Codex's item id
+// allocator state (ResponseItemIdAllocation in 0.171's binary). Its shape
+// is not known (no run of 0.171 wrote one): the payload is kept verbatim,
+// and repair derives no ids in a file that has one (internal/edit/repair).
+type IDAllocation struct {
+	Line    int
+	Records int    // id_allocation records in the file
+	Raw     []byte // the payload
+}
+
+// nextItem is a checkpoint's resume_metadata.next_item_ordinal, waiting for
+// the next record with an ordinal.
+type nextItem struct {
+	pos  Pos
+	want int64
+}
+
+// dynamicTools sets the thread's dynamic tool set from a tools array.
+func (e *engine) dynamicTools(source string, pos Pos, tools gjson.Result) {
+	if !tools.IsArray() {
+		return
+	}
+	dt := &DynamicTools{Source: source, Line: pos.Line, Raw: []byte(tools.Raw), Names: []string{}}
+	for _, t := range tools.Array() {
+		name := t.Get("name").String()
+		if t.Get("type").String() == "namespace" {
+			for _, sub := range t.Get("tools").Array() {
+				dt.Names = append(dt.Names, name+"."+sub.Get("name").String())
+			}
+			continue
+		}
+		dt.Names = append(dt.Names, name)
+	}
+	e.st.DynamicTools = dt
+}
+
+// metaDynamicTools is session_meta.dynamic_tools, which MetaPayload leaves
+// out (a bulky member): found by one walk of the payload's members.
+func metaDynamicTools(rec *rollout.Record) gjson.Result {
+	var out gjson.Result
+	p := rec.PayloadBytes()
+	rec.PayloadMembers(func(key []byte, start, end int) bool {
+		if string(key) == "dynamic_tools" {
+			out = gjson.ParseBytes(p[start:end])
+			return false
+		}
+		return true
+	})
+	return out
+}
+
+// dynamicToolsUpdated replays a dynamic_tools_updated record: its tools
+// replace the set (the payload modelled as DynamicToolsUpdatedPayload
+// {thread_id, tools}, unverified).
+func (e *engine) dynamicToolsUpdated(pos Pos, p gjson.Result) {
+	e.dynamicTools(DynamicToolsFromUpdate, pos, p.Get("tools"))
+}
+
+// idAllocation keeps the newest id_allocation payload.
+func (e *engine) idAllocation(pos Pos, p gjson.Result) {
+	n := 1
+	if e.st.IDAllocation != nil {
+		n += e.st.IDAllocation.Records
+	}
+	e.st.IDAllocation = &IDAllocation{Line: pos.Line, Records: n, Raw: []byte(p.Raw)}
+}
+
+// checkpointMetadata reads what Codex 0.171 added to resume_metadata.
+func (e *engine) checkpointMetadata(pos Pos, md gjson.Result) {
+	if dt := md.Get("dynamic_tools"); dt.IsObject() {
+		e.dynamicTools(DynamicToolsFromCheckpoint, pos, dt.Get("tools"))
+	}
+	e.nextItem = nil
+	if n := md.Get("next_item_ordinal"); n.Type == gjson.Number && e.st.HistoryMode == rollout.HistoryPaginated {
+		e.nextItem = &nextItem{pos: pos, want: n.Int()}
+	}
+}
+
+// checkNextItem compares the first ordinal after a checkpoint with the
+// checkpoint's next_item_ordinal.
+func (e *engine) checkNextItem(pos Pos) {
+	if e.nextItem == nil || pos.Ordinal == nil || pos.Line == e.nextItem.pos.Line {
+		return
+	}
+	n := e.nextItem
+	e.nextItem = nil
+	if got := *pos.Ordinal; got != n.want {
+		e.emit(pos, OrdinalNextItemEvidence{CheckpointLine: n.pos.Line, Want: n.want, Got: got})
+	}
+}
+
+// OrdinalNextItemEvidence is the evidence of ordinal/next-item: the first
+// record after a compaction checkpoint is numbered Got, but the
+// checkpoint's resume_metadata.next_item_ordinal says Want.
+type OrdinalNextItemEvidence struct {
+	CheckpointLine int   `json:"checkpoint_line"`
+	Want           int64 `json:"next_item_ordinal"`
+	Got            int64 `json:"ordinal"`
+}
+
+var ordinalNextItem = newKind()
+
+func (OrdinalNextItemEvidence) Kind() Kind { return ordinalNextItem }
