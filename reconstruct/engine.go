@@ -69,7 +69,6 @@ type engine struct {
 	compactedRollbacks []Observation // rollbacks of compacted turns, until a later compaction (turns.go)
 	tail               *unknownTail  // records at the end the file's Codex version cannot read (tail.go)
 	lastReadOrd        *int64        // ordinal of the last record it can read
-	nextItem           *nextItem     // a checkpoint's next_item_ordinal, until the next ordinal
 	missingIDs         missingIDs    // held until the end: whether the file uses ids is known then
 	failClosed         bool          // an unknown history mode: only line and envelope checks run
 	overLimit          []Observation // records the paginated migration would drop, judged at the end (history mode)
@@ -239,7 +238,6 @@ func (e *engine) feedObject(rec *rollout.Record, pos Pos) {
 	}
 	if !e.failClosed {
 		e.checkOrdinal(pos, hasOrd)
-		e.checkNextItem(pos)
 	}
 
 	// RolloutLine (codex-rs/protocol/src/protocol.rs) has a required

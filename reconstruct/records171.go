@@ -47,11 +47,19 @@ type IDAllocation struct {
 	Raw     []byte // the payload
 }
 
-// nextItem is a checkpoint's resume_metadata.next_item_ordinal, waiting for
-// the next record with an ordinal.
-type nextItem struct {
-	pos  Pos
-	want int64
+// NextItemCheckpoint is a compaction checkpoint that carries
+// resume_metadata.next_item_ordinal (Codex 0.171, unverified). Modelled
+// as the ordinal of the first record the checkpoint does not cover: an
+// async compaction (core/src/session/async_compaction.rs, new in 0.171)
+// samples the history, and records written before the checkpoint is
+// persisted (ordinals next_item_ordinal up to the checkpoint's own) stay
+// after it; for a compaction taken in place it is the ordinal the next
+// record takes. Either way it names a record at or before the checkpoint,
+// or the one right after it.
+type NextItemCheckpoint struct {
+	Line    int   // the compacted record's line
+	Ordinal int64 // its ordinal
+	Next    int64 // next_item_ordinal
 }
 
 // dynamicTools sets the thread's dynamic tool set from a tools array.
@@ -109,32 +117,25 @@ func (e *engine) checkpointMetadata(pos Pos, md gjson.Result) {
 	if dt := md.Get("dynamic_tools"); dt.IsObject() {
 		e.dynamicTools(DynamicToolsFromCheckpoint, pos, dt.Get("tools"))
 	}
-	e.nextItem = nil
-	if n := md.Get("next_item_ordinal"); n.Type == gjson.Number && e.st.HistoryMode == rollout.HistoryPaginated {
-		e.nextItem = &nextItem{pos: pos, want: n.Int()}
-	}
-}
-
-// checkNextItem compares the first ordinal after a checkpoint with the
-// checkpoint's next_item_ordinal.
-func (e *engine) checkNextItem(pos Pos) {
-	if e.nextItem == nil || pos.Ordinal == nil || pos.Line == e.nextItem.pos.Line {
+	n := md.Get("next_item_ordinal")
+	if n.Type != gjson.Number || pos.Ordinal == nil || e.st.HistoryMode != rollout.HistoryPaginated || pos.Segment != 0 {
 		return
 	}
-	n := e.nextItem
-	e.nextItem = nil
-	if got := *pos.Ordinal; got != n.want {
-		e.emit(pos, OrdinalNextItemEvidence{CheckpointLine: n.pos.Line, Want: n.want, Got: got})
+	c := NextItemCheckpoint{Line: pos.Line, Ordinal: *pos.Ordinal, Next: n.Int()}
+	e.st.NextItemCheckpoints = append(e.st.NextItemCheckpoints, c)
+	if c.Next < e.st.OrdinalBase || c.Next > c.Ordinal+1 {
+		e.emit(pos, OrdinalNextItemEvidence{Ordinal: c.Ordinal, Next: c.Next, Base: e.st.OrdinalBase})
 	}
 }
 
-// OrdinalNextItemEvidence is the evidence of ordinal/next-item: the first
-// record after a compaction checkpoint is numbered Got, but the
-// checkpoint's resume_metadata.next_item_ordinal says Want.
+// OrdinalNextItemEvidence is the evidence of ordinal/next-item: a
+// compaction checkpoint at Ordinal whose resume_metadata.next_item_ordinal
+// (Next) names no record at or before it (from Base, the thread's first
+// ordinal) nor the one right after it.
 type OrdinalNextItemEvidence struct {
-	CheckpointLine int   `json:"checkpoint_line"`
-	Want           int64 `json:"next_item_ordinal"`
-	Got            int64 `json:"ordinal"`
+	Ordinal int64 `json:"ordinal"`
+	Next    int64 `json:"next_item_ordinal"`
+	Base    int64 `json:"first_ordinal"`
 }
 
 var ordinalNextItem = newKind()

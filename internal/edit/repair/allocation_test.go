@@ -36,12 +36,19 @@ func TestRenumberingKeepsNextItemOrdinal(t *testing.T) {
 		input   string
 		refused bool
 	}{
-		// Ordinal 2 twice: renumbering from line 4 would move the record
-		// after the checkpoint (ordinal 4, next_item_ordinal 4) to 5.
-		{"dup before the checkpoint", allocationRollout([4]int{2, 3, 4, 5}, 4, ""), true},
-		// The same damage, and a checkpoint that names what renumbering
-		// gives the next record: nothing collides.
-		{"checkpoint agrees with the renumbering", allocationRollout([4]int{2, 3, 4, 5}, 5, ""), false},
+		// Ordinal 2 twice (lines 3 and 4): renumbering from line 4 would
+		// move the record after the checkpoint (ordinal 4, which
+		// next_item_ordinal names) to 5.
+		{"the record after the checkpoint", allocationRollout([4]int{2, 3, 4, 5}, 4, ""), true},
+		// An async compaction's checkpoint that leaves ordinal 2 on: the
+		// renumbering changes records it covers.
+		{"a record the checkpoint leaves on", allocationRollout([4]int{2, 3, 4, 5}, 2, ""), true},
+		// Ordinal 5 twice after the checkpoint: renumbering starts after
+		// what it names.
+		{"after the checkpoint", allocationRollout([4]int{3, 4, 5, 5}, 5, ""), false},
+		// A checkpoint past the next record (ordinal/next-item in the
+		// input) that the renumbering makes right.
+		{"a checkpoint past the next record", allocationRollout([4]int{2, 3, 4, 5}, 5, ""), false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
