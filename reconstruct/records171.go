@@ -15,10 +15,11 @@ import (
 // Verified with the conformance harness (testdata/0.171.0/dynamic-tools):
 // session_meta.dynamic_tools holds the tools thread/start declared, and a
 // compacted record's resume_metadata.dynamic_tools {thread_id, tools} the
-// set after the checkpoint. Not seen in any run (modelled from the
-// binary's strings, unverified): dynamic_tools_updated (written by the
-// core's replace_dynamic_tools op, which no app-server method of 0.171
-// sends), id_allocation (ResponseItemIdAllocation) and next_item_ordinal.
+// set after the checkpoint. Not seen in any run, an async compaction's
+// included (testdata/0.171.0/compact-async), so modelled from the binary's
+// strings, unverified: dynamic_tools_updated (written by the core's
+// replace_dynamic_tools op, which no app-server method of 0.171 sends),
+// id_allocation (ResponseItemIdAllocation) and next_item_ordinal.
 
 // DynamicTools is the thread's dynamic tool set as resume restores it:
 // the newest of session_meta.dynamic_tools, a dynamic_tools_updated
@@ -49,13 +50,12 @@ type IDAllocation struct {
 
 // NextItemCheckpoint is a compaction checkpoint that carries
 // resume_metadata.next_item_ordinal (Codex 0.171, unverified). Modelled
-// as the ordinal of the first record the checkpoint does not cover: an
-// async compaction (core/src/session/async_compaction.rs, new in 0.171)
-// samples the history, and records written before the checkpoint is
-// persisted (ordinals next_item_ordinal up to the checkpoint's own) stay
-// after it; for a compaction taken in place it is the ordinal the next
-// record takes. Either way it names a record at or before the checkpoint,
-// or the one right after it.
+// as the ordinal of the first record the checkpoint does not cover: the
+// next record for a compaction taken in place; an earlier one if a
+// checkpoint is persisted after records it did not sample (the async
+// compaction of compact-async puts those items in replacement_history
+// and writes no next_item_ordinal). Either way it names a record at or
+// before the checkpoint, or the one right after it.
 type NextItemCheckpoint struct {
 	Line    int   // the compacted record's line
 	Ordinal int64 // its ordinal

@@ -126,11 +126,30 @@ var Scenarios = []Scenario{
 	// resume_metadata.dynamic_tools), then an ordinary resume.
 	{Name: "dynamic-tools", Since: "0.171.0", Steps: []Step{
 		{Op: "rpc", Args: []string{"--experimental", dynamicThreadStart,
-			`turn/start {"threadId":"` + ThreadPlaceholder + `","input":[{"type":"text","text":"` + Marker + ` dynamic,msg"}]} until turn/completed`}},
+			appServerTurn("dynamic,msg")}},
 		{Op: "resume", Prompt: Marker + " reason,big,shell,shell,msg", Config: []string{compactLimit}},
 		{Op: "resume", Prompt: Marker + " shell,msg"},
 	}},
+	// Async compaction (0.171's async_compaction feature, under
+	// development): in codex app-server with the built-in provider, a
+	// response over 1% of the window compacts mid-turn without
+	// model_auto_compact_token_limit (the default, 90%, is not reached).
+	// codex exec does not compact so.
+	{Name: "compact-async", Since: "0.171.0", Remote: true, Steps: []Step{
+		{Op: "rpc", Config: asyncCompaction, Args: []string{"thread/start {}",
+			appServerTurn("shell,msg"), appServerTurn("reason,big,shell,shell,msg"), appServerTurn("shell,msg")}},
+	}},
 }
+
+// appServerTurn is an rpc step's turn/start of the thread the step
+// started, with a script for the mock, waiting for the turn's end.
+func appServerTurn(script string) string {
+	return `turn/start {"threadId":"` + ThreadPlaceholder + `","input":[{"type":"text","text":"` + Marker + " " + script + `"}]} until turn/completed`
+}
+
+// asyncCompaction turns on 0.171's async compaction (a feature table) at
+// 1% of the context window.
+var asyncCompaction = []string{"features.async_compaction.enabled=true", "features.async_compaction.model_async_compact_threshold_percent=1"}
 
 // dynamicThreadStart starts an app-server thread that declares
 // DynamicToolName (DynamicToolSpec, written out).
