@@ -139,6 +139,16 @@ var Scenarios = []Scenario{
 		{Op: "rpc", Config: asyncCompaction, Args: []string{"thread/start {}",
 			appServerTurn("shell,msg"), appServerTurn("reason,big,shell,shell,msg"), appServerTurn("shell,msg")}},
 	}},
+	// Items injected through app-server (thread/inject_items: Codex gives
+	// them ids and writes a line-level metadata member) and a compaction
+	// asked for by the client (thread/compact/start), in a thread with a
+	// dynamic tool, then a turn that calls it.
+	{Name: "inject-compact", Since: "0.171.0", Steps: []Step{
+		{Op: "rpc", Args: []string{"--experimental", dynamicThreadStart, appServerTurn("shell,msg"),
+			`thread/inject_items {"threadId":"` + ThreadPlaceholder + `","items":[{"type":"message","role":"user","content":[{"type":"input_text","text":"Injected by the client."}]},{"type":"message","role":"assistant","content":[{"type":"output_text","text":"Injected reply."}]}]}`,
+			`thread/compact/start {"threadId":"` + ThreadPlaceholder + `"} until turn/completed`,
+			appServerTurn("dynamic,msg")}},
+	}},
 }
 
 // appServerTurn is an rpc step's turn/start of the thread the step
