@@ -6,11 +6,13 @@ import (
 	"github.com/rollout-dev/rollout/rollout"
 )
 
-// What Codex 0.171 added to a rollout (absent from 0.154.0's binary; see
-// docs/codex-replay.md, "Records of Codex 0.171"): the thread's dynamic
-// tool set, which a compaction checkpoint and the dynamic_tools_updated
-// record carry as DynamicToolsUpdatedPayload {thread_id, tools}; the
-// id_allocation record; and resume_metadata.next_item_ordinal.
+// What Codex added to a rollout after 0.154 (docs/codex-replay.md,
+// "Records of Codex 0.171": resume_metadata from 0.157.1, the
+// dynamic_tools_updated record from 0.169.0, the rest from 0.171.0): the
+// thread's dynamic tool set, which session_meta, a compaction checkpoint
+// and the dynamic_tools_updated record carry (the latter two as
+// DynamicToolsUpdatedPayload {thread_id, tools}); the id_allocation
+// record; and resume_metadata.next_item_ordinal.
 //
 // Verified with the conformance harness (testdata/0.171.0/dynamic-tools):
 // session_meta.dynamic_tools holds the tools thread/start declared, and a
