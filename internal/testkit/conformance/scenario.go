@@ -149,6 +149,12 @@ var Scenarios = []Scenario{
 			`thread/compact/start {"threadId":"` + ThreadPlaceholder + `"} until turn/completed`,
 			appServerTurn("dynamic,msg")}},
 	}},
+	// A fork of a thread with a dynamic tool (codex exec fork): what the
+	// child's session_meta says of the tool set, and the child resumed.
+	{Name: "fork-dynamic-tools", Since: "0.171.0", Judge: "newest", Steps: []Step{
+		{Op: "rpc", Args: []string{"--experimental", dynamicThreadStart, appServerTurn("dynamic,msg")}},
+		{Op: "fork", Prompt: Marker + " shell,msg"},
+	}},
 }
 
 // appServerTurn is an rpc step's turn/start of the thread the step
