@@ -72,6 +72,14 @@ var ordinalRules = []*Rule{
 	}, func(e reconstruct.OrdinalBackwardsEvidence) string {
 		return fmt.Sprintf("ordinal %d after %d goes backwards", e.Got, e.Previous)
 	}),
+	on(Rule{ID: "ordinal/next-item", Severity: Warning, Since: "0.4.0",
+		Title: "a compaction checkpoint's next_item_ordinal names no record at or before it, nor the next one",
+		Doc: "Codex 0.171 can write resume_metadata.next_item_ordinal in a compacted record (a field of the binary's ResumeMetadata, absent from 0.154 and from the stored Codex source). Modelled, unverified: the ordinal of the first record the checkpoint does not cover. An async compaction (core/src/session/async_compaction.rs, new in 0.171) samples the history and is persisted later, so the records from that ordinal to the checkpoint stay after it; a compaction taken in place covers everything before it, and the value is the ordinal the next record takes. " +
+			"Either way it names a record at or before the checkpoint (from the thread's first ordinal, session_meta.history_base for a fork) or the one right after it. A value past that points at records Codex has not written, so a resume from the checkpoint and ordinal_state_for_rollout (codex-rs/rollout/src/ordinal.rs), which numbers on from the file's last record, disagree on which ordinals are taken: the duplicate-ordinal stall of openai/codex#44417, #44609 and #44562. " +
+			"No run of 0.171 under the conformance harness wrote the field (local and remote compactions, with and without dynamic tools, and an async one: goldens compact-local, compact-remote, dynamic-tools, compact-async). rollout repair refuses a renumbering that would change the ordinal of a record such a checkpoint names or covers.",
+	}, func(e reconstruct.OrdinalNextItemEvidence) string {
+		return fmt.Sprintf("next_item_ordinal %d of the compaction at ordinal %d names no record at or before it (from %d) nor the next one (%d)", e.Next, e.Ordinal, e.Base, e.Ordinal+1)
+	}),
 	on(Rule{ID: "ordinal/in-legacy", Severity: Warning, Since: "0.1.0",
 		Title: "ordinals in a legacy-mode file",
 		Doc:   "Only paginated files carry ordinals. Their presence in a legacy file suggests lines copied from a paginated rollout. Reported once per file.",

@@ -87,6 +87,7 @@ func (e *engine) compacted(rec *rollout.Record, pos Pos, p gjson.Result) {
 	}
 	if md := p.Get("resume_metadata"); md.IsObject() {
 		e.resumeMetadata(pos, md)
+		e.checkpointMetadata(pos, md)
 	}
 	e.st.WorldState = nil
 	e.afterCompact = true

@@ -317,6 +317,10 @@ func (e *engine) feedObject(rec *rollout.Record, pos Pos) {
 		e.interAgent(rec, pos, payload)
 	case rollout.TypeContextHandoff:
 		e.handoff(rec, pos, payload)
+	case rollout.TypeDynamicToolsUpdated:
+		e.dynamicToolsUpdated(pos, payload)
+	case rollout.TypeIDAllocation:
+		e.idAllocation(pos, payload)
 	default:
 		if !rollout.KnownLineType(typ) {
 			e.st.UnknownTypes++
@@ -512,6 +516,7 @@ func (e *engine) sessionMeta(rec *rollout.Record, pos Pos, p gjson.Result) {
 		pp := pos
 		e.pendingNoOrd = &pp
 	}
+	e.dynamicTools(DynamicToolsFromMeta, pos, metaDynamicTools(rec))
 	e.st.StartedAt = started.String()
 	if e.st.StartedAt == "" {
 		if ts, ok := rollout.StringValue(rec.Timestamp()); ok {

@@ -43,7 +43,14 @@ type State struct {
 	Lineage    Lineage
 	Tokens     *TokenInfo // the last surviving token_count info
 	Settings   *Settings  // the previous-turn settings resume restores (nil: none seen)
-	Handoffs   map[string]*Handoff
+	// DynamicTools is the thread's dynamic tool set (nil: none declared);
+	// IDAllocation the newest id_allocation record (nil: none);
+	// NextItemCheckpoints the compactions that carry next_item_ordinal, in
+	// order (a few per file). records171.go.
+	DynamicTools        *DynamicTools
+	IDAllocation        *IDAllocation
+	NextItemCheckpoints []NextItemCheckpoint
+	Handoffs            map[string]*Handoff
 
 	UsesItemIDs      bool // some item carries a locally formed <prefix>_<uuid> id
 	UnknownTypes     int

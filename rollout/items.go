@@ -17,6 +17,14 @@ const (
 	TypeSecurityRiskScore = "security_risk_score"
 	TypeRetainedContext   = "retained_context"
 	TypeRealtimeItem      = "realtime_item"
+	// Written by Codex 0.171 (absent from 0.154's binary): the thread's
+	// dynamic tool set after a change (DynamicToolsUpdatedPayload
+	// {thread_id, tools}, the shape of a compacted record's
+	// resume_metadata.dynamic_tools), and the state of Codex's item id
+	// allocator (ResponseItemIdAllocation; payload shape not seen yet).
+	// docs/codex-replay.md, "Records of Codex 0.171".
+	TypeDynamicToolsUpdated = "dynamic_tools_updated"
+	TypeIDAllocation        = "id_allocation"
 )
 
 var knownLineTypes = map[string]bool{
@@ -25,6 +33,7 @@ var knownLineTypes = map[string]bool{
 	TypeInterAgent: true, TypeInterAgentMeta: true, TypeTokenUsageRecord: true,
 	TypeContextHandoff: true, TypeSecurityRiskScore: true,
 	TypeRetainedContext: true, TypeRealtimeItem: true,
+	TypeDynamicToolsUpdated: true, TypeIDAllocation: true,
 }
 
 // lineTypeNames holds each known line type's name, so that a type read

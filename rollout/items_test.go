@@ -90,12 +90,13 @@ func TestKnownLineType(t *testing.T) {
 	t.Parallel()
 	for _, typ := range []string{"session_meta", "response_item", "compacted", "turn_context", "event_msg",
 		"world_state", "inter_agent_communication", "inter_agent_communication_metadata",
-		"token_usage_record", "context_handoff", "security_risk_score", "retained_context", "realtime_item"} {
+		"token_usage_record", "context_handoff", "security_risk_score", "retained_context", "realtime_item",
+		"dynamic_tools_updated", "id_allocation"} {
 		if !KnownLineType(typ) {
 			t.Errorf("%s should be known (format.md §2)", typ)
 		}
 	}
-	for _, typ := range []string{"", "message", "Session_meta", "event"} {
+	for _, typ := range []string{"", "message", "Session_meta", "event", "dynamic_tools", "id_allocations"} {
 		if KnownLineType(typ) {
 			t.Errorf("%q should be unknown", typ)
 		}

@@ -1,8 +1,12 @@
 package space
 
 import (
+	"encoding/json"
+	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/rollout-dev/rollout/rollout"
 )
 
 // Files whose parent links form a cycle are one tree (package forest's
@@ -35,12 +39,25 @@ func TestTreesCycle(t *testing.T) {
 // mark, the threads index's edge (Attach) makes the same tree.
 func TestTreesAttached(t *testing.T) {
 	t.Parallel()
-	dir := filepath.Join("..", "..", "testkit", "conformance", "testdata", "0.171.0", "attached", "session", "sessions", "2026", "12", "02")
-	paths, err := filepath.Glob(filepath.Join(dir, "rollout-*.jsonl"))
+	golden := filepath.Join("..", "..", "testkit", "conformance", "testdata", "0.171.0", "attached")
+	paths, err := filepath.Glob(filepath.Join(golden, "session", "sessions", "*", "*", "*", "rollout-*.jsonl"))
 	if err != nil || len(paths) != 2 {
 		t.Fatalf("the attached golden's two rollouts: %v %v", paths, err)
 	}
-	const parent, child = "01a23660-7d29-79e2-8530-4e19d67ab354", "01a23660-89d3-73e3-a5d5-df049f9cd0c5"
+	// The golden names the thread the scenario started (the parent) and
+	// the rollout the oracle resumed (the attached thread's).
+	var g struct {
+		ID     string `json:"id"`
+		Judged string `json:"judged"`
+	}
+	if b, err := os.ReadFile(filepath.Join(golden, "golden.json")); err != nil || json.Unmarshal(b, &g) != nil {
+		t.Fatalf("the attached golden: %v", err)
+	}
+	parent := g.ID
+	child, ok := rollout.ThreadIDFromName(g.Judged)
+	if !ok || child == parent {
+		t.Fatalf("the attached golden judges %s, not the attached thread", g.Judged)
+	}
 	read := func() []*File {
 		var out []*File
 		for _, p := range paths {

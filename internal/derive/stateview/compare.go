@@ -51,7 +51,15 @@ type compared struct {
 	Tokens      *Tokens           `json:"token_usage"`
 	Settings    *comparedSettings `json:"settings"`
 	Handoffs    []comparedHandoff `json:"handoffs"`
-	Input       []any             `json:"input"`
+	// The names and specs, not where they were read: a reclaim may move
+	// the record that sets them.
+	DynamicTools *comparedDynamicTools `json:"dynamic_tools"`
+	Input        []any                 `json:"input"`
+}
+
+type comparedDynamicTools struct {
+	Names []string `json:"names"`
+	Tools any      `json:"tools"`
 }
 
 type comparedSettings struct {
@@ -85,6 +93,9 @@ func comparable(v View) compared {
 	}
 	for _, h := range v.Handoffs {
 		c.Handoffs = append(c.Handoffs, comparedHandoff{h.ID, h.Line, decodeJSON(h.Record)})
+	}
+	if d := v.DynamicTools; d != nil {
+		c.DynamicTools = &comparedDynamicTools{d.Names, decodeJSON(d.Tools)}
 	}
 	if x := v.Settings; x != nil {
 		c.Settings = &comparedSettings{x.Source, x.Line, decodeJSON(x.PreviousTurnSettings), decodeJSON(x.MultiAgentVersion), decodeJSON(x.LastStartedTurnID)}

@@ -33,7 +33,10 @@ type View struct {
 	Lineage    Lineage         `json:"lineage"`
 	Tokens     *Tokens         `json:"token_usage"` // null before the first token_count
 	Settings   *Settings       `json:"settings"`    // null before the first turn_context
-	Handoffs   []Handoff       `json:"handoffs"`
+	// DynamicTools is the thread's dynamic tool set after the newest
+	// record that sets it (Codex 0.171); absent when none declares one.
+	DynamicTools *DynamicTools `json:"dynamic_tools,omitempty"`
+	Handoffs     []Handoff     `json:"handoffs"`
 	// Inherits are the rollouts the file continues (a paginated fork's or
 	// revert's lineage, root first), replayed before it; absent when it
 	// continues none, or they were not found (docs/lineage.md).
@@ -63,6 +66,17 @@ type Settings struct {
 	PreviousTurnSettings json.RawMessage `json:"previous_turn_settings"` // {model, comp_hash, realtime_active}
 	MultiAgentVersion    json.RawMessage `json:"multi_agent_version"`
 	LastStartedTurnID    json.RawMessage `json:"last_started_turn_id"`
+}
+
+// DynamicTools is the set of dynamic tools (tools the app-server client
+// declared at thread/start) a resume of the thread offers the model: from
+// session_meta.dynamic_tools, a dynamic_tools_updated record, or, after a
+// compaction checkpoint, its resume_metadata.dynamic_tools.
+type DynamicTools struct {
+	Source string          `json:"source"` // "session_meta", "dynamic_tools_updated" or "compacted.resume_metadata"
+	Line   int             `json:"line"`
+	Names  []string        `json:"names"` // a namespace's tools as NAMESPACE.NAME
+	Tools  json.RawMessage `json:"tools"` // the tool specs as the file has them
 }
 
 // Turn is one turn segment.
@@ -182,6 +196,9 @@ func of(st *reconstruct.State, hashes bool) View {
 	if x := st.Settings; x != nil {
 		v.Settings = &Settings{Source: x.Source, Line: x.Line, PreviousTurnSettings: orNull(x.Previous),
 			MultiAgentVersion: orNull(x.MultiAgentVersion), LastStartedTurnID: orNull(x.LastStartedTurnID)}
+	}
+	if d := st.DynamicTools; d != nil {
+		v.DynamicTools = &DynamicTools{Source: d.Source, Line: d.Line, Names: append([]string{}, d.Names...), Tools: orNull(d.Raw)}
 	}
 	for _, id := range st.HandoffIDs() {
 		h := st.Handoffs[id]

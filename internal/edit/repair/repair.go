@@ -234,6 +234,9 @@ func Begin(opts Options) (txn *Txn, err error) {
 	if t.Refusal == nil {
 		t.Refusal = t.guard()
 	}
+	if t.Refusal == nil {
+		t.Refusal = t.allocationRefusal()
+	}
 	if t.Refusal != nil {
 		t.discard()
 	}

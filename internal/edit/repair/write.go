@@ -186,7 +186,7 @@ func (t *Txn) analyse(copyTo *outFile) error {
 func summary(st *reconstruct.State) *reconstruct.State {
 	s := *st
 	s.History = reconstruct.NewHistory()
-	s.Turns, s.WorldState, s.Handoffs, s.Tokens, s.Settings = nil, nil, nil, nil, nil
+	s.Turns, s.WorldState, s.Handoffs, s.Tokens, s.Settings, s.DynamicTools = nil, nil, nil, nil, nil, nil
 	return &s
 }
 

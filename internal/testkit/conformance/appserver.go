@@ -8,6 +8,8 @@ import (
 	"io"
 	"strings"
 	"time"
+
+	"github.com/tidwall/gjson"
 )
 
 // RPC is one request to `codex app-server` (JSON-RPC over stdio, one
@@ -15,7 +17,19 @@ import (
 type RPC struct {
 	Method string         `json:"method"`
 	Params map[string]any `json:"params"`
+	// Until names a notification to wait for after the answer (e.g.
+	// "turn/completed": turn/start answers before its turn runs).
+	Until string `json:"until,omitempty"`
 }
+
+// ThreadPlaceholder in a request's params stands for the id of the thread
+// the last answer named (thread/start's result.thread.id), so that one
+// app-server run can start a thread and then drive it.
+const ThreadPlaceholder = "$THREAD"
+
+// DynamicToolOutput is what the harness answers to Codex's item/tool/call
+// requests (a dynamic tool the client declared at thread/start).
+const DynamicToolOutput = "conformance dynamic tool output"
 
 // RPCResult is the answer to one RPC: its result or its error, verbatim.
 type RPCResult struct {
@@ -27,9 +41,20 @@ type RPCResult struct {
 // AppServer runs `codex app-server` in the home against the mock, sends
 // initialize and then each request in turn, waiting for each answer (at
 // most the home's timeout in all), closes its input and records what the
-// run did. Notifications and server requests are read and dropped. A
-// failed request does not stop the rest: its error is in the result.
+// run did. Notifications are read and dropped; server requests are
+// answered (serverAnswer). A failed request does not stop the rest: its
+// error is in the result. Experimental asks for the app-server's
+// experimental API at initialize (thread/start's dynamicTools needs it).
 func (h *Home) AppServer(ctx context.Context, reqs []RPC) (*Run, []RPCResult, error) {
+	return h.appServer(ctx, reqs, false)
+}
+
+// AppServerExperimental is AppServer with the experimental API enabled.
+func (h *Home) AppServerExperimental(ctx context.Context, reqs []RPC) (*Run, []RPCResult, error) {
+	return h.appServer(ctx, reqs, true)
+}
+
+func (h *Home) appServer(ctx context.Context, reqs []RPC, experimental bool) (*Run, []RPCResult, error) {
 	args := append([]string{"app-server"}, h.ProviderArgs()...)
 	s, err := h.startPiped(ctx, args)
 	if err != nil {
@@ -37,31 +62,81 @@ func (h *Home) AppServer(ctx context.Context, reqs []RPC) (*Run, []RPCResult, er
 	}
 	in, out := s.stdin, bufio.NewReaderSize(s.stdoutPipe, 1<<20)
 	next := 0
-	call := func(method string, params any) (RPCResult, error) {
-		next++
-		b, _ := json.Marshal(map[string]any{"id": next, "method": method, "params": params})
-		if _, err := in.Write(append(b, '\n')); err != nil {
-			return RPCResult{}, err
-		}
+	thread := ""
+	write := func(v any) error {
+		b, _ := json.Marshal(v)
+		_, err := in.Write(append(b, '\n'))
+		return err
+	}
+	// read returns the next answer or notification, answering the
+	// server's requests on the way.
+	type message struct {
+		ID     *json.RawMessage `json:"id"`
+		Method string           `json:"method"`
+		Params json.RawMessage  `json:"params"`
+		Result json.RawMessage  `json:"result"`
+		Error  json.RawMessage  `json:"error"`
+	}
+	read := func(what string) (message, error) {
 		for {
 			line, err := out.ReadBytes('\n')
 			if err != nil {
-				return RPCResult{}, fmt.Errorf("conformance: app-server closed before answering %s: %w", method, err)
+				return message{}, fmt.Errorf("conformance: app-server closed before %s: %w", what, err)
 			}
-			var msg struct {
-				ID     *json.RawMessage `json:"id"`
-				Method string           `json:"method"`
-				Result json.RawMessage  `json:"result"`
-				Error  json.RawMessage  `json:"error"`
-			}
-			if json.Unmarshal(line, &msg) != nil || msg.ID == nil || msg.Method != "" {
-				continue // a notification or a request of the server
-			}
-			if string(*msg.ID) != fmt.Sprint(next) {
+			var msg message
+			if json.Unmarshal(line, &msg) != nil {
 				continue
 			}
-			return RPCResult{Method: method, Result: msg.Result, Error: msg.Error}, nil
+			if msg.ID != nil && msg.Method != "" {
+				result, rpcErr := serverAnswer(msg.Method)
+				reply := map[string]any{"id": msg.ID}
+				if rpcErr != "" {
+					reply["error"] = map[string]any{"code": -32601, "message": rpcErr}
+				} else {
+					reply["result"] = result
+				}
+				if err := write(reply); err != nil {
+					return message{}, err
+				}
+				continue
+			}
+			return msg, nil
 		}
+	}
+	call := func(method string, params any, until string) (RPCResult, error) {
+		next++
+		b, _ := json.Marshal(params)
+		if thread != "" {
+			b = []byte(strings.ReplaceAll(string(b), ThreadPlaceholder, thread))
+		}
+		if err := write(map[string]any{"id": next, "method": method, "params": json.RawMessage(b)}); err != nil {
+			return RPCResult{}, err
+		}
+		var res RPCResult
+		for {
+			msg, err := read("answering " + method)
+			if err != nil {
+				return RPCResult{}, err
+			}
+			if msg.ID == nil || msg.Method != "" || string(*msg.ID) != fmt.Sprint(next) {
+				continue // a notification, or an answer to an earlier request
+			}
+			res = RPCResult{Method: method, Result: msg.Result, Error: msg.Error}
+			break
+		}
+		if id := gjson.GetBytes(res.Result, "thread.id").String(); id != "" {
+			thread = id
+		}
+		for until != "" && res.Error == nil {
+			msg, err := read("sending " + until)
+			if err != nil {
+				return res, err
+			}
+			if msg.ID == nil && msg.Method == until {
+				break
+			}
+		}
+		return res, nil
 	}
 	var results []RPCResult
 	fail := func(err error) (*Run, []RPCResult, error) {
@@ -77,23 +152,22 @@ func (h *Home) AppServer(ctx context.Context, reqs []RPC) (*Run, []RPCResult, er
 	done := make(chan error, 1)
 	go func() {
 		init := map[string]any{"clientInfo": map[string]any{"name": "rollout-conformance", "version": "1.0.0"}}
-		if h.ExperimentalAPI {
+		if experimental {
 			init["capabilities"] = map[string]any{"experimentalApi": true}
 		}
-		r, err := call("initialize", init)
+		r, err := call("initialize", init, "")
 		if err == nil && r.Error != nil {
 			err = fmt.Errorf("conformance: app-server initialize: %s", r.Error)
 		}
 		if err == nil {
-			b, _ := json.Marshal(map[string]any{"method": "initialized"})
-			_, err = in.Write(append(b, '\n'))
+			err = write(map[string]any{"method": "initialized"})
 		}
 		for _, q := range reqs {
 			if err != nil {
 				break
 			}
 			var r RPCResult
-			if r, err = call(q.Method, q.Params); err == nil {
+			if r, err = call(q.Method, q.Params, q.Until); err == nil {
 				results = append(results, r)
 			}
 		}
@@ -136,4 +210,14 @@ func (h *Home) startPiped(ctx context.Context, args []string) (*Started, error) 
 		return nil, fmt.Errorf("conformance: codex %s: %w", strings.Join(args, " "), err)
 	}
 	return s, nil
+}
+
+// serverAnswer is the harness's answer to a request of the app-server:
+// a dynamic tool call gets DynamicToolOutput; anything else an error
+// message (the harness approves nothing).
+func serverAnswer(method string) (result any, errMessage string) {
+	if method == "item/tool/call" {
+		return map[string]any{"success": true, "contentItems": []map[string]any{{"type": "inputText", "text": DynamicToolOutput}}}, ""
+	}
+	return nil, "the conformance harness does not answer " + method
 }

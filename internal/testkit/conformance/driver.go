@@ -106,12 +106,8 @@ type Home struct {
 	Config []string
 	// Remote: use the built-in openai provider pointed at the mock (remote
 	// compaction in 0.153+) instead of a custom provider.
-	Remote bool
-	// ExperimentalAPI: AppServer declares the experimentalApi capability,
-	// which methods and fields marked experimental require (0.171.0:
-	// thread/fork's attachToSource, thread/list's attachedToThreadId).
-	ExperimentalAPI bool
-	Timeout         time.Duration
+	Remote  bool
+	Timeout time.Duration
 }
 
 // NewHome makes a home under dir (created; it should be empty).

@@ -31,6 +31,8 @@ import (
 //	hold     the next action's response is held open after response.created
 //	         until Mock.Release (Held tells when): Codex is mid-turn, with
 //	         its writer lock held
+//	dynamic  a function call of DynamicToolName, a dynamic tool the client
+//	         declared at thread/start (app-server only; 0.171+)
 //	msg      an assistant message that ends the turn (the default once the
 //	         actions run out)
 const Marker = "conformance:"
@@ -289,6 +291,11 @@ func toolCall(body gjson.Result, action string, n int) (map[string]any, string) 
 			"name": name, "arguments": string(b), "status": "completed"}
 	}
 	switch action {
+	case "dynamic":
+		if call := dynamicToolCall(offered, callID, n); call != nil {
+			return call, "dynamic"
+		}
+		return nil, ""
 	case "plan":
 		if _, ok := offered["update_plan"]; ok {
 			return fn("update_plan", map[string]any{"explanation": "conformance", "plan": []map[string]string{
@@ -320,3 +327,24 @@ func toolCall(body gjson.Result, action string, n int) (map[string]any, string) 
 // apiID is an id shaped like the Responses API's (prefix, 48 hex digits),
 // unique per response.
 func apiID(prefix string, n int) string { return fmt.Sprintf("%s_%048x", prefix, 0xc0de0000+n) }
+
+// DynamicToolName is the dynamic tool the "dynamic" action calls: the
+// scenarios declare it at thread/start (DynamicToolSpec).
+const DynamicToolName = "conformance_lookup"
+
+// DynamicToolSpec is the dynamicTools entry of thread/start that declares
+// DynamicToolName (app-server's FunctionDynamicToolSpec).
+func DynamicToolSpec() map[string]any {
+	return map[string]any{"type": "function", "name": DynamicToolName, "description": "Looks a word up for the conformance harness.",
+		"inputSchema": map[string]any{"type": "object", "properties": map[string]any{"q": map[string]any{"type": "string"}}}}
+}
+
+// dynamicToolCall is a function call of DynamicToolName when the request
+// offers it, nil otherwise.
+func dynamicToolCall(offered map[string]string, callID string, n int) map[string]any {
+	if offered[DynamicToolName] == "" {
+		return nil
+	}
+	return map[string]any{"type": "function_call", "id": apiID("fc", n), "call_id": callID,
+		"name": DynamicToolName, "arguments": `{"q":"conformance"}`, "status": "completed"}
+}

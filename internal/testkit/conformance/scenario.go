@@ -24,12 +24,15 @@ type Step struct {
 	// command, e.g. /undo), "resume" or "fork" (of the
 	// session the scenario made first), "codex" (Args as a subcommand, "ID" standing
 	// for that session's id), "rpc" (Args: requests to codex app-server,
-	// each "METHOD {PARAMS}" with "ID" for the session's id; each must
-	// succeed), "sql" (Args: DATABASE QUERY, a read-only query of one of
-	// the home's databases, e.g. state_5.sqlite, its rows recorded as the
-	// step's output: what Codex keeps only in SQLite), or "place" (Args:
-	// VERSION SCENARIO, the rollouts of that golden put into the home, as
-	// an older Codex left them).
+	// each "METHOD {PARAMS}" with "ID" for the session's id, or
+	// ThreadPlaceholder for the thread an earlier answer named, and an
+	// optional " until NOTIFICATION" to wait for; a first arg
+	// "--experimental" enables the experimental API; each must succeed),
+	// "sql" (Args: DATABASE QUERY, a read-only query of one of the home's
+	// databases, e.g. state_5.sqlite, its rows recorded as the step's
+	// output: what Codex keeps only in SQLite), or "place" (Args: VERSION
+	// SCENARIO, the rollouts of that golden put into the home, as an older
+	// Codex left them).
 	Op     string   `json:"op"`
 	Prompt string   `json:"prompt,omitempty"`
 	Args   []string `json:"args,omitempty"`
@@ -47,11 +50,8 @@ type Scenario struct {
 	// Remote: the built-in provider pointed at the mock (remote compaction).
 	Remote bool `json:"remote,omitempty"`
 	// Git: the working directory is a git repository (what /undo needs).
-	Git bool `json:"git,omitempty"`
-	// ExperimentalAPI: "rpc" steps declare the app-server's experimentalApi
-	// capability (Home.ExperimentalAPI).
-	ExperimentalAPI bool   `json:"experimental_api,omitempty"`
-	Steps           []Step `json:"steps"`
+	Git   bool   `json:"git,omitempty"`
+	Steps []Step `json:"steps"`
 	// Judge names the rollout the oracle resumes: "first" (the session's
 	// own file, the default) or "newest" (the last one created, a fork).
 	Judge string `json:"judge,omitempty"`
@@ -128,17 +128,69 @@ var Scenarios = []Scenario{
 	// parent in attached_thread_parent_id, an edge only SQLite keeps. The
 	// parent goes on after the fork; the oracle resumes the attached
 	// thread.
-	{Name: "attached", Since: "0.171.0", Judge: "newest", ExperimentalAPI: true, Steps: []Step{
+	{Name: "attached", Since: "0.171.0", Judge: "newest", Steps: []Step{
 		{Op: "exec", Prompt: Marker + " reason,plan,msg"},
-		{Op: "rpc", Args: []string{`thread/fork {"threadId":"ID","attachToSource":true}`}},
+		{Op: "rpc", Args: []string{"--experimental", `thread/fork {"threadId":"ID","attachToSource":true}`}},
 		{Op: "sql", Args: []string{"state_5.sqlite", attachedQuery}},
 		{Op: "resume", Prompt: Marker + " shell,msg"},
+	}},
+	// A thread started in app-server with a dynamic tool (session_meta's
+	// dynamic_tools), a turn that calls it (the harness answers
+	// item/tool/call), a resume that compacts (the compacted record's
+	// resume_metadata.dynamic_tools), then an ordinary resume.
+	{Name: "dynamic-tools", Since: "0.171.0", Steps: []Step{
+		{Op: "rpc", Args: []string{"--experimental", dynamicThreadStart,
+			appServerTurn("dynamic,msg")}},
+		{Op: "resume", Prompt: Marker + " reason,big,shell,shell,msg", Config: []string{compactLimit}},
+		{Op: "resume", Prompt: Marker + " shell,msg"},
+	}},
+	// Async compaction (0.171's async_compaction feature, under
+	// development): in codex app-server with the built-in provider, a
+	// response over 1% of the window compacts mid-turn without
+	// model_auto_compact_token_limit (the default, 90%, is not reached).
+	// codex exec does not compact so.
+	{Name: "compact-async", Since: "0.171.0", Remote: true, Steps: []Step{
+		{Op: "rpc", Config: asyncCompaction, Args: []string{"thread/start {}",
+			appServerTurn("shell,msg"), appServerTurn("reason,big,shell,shell,msg"), appServerTurn("shell,msg")}},
+	}},
+	// Items injected through app-server (thread/inject_items: Codex gives
+	// them ids and writes a line-level metadata member) and a compaction
+	// asked for by the client (thread/compact/start), in a thread with a
+	// dynamic tool, then a turn that calls it.
+	{Name: "inject-compact", Since: "0.171.0", Steps: []Step{
+		{Op: "rpc", Args: []string{"--experimental", dynamicThreadStart, appServerTurn("shell,msg"),
+			`thread/inject_items {"threadId":"` + ThreadPlaceholder + `","items":[{"type":"message","role":"user","content":[{"type":"input_text","text":"Injected by the client."}]},{"type":"message","role":"assistant","content":[{"type":"output_text","text":"Injected reply."}]}]}`,
+			`thread/compact/start {"threadId":"` + ThreadPlaceholder + `"} until turn/completed`,
+			appServerTurn("dynamic,msg")}},
+	}},
+	// A fork of a thread with a dynamic tool (codex exec fork): what the
+	// child's session_meta says of the tool set, and the child resumed.
+	{Name: "fork-dynamic-tools", Since: "0.171.0", Judge: "newest", Steps: []Step{
+		{Op: "rpc", Args: []string{"--experimental", dynamicThreadStart, appServerTurn("dynamic,msg")}},
+		{Op: "fork", Prompt: Marker + " shell,msg"},
 	}},
 }
 
 // attachedQuery records each thread's attached parent, history mode and
 // the name of its rollout (the directories are the case's).
 const attachedQuery = `SELECT id, ifnull(attached_thread_parent_id, '-'), history_mode, replace(rollout_path, rtrim(rollout_path, replace(rollout_path, '/', '')), '') FROM threads ORDER BY id`
+
+// appServerTurn is an rpc step's turn/start of the thread the step
+// started, with a script for the mock, waiting for the turn's end.
+func appServerTurn(script string) string {
+	return `turn/start {"threadId":"` + ThreadPlaceholder + `","input":[{"type":"text","text":"` + Marker + " " + script + `"}]} until turn/completed`
+}
+
+// asyncCompaction turns on 0.171's async compaction (a feature table) at
+// 1% of the context window.
+var asyncCompaction = []string{"features.async_compaction.enabled=true", "features.async_compaction.model_async_compact_threshold_percent=1"}
+
+// dynamicThreadStart starts an app-server thread that declares
+// DynamicToolName (DynamicToolSpec, written out).
+var dynamicThreadStart = func() string {
+	b, _ := json.Marshal(map[string]any{"dynamicTools": []any{DynamicToolSpec()}})
+	return "thread/start " + string(b)
+}()
 
 // RunsOn reports whether version v can run the scenario.
 func (sc Scenario) RunsOn(v string) bool {
@@ -209,7 +261,7 @@ func Generate(ctx context.Context, c *Codex, m *Mock, sc Scenario, dir, goldens 
 	if err != nil {
 		return nil, err
 	}
-	h.Remote, h.ExperimentalAPI = sc.Remote, sc.ExperimentalAPI
+	h.Remote = sc.Remote
 	if sc.Git {
 		if err := h.gitWork(ctx); err != nil {
 			return nil, err
@@ -297,9 +349,14 @@ func Generate(ctx context.Context, c *Codex, m *Mock, sc Scenario, dir, goldens 
 // in Stderr).
 func rpcStep(ctx context.Context, h *Home, args []string, id string) (*Run, error) {
 	var reqs []RPC
+	experimental := len(args) > 0 && args[0] == "--experimental"
+	if experimental {
+		args = args[1:]
+	}
 	for _, a := range args {
+		a, until := cutUntil(a)
 		method, params, _ := strings.Cut(strings.ReplaceAll(a, "ID", id), " ")
-		q := RPC{Method: method, Params: map[string]any{}}
+		q := RPC{Method: method, Params: map[string]any{}, Until: until}
 		if params != "" {
 			if err := json.Unmarshal([]byte(params), &q.Params); err != nil {
 				return nil, fmt.Errorf("rpc %q: %w", a, err)
@@ -307,7 +364,11 @@ func rpcStep(ctx context.Context, h *Home, args []string, id string) (*Run, erro
 		}
 		reqs = append(reqs, q)
 	}
-	r, results, err := h.AppServer(ctx, reqs)
+	serve := h.AppServer
+	if experimental {
+		serve = h.AppServerExperimental
+	}
+	r, results, err := serve(ctx, reqs)
 	if err != nil {
 		return nil, err
 	}
@@ -322,6 +383,16 @@ func rpcStep(ctx context.Context, h *Home, args []string, id string) (*Run, erro
 		r.Stdout += fmt.Sprintf("%s: %s\n", res.Method, abbreviate(string(res.Result), 300))
 	}
 	return r, nil
+}
+
+// cutUntil splits "METHOD {PARAMS} until NOTIFICATION" into the request
+// and the notification to wait for.
+func cutUntil(arg string) (req, until string) {
+	i := strings.LastIndex(arg, " until ")
+	if i < 0 || strings.ContainsAny(arg[i+len(" until "):], " {}\"") {
+		return arg, ""
+	}
+	return arg[:i], arg[i+len(" until "):]
 }
 
 // place puts the rollouts of golden VERSION/SCENARIO into the home.
