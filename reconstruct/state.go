@@ -36,14 +36,14 @@ type State struct {
 	Settings   *Settings  // the previous-turn settings resume restores (nil: none seen)
 	Handoffs   map[string]*Handoff
 
-	UsesItemIDs      bool // some item carries a locally formed <prefix>_<uuid> id
-	UnknownTypes     int
+	UsesItemIDs  bool // some item carries a locally formed <prefix>_<uuid> id
+	UnknownTypes int
 	// LeftOut are the response_items of a type no Codex knows
 	// (rollout.KnownItemType), which Codex reads as its catch-all variant
 	// and leaves out of every request, so the history leaves them out too:
 	// the first MaxLeftOut of them; LeftOutCount counts them all.
-	LeftOut      []LeftOutItem
-	LeftOutCount int
+	LeftOut          []LeftOutItem
+	LeftOutCount     int
 	Reemitted        int // re-emitted token_count snapshots
 	OrdinalsInLegacy int
 	// FailClosed: the history mode is unknown, so nothing was replayed and
