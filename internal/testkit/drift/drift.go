@@ -140,6 +140,7 @@ func (o *Observed) addRecord(rec gjson.Result, where string) {
 	rec.ForEach(func(k, v gjson.Result) bool {
 		if k.String() != "payload" {
 			o.Add(KindField, "envelope."+k.String(), seen)
+			walk(v, "envelope."+k.String(), func(path string) { o.Add(KindField, path, seen) })
 		}
 		return true
 	})

@@ -43,6 +43,10 @@ func TestTagRun(t *testing.T) {
 	if n := TagRun("session_metapayloadresponse_itemcompactedevent_msgrealtime_itemmessagereplacement_history").Names; !cmp.Equal(n, []string{"session_meta", "response_item", "compacted", "event_msg", "realtime_item"}) {
 		t.Errorf("TagRun of 0.154.0's run = %v", n)
 	}
+	// 0.164.0's run is followed by a field of the next struct.
+	if n := TagRun("session_metapayloadresponse_itemevent_msgrealtime_itemtrigger_turnmessagereplacement_history").Names; !cmp.Equal(n, []string{"session_meta", "response_item", "event_msg", "realtime_item"}) {
+		t.Errorf("TagRun of 0.164.0's run = %v", n)
+	}
 	// Without the anchor's tail there is no run.
 	if n := TagRun("session_metaresponse_itemcompacted").Names; n != nil {
 		t.Errorf("TagRun without event_msg = %v", n)
@@ -89,7 +93,7 @@ func keys[V any](m map[string]V) []string {
 func TestAddRollout(t *testing.T) {
 	o := NewObserved("x")
 	r := `{"timestamp":"t","ordinal":0,"type":"session_meta","payload":{"id":"a","git":{"branch":"main"}}}
-{"timestamp":"t","type":"response_item","payload":{"type":"message","content":[{"type":"input_text","text":"hi"}]}}
+{"timestamp":"t","type":"response_item","metadata":{"seq":1},"payload":{"type":"message","content":[{"type":"input_text","text":"hi"}]}}
 {"timestamp":"t","type":"event_msg","payload":{"type":"token_count","info":null}}
 `
 	if err := o.AddRollout(strings.NewReader(r), "r.jsonl"); err != nil {
@@ -99,7 +103,7 @@ func TestAddRollout(t *testing.T) {
 		KindRecord: {"event_msg", "response_item", "session_meta"},
 		KindItem:   {"message"},
 		KindEvent:  {"token_count"},
-		KindField: {"envelope.ordinal", "envelope.timestamp", "envelope.type",
+		KindField: {"envelope.metadata", "envelope.metadata.seq", "envelope.ordinal", "envelope.timestamp", "envelope.type",
 			"event_msg:token_count.info", "event_msg:token_count.type",
 			"response_item:message.content", "response_item:message.content[].text", "response_item:message.content[].type", "response_item:message.type",
 			"session_meta.git", "session_meta.git.branch", "session_meta.id"},

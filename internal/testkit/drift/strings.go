@@ -129,8 +129,10 @@ func recordNames() []string {
 }
 
 // stopNames are the names that follow the run in the binaries read so far
-// (the fields of CompactedItem, the next struct): the run ends there.
-var stopNames = []string{"replacement_history", "message"}
+// (the fields of the structs stored next: CompactedItem's, and
+// InterAgentCommunication's trigger_turn in 0.164 and 0.165): the run ends
+// there.
+var stopNames = []string{"replacement_history", "message", "trigger_turn"}
 
 // splitKnown splits the run at s's start into record type names: known
 // ones by name, each stretch between two of them as one new name. After
