@@ -3,7 +3,7 @@ GO ?= go
 BIN := bin/rollout
 BENCH_DIR ?= .bench
 
-.PHONY: build test bench docs fuzz clean conformance image
+.PHONY: build test bench docs fuzz clean conformance drift image
 
 # Stripped, as the image and the Dockerfile build it: stack traces keep
 # their function names (the symbol table and DWARF go, not pclntab), and
@@ -60,6 +60,13 @@ bench: build
 VERSIONS ?=
 conformance:
 	$(GO) run ./internal/testkit/conformance/internal/gen $(if $(VERSIONS),-versions "$(VERSIONS)")
+
+# Holds a new Codex release to rollout's vocabulary (docs/drift.md): installs it, lists what it
+# writes that rollout does not know, exits 1 on anything new. VERSION=0.172.0, or VERSIONS="...".
+VERSION ?=
+drift:
+	@test -n "$(VERSION)$(VERSIONS)" || { echo "make drift: VERSION=0.172.0 (or VERSIONS=\"...\") is required" >&2; exit 2; }
+	$(GO) run ./internal/testkit/drift/cmd -versions "$(VERSION) $(VERSIONS)"
 
 # docs/checks.md is generated from the rule registry.
 docs:

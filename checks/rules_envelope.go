@@ -25,7 +25,16 @@ var envelopeRules = []*Rule{
 	}),
 	on(Rule{ID: "envelope/unknown-type", Severity: Info, Since: "0.1.0",
 		Title: "a line type this version does not know (kept verbatim, counted)",
-		Doc:   "Newer Codex versions add line types. The line is kept byte for byte and counted; older Codex versions skip it on resume.",
+		Doc: "Newer Codex versions add line types. The line is kept byte for byte and counted; older Codex versions skip it on resume (every version from 0.40 to 0.171 skips a record of a type it does not know: the conformance corruption unknown-record-type). " +
+			"Info in a file of a Codex version the rules were checked against, where no known record type is missing; a warning in a file of a newer version (meta/unchecked-version), where it is a record that version added and rollout cannot judge.",
+		context: severityBy(func(_ reconstruct.EnvelopeUnknownTypeEvidence, st *reconstruct.State) Severity {
+			if st != nil {
+				if newer, _ := reconstruct.Unchecked(st.CLIVersion); newer {
+					return Warning
+				}
+			}
+			return Info
+		}),
 	}, func(e reconstruct.EnvelopeUnknownTypeEvidence) string {
 		return fmt.Sprintf("unknown line type %q (kept verbatim)", e.Type)
 	}),

@@ -9,6 +9,16 @@ import (
 
 // session_meta: the thread's identity on line 1.
 var metaRules = []*Rule{
+	on(Rule{ID: "meta/unchecked-version", Severity: Warning, Since: "0.3.0",
+		Title: "written by a Codex newer than any version the rules were checked against",
+		Doc: "rollout's replay and rules were checked against real Codex releases (the conformance goldens, `rollout version` prints the range). " +
+			"A file whose session_meta cli_version is a later minor release may hold records, item types or fields that release added and rollout does not know: they are kept verbatim but not judged, so a clean verdict does not cover them. " +
+			"One finding per file, at its session_meta; patch releases of a checked minor count as checked. " +
+			"An unknown record type in such a file is a warning (envelope/unknown-type). Upgrade rollout, or run `make drift VERSION=...` in its repository to see what the release writes that rollout does not know.",
+	}, func(e reconstruct.MetaUncheckedVersionEvidence) string {
+		return fmt.Sprintf("written by Codex %s, newer than the versions rollout's rules and replay were checked against (%s to %s): records, items and fields this version added may be unknown to rollout and are not judged",
+			e.CLIVersion, e.CheckedOldest, checkedThrough(e.CheckedThrough))
+	}),
 	on(Rule{ID: "meta/missing", Severity: Error, Since: "0.1.0",
 		Title: "no session_meta on line 1 and none anywhere",
 		Doc:   "Without session_meta Codex cannot tell which thread the file belongs to: the session does not appear in `codex resume` and cannot be resumed.",
@@ -43,4 +53,13 @@ var metaRules = []*Rule{
 	}, func(e reconstruct.MetaUnknownHistoryModeEvidence) string {
 		return fmt.Sprintf("history_mode %v is neither legacy nor paginated: the history was not replayed, only line and envelope checks ran (skipped: %v)", e.Value, strings.Join(e.Skipped, ", "))
 	}),
+}
+
+// checkedThrough spells the newest checked version as its minor's range
+// ("0.171.x"): patch releases of a checked minor count as checked.
+func checkedThrough(v string) string {
+	if i := strings.LastIndexByte(v, '.'); i > 0 {
+		return v[:i] + ".x"
+	}
+	return v
 }

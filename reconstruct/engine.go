@@ -504,6 +504,10 @@ func (e *engine) sessionMeta(rec *rollout.Record, pos Pos, p gjson.Result) {
 	}
 	e.st.ThreadID = id.String()
 	e.st.CLIVersion = cli.String()
+	if newer, _ := Unchecked(e.st.CLIVersion); newer {
+		e.emit(pos, MetaUncheckedVersionEvidence{CLIVersion: e.st.CLIVersion,
+			CheckedOldest: CheckedOldest.String(), CheckedThrough: CheckedNewest.String()})
+	}
 	e.st.HistoryMode = meta.HistoryMode
 	if e.st.HistoryMode != rollout.HistoryLegacy && e.st.HistoryMode != rollout.HistoryPaginated {
 		// Fail closed: replaying with the wrong rules would report false

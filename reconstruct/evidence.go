@@ -176,7 +176,17 @@ type MetaUnknownHistoryModeEvidence struct {
 	Skipped []string `json:"skipped"`
 }
 
+// MetaUncheckedVersionEvidence is the evidence of meta/unchecked-version:
+// the file's Codex is newer than the newest version the rules and the
+// replay were checked against.
+type MetaUncheckedVersionEvidence struct {
+	CLIVersion     string `json:"cli_version"`
+	CheckedOldest  string `json:"checked_oldest"`
+	CheckedThrough string `json:"checked_through"`
+}
+
 var (
+	metaUncheckedVersion   = newKind()
 	metaMissing            = newKind()
 	metaNotFirst           = newKind()
 	metaUnexpectedExtra    = newKind()
@@ -184,6 +194,7 @@ var (
 	metaUnknownHistoryMode = newKind()
 )
 
+func (MetaUncheckedVersionEvidence) Kind() Kind   { return metaUncheckedVersion }
 func (MetaMissingEvidence) Kind() Kind            { return metaMissing }
 func (MetaNotFirstEvidence) Kind() Kind           { return metaNotFirst }
 func (MetaUnexpectedExtraEvidence) Kind() Kind    { return metaUnexpectedExtra }

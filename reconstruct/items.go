@@ -77,6 +77,15 @@ func readItem(item []byte, rec *rollout.Record) itemFields {
 // its record, or a bare-era line, rec nil) to the live history.
 func (e *engine) addLiveItem(pos Pos, item []byte, rec *rollout.Record, index int) {
 	f := readItem(item, rec)
+	if rec != nil && f.typ != "" && !rollout.KnownItemType(f.typ) {
+		// Codex reads it as ResponseItem's catch-all and sends none: not
+		// history (internal/testkit/conformance corrupt/unknown-item-type).
+		e.st.LeftOutCount++
+		if len(e.st.LeftOut) < MaxLeftOut {
+			e.st.LeftOut = append(e.st.LeftOut, LeftOutItem{pos.Line, pos.Segment, f.typ})
+		}
+		return
+	}
 	e.sinceWS = true
 	prompt := isUserMessage(f.typ, f.role) && !contextualContent(f.content)
 	switch {

@@ -94,6 +94,27 @@ var quirks = []Quirk{
 		Source:    "newer than rust-v0.149.0-alpha.3 (rebroad/codex mirror), the newest source read; taken as 0.150's"},
 }
 
+// CheckedOldest and CheckedNewest are the range of Codex versions the
+// replay and the rules were checked against: the oldest and the newest
+// version of the conformance goldens (internal/testkit/conformance/
+// testdata/VERSION; a test holds both to those directories). A file of a
+// later minor release is meta/unchecked-version: records that version
+// added may be unknown here. Checking a new release is this line plus its
+// goldens (make conformance VERSIONS=...; make drift VERSION=... first).
+var CheckedOldest, CheckedNewest = rollout.Version{Minor: 40}, rollout.Version{Minor: 171}
+
+// Unchecked reports whether Codex cliVersion is a minor release after
+// CheckedNewest. Patch releases of a checked minor count as checked: the
+// goldens are made per minor. ok is false when cliVersion does not parse.
+func Unchecked(cliVersion string) (newer, ok bool) {
+	v, ok := rollout.ParseVersion(cliVersion)
+	if !ok {
+		return false, false
+	}
+	minor := rollout.Version{Major: v.Major, Minor: v.Minor}
+	return CheckedNewest.Less(minor), true
+}
+
 // Quirks is a copy of the table.
 func Quirks() []Quirk { return append([]Quirk(nil), quirks...) }
 

@@ -129,3 +129,59 @@ func TestEvidenceDocumented(t *testing.T) {
 		}
 	}
 }
+
+// The checked range is the range of the conformance goldens: its newest
+// is the newest version directory (so it cannot be bumped without the
+// goldens), its oldest the oldest one.
+func TestCheckedRangeIsTheGoldens(t *testing.T) {
+	dirs, err := os.ReadDir(filepath.Join("..", "internal", "testkit", "conformance", "testdata"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var versions []rollout.Version
+	for _, d := range dirs {
+		v, ok := rollout.ParseVersion(d.Name())
+		if !d.IsDir() || !ok || v.String() != d.Name() {
+			continue
+		}
+		if _, err := os.Stat(filepath.Join("..", "internal", "testkit", "conformance", "testdata", d.Name(), "turns3", "golden.json")); err != nil {
+			continue // not a version's goldens
+		}
+		versions = append(versions, v)
+	}
+	if len(versions) < 2 {
+		t.Fatalf("golden versions: %v", versions)
+	}
+	oldest, newest := versions[0], versions[0]
+	for _, v := range versions {
+		if v.Less(oldest) {
+			oldest = v
+		}
+		if newest.Less(v) {
+			newest = v
+		}
+	}
+	if CheckedOldest != oldest || CheckedNewest != newest {
+		t.Errorf("checked range %v..%v, the goldens cover %v..%v: set CheckedOldest, CheckedNewest in quirks.go", CheckedOldest, CheckedNewest, oldest, newest)
+	}
+}
+
+func TestUnchecked(t *testing.T) {
+	next := rollout.Version{Major: CheckedNewest.Major, Minor: CheckedNewest.Minor + 1}
+	for v, want := range map[string][2]bool{
+		CheckedNewest.String(): {false, true},
+		rollout.Version{Major: CheckedNewest.Major, Minor: CheckedNewest.Minor, Patch: 9}.String(): {false, true}, // a patch of the checked minor
+		next.String():              {true, true},
+		next.String() + "-alpha.1": {true, true},
+		"1.0.0":                    {true, true},
+		CheckedOldest.String():     {false, true},
+		"0.1.0":                    {false, true}, // older than the range: no finding of this kind
+		"":                         {false, false},
+		"dev":                      {false, false},
+	} {
+		newer, ok := Unchecked(v)
+		if [2]bool{newer, ok} != want {
+			t.Errorf("Unchecked(%q) = %v, %v; want %v", v, newer, ok, want)
+		}
+	}
+}

@@ -58,3 +58,36 @@ func TestReplayStopAfterLine(t *testing.T) {
 
 // historyItems lets cmp compare histories item by item.
 var historyItems = cmp.Transformer("items", func(h *reconstruct.History) []reconstruct.Item { return slices.Collect(h.All()) })
+
+// TestReplayLeavesOutUnknownItemTypes: a response_item of a type no Codex
+// knows is not history (Codex sends none: conformance corrupt/
+// unknown-item-type), and the state says which lines it left out.
+func TestReplayLeavesOutUnknownItemTypes(t *testing.T) {
+	data, err := os.ReadFile(paginated)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base, err := reconstruct.Replay(bytes.NewReader(data), reconstruct.ReplayOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	extra := `{"timestamp":"2026-09-09T04:03:05.000Z","ordinal":32,"type":"response_item","payload":{"type":"future_item","id":"fi_1"}}` + "\n" +
+		`{"timestamp":"2026-09-09T04:03:05.000Z","ordinal":33,"type":"response_item","payload":{"type":"message","role":"assistant","content":[]}}` + "\n"
+	st, err := reconstruct.Replay(bytes.NewReader(append(slices.Clip(data), extra...)), reconstruct.ReplayOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := st.History.Len(), base.History.Len()+1; got != want {
+		t.Errorf("history has %d items, want %d (the message, not the future_item)", got, want)
+	}
+	if last := st.History.At(st.History.Len() - 1); last.Type != "message" {
+		t.Errorf("last item %s, want the message", last.Type)
+	}
+	want := []reconstruct.LeftOutItem{{Line: 33, Type: "future_item"}}
+	if diff := cmp.Diff(want, st.LeftOut); diff != "" || st.LeftOutCount != 1 {
+		t.Errorf("LeftOut (-want +got):\n%s\ncount %d", diff, st.LeftOutCount)
+	}
+	if base.LeftOutCount != 0 || base.LeftOut != nil {
+		t.Errorf("a clean file left out %d items", base.LeftOutCount)
+	}
+}

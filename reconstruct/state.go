@@ -52,8 +52,14 @@ type State struct {
 	NextItemCheckpoints []NextItemCheckpoint
 	Handoffs            map[string]*Handoff
 
-	UsesItemIDs      bool // some item carries a locally formed <prefix>_<uuid> id
-	UnknownTypes     int
+	UsesItemIDs  bool // some item carries a locally formed <prefix>_<uuid> id
+	UnknownTypes int
+	// LeftOut are the response_items of a type no Codex knows
+	// (rollout.KnownItemType), which Codex reads as its catch-all variant
+	// and leaves out of every request, so the history leaves them out too:
+	// the first MaxLeftOut of them; LeftOutCount counts them all.
+	LeftOut          []LeftOutItem
+	LeftOutCount     int
 	Reemitted        int // re-emitted token_count snapshots
 	OrdinalsInLegacy int
 	// FailClosed: the history mode is unknown, so nothing was replayed and
@@ -66,6 +72,17 @@ type State struct {
 	// findings depend on other rollouts. Incremental runs read both again.
 	Clock, Continues bool
 }
+
+// LeftOutItem is a response_item left out of the history.
+type LeftOutItem struct {
+	Line    int
+	Segment int // as Pos.Segment
+	Type    string
+}
+
+// MaxLeftOut bounds State.LeftOut: a file of a newer Codex may hold
+// millions of an item type this version does not know.
+const MaxLeftOut = 100
 
 // UserTurnStarts are the start lines of the user turns that survive, in
 // order: what a rollback of N turns counts back over.

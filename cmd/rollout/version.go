@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/rollout-dev/rollout/internal/output/schema"
+	"github.com/rollout-dev/rollout/reconstruct"
 )
 
 func newVersionCmd(a *app) *cobra.Command {
@@ -34,6 +35,7 @@ func version() string { return schema.ToolVersion() }
 func versionText() string {
 	var b strings.Builder
 	b.WriteString(versionLine() + "\n")
+	b.WriteString(checkedLine() + "\n")
 	b.WriteString("JSON schemas (docs/schema/):\n")
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 	for _, o := range schema.Outputs() {
@@ -46,6 +48,14 @@ func versionText() string {
 	}
 	tw.Flush()
 	return b.String()
+}
+
+// checkedLine is the range of Codex versions the rules and the replay
+// were checked against (reconstruct.CheckedOldest, CheckedNewest): a file
+// of a later minor is meta/unchecked-version.
+func checkedLine() string {
+	n := reconstruct.CheckedNewest
+	return fmt.Sprintf("Codex versions checked: %s to %d.%d.x (newer: meta/unchecked-version)", reconstruct.CheckedOldest, n.Major, n.Minor)
 }
 
 // versionLine is the first line of versionText: the module version, then

@@ -94,6 +94,23 @@ func TestProve(t *testing.T) {
 	if s := strings.Join(paths(got), ", "); !strings.Contains(s, "changed Records") || !strings.Contains(s, "UnknownTypes") {
 		t.Errorf("Prove = %s, want Records and UnknownTypes", s)
 	}
+
+	// An item of an unknown type is left out of the history: the view
+	// says where, Compare does not count it, Prove does.
+	leftOut := replay(t, data+`{"timestamp":"2026-09-09T05:00:00.000Z","ordinal":32,"type":"response_item","payload":{"type":"future_item"}}`+"\n", true)
+	v := stateview.OfHashed(leftOut)
+	if want := (&stateview.LeftOut{Count: 1, Items: []stateview.LeftOutItem{{Line: 33, Type: "future_item"}}}); !cmp.Equal(v.LeftOut, want) {
+		t.Errorf("LeftOut = %+v, want %+v", v.LeftOut, want)
+	}
+	if c := stateview.Compare(stateview.OfHashed(a), v); len(c) != 0 {
+		t.Errorf("views differ: %v", paths(c))
+	}
+	if s := strings.Join(paths(stateview.Prove(a, leftOut)), ", "); !strings.Contains(s, "LeftOut") {
+		t.Errorf("Prove = %s, want LeftOut", s)
+	}
+	if stateview.OfHashed(a).LeftOut != nil {
+		t.Error("a clean file's view has left_out")
+	}
 }
 
 // compactLocal is the rollout Codex 0.171 wrote in the conformance

@@ -45,6 +45,24 @@ type View struct {
 	// when the caller asked for it (`rollout diff --items`): compared item
 	// by item as JSON values.
 	Input []json.RawMessage `json:"input,omitempty"`
+	// LeftOut are the response_items of a type no Codex knows: Codex
+	// leaves them out of every request, so the history does; absent when
+	// there are none. A fact of the file, which Compare leaves out.
+	LeftOut *LeftOut `json:"left_out,omitempty"`
+}
+
+// LeftOut counts the items left out and lists the first of them
+// (reconstruct.MaxLeftOut).
+type LeftOut struct {
+	Count int           `json:"count"`
+	Items []LeftOutItem `json:"items"`
+}
+
+// LeftOutItem is one item left out of the history.
+type LeftOutItem struct {
+	Line    int    `json:"line"`
+	Type    string `json:"type"`
+	Rollout string `json:"rollout,omitempty"` // as Item.Rollout
 }
 
 // Inherit is one rollout of a lineage and the cutoff the thread inherits
@@ -185,6 +203,12 @@ func of(st *reconstruct.State, hashes bool) View {
 				j.content = h
 			}
 			v.History = append(v.History, j)
+		}
+	}
+	if st.LeftOutCount > 0 {
+		v.LeftOut = &LeftOut{Count: st.LeftOutCount, Items: []LeftOutItem{}}
+		for _, x := range st.LeftOut {
+			v.LeftOut.Items = append(v.LeftOut.Items, LeftOutItem{x.Line, x.Type, rolloutOf(x.Segment)})
 		}
 	}
 	if st.WorldState != nil {

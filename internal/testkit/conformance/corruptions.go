@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/tidwall/gjson"
@@ -80,6 +81,23 @@ func removeFirst(l []byte, field string) []byte {
 	return l
 }
 
+// appendRecord adds a record of type typ with payload after the last line,
+// at its timestamp and, in a paginated file, with the next ordinal (so
+// that nothing but the record's type is new); the line is the added one.
+func appendRecord(b []byte, typ, payload string) ([]byte, int, bool) {
+	ls := lines(b)
+	last := ls[len(ls)-1]
+	if !bytes.HasSuffix(last, []byte("\n")) {
+		return nil, 0, false
+	}
+	rec := "{" + string(timestampField.Find(last))
+	if o := gjson.GetBytes(last, "ordinal"); o.Exists() {
+		rec += `,"ordinal":` + strconv.FormatInt(o.Int()+1, 10)
+	}
+	rec += `,"type":"` + typ + `","payload":` + payload + "}\n"
+	return append(append([]byte(nil), b...), rec...), len(ls) + 1, true
+}
+
 // Corruptions are the damages the matrix resumes with every version.
 var Corruptions = []Corruption{
 	{Name: "torn-tail", Base: "turns3", What: "the last line cut in the middle, no newline (a crash mid-write)",
@@ -147,6 +165,14 @@ var Corruptions = []Corruption{
 				return nil, 0, false
 			}
 			return bytes.Join(ls[1:], nil), 1, true
+		}},
+	{Name: "unknown-item-type", Base: "turns3", What: "a response_item of a type no Codex writes (future_item, with an id and text) after the last line (a newer Codex's item)",
+		Apply: func(b []byte) ([]byte, int, bool) {
+			return appendRecord(b, "response_item", `{"type":"future_item","id":"fi_0001","text":"an item of a newer Codex"}`)
+		}},
+	{Name: "unknown-record-type", Base: "turns3", What: "a record of a type no Codex writes (future_record) after the last line (a newer Codex's record)",
+		Apply: func(b []byte) ([]byte, int, bool) {
+			return appendRecord(b, "future_record", `{"text":"a record of a newer Codex"}`)
 		}},
 	{Name: "invalid-utf8", Base: "turns3", What: "a byte 0xff inside the first assistant message's text",
 		Apply: func(b []byte) ([]byte, int, bool) {

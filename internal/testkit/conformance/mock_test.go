@@ -122,7 +122,7 @@ func TestItemOf(t *testing.T) {
 
 // TestCorruptionsApply: each corruption changes the committed rollouts it
 // applies to, and nothing but the line it names (or the lines after a
-// removed one).
+// removed one; an appended line is the one after the last).
 func TestCorruptionsApply(t *testing.T) {
 	for _, c := range Corruptions {
 		applied := 0
@@ -140,7 +140,7 @@ func TestCorruptionsApply(t *testing.T) {
 				t.Fatal(err)
 			}
 			ol, dl := lines(orig), lines(damaged)
-			if bytes.Equal(orig, damaged) || line < 1 || line > len(ol) {
+			if bytes.Equal(orig, damaged) || line < 1 || line > len(ol)+1 {
 				t.Errorf("%s %s: line %d, changed %v", v, c.Name, line, !bytes.Equal(orig, damaged))
 				continue
 			}
