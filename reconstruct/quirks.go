@@ -30,6 +30,8 @@ const (
 	QuirkNewlineBeforeTorn  QuirkID = "newline-before-torn-tail"
 	QuirkReadsRiskScore     QuirkID = "reads-security-risk-score"
 	QuirkReadsUsageRecords  QuirkID = "reads-usage-records"
+	QuirkReadsDynamicTools  QuirkID = "reads-dynamic-tools-updated"
+	QuirkReadsIDAllocation  QuirkID = "reads-id-allocation"
 )
 
 // Quirk is one row: from Since on Codex does After; before it, Before.
@@ -92,6 +94,14 @@ var quirks = []Quirk{
 		Before: "token_usage_record, retained_context and realtime_item records do not deserialize (skipped on resume)", After: "they are read",
 		LineTypes: []string{rollout.TypeTokenUsageRecord, rollout.TypeRetainedContext, rollout.TypeRealtimeItem},
 		Source:    "newer than rust-v0.149.0-alpha.3 (rebroad/codex mirror), the newest source read; taken as 0.150's"},
+	{ID: QuirkReadsDynamicTools, Since: rollout.Version{Minor: 166},
+		Before: "dynamic_tools_updated records do not deserialize (skipped on resume)", After: "they are read",
+		LineTypes: []string{rollout.TypeDynamicToolsUpdated},
+		Source:    "the RolloutItem tag run of the npm binaries (strings): first in 0.166.0, absent from 0.165.0; internal/testkit/drift"},
+	{ID: QuirkReadsIDAllocation, Since: rollout.Version{Minor: 171},
+		Before: "id_allocation records do not deserialize (skipped on resume)", After: "they are read",
+		LineTypes: []string{rollout.TypeIDAllocation},
+		Source:    "the RolloutItem tag run of the npm binaries (strings): first in 0.171.0 (npm has no 0.170), absent from 0.169.1; internal/testkit/drift"},
 }
 
 // CheckedOldest and CheckedNewest are the range of Codex versions the

@@ -8,7 +8,7 @@ import (
 
 // What Codex added to a rollout after 0.154 (docs/codex-replay.md,
 // "Records of Codex 0.171": resume_metadata from 0.157.1, the
-// dynamic_tools_updated record from 0.169.0, the rest from 0.171.0): the
+// dynamic_tools_updated record from 0.166.0, the rest from 0.171.0): the
 // thread's dynamic tool set, which session_meta, a compaction checkpoint
 // and the dynamic_tools_updated record carry (the latter two as
 // DynamicToolsUpdatedPayload {thread_id, tools}); the id_allocation
