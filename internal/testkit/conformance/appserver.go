@@ -76,7 +76,11 @@ func (h *Home) AppServer(ctx context.Context, reqs []RPC) (*Run, []RPCResult, er
 	}
 	done := make(chan error, 1)
 	go func() {
-		r, err := call("initialize", map[string]any{"clientInfo": map[string]any{"name": "rollout-conformance", "version": "1.0.0"}})
+		init := map[string]any{"clientInfo": map[string]any{"name": "rollout-conformance", "version": "1.0.0"}}
+		if h.ExperimentalAPI {
+			init["capabilities"] = map[string]any{"experimentalApi": true}
+		}
+		r, err := call("initialize", init)
 		if err == nil && r.Error != nil {
 			err = fmt.Errorf("conformance: app-server initialize: %s", r.Error)
 		}

@@ -106,8 +106,12 @@ type Home struct {
 	Config []string
 	// Remote: use the built-in openai provider pointed at the mock (remote
 	// compaction in 0.153+) instead of a custom provider.
-	Remote  bool
-	Timeout time.Duration
+	Remote bool
+	// ExperimentalAPI: AppServer's initialize opts into the experimental
+	// app-server API (0.148.0 refuses thread/revert without:
+	// "requires experimentalApi capability").
+	ExperimentalAPI bool
+	Timeout         time.Duration
 }
 
 // NewHome makes a home under dir (created; it should be empty).

@@ -168,7 +168,10 @@ const agentsSince = "0.104.0"
 
 var agentFeatures = []string{"features.collab=true", "features.multi_agent=true"}
 
-// revertSince: the first version whose app-server knows thread/revert.
+// revertSince: the first golden version whose app-server knows
+// thread/revert (0.147.0's binary has no such string); the revert writes
+// a new rollout whose session_meta.history_base is the prefix before the
+// turn.
 const revertSince = "0.148.0"
 
 // rollbackRPC resumes the thread in codex app-server and rolls back its
@@ -337,6 +340,9 @@ func rpcStep(ctx context.Context, h *Home, args []string, id string) (*Run, erro
 			a = strings.ReplaceAll(a, "LASTTURN", turn)
 		}
 		method, params, _ := strings.Cut(strings.ReplaceAll(a, "ID", id), " ")
+		if method == "thread/revert" {
+			h.ExperimentalAPI = true // 0.148.0 refuses it otherwise
+		}
 		q := RPC{Method: method, Params: map[string]any{}}
 		if params != "" {
 			if err := json.Unmarshal([]byte(params), &q.Params); err != nil {
