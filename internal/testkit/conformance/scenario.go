@@ -143,7 +143,14 @@ var Scenarios = []Scenario{
 	{Name: "revert", Since: revertSince, Steps: []Step{
 		{Op: "exec", Prompt: Marker + " shell,msg"},
 		{Op: "resume", Prompt: Marker + " reason,plan,msg"},
-		{Op: "rpc", Args: []string{`thread/resume {"threadId":"ID"}`, `thread/revert {"threadId":"ID","beforeTurnId":"LASTTURN"}`}},
+		revertRPC,
+	}},
+	// The reverted turn compacted (what rollback-compacted is to
+	// rollback).
+	{Name: "revert-compacted", Since: revertSince, Steps: []Step{
+		{Op: "exec", Prompt: Marker + " shell,msg"},
+		{Op: "resume", Prompt: Marker + " reason,big,shell,shell,msg", Config: []string{compactLimit}},
+		revertRPC,
 	}},
 }
 
@@ -154,10 +161,10 @@ func (sc Scenario) RunsOn(v string) bool {
 
 // rollbackSince: 0.104.0 is the first golden version whose codex
 // app-server has thread/rollback (0.77.0's generated JSON schema has
-// none); from 0.153 on it answers
+// none); from 0.148.0 on it answers
 // "paginated threads do not support thread/rollback" for the threads
-// Codex makes, and 0.171.0 has thread/revert in its place.
-const rollbackSince, rollbackBefore = "0.104.0", "0.153.0"
+// Codex makes, and thread/revert takes its place (revertSince).
+const rollbackSince, rollbackBefore = "0.104.0", "0.148.0"
 
 // agentsSince: 0.104.0 is the first golden version with spawn_agent
 // (the collab feature; its wait tool is "wait"); later ones call the
@@ -173,6 +180,10 @@ var agentFeatures = []string{"features.collab=true", "features.multi_agent=true"
 // a new rollout whose session_meta.history_base is the prefix before the
 // turn.
 const revertSince = "0.148.0"
+
+// revertRPC resumes the thread in codex app-server and reverts it to
+// before its last turn.
+var revertRPC = Step{Op: "rpc", Args: []string{`thread/resume {"threadId":"ID"}`, `thread/revert {"threadId":"ID","beforeTurnId":"LASTTURN"}`}}
 
 // rollbackRPC resumes the thread in codex app-server and rolls back its
 // last user turn.
