@@ -17,9 +17,10 @@ const slowShellSeconds = "60"
 
 // agentCall is the call of a multi-agent tool for action "spawn" or
 // "wait", nil for another action or when the request offers no such
-// tool (then the action plays as a message). The tool is found at the top level or inside a namespace
-// (0.171.0 offers spawn_agent and wait_agent in the multi_agent_v1
-// namespace); a namespaced call names its namespace.
+// tool (then the action plays as a message). The tool is found at the
+// top level (0.104.0 to 0.125.0) or inside a namespace (0.139.0 and later
+// offer spawn_agent and wait_agent in multi_agent_v1); a namespaced call
+// names its namespace.
 func agentCall(body gjson.Result, action, callID string, n int) map[string]any {
 	var name string
 	var args map[string]any
@@ -37,7 +38,7 @@ func agentCall(body gjson.Result, action, callID string, n int) map[string]any {
 	}
 	ns, ok := offeredIn(body, name)
 	if !ok && action == "wait" {
-		// 0.104.0's collab tools name it wait, with ids.
+		// 0.104.0 to 0.107.0 name it wait, with ids.
 		name, args["ids"] = "wait", args["targets"]
 		delete(args, "targets")
 		ns, ok = offeredIn(body, name)

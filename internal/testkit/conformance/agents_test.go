@@ -6,8 +6,8 @@ import (
 )
 
 // TestMockAgents: spawn and wait find the agent tools at the top level
-// (0.104-0.153), in a namespace (0.171.0) or, for wait, under 0.104's
-// name; without them the actions end the turn; the sub-agent's ending
+// (0.104-0.125), in a namespace (0.139 on) or, for wait, under its
+// 0.104-0.107 name; without them the actions end the turn; the sub-agent's ending
 // notification does not turn the parent's request into a compaction.
 func TestMockAgents(t *testing.T) {
 	fn := func(name string) map[string]any { return map[string]any{"type": "function", "name": name} }

@@ -167,9 +167,9 @@ func (sc Scenario) RunsOn(v string) bool {
 const rollbackSince, rollbackBefore = "0.104.0", "0.148.0"
 
 // agentsSince: 0.104.0 is the first golden version with spawn_agent
-// (the collab feature; its wait tool is "wait"); later ones call the
-// feature multi_agent (on by default in 0.171.0, where the tools sit in
-// the multi_agent_v1 namespace). A version warns about, and ignores, the
+// (the collab feature; its wait tool is "wait" to 0.107.0); later ones call the
+// feature multi_agent (on by default in 0.171.0; the tools sit in the
+// multi_agent_v1 namespace from 0.139.0). A version warns about, and ignores, the
 // name it does not know.
 const agentsSince = "0.104.0"
 
