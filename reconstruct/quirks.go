@@ -25,6 +25,7 @@ const (
 	QuirkReverseReplay      QuirkID = "reverse-replay"
 	QuirkReadsInterAgent    QuirkID = "reads-inter-agent"
 	QuirkSendsItemIDs       QuirkID = "sends-item-ids"
+	QuirkSendsIDsByDefault  QuirkID = "sends-item-ids-by-default"
 	QuirkReadsWorldState    QuirkID = "reads-world-state"
 	QuirkStripsBadIDs       QuirkID = "strips-bad-ids"
 	QuirkNewlineBeforeTorn  QuirkID = "newline-before-torn-tail"
@@ -73,7 +74,11 @@ var quirks = []Quirk{
 	{ID: QuirkSendsItemIDs, Since: rollout.Version{Minor: 142},
 		Before: "item ids are neither persisted nor sent (ResponseItem's id fields are skip_serializing; only the Azure endpoint with store attaches non-empty ones)",
 		After:  "item ids are persisted and every one is sent, so the Responses API rejects a request with an id of a shape it refuses",
-		Source: "codex-rs/protocol/src/models.rs at rust-v0.114.0; openai/codex#28814 (f00f93d8c0), behind the item_ids feature until #34645 made it the default in 0.146"},
+		Source: "codex-rs/protocol/src/models.rs at rust-v0.114.0; openai/codex#28814 (f00f93d8c0), behind the item_ids feature (on in Desktop builds) until #34645 made it the default: sends-item-ids-by-default"},
+	{ID: QuirkSendsIDsByDefault, Since: rollout.Version{Minor: 146},
+		Before: "the CLI sends no item ids unless the item_ids feature is on",
+		After:  "it sends them by default (the item_ids feature on)",
+		Source: "openai/codex#34645; measured with the conformance harness: 0.142.5, 0.144.6 and 0.145.0 send no ids on resume, 0.147.0 and later send them (the goldens' oracle.input)"},
 	{ID: QuirkReadsWorldState, Since: rollout.Version{Minor: 143},
 		Before: "world_state records do not deserialize (skipped on resume)", After: "they are read",
 		LineTypes: []string{rollout.TypeWorldState},

@@ -300,7 +300,7 @@ const openAIProvider = "openai"
 // version sends it to provider (session_meta's model_provider): the
 // fields it keeps in the file removed, and those it sends only to OpenAI
 // for another provider, and the id
-// left out where that version leaves it out (reconstruct.QuirkSendsItemIDs,
+// left out where that version leaves it out (reconstruct.QuirkSendsIDsByDefault,
 // reconstruct.QuirkStripsBadIDs). The rest is the file's bytes, in the
 // file's order.
 func Sent(raw []byte, version, provider string) json.RawMessage {
@@ -329,7 +329,7 @@ func Sent(raw []byte, version, provider string) json.RawMessage {
 // sendsID says whether version sends an item's id (unknown versions: the
 // newest behaviour).
 func sendsID(id gjson.Result, itemType, version string) bool {
-	sends, ok := reconstruct.Has(reconstruct.QuirkSendsItemIDs, version)
+	sends, ok := reconstruct.Has(reconstruct.QuirkSendsIDsByDefault, version)
 	if ok && !sends {
 		return false
 	}

@@ -80,13 +80,16 @@ func TestSentFields(t *testing.T) {
 		`{"type":"message","role":"user","content":[{"type":"input_text","text":"list the files"}]}`)
 }
 
-// From 0.145 an empty or unprefixed id is left out; before, 0.142 to
-// 0.144 sent it as it was.
+// From 0.145 an empty or unprefixed id is left out, a prefixed one sent;
+// 0.142 to 0.145 send no ids unless the item_ids feature is on, which
+// the CLI turned on by default in 0.146.
 func TestBadIDs(t *testing.T) {
 	unprefixed := `{"type":"message","id":"019cd71a-25ca-73c4-809c-000317156076","role":"user","content":[{"type":"input_text","text":"hi"}]}`
-	lines := []string{meta("0.171.0"), item(unprefixed)}
-	same(t, input(t, "", lines...), `{"type":"message","role":"user","content":[{"type":"input_text","text":"hi"}]}`)
-	same(t, input(t, "0.143.0", lines...), unprefixed)
+	noID := `{"type":"message","role":"user","content":[{"type":"input_text","text":"hi"}]}`
+	lines := []string{meta("0.171.0"), item(unprefixed), item(prompt)}
+	same(t, input(t, "", lines...), noID, promptSent)
+	same(t, input(t, "0.145.0", lines...), noID,
+		`{"type":"message","role":"user","content":[{"type":"input_text","text":"list the files"}]}`)
 }
 
 // A call without an output gets an "aborted" output of its own kind

@@ -90,7 +90,7 @@ func judge(t *testing.T, root string, g *CorruptGolden) Verdict {
 		v.Problems = append(v.Problems, fmt.Sprintf("Codex %s the file but verify's worst is %s", v.Codex, v.Worst))
 	}
 	if v.Codex != "refused" {
-		d, err := Compare(path, g.Oracle)
+		d, err := Compare(path, g.Version, g.Oracle)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -127,7 +127,7 @@ func judge(t *testing.T, root string, g *CorruptGolden) Verdict {
 		if err := os.WriteFile(p, fixed, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		d, err := Compare(p, g.Repaired)
+		d, err := Compare(p, g.Version, g.Repaired)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -60,7 +60,7 @@ func checkGoldens(t *testing.T, root string) map[string]bool {
 			if g.Oracle.ExitCode != 0 {
 				t.Fatalf("Codex %s did not resume its own %s session (exit %d): %s", g.Provenance.Version, g.Provenance.Scenario.Name, g.Oracle.ExitCode, g.Oracle.Stderr)
 			}
-			diff, err := Compare(filepath.Join(dir, "session", g.Judged), g.Oracle)
+			diff, err := Compare(filepath.Join(dir, "session", g.Judged), g.Provenance.Version, g.Oracle)
 			if err != nil {
 				t.Fatal(err)
 			}

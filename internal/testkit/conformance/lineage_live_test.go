@@ -184,7 +184,7 @@ func TestLiveLineage(t *testing.T) {
 				if !slices.Equal(rules, want) {
 					t.Errorf("verify: lineage findings on line 1 %v on a lineage Codex resumes, want %v", rules, want)
 				}
-				d, err := Compare(child, o)
+				d, err := Compare(child, v, o)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -33,6 +33,12 @@ import (
 //	         its writer lock held
 //	dynamic  a function call of DynamicToolName, a dynamic tool the client
 //	         declared at thread/start (app-server only; 0.171+)
+//	slowshell the same with a command that runs for a minute (a call
+//	         still running when the turn is interrupted)
+//	spawn    a call of spawn_agent whose message is ChildPrompt (a sub-agent
+//	         whose requests the mock answers too)
+//	wait     a call of wait_agent on the agent the last spawn_agent output
+//	         names
 //	msg      an assistant message that ends the turn (the default once the
 //	         actions run out)
 const Marker = "conformance:"
@@ -257,7 +263,7 @@ func (m *Mock) plan(body gjson.Result, n int) (items []map[string]any, usage int
 func lastIsForeignUser(input []gjson.Result, prompt int) bool {
 	last := input[len(input)-1]
 	return len(input)-1 > prompt && last.Get("type").String() == "message" && last.Get("role").String() == "user" &&
-		!strings.Contains(messageText(last), "SUMMARY-")
+		!strings.Contains(messageText(last), "SUMMARY-") && !isAgentNotification(last)
 }
 
 func messageText(it gjson.Result) string {
@@ -285,6 +291,9 @@ func toolCall(body gjson.Result, action string, n int) (map[string]any, string) 
 		offered[name] = t.Get("type").String()
 	}
 	callID := fmt.Sprintf("call_%024x", n)
+	if it := agentCall(body, action, callID, n); it != nil {
+		return it, action
+	}
 	fn := func(name string, args any) map[string]any {
 		b, _ := json.Marshal(args)
 		return map[string]any{"type": "function_call", "id": apiID("fc", n), "call_id": callID,
@@ -304,21 +313,28 @@ func toolCall(body gjson.Result, action string, n int) (map[string]any, string) 
 		// Newer versions offer no update_plan to an unknown model: a
 		// shell call stands in.
 		fallthrough
-	case "shell", "bigshell":
+	case "shell", "bigshell", "slowshell":
 		cmd := "echo conformance"
-		if action == "bigshell" {
+		switch action {
+		case "bigshell":
 			cmd = "seq 1 3000"
+		case "slowshell":
+			cmd = "sleep " + slowShellSeconds
+		}
+		answer := "shell"
+		if action == "slowshell" {
+			answer = action // what Interrupt waits for
 		}
 		switch {
 		case offered["exec_command"] != "":
-			return fn("exec_command", map[string]any{"cmd": cmd}), "shell"
+			return fn("exec_command", map[string]any{"cmd": cmd}), answer
 		case offered["shell_command"] != "":
-			return fn("shell_command", map[string]any{"command": cmd}), "shell"
+			return fn("shell_command", map[string]any{"command": cmd}), answer
 		case offered["shell"] != "":
-			return fn("shell", map[string]any{"command": []string{"bash", "-lc", cmd}}), "shell"
+			return fn("shell", map[string]any{"command": []string{"bash", "-lc", cmd}}), answer
 		case offered["local_shell"] != "":
 			return map[string]any{"type": "local_shell_call", "id": apiID("lsh", n), "call_id": callID, "status": "completed",
-				"action": map[string]any{"type": "exec", "command": []string{"bash", "-lc", cmd}}}, "shell"
+				"action": map[string]any{"type": "exec", "command": []string{"bash", "-lc", cmd}}}, answer
 		}
 	}
 	return nil, ""

@@ -24,15 +24,18 @@ type Step struct {
 	// command, e.g. /undo), "resume" or "fork" (of the
 	// session the scenario made first), "codex" (Args as a subcommand, "ID" standing
 	// for that session's id), "rpc" (Args: requests to codex app-server,
-	// each "METHOD {PARAMS}" with "ID" for the session's id, or
-	// ThreadPlaceholder for the thread an earlier answer named, and an
-	// optional " until NOTIFICATION" to wait for; a first arg
-	// "--experimental" enables the experimental API; each must succeed),
-	// "sql" (Args: DATABASE QUERY, a read-only query of one of the home's
-	// databases, e.g. state_5.sqlite, its rows recorded as the step's
-	// output: what Codex keeps only in SQLite), or "place" (Args: VERSION
-	// SCENARIO, the rollouts of that golden put into the home, as an older
-	// Codex left them).
+	// each "METHOD {PARAMS}" with "ID" for the session's id, "LASTTURN"
+	// for the id of the session's last turn, or ThreadPlaceholder for the
+	// thread an earlier answer named, and an optional " until
+	// NOTIFICATION" to wait for; a first arg "--experimental" enables the
+	// experimental API; each must succeed), "sql" (Args: DATABASE QUERY, a
+	// read-only query of one of the home's databases, e.g. state_5.sqlite,
+	// its rows recorded as the step's output: what Codex keeps only in
+	// SQLite), "interrupt" (a resume, or the first session, whose turn is
+	// interrupted with SIGINT once the mock answered its slowshell or held
+	// its hold: Home.Interrupt), or "place" (Args: VERSION SCENARIO, the
+	// rollouts of that golden put into the home, as an older Codex left
+	// them).
 	Op     string   `json:"op"`
 	Prompt string   `json:"prompt,omitempty"`
 	Args   []string `json:"args,omitempty"`
@@ -53,7 +56,8 @@ type Scenario struct {
 	Git   bool   `json:"git,omitempty"`
 	Steps []Step `json:"steps"`
 	// Judge names the rollout the oracle resumes: "first" (the session's
-	// own file, the default) or "newest" (the last one created, a fork).
+	// own file, the default), "newest" (the last one created, a fork) or
+	// "child" (the newest rollout of another session: a sub-agent's).
 	Judge string `json:"judge,omitempty"`
 }
 
@@ -169,6 +173,36 @@ var Scenarios = []Scenario{
 		{Op: "rpc", Args: []string{"--experimental", dynamicThreadStart, appServerTurn("dynamic,msg")}},
 		{Op: "fork", Prompt: Marker + " shell,msg"},
 	}},
+	// A turn interrupted (Ctrl-C: SIGINT to codex exec) while its shell
+	// command runs: what Codex records (turn_aborted, the call without
+	// its output) and what it rebuilds from that.
+	{Name: "interrupted", Steps: []Step{
+		{Op: "exec", Prompt: Marker + " shell,msg"},
+		{Op: "interrupt", Prompt: Marker + " reason,plan,slowshell,msg"},
+	}},
+	// The parent spawns a sub-agent whose task is a script of its own
+	// (ChildPrompt), waits for it and ends its turn; the parent is judged.
+	{Name: "subagent", Since: agentsSince, Steps: []Step{
+		{Op: "exec", Prompt: Marker + " spawn,wait,msg", Config: agentFeatures},
+	}},
+	// The same, the sub-agent's own rollout judged.
+	{Name: "subagent-child", Since: agentsSince, Judge: "child", Steps: []Step{
+		{Op: "exec", Prompt: Marker + " spawn,wait,msg", Config: agentFeatures},
+	}},
+	// thread/revert (replaces a paginated thread's history with the
+	// prefix before a turn) in place of thread/rollback.
+	{Name: "revert", Since: revertSince, Steps: []Step{
+		{Op: "exec", Prompt: Marker + " shell,msg"},
+		{Op: "resume", Prompt: Marker + " reason,plan,msg"},
+		revertRPC,
+	}},
+	// The reverted turn compacted (what rollback-compacted is to
+	// rollback).
+	{Name: "revert-compacted", Since: revertSince, Steps: []Step{
+		{Op: "exec", Prompt: Marker + " shell,msg"},
+		{Op: "resume", Prompt: Marker + " reason,big,shell,shell,msg", Config: []string{compactLimit}},
+		revertRPC,
+	}},
 }
 
 // attachedQuery records each thread's attached parent, history mode and
@@ -199,10 +233,30 @@ func (sc Scenario) RunsOn(v string) bool {
 
 // rollbackSince: 0.104.0 is the first golden version whose codex
 // app-server has thread/rollback (0.77.0's generated JSON schema has
-// none); from 0.153 on it answers
+// none); from 0.148.0 on it answers
 // "paginated threads do not support thread/rollback" for the threads
-// Codex makes, and 0.171.0 has thread/revert in its place.
-const rollbackSince, rollbackBefore = "0.104.0", "0.153.0"
+// Codex makes, and thread/revert takes its place (revertSince).
+const rollbackSince, rollbackBefore = "0.104.0", "0.148.0"
+
+// agentsSince: 0.104.0 is the first golden version with spawn_agent
+// (the collab feature; its wait tool is "wait" to 0.107.0); later ones call the
+// feature multi_agent (on by default in 0.171.0; the tools sit in the
+// multi_agent_v1 namespace from 0.139.0). A version warns about, and ignores, the
+// name it does not know.
+const agentsSince = "0.104.0"
+
+var agentFeatures = []string{"features.collab=true", "features.multi_agent=true"}
+
+// revertSince: the first golden version whose app-server knows
+// thread/revert (0.147.0's binary has no such string); the revert writes
+// a new rollout whose session_meta.history_base is the prefix before the
+// turn.
+const revertSince = "0.148.0"
+
+// revertRPC resumes the thread in codex app-server and reverts it to
+// before its last turn (0.148.0 refuses thread/revert without the
+// experimental API: "requires experimentalApi capability").
+var revertRPC = Step{Op: "rpc", Args: []string{"--experimental", `thread/resume {"threadId":"ID"}`, `thread/revert {"threadId":"ID","beforeTurnId":"LASTTURN"}`}}
 
 // rollbackRPC resumes the thread in codex app-server and rolls back its
 // last user turn.
@@ -281,6 +335,8 @@ func Generate(ctx context.Context, c *Codex, m *Mock, sc Scenario, dir, goldens 
 			r, err = hc.Resume(ctx, s.ID, st.Prompt)
 		case "fork":
 			r, err = hc.Fork(ctx, s.ID, st.Prompt)
+		case "interrupt":
+			r, err = hc.Interrupt(ctx, s.ID, st.Prompt)
 		case "tui":
 			r, err = hc.TUI(ctx, st.Prompt, st.Args)
 		case "review":
@@ -312,7 +368,7 @@ func Generate(ctx context.Context, c *Codex, m *Mock, sc Scenario, dir, goldens 
 			sr.Stdout = tail([]byte(r.Stdout), 1500)
 		}
 		s.Steps = append(s.Steps, sr)
-		if r.ExitCode != 0 {
+		if r.ExitCode != 0 && st.Op != "interrupt" { // an interrupted exec may exit non-zero
 			return s, fmt.Errorf("conformance: %s %s step %d (%s) exited %d: %s", c.Version, sc.Name, i, st.Op, r.ExitCode, tail([]byte(r.Stderr), 1500))
 		}
 		if s.ID == "" {
@@ -333,6 +389,18 @@ func Generate(ctx context.Context, c *Codex, m *Mock, sc Scenario, dir, goldens 
 		}
 	}
 	s.Rollouts = h.Rollouts()
+	if sc.Judge == "child" {
+		// The sub-agent's rollout: the newest one not the session's.
+		for _, r := range s.Rollouts {
+			if !strings.Contains(filepath.Base(r), s.ID) && (s.Judged == "" || strings.Contains(s.Judged, s.ID) || r > s.Judged) {
+				s.Judged = r
+			}
+		}
+		if strings.Contains(s.Judged, s.ID) {
+			return s, fmt.Errorf("conformance: %s %s: no sub-agent rollout", c.Version, sc.Name)
+		}
+		return s, nil
+	}
 	if sc.Judge != "newest" {
 		// The session may have moved (archive and unarchive).
 		for _, r := range s.Rollouts {
@@ -354,6 +422,13 @@ func rpcStep(ctx context.Context, h *Home, args []string, id string) (*Run, erro
 		args = args[1:]
 	}
 	for _, a := range args {
+		if strings.Contains(a, "LASTTURN") {
+			turn, err := lastTurnID(h, id)
+			if err != nil {
+				return nil, err
+			}
+			a = strings.ReplaceAll(a, "LASTTURN", turn)
+		}
 		a, until := cutUntil(a)
 		method, params, _ := strings.Cut(strings.ReplaceAll(a, "ID", id), " ")
 		q := RPC{Method: method, Params: map[string]any{}, Until: until}
@@ -658,8 +733,12 @@ func sameKeys(a, b []Item) bool {
 	return true
 }
 
-// Versions are the versions the goldens cover, one or more per era.
-var Versions = []string{"0.40.0", "0.58.0", "0.77.0", "0.104.0", "0.125.0", "0.147.0", "0.153.4", "0.171.0"}
+// Versions are the versions the goldens cover, one or more per era and
+// one on each side of the quirk boundaries of reconstruct/quirks.go
+// (minor versions 48, 55, 107, 140, 142, 143, 145, 148, 150).
+var Versions = []string{"0.40.0", "0.47.0", "0.55.0", "0.58.0", "0.77.0", "0.104.0", "0.106.0", "0.107.0",
+	"0.125.0", "0.139.0", "0.142.5", "0.144.6", "0.145.0", "0.147.0", "0.148.0", "0.150.1", "0.153.4",
+	"0.160.1", "0.165.0", "0.171.0"}
 
 func developerMessage(text string) []byte {
 	b, _ := json.Marshal(map[string]any{"type": "message", "role": "developer", "content": []map[string]string{{"type": "input_text", "text": text}}})

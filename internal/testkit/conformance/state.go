@@ -17,12 +17,16 @@ import (
 )
 
 // EngineInput replays a rollout with rollout's engine, as `rollout state
-// --items` does (the rollouts it continues found beside it, in its Codex
-// home), and rebuilds the input Codex sends on resume with the very code
-// that command runs (internal/derive/resumeinput).
-func EngineInput(path string) ([]resumeinput.Item, *reconstruct.State, error) {
+// --items --codex-version VERSION` does (the rollouts it continues found
+// beside it, in its Codex home), and rebuilds the input Codex version
+// sends on resume with the very code that command runs
+// (internal/derive/resumeinput). The goldens are resumed by the version
+// that made them, which is not always the file's writer (a migrated
+// file keeps the cli_version of the Codex that wrote it first).
+func EngineInput(path, version string) ([]resumeinput.Item, *reconstruct.State, error) {
 	ix := lineage.ForFile(path)
-	ro := reconstruct.ReplayOptions{Ancestry: func() *reconstruct.Ancestry { return ix.Ancestry(path) }}
+	ro := reconstruct.ReplayOptions{Ancestry: func() *reconstruct.Ancestry { return ix.Ancestry(path) },
+		Options: reconstruct.Options{ResumeVersion: version}}
 	st, err := reconstruct.ReplayFile(path, nil, ro)
 	if err != nil {
 		return nil, nil, err
@@ -103,10 +107,11 @@ func DiffExact(got []resumeinput.Item, want []json.RawMessage) string {
 }
 
 // Compare says how the engine's rebuilt input for the rollout at path
-// differs from what Codex sent when it resumed it (o): item by item, then,
-// where the oracle keeps the request's input, exactly; "" when they agree.
-func Compare(path string, o *Oracle) (string, error) {
-	in, _, err := EngineInput(path)
+// differs from what Codex version sent when it resumed it (o): item by
+// item, then, where the oracle keeps the request's input, exactly; ""
+// when they agree.
+func Compare(path, version string, o *Oracle) (string, error) {
+	in, _, err := EngineInput(path, version)
 	if err != nil {
 		return "", err
 	}
