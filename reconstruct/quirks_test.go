@@ -39,8 +39,9 @@ func TestQuirksTable(t *testing.T) {
 	}
 }
 
-// Every quirk is read by the code it is about (the engine or a rule): a
-// row nothing reads is a boundary the code has forgotten, or dead.
+// Every quirk is read by the code it is about (the engine, a rule, or
+// the resume input Codex sends): a row nothing reads is a boundary the
+// code has forgotten, or dead.
 func TestQuirksAreRead(t *testing.T) {
 	consts := regexp.MustCompile(`(?m)^\t(Quirk\w+)\s+QuirkID = "([^"]+)"`)
 	src, err := os.ReadFile("quirks.go")
@@ -48,7 +49,7 @@ func TestQuirksAreRead(t *testing.T) {
 		t.Fatal(err)
 	}
 	var code strings.Builder
-	for _, dir := range []string{".", "../checks"} {
+	for _, dir := range []string{".", "../checks", "../internal/derive/resumeinput"} {
 		files, _ := filepath.Glob(filepath.Join(dir, "*.go"))
 		for _, f := range files {
 			if strings.HasSuffix(f, "_test.go") || filepath.Base(f) == "quirks.go" {
