@@ -18,7 +18,6 @@
 package resumeinput
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -207,20 +206,24 @@ func readSegment(path string, seg int, lines map[int][]int, raws map[key][]byte,
 		return err
 	}
 	defer f.Close()
-	maxLine := o.MaxLineBytes
-	if maxLine <= 0 {
-		maxLine = rollout.DefaultMaxLineBytes
-	}
-	r := bufio.NewReaderSize(f, 1<<16)
+	rd := rollout.NewReader(f, o.MaxLineBytes)
+	defer rd.Release()
 	for n := 1; n <= last; n++ {
-		line, err := readLine(r, maxLine)
+		rec, err := rd.Next()
+		if err == io.EOF {
+			return fmt.Errorf("%s: the file ends at line %d, before the history item at line %d (did it change after the replay?)", path, n-1, last)
+		}
 		if err != nil {
-			return fmt.Errorf("%s: line %d: %w", path, n, err)
+			return fmt.Errorf("%s: %w", path, err)
 		}
 		idx, ok := lines[n]
 		if !ok {
 			continue
 		}
+		if rec.Line != n || rec.Raw == nil {
+			return fmt.Errorf("%s: line %d: not readable again (longer than the maximum line size?)", path, n)
+		}
+		line := rec.Raw
 		payload := gjson.GetBytes(line, "payload")
 		envelope := payload.Exists()
 		if !envelope { // the bare era: the line is the item
@@ -246,32 +249,6 @@ func readSegment(path string, seg int, lines map[int][]int, raws map[key][]byte,
 		}
 	}
 	return nil
-}
-
-// readLine reads one line without its terminator; a line longer than
-// max is an error (the replay refused it too, so no live item lies there).
-func readLine(r *bufio.Reader, max int64) ([]byte, error) {
-	var line []byte
-	for {
-		chunk, err := r.ReadSlice('\n')
-		line = append(line, chunk...)
-		if int64(len(line)) > max {
-			return nil, fmt.Errorf("longer than %d bytes", max)
-		}
-		switch {
-		case err == nil:
-			return bytes.TrimRight(line, "\r\n"), nil
-		case errors.Is(err, bufio.ErrBufferFull):
-			continue
-		case errors.Is(err, io.EOF) && len(line) > 0:
-			return line, nil
-		default:
-			if errors.Is(err, io.EOF) {
-				err = io.ErrUnexpectedEOF
-			}
-			return nil, err
-		}
-	}
 }
 
 // Hidden reports an item Codex keeps in its history but never sends:
