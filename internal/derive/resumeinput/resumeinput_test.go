@@ -155,3 +155,23 @@ func TestStdinAndChangedFile(t *testing.T) {
 		t.Error("a file cut after the replay: no error")
 	}
 }
+
+// A line over the maximum that holds no live item is skipped when the
+// items are read back, as the replay skipped it.
+func TestLongLineElsewhere(t *testing.T) {
+	long := `{"timestamp":"2026-03-10T09:35:42.000Z","type":"event_msg","payload":{"type":"agent_message","message":"` + strings.Repeat("x", 2000) + `"}}`
+	path := filepath.Join(t.TempDir(), "rollout-2026-03-10T09-35-30-"+threadID+".jsonl")
+	if err := os.WriteFile(path, []byte(strings.Join([]string{meta("0.171.0"), long, item(prompt)}, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const max = 1000
+	st, err := reconstruct.ReplayFile(path, nil, reconstruct.ReplayOptions{MaxLineBytes: max})
+	if err != nil {
+		t.Fatal(err)
+	}
+	items, err := Items(st, path, Options{MaxLineBytes: max})
+	if err != nil {
+		t.Fatal(err)
+	}
+	same(t, items, promptSent)
+}
