@@ -103,17 +103,18 @@ var homeRules = []*Rule{
 	}),
 	on(Rule{ID: "home/projection-past-eof", Severity: Error, Since: "0.1.0",
 		Title: "the history projection's cursor lies past the end of the rollout",
-		Doc: "thread_history_N.sqlite keeps a copy of the thread's turns and items (thread_turns, thread_items) made from the rollout up to a byte cursor (thread_history_projection_state.next_rollout_byte_offset). A file shorter than the cursor was rewritten behind Codex's back (a torn-tail repair, a reclaim, a restore): Codex's materialization fails with \"durable rollout shrank before projection\" every time it reads the thread (codex-rs/thread-store/src/local/thread_history_materialization.rs), so the app shows a stale or empty history. " +
+		Doc: "thread_history_N.sqlite keeps a copy of the thread's turns and items (thread_turns, thread_items) made from the rollout up to a byte cursor (thread_history_projection_state.next_rollout_byte_offset). The copy is kept per file, under the file's rollout id in the tables' thread_id column: the thread id for a thread's first file, the id after `_` for a file `thread/revert` wrote (`rollout-…-THREAD_ROLLOUT.jsonl`); a reverted thread therefore has a projection of its original file under the thread id beside that of its current file (measured with Codex 0.148.0 to 0.171.0), and each is compared with its own file. A file shorter than the cursor was rewritten behind Codex's back (a torn-tail repair, a reclaim, a restore): Codex's materialization fails with \"durable rollout shrank before projection\" every time it reads the thread (codex-rs/thread-store/src/local/thread_history_materialization.rs), so the app shows a stale or empty history. " +
+			"When the cursor is the end of another rollout of the thread (its size, and the ordinal after its last record), the projection was carried over from that file to the one Codex now reads (openai/codex#43744: the size of the thread's first rollout after its row moved to a continuation): the finding names that file, and this file is not damaged. " +
 			"Remedy: delete the thread's projection so that Codex rebuilds it from the file, as Codex does before it rewrites a rollout itself (`thread_history::delete_thread`): the statements are in the finding. `rollout repair --write` and `rollout reclaim --write` do this themselves.",
 	}, func(e reconstruct.HomeProjectionPastEOFEvidence) string {
-		return fmt.Sprintf("projection cursor of thread %s is at byte %d, past the end of the file (%d bytes): Codex fails with \"durable rollout shrank before projection\"; %s", e.ThreadID, e.Cursor, e.Size, deleteProjection(e.ThreadID))
+		return fmt.Sprintf("projection cursor of thread %s is at byte %d, past the end of the file (%d bytes): Codex fails with \"durable rollout shrank before projection\"%s; %s", e.ThreadID, e.Cursor, e.Size, carriedOver(e.BelongsTo), deleteProjection(e.ThreadID))
 	}),
 	on(Rule{ID: "home/projection-off-boundary", Severity: Error, Since: "0.1.0",
 		Title: "the history projection's cursor falls inside a line",
 		Doc: "Codex resumes projecting at the cursor and reads whole lines from there: a cursor inside a line (the bytes before it changed length) makes it parse the tail of a record as a line of its own, reject it and stall or skip what follows, so the app's history stops there. " +
 			"Remedy: delete the thread's projection so that Codex rebuilds it from the file (statements in the finding).",
 	}, func(e reconstruct.HomeProjectionOffBoundaryEvidence) string {
-		return fmt.Sprintf("projection cursor of thread %s is at byte %d, inside the line that starts at byte %d: Codex would project from the middle of a record; %s", e.ThreadID, e.Cursor, e.LineStart, deleteProjection(e.ThreadID))
+		return fmt.Sprintf("projection cursor of thread %s is at byte %d, inside the line that starts at byte %d: Codex would project from the middle of a record%s; %s", e.ThreadID, e.Cursor, e.LineStart, carriedOver(e.BelongsTo), deleteProjection(e.ThreadID))
 	}),
 	on(Rule{ID: "home/projection-ordinal", Severity: Error, Since: "0.1.0",
 		Title: "the ordinal the projection expects next is not the record's at the cursor",
@@ -124,7 +125,7 @@ var homeRules = []*Rule{
 		if e.Found != nil {
 			found = fmt.Sprintf("ordinal %d", *e.Found)
 		}
-		return fmt.Sprintf("projection of thread %s expects ordinal %d at byte %d, the file has %s there: Codex stops projecting with \"expected ordinal %d\"; %s", e.ThreadID, e.Expected, e.Cursor, found, e.Expected, deleteProjection(e.ThreadID))
+		return fmt.Sprintf("projection of thread %s expects ordinal %d at byte %d, the file has %s there: Codex stops projecting with \"expected ordinal %d\"%s; %s", e.ThreadID, e.Expected, e.Cursor, found, e.Expected, carriedOver(e.BelongsTo), deleteProjection(e.ThreadID))
 	}),
 	on(Rule{ID: "home/projected-item-mismatch", Severity: Warning, Since: "0.1.0",
 		Title: "a projected item whose ordinal names a record that does not carry it",
@@ -189,6 +190,15 @@ var homeRules = []*Rule{
 func deleteProjection(thread string) string {
 	id := sqlString(thread)
 	return fmt.Sprintf("delete the projection so that Codex rebuilds it from the file: DELETE FROM thread_items WHERE thread_id = %s; DELETE FROM thread_turns WHERE thread_id = %s; DELETE FROM thread_history_projection_state WHERE thread_id = %s (in thread_history_N.sqlite, in one transaction)", id, id, id)
+}
+
+// carriedOver says which file a cursor belongs to, when it is the end of
+// another rollout of the thread ("" when none).
+func carriedOver(owner string) string {
+	if owner == "" {
+		return ""
+	}
+	return fmt.Sprintf(". The cursor is the end of %s, another rollout of the thread: the projection was made from that file and carried over to this one, which Codex now reads (openai/codex#43744); the file is not damaged", owner)
 }
 
 // sqlString quotes s as an SQL string literal.

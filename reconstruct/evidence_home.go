@@ -51,12 +51,19 @@ type HomeArchivedMismatchEvidence struct {
 	Dir      string `json:"dir"`      // sessions or archived_sessions
 }
 
+// The projection evidence: ThreadID is the projection's key (the
+// thread_id column of the projection tables), the rollout id of the file
+// it was compared with. BelongsTo names another rollout of the thread
+// whose end the cursor is (its size, and the ordinal after its last
+// record): the cursor was carried over from that file.
+
 // HomeProjectionPastEOFEvidence: the projection cursor lies past the end
 // of the file.
 type HomeProjectionPastEOFEvidence struct {
-	ThreadID string `json:"thread_id"`
-	Cursor   int64  `json:"cursor"`
-	Size     int64  `json:"size"`
+	ThreadID  string `json:"thread_id"`
+	Cursor    int64  `json:"cursor"`
+	Size      int64  `json:"size"`
+	BelongsTo string `json:"belongs_to,omitempty"` // the other rollout whose end the cursor is
 }
 
 // HomeProjectionOffBoundaryEvidence: the cursor falls inside a line.
@@ -64,15 +71,17 @@ type HomeProjectionOffBoundaryEvidence struct {
 	ThreadID  string `json:"thread_id"`
 	Cursor    int64  `json:"cursor"`
 	LineStart int64  `json:"line_start"`
+	BelongsTo string `json:"belongs_to,omitempty"` // the other rollout whose end the cursor is
 }
 
 // HomeProjectionOrdinalEvidence: the ordinal the cursor expects next is not
 // the ordinal of the record at the cursor (or after the last record).
 type HomeProjectionOrdinalEvidence struct {
-	ThreadID string `json:"thread_id"`
-	Cursor   int64  `json:"cursor"`
-	Expected int64  `json:"expected"` // next_rollout_ordinal
-	Found    *int64 `json:"found"`    // the file's; null when the record has none
+	ThreadID  string `json:"thread_id"`
+	Cursor    int64  `json:"cursor"`
+	Expected  int64  `json:"expected"`             // next_rollout_ordinal
+	Found     *int64 `json:"found"`                // the file's; null when the record has none
+	BelongsTo string `json:"belongs_to,omitempty"` // the other rollout whose end the cursor is
 }
 
 // HomeProjectedItemMismatchEvidence: a thread_items row whose ordinal

@@ -45,8 +45,12 @@ type CheckOptions struct {
 type file struct {
 	path     string
 	threadID string // session_meta's id, else the name's
-	mode     string // session_meta's history_mode ("" when unknown)
-	archived bool   // under archived_sessions/
+	// rolloutID keys the file's projection in thread_history_N.sqlite:
+	// the id after '_' in the name of a file thread/revert wrote, else the
+	// thread id (rollout.ParseName).
+	rolloutID string
+	mode      string // session_meta's history_mode ("" when unknown)
+	archived  bool   // under archived_sessions/
 }
 
 // Check compares a home's databases, locks and leftovers with its rollout
@@ -72,7 +76,7 @@ func Check(h *Home, opts CheckOptions) (*Report, error) {
 	}
 
 	rows := h.checkThreads(r, byThread, byPath)
-	h.checkProjection(r, rows, byThread, opts)
+	h.checkProjection(r, projectedFiles(rows, files, byPath), byThread, opts)
 	h.checkLocks(r)
 	h.checkMigrations(r, byThread)
 	sort.SliceStable(r.Observations, func(i, j int) bool {
@@ -116,8 +120,13 @@ func (h *Home) rollouts() ([]*file, error) {
 			f := &file{path: p, archived: sub == ArchivedSessionsDir}
 			m, _ := rollout.ReadMeta(p)
 			f.threadID, f.mode = m.ThreadID, m.HistoryMode
+			n, named := rollout.ParseName(p)
 			if f.threadID == "" {
-				f.threadID, _ = rollout.ThreadIDFromName(p)
+				f.threadID = n.Thread
+			}
+			f.rolloutID = f.threadID
+			if named && n.Thread == f.threadID {
+				f.rolloutID = n.Rollout
 			}
 			if f.threadID != "" {
 				out = append(out, f)
@@ -266,8 +275,8 @@ func checkAttached(r *Report, db string, threads []Thread, rows map[string]Threa
 }
 
 // checkProjection compares each projection cursor and the projected items
-// with the rollout they were made from.
-func (h *Home) checkProjection(r *Report, rows map[string]Thread, byThread map[string][]*file, opts CheckOptions) {
+// with the rollout Codex applies them to (projectedFiles).
+func (h *Home) checkProjection(r *Report, target map[string]*file, byThread map[string][]*file, opts CheckOptions) {
 	path := h.HistoryDB()
 	if path == "" {
 		return // no paginated thread was ever projected
@@ -290,43 +299,101 @@ func (h *Home) checkProjection(r *Report, rows map[string]Thread, byThread map[s
 		if c.Pending {
 			continue // a legacy backfill in progress: no cursor yet
 		}
-		target := projectedFile(c.ThreadID, rows, byThread)
-		if target == "" {
+		f := target[strings.ToLower(c.ThreadID)]
+		if f == nil {
 			continue // no file to compare with: the row's rule says why
 		}
 		items, err := items(d, c.ThreadID)
 		if err != nil {
 			r.incomplete("%v; projected items of thread %s not compared", err, c.ThreadID)
 		}
-		if err := checkCursor(r, target, c, items, opts); err != nil {
-			r.incomplete("reading %s: %v; its projection was not compared", target, err)
+		other := func() string { return cursorOwner(f, c, byThread, opts) }
+		if err := checkCursor(r, f.path, c, items, other, opts); err != nil {
+			r.incomplete("reading %s: %v; its projection was not compared", f.path, err)
 		}
 	}
 }
 
-// projectedFile is the rollout a thread's projection was made from: the
-// row's path when it names one of the thread's files, else the thread's
-// only file.
-func projectedFile(id string, rows map[string]Thread, byThread map[string][]*file) string {
-	id = strings.ToLower(id)
-	fs := byThread[id]
-	if t, ok := rows[id]; ok {
-		for _, f := range fs {
-			if resolve(f.path) == resolve(t.RolloutPath) {
-				return f.path
-			}
+// projectedFiles maps each projection key (the thread_id column of the
+// projection tables) to the rollout Codex applies that projection to.
+// Codex keys a file's projection by its rollout id, not by its thread:
+// after thread/revert the history database keeps the original file's
+// projection under the thread id and the new file's under the id after
+// '_' in its name (RolloutLineageSegment::rollout_id in
+// codex-rs/thread-store/src/local/thread_history/segment_paging.rs;
+// measured with Codex 0.148.0, 0.153.4, 0.160.1 and 0.171.0). A thread's
+// current file is the one its threads row names, and Codex projects it
+// under its rollout id; an earlier file of the lineage (the original of
+// a reverted thread) is found by the rollout id its name carries, when
+// one paginated file of the home carries it.
+func projectedFiles(rows map[string]Thread, files []*file, byPath map[string]*file) map[string]*file {
+	out := map[string]*file{}
+	byRollout := map[string][]*file{}
+	for _, f := range files {
+		if f.mode == "paginated" {
+			byRollout[f.rolloutID] = append(byRollout[f.rolloutID], f)
 		}
 	}
-	if len(fs) == 1 && fs[0].mode == "paginated" {
-		return fs[0].path
+	for id, fs := range byRollout {
+		if len(fs) == 1 {
+			out[id] = fs[0]
+		}
+	}
+	for _, t := range rows {
+		if f := byPath[resolve(t.RolloutPath)]; f != nil && f.threadID == strings.ToLower(t.ID) {
+			out[f.rolloutID] = f // the file Codex resumes and projects
+		}
+	}
+	return out
+}
+
+// cursorOwner is the other rollout of the home whose end the cursor is
+// (its size, and the ordinal after its last record), "" when none: a
+// projection carried over from another file (openai/codex#43744: the
+// cursor of a thread was the size of its first rollout after its row
+// moved to a continuation). It is asked only of a cursor that does not
+// fit its own file.
+func cursorOwner(f *file, c Cursor, byThread map[string][]*file, opts CheckOptions) string {
+	for _, g := range byThread[f.threadID] {
+		if g == f || resolve(g.path) == resolve(f.path) {
+			continue
+		}
+		if fi, err := os.Stat(g.path); err != nil || fi.Size() != c.Offset {
+			continue
+		}
+		if last, ok := lastOrdinal(g.path, opts); ok && last+1 == c.Ordinal {
+			return g.path
+		}
 	}
 	return ""
+}
+
+// lastOrdinal is the ordinal of a rollout's last record that has one.
+func lastOrdinal(path string, opts CheckOptions) (int64, bool) {
+	rc, err := rollout.Open(path, nil)
+	if err != nil {
+		return 0, false
+	}
+	defer rc.Close()
+	rd := rollout.NewReader(rc, opts.MaxLineBytes)
+	defer rd.Release()
+	var last int64
+	found := false
+	for {
+		rec, err := rd.Next()
+		if err != nil {
+			return last, found && errors.Is(err, io.EOF)
+		}
+		if ord, ok := ordinalOf(rec); ok {
+			last, found = ord, true
+		}
+	}
 }
 
 // checkCursor reads the rollout once: the line the cursor falls in, the
 // ordinal at the cursor, and the records at the ordinals of the projected
 // items.
-func checkCursor(r *Report, path string, c Cursor, items []Item, opts CheckOptions) error {
+func checkCursor(r *Report, path string, c Cursor, items []Item, owner func() string, opts CheckOptions) error {
 	rc, err := rollout.Open(path, nil)
 	if err != nil {
 		return err
@@ -362,10 +429,10 @@ func checkCursor(r *Report, path string, c Cursor, items []Item, opts CheckOptio
 				if ok {
 					found = &ord
 				}
-				r.add(path, rec.Line, rec.Offset, reconstruct.HomeProjectionOrdinalEvidence{ThreadID: c.ThreadID, Cursor: c.Offset, Expected: c.Ordinal, Found: found})
+				r.add(path, rec.Line, rec.Offset, reconstruct.HomeProjectionOrdinalEvidence{ThreadID: c.ThreadID, Cursor: c.Offset, Expected: c.Ordinal, Found: found, BelongsTo: owner()})
 			}
 		} else if rec.Offset < c.Offset && c.Offset < rec.End() {
-			r.add(path, rec.Line, rec.Offset, reconstruct.HomeProjectionOffBoundaryEvidence{ThreadID: c.ThreadID, Cursor: c.Offset, LineStart: rec.Offset})
+			r.add(path, rec.Line, rec.Offset, reconstruct.HomeProjectionOffBoundaryEvidence{ThreadID: c.ThreadID, Cursor: c.Offset, LineStart: rec.Offset, BelongsTo: owner()})
 			atCursor = true // reported
 		}
 		end, start = rec.End(), rec.Offset
@@ -384,7 +451,7 @@ func checkCursor(r *Report, path string, c Cursor, items []Item, opts CheckOptio
 	}
 	switch {
 	case c.Offset > end:
-		r.add(path, line, start, reconstruct.HomeProjectionPastEOFEvidence{ThreadID: c.ThreadID, Cursor: c.Offset, Size: end})
+		r.add(path, line, start, reconstruct.HomeProjectionPastEOFEvidence{ThreadID: c.ThreadID, Cursor: c.Offset, Size: end, BelongsTo: owner()})
 		return nil // the items cannot be judged against a file Codex will not read
 	case c.Offset == end && !atCursor && end > 0:
 		next := int64(0)
@@ -392,7 +459,7 @@ func checkCursor(r *Report, path string, c Cursor, items []Item, opts CheckOptio
 			next = *lastOrd + 1
 		}
 		if next != c.Ordinal {
-			r.add(path, line, start, reconstruct.HomeProjectionOrdinalEvidence{ThreadID: c.ThreadID, Cursor: c.Offset, Expected: c.Ordinal, Found: &next})
+			r.add(path, line, start, reconstruct.HomeProjectionOrdinalEvidence{ThreadID: c.ThreadID, Cursor: c.Offset, Expected: c.Ordinal, Found: &next, BelongsTo: owner()})
 		}
 	}
 	ords := make([]int64, 0, len(want))

@@ -37,6 +37,22 @@ const (
 	AttachedChild  = "01a23661-8dec-7481-83e1-4266d20832e7"
 )
 
+// Reverted is a base home Codex 0.171.0 made with thread/revert:
+// `codex exec` and `codex exec resume` (two turns of RevertedThread in
+// RevertedOriginal), app-server thread/revert before the second turn,
+// which wrote RevertedCurrent (rollout id RevertedRollout, its
+// session_meta.history_base the first 20 records of RevertedOriginal) and
+// pointed the threads row at it, then `codex exec resume` (one turn,
+// appended to RevertedCurrent). The history database keeps a projection
+// of each file, under its rollout id.
+const (
+	Reverted         = "codex-0.171.0-reverted"
+	RevertedThread   = "01a236b1-9503-7343-b380-1ebb76e25a9d"
+	RevertedRollout  = "01a236b1-cc86-7193-aa8a-26f9bd51fdfa"
+	RevertedOriginal = "sessions/2026/12/02/rollout-2026-12-02T12-18-57-01a236b1-9503-7343-b380-1ebb76e25a9d.jsonl"
+	RevertedCurrent  = "sessions/2026/12/02/rollout-2026-12-02T12-19-11-01a236b1-9503-7343-b380-1ebb76e25a9d_01a236b1-cc86-7193-aa8a-26f9bd51fdfa.jsonl"
+)
+
 // Dir is fixtures/home of this checkout.
 func Dir() string {
 	_, file, _, _ := runtime.Caller(0)
