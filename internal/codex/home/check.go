@@ -120,14 +120,10 @@ func (h *Home) rollouts() ([]*file, error) {
 			f := &file{path: p, archived: sub == ArchivedSessionsDir}
 			m, _ := rollout.ReadMeta(p)
 			f.threadID, f.mode = m.ThreadID, m.HistoryMode
-			n, named := rollout.ParseName(p)
 			if f.threadID == "" {
-				f.threadID = n.Thread
+				f.threadID, _ = rollout.ThreadIDFromName(p)
 			}
-			f.rolloutID = f.threadID
-			if named && n.Thread == f.threadID {
-				f.rolloutID = n.Rollout
-			}
+			f.rolloutID = ProjectionKey(p, f.threadID)
 			if f.threadID != "" {
 				out = append(out, f)
 			}
@@ -345,6 +341,18 @@ func projectedFiles(rows map[string]Thread, files []*file, byPath map[string]*fi
 		}
 	}
 	return out
+}
+
+// ProjectionKey is the key of a rollout's projection in
+// thread_history_N.sqlite (the thread_id column of its tables), thread
+// being the file's thread: the rollout id its name carries after '_'
+// (a file thread/revert wrote), else the thread id (see projectedFiles).
+func ProjectionKey(path, thread string) string {
+	thread = strings.ToLower(thread)
+	if n, ok := rollout.ParseName(path); ok && (n.Thread == thread || thread == "") {
+		return n.Rollout
+	}
+	return thread
 }
 
 // cursorOwner is the other rollout of the home whose end the cursor is

@@ -83,3 +83,20 @@ func fileSize(t *testing.T, path string) int64 {
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// ProjectionKey: the rollout id a reverted file's name carries, else the
+// thread id; a name whose thread is not the file's keys nothing of it.
+func TestProjectionKey(t *testing.T) {
+	for _, tt := range []struct{ path, thread, want string }{
+		{homegen.RevertedOriginal, homegen.RevertedThread, homegen.RevertedThread},
+		{homegen.RevertedCurrent, homegen.RevertedThread, homegen.RevertedRollout},
+		{homegen.RevertedCurrent, strings.ToUpper(homegen.RevertedThread), homegen.RevertedRollout},
+		{homegen.RevertedCurrent, "", homegen.RevertedRollout},
+		{homegen.RevertedCurrent, homegen.Thread, homegen.Thread},
+		{"copy.jsonl", homegen.Thread, homegen.Thread},
+	} {
+		if got := home.ProjectionKey(tt.path, tt.thread); got != tt.want {
+			t.Errorf("ProjectionKey(%s, %s) = %s, want %s", tt.path, tt.thread, got, tt.want)
+		}
+	}
+}

@@ -45,11 +45,12 @@ func StaleProjection(path string, from int64) *ProjectionPlan {
 	if thread == "" {
 		return nil
 	}
-	info, err := h.ProjectionOf(thread)
+	key := home.ProjectionKey(path, thread) // a reverted thread's file has its own
+	info, err := h.ProjectionOf(key)
 	if err != nil || info == nil || info.Cursor.Pending || from >= info.Cursor.Offset {
 		return nil
 	}
-	return &ProjectionPlan{DB: info.DB, ThreadID: thread, Cursor: info.Cursor.Offset,
+	return &ProjectionPlan{DB: info.DB, ThreadID: key, Cursor: info.Cursor.Offset,
 		Items: info.Items, Turns: info.Turns, From: from}
 }
 
