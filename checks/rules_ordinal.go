@@ -57,17 +57,13 @@ var ordinalRules = []*Rule{
 	}),
 	on(Rule{ID: "ordinal/foreign-records", Severity: Error, Since: "0.5.0",
 		Title: "records of another rollout after the thread's own: ordinals restart and the records carry another thread's ids",
-		Doc: "A run of lines whose ordinals restart below the file's and go on by one, holding another thread's id (payload.thread_id) or turns the file did not start before them: a bad merge or a sync tool appended another rollout's records, a sub-agent's typically. " +
+		Doc: "A run of lines whose ordinals restart below the file's and go on by one, holding another thread's id (payload.thread_id, neither the file's nor its parent's): a bad merge or a sync tool appended another rollout's records, a sub-agent's typically. " +
 			"Codex resumes the file and sends those records as this thread's history: 0.171.0 resumed the conformance case corrupt/foreign-records (the first turn's records up to its first call output, appended with another thread's ids and their own ordinals) and sent the other thread's developer, context and prompt messages, call and output after the thread's last answer. " +
-			"Renumbering would make them look like the thread's own; repair moves the run to quarantine instead (its lines stay there, byte for byte), and the ordinal findings of the run go with it. A copy of the thread's own records (its ids and turns) is not reported here but as ordinal/non-monotonic or a duplicate.",
+			"Renumbering would make them look like the thread's own; repair moves the run to quarantine instead (its lines stay there, byte for byte), and the ordinal findings of the run go with it. Turn ids alone do not decide (the file's own lines moved before their turn's start look the same); a copy of the thread's own records is not reported here but as ordinal/non-monotonic or a duplicate.",
 		Fix:  "move the run's lines to quarantine",
 		plan: withEvidence(quarantineForeign),
 	}, func(e reconstruct.OrdinalForeignEvidence) string {
-		who := "thread " + e.ThreadID
-		if e.ThreadID == "" {
-			who = "turn " + e.TurnID + ", which this file did not start"
-		}
-		return fmt.Sprintf("%d records of another rollout (lines to %d, ordinals restarting at %d after %d, %s): Codex sends them as this thread's history", e.Records, e.Through, e.First, e.After, who)
+		return fmt.Sprintf("%d records of another rollout (lines to %d, ordinals restarting at %d after %d, thread %s): Codex sends them as this thread's history", e.Records, e.Through, e.First, e.After, e.ThreadID)
 	}),
 	on(Rule{ID: "ordinal/gap", Severity: Warning, Since: "0.1.0",
 		Title: "ordinals skip values",

@@ -8,23 +8,23 @@ import (
 
 // Records of another rollout in a paginated file (a bad merge appending a
 // sub-agent's or another thread's lines): their ordinals restart below the
-// file's, and they carry another thread's id or turns the file never
-// started. Codex resumes such a file and sends them as this thread's
+// file's, and they carry another thread's id (payload.thread_id). Turn ids
+// alone do not decide: lines of the file's own moved before their turn's
+// start look the same. Codex resumes such a file and sends them as this thread's
 // history (conformance golden corrupt/foreign-records), so renumbering
 // them would adopt them: they are reported as one run, for quarantine.
 
 // OrdinalForeignEvidence is the evidence of ordinal/foreign-records: the
 // run of lines from the finding's line to Through, whose ordinals restart
 // at First after After and go on by one, holds records of another rollout:
-// one carries ThreadID (another thread's id) or TurnID (a turn this file
-// did not start before the run).
+// one carries ThreadID, another thread's id (neither the file's nor its
+// parent's).
 type OrdinalForeignEvidence struct {
 	After    int64  `json:"after"`
 	First    int64  `json:"first"`
 	Records  int    `json:"records"`
 	Through  int    `json:"through_line"`
-	ThreadID string `json:"thread_id,omitempty"`
-	TurnID   string `json:"turn_id,omitempty"`
+	ThreadID string `json:"thread_id"`
 }
 
 var ordinalForeign = newKind()
@@ -38,9 +38,7 @@ type foreignRun struct {
 	after, next int64
 	last        int // line of its last record
 	records     int
-	turnsBefore int // len(e.turns) when it started: the file's own turns
 	threadID    string
-	turnID      string
 }
 
 // noteForeign is called for each object before its ordinal is checked:
@@ -63,12 +61,12 @@ func (e *engine) noteForeign(rec *rollout.Record, pos Pos) {
 	if e.lastOrd == nil || got >= *e.lastOrd {
 		return
 	}
-	*r = foreignRun{active: true, start: pos, after: *e.lastOrd, next: got + 1, last: pos.Line, records: 1, turnsBefore: len(e.turns)}
+	*r = foreignRun{active: true, start: pos, after: *e.lastOrd, next: got + 1, last: pos.Line, records: 1}
 	e.judgeForeign(rec)
 }
 
-// judgeForeign looks for another thread's id or an unknown turn in one
-// record of the run (only runs pay for these look-ups).
+// judgeForeign looks for another thread's id in one record of the run
+// (only runs pay for the look-up).
 func (e *engine) judgeForeign(rec *rollout.Record) {
 	r := &e.foreign
 	p := rec.Payload()
@@ -76,26 +74,6 @@ func (e *engine) judgeForeign(rec *rollout.Record) {
 		if t := p.Get("thread_id").String(); t != "" && !strings.EqualFold(t, e.st.ThreadID) && !strings.EqualFold(t, e.st.ParentThreadID) {
 			r.threadID = t
 		}
-	}
-	if r.turnID != "" {
-		return
-	}
-	for _, path := range []string{"turn_id", "turn_attribution.turn_id", "internal_chat_message_metadata_passthrough.turn_id"} {
-		t := p.Get(path).String()
-		if t == "" {
-			continue
-		}
-		known := false
-		for _, own := range e.turns[:r.turnsBefore] {
-			if own.ID == t {
-				known = true
-				break
-			}
-		}
-		if !known {
-			r.turnID = t
-		}
-		return
 	}
 }
 
@@ -106,8 +84,8 @@ func (e *engine) endForeign() {
 	if !r.active {
 		return
 	}
-	if r.threadID != "" || r.turnID != "" {
-		e.emit(r.start, OrdinalForeignEvidence{After: r.after, First: *r.start.Ordinal, Records: r.records, Through: r.last, ThreadID: r.threadID, TurnID: r.turnID})
+	if r.threadID != "" {
+		e.emit(r.start, OrdinalForeignEvidence{After: r.after, First: *r.start.Ordinal, Records: r.records, Through: r.last, ThreadID: r.threadID})
 	}
 	*r = foreignRun{}
 }

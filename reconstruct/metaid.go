@@ -40,6 +40,7 @@ func (e *engine) noteMetaID(rec *rollout.Record, typ string) {
 func (e *engine) finishMetaID() {
 	if m := &e.metaID; m.pending {
 		m.pending = false
+		m.ev.Paginated = e.st.HistoryMode == rollout.HistoryPaginated
 		e.emit(m.pos, m.ev)
 	}
 }
