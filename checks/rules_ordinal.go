@@ -59,7 +59,7 @@ var ordinalRules = []*Rule{
 		Title: "records of another rollout after the thread's own: ordinals restart and the records carry another thread's ids",
 		Doc: "A run of lines whose ordinals restart below the file's and go on by one, holding another thread's id (payload.thread_id, neither the file's nor its parent's): a bad merge or a sync tool appended another rollout's records, a sub-agent's typically. " +
 			"Codex resumes the file and sends those records as this thread's history: 0.171.0 resumed the conformance case corrupt/foreign-records (the first turn's records up to its first call output, appended with another thread's ids and their own ordinals) and sent the other thread's developer, context and prompt messages, call and output after the thread's last answer. " +
-			"Renumbering would make them look like the thread's own; repair moves the run to quarantine instead (its lines stay there, byte for byte), and the ordinal findings of the run go with it. Turn ids alone do not decide (the file's own lines moved before their turn's start look the same); a copy of the thread's own records is not reported here but as ordinal/non-monotonic or a duplicate.",
+			"Renumbering would make them look like the thread's own; repair moves the run to quarantine instead (its lines stay there, byte for byte), and the ordinal findings of the run go with it; with this fix not selected, ordinal/non-monotonic does not renumber the run either. Turn ids alone do not decide (the file's own lines moved before their turn's start look the same); a copy of the thread's own records is not reported here but as ordinal/non-monotonic or a duplicate.",
 		Fix:  "move the run's lines to quarantine",
 		plan: withEvidence(quarantineForeign),
 	}, func(e reconstruct.OrdinalForeignEvidence) string {
@@ -79,7 +79,7 @@ var ordinalRules = []*Rule{
 		Doc: "Lines out of order (two writers, or a bad merge). " +
 			projectionReads + ": up to 0.153.4 a lower ordinal stops the projection there (\"expected ordinal N, got M\"); later builds skip that line (openai/codex#43182). The model's history follows the file order, not the ordinals.",
 		Fix:  "renumber from this line on, going on from the ordinal before it",
-		plan: renumber,
+		plan: renumberOwn,
 	}, func(e reconstruct.OrdinalBackwardsEvidence) string {
 		return fmt.Sprintf("ordinal %d after %d goes backwards", e.Got, e.Previous)
 	}),
@@ -109,4 +109,17 @@ func quarantineForeign(p *planner, f Finding, e reconstruct.OrdinalForeignEviden
 		p.addLineEdit(l, "drop", rollout.EditDrop, f.Rule)
 	}
 	return ""
+}
+
+// renumberOwn renumbers, unless the line starts a run of another
+// rollout's records whose quarantine was not selected: renumbering would
+// make them the thread's own. (ordinal/foreign-records sorts before
+// ordinal/non-monotonic at one line, so it is judged first.)
+func renumberOwn(p *planner, f Finding) string {
+	for _, u := range p.fp.Left {
+		if u.Rule == "ordinal/foreign-records" && u.Line == f.Line {
+			return "the lines from here are another rollout's records (ordinal/foreign-records): renumbering would adopt them into the thread"
+		}
+	}
+	return renumber(p, f)
 }

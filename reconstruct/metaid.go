@@ -13,10 +13,10 @@ import (
 
 // metaIDCheck is a file-name/session_meta mismatch awaiting the records.
 type metaIDCheck struct {
-	pos                Pos
-	ev                 MetaFilenameMismatchEvidence
-	fileLow, metaLow   string
-	pending, collected bool
+	pos              Pos
+	ev               MetaFilenameMismatchEvidence
+	fileLow, metaLow string
+	pending          bool
 }
 
 // noteMetaID counts, while a mismatch is pending, the records that name
