@@ -313,7 +313,10 @@ func WriteCorruptions(ctx context.Context, c *Codex, out string, only ...string)
 
 // Issue 35, points 3 and 4: another rollout's records after the thread's
 // own, and an edited session_meta id. Kept apart from the list above so
-// that other corruptions can be added without touching these.
+// that other corruptions can be added without touching these. Goldens:
+// foreign-records from 0.142.5 on (0.40.0 to 0.139.0 resume it, but state
+// adds an aborted output Codex does not send: the call/output pairing of
+// issue 35 point 2), edited-meta-id for the paginated versions, 0.148.0 on.
 func init() {
 	Corruptions = append(Corruptions,
 		Corruption{Name: "foreign-records", Base: "turns3", What: "the first turn's records up to its first call output appended again as another thread's (a bad merge of a sub-agent's rollout): every UUID in them replaced by another, ordinals as they were (restarting)",
