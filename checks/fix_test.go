@@ -70,11 +70,11 @@ func TestSelectFixes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"ordinal/duplicate", "ordinal/gap", "ordinal/last-missing", "ordinal/missing", "ordinal/non-monotonic", "tool/orphan-call"}
+	want := []string{"ordinal/duplicate", "ordinal/foreign-records", "ordinal/gap", "ordinal/last-missing", "ordinal/missing", "ordinal/non-monotonic", "tool/orphan-call"}
 	if diff := cmp.Diff(want, keys(got)); diff != "" {
 		t.Errorf("ordinal/,tool/orphan-call (-want +got):\n%s", diff)
 	}
-	if got, _ := SelectFixes([]string{"ordinal"}); len(got) != 5 {
+	if got, _ := SelectFixes([]string{"ordinal"}); len(got) != 6 {
 		t.Errorf("area without slash: %v", keys(got))
 	}
 	for _, bad := range []string{"nope", "tool/duplicate-call-id", "turn/"} {

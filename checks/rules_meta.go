@@ -2,9 +2,13 @@ package checks
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
+	"github.com/tidwall/gjson"
+
 	"github.com/rollout-dev/rollout/reconstruct"
+	"github.com/rollout-dev/rollout/rollout"
 )
 
 // session_meta: the thread's identity on line 1.
@@ -41,10 +45,27 @@ var metaRules = []*Rule{
 	}),
 	on(Rule{ID: "meta/filename-mismatch", Severity: Warning, Since: "0.1.0",
 		Title: "the filename's thread id differs from session_meta.payload.id",
-		Doc: "Codex trusts the payload id; tools that index by filename will attach the session to the wrong thread. " +
+		Doc: "Resuming a paginated thread, Codex 0.171 checks that the file's session_meta names the thread it was asked for and refuses otherwise (\"thread source changed during resume\"): measured with the conformance case corrupt/edited-meta-id (session_meta.payload.id edited, the file name and the records unchanged), which 0.148.0 to 0.169.1 resume under session_meta's id and 0.171.0 refuses, the file of 0.165.0 as well as its own. A paginated file is resumed by whatever Codex is installed, so this is an error in every paginated file. " +
+			"In a legacy file Codex trusts the payload id; tools that index by filename attach the session to the wrong thread (a warning). " +
+			"When the file name and the records that name a thread (payload.thread_id) agree, and none names session_meta's id, session_meta was edited: repair writes the file name's id back into session_meta.payload.id (only those bytes change). Otherwise the file may have been renamed, and nothing is changed. " +
 			"A reverted thread's files are named rollout-<time>-<thread>_<rollout>.jsonl: the thread id is the part before the `_`, the part after it the rollout's own id (`RolloutFileName::parse`, codex-rs/rollout/src/rollout_file_name.rs, openai/codex 4ef836f883, #38127).",
+		Fix:  "write the file name's thread id into session_meta.payload.id, when the records name the same thread",
+		plan: withEvidence(restoreMetaID),
+		context: severityBy(func(e reconstruct.MetaFilenameMismatchEvidence, _ *reconstruct.State) Severity {
+			if e.Paginated {
+				return Error
+			}
+			return Warning
+		}),
 	}, func(e reconstruct.MetaFilenameMismatchEvidence) string {
-		return fmt.Sprintf("file name says thread %v, session_meta says %v", e.FileID, e.PayloadID)
+		records := ""
+		if n := e.RecordsWithFileID + e.RecordsWithPayloadID; n > 0 {
+			records = fmt.Sprintf(" (%d records name the file name's thread, %d session_meta's)", e.RecordsWithFileID, e.RecordsWithPayloadID)
+		}
+		if e.Paginated {
+			return fmt.Sprintf("file name says thread %v, session_meta says %v%s: Codex 0.171 does not resume the thread (\"thread source changed during resume\"; 0.148 to 0.169 resume it as session_meta's)", e.FileID, e.PayloadID, records)
+		}
+		return fmt.Sprintf("file name says thread %v, session_meta says %v%s: Codex resumes it as session_meta's thread", e.FileID, e.PayloadID, records)
 	}),
 	on(Rule{ID: "meta/unknown-history-mode", Severity: Error, Since: "0.1.0",
 		Title: "history_mode other than legacy or paginated",
@@ -62,4 +83,25 @@ func checkedThrough(v string) string {
 		return v[:i] + ".x"
 	}
 	return v
+}
+
+// restoreMetaID writes the file name's thread id over session_meta's when
+// the records agree with the name: a byte splice of the id string, the
+// rest of the line as it was.
+func restoreMetaID(p *planner, f Finding, e reconstruct.MetaFilenameMismatchEvidence) string {
+	switch {
+	case e.RecordsWithFileID == 0:
+		return "no record names the file name's thread: the file may have been renamed"
+	case e.RecordsWithPayloadID > 0:
+		return "records name both threads"
+	}
+	p.add(f.Line, "meta-id", rollout.Edit{Kind: rollout.EditSplice, Label: f.Rule, Match: lineTypeIs(rollout.TypeSessionMeta),
+		Splice: func(obj []byte) (int, int, []byte, error) {
+			v := gjson.GetBytes(obj, "payload.id")
+			if v.Type != gjson.String || v.Str != e.PayloadID || v.Index <= 0 {
+				return 0, 0, nil, fmt.Errorf("%w: line %d: session_meta.payload.id is not %s", rollout.ErrSkipEdit, f.Line, e.PayloadID)
+			}
+			return v.Index, v.Index + len(v.Raw), []byte(strconv.Quote(e.FileID)), nil
+		}})
+	return ""
 }

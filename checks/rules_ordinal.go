@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/rollout-dev/rollout/reconstruct"
+	"github.com/rollout-dev/rollout/rollout"
 )
 
 // projectionReads opens the rule docs: the projection is where Codex reads
@@ -54,6 +55,16 @@ var ordinalRules = []*Rule{
 	}, func(e reconstruct.OrdinalDuplicateEvidence) string {
 		return fmt.Sprintf("ordinal %d used twice", e.Ordinal)
 	}),
+	on(Rule{ID: "ordinal/foreign-records", Severity: Error, Since: "0.5.0",
+		Title: "records of another rollout after the thread's own: ordinals restart and the records carry another thread's ids",
+		Doc: "A run of lines whose ordinals restart below the file's and go on by one, holding another thread's id (payload.thread_id, neither the file's nor its parent's): a bad merge or a sync tool appended another rollout's records, a sub-agent's typically. " +
+			"Codex resumes the file and sends those records as this thread's history: 0.171.0 resumed the conformance case corrupt/foreign-records (the first turn's records up to its first call output, appended with another thread's ids and their own ordinals) and sent the other thread's developer, context and prompt messages, call and output after the thread's last answer. " +
+			"Renumbering would make them look like the thread's own; repair moves the run to quarantine instead (its lines stay there, byte for byte), and the ordinal findings of the run go with it; with this fix not selected, ordinal/non-monotonic does not renumber the run either. Turn ids alone do not decide (the file's own lines moved before their turn's start look the same); a copy of the thread's own records is not reported here but as ordinal/non-monotonic or a duplicate.",
+		Fix:  "move the run's lines to quarantine",
+		plan: withEvidence(quarantineForeign),
+	}, func(e reconstruct.OrdinalForeignEvidence) string {
+		return fmt.Sprintf("%d records of another rollout (lines to %d, ordinals restarting at %d after %d, thread %s): Codex sends them as this thread's history", e.Records, e.Through, e.First, e.After, e.ThreadID)
+	}),
 	on(Rule{ID: "ordinal/gap", Severity: Warning, Since: "0.1.0",
 		Title: "ordinals skip values",
 		Doc: "Ordinals grow by 1 from 0, or, in a forked or reverted thread, from its session_meta.history_base.end_ordinal_exclusive (RolloutOrdinalState::for_new_rollout, codex-rs/rollout/src/ordinal.rs): a fork continues its prefix file's numbering. A gap usually means lines were removed by hand. " +
@@ -68,7 +79,7 @@ var ordinalRules = []*Rule{
 		Doc: "Lines out of order (two writers, or a bad merge). " +
 			projectionReads + ": up to 0.153.4 a lower ordinal stops the projection there (\"expected ordinal N, got M\"); later builds skip that line (openai/codex#43182). The model's history follows the file order, not the ordinals.",
 		Fix:  "renumber from this line on, going on from the ordinal before it",
-		plan: renumber,
+		plan: renumberOwn,
 	}, func(e reconstruct.OrdinalBackwardsEvidence) string {
 		return fmt.Sprintf("ordinal %d after %d goes backwards", e.Got, e.Previous)
 	}),
@@ -86,4 +97,29 @@ var ordinalRules = []*Rule{
 	}, func(e reconstruct.OrdinalInLegacyEvidence) string {
 		return inThisFile("ordinals in a legacy-mode file (first occurrence)", e.Count)
 	}),
+}
+
+// quarantineForeign moves a run of another rollout's records to
+// quarantine: renumbering them would adopt them into the thread.
+func quarantineForeign(p *planner, f Finding, e reconstruct.OrdinalForeignEvidence) string {
+	if e.Through < f.Line {
+		return "the run's lines are unknown"
+	}
+	for l := f.Line; l <= e.Through; l++ {
+		p.addLineEdit(l, "drop", rollout.EditDrop, f.Rule)
+	}
+	return ""
+}
+
+// renumberOwn renumbers, unless the line starts a run of another
+// rollout's records whose quarantine was not selected: renumbering would
+// make them the thread's own. (ordinal/foreign-records sorts before
+// ordinal/non-monotonic at one line, so it is judged first.)
+func renumberOwn(p *planner, f Finding) string {
+	for _, u := range p.fp.Left {
+		if u.Rule == "ordinal/foreign-records" && u.Line == f.Line {
+			return "the lines from here are another rollout's records (ordinal/foreign-records): renumbering would adopt them into the thread"
+		}
+	}
+	return renumber(p, f)
 }

@@ -109,6 +109,9 @@ type engine struct {
 	pendingLineage  []Evidence // reported at the file's session_meta
 	subStart        int64      // subagent_history_start_ordinal (-1: none)
 	subOwn          bool       // a record at or past subStart was seen
+
+	foreign foreignRun  // records of another rollout (foreign.go)
+	metaID  metaIDCheck // a file name that disagrees with session_meta (metaid.go)
 }
 
 // newEngine starts an engine that reports to obs (which may be nil).
@@ -242,7 +245,9 @@ func (e *engine) feedObject(rec *rollout.Record, pos Pos) {
 			e.startOwnCounters()
 		}
 	}
+	e.noteMetaID(rec, typ)
 	if !e.failClosed {
+		e.noteForeign(rec, pos)
 		e.checkOrdinal(pos, hasOrd)
 	}
 
@@ -540,7 +545,8 @@ func (e *engine) sessionMeta(rec *rollout.Record, pos Pos, p gjson.Result) {
 	e.st.Lineage.WindowID = window.Get("window_id").String()
 	e.st.Lineage.FirstWindowID = e.st.Lineage.WindowID
 	if id, ok := rollout.ThreadIDFromName(e.opts.Path); ok && e.st.ThreadID != "" && !strings.EqualFold(id, e.st.ThreadID) {
-		e.emit(pos, MetaFilenameMismatchEvidence{FileID: id, PayloadID: e.st.ThreadID})
+		e.metaID = metaIDCheck{pos: pos, ev: MetaFilenameMismatchEvidence{FileID: id, PayloadID: e.st.ThreadID}, pending: true,
+			fileLow: strings.ToLower(id), metaLow: strings.ToLower(e.st.ThreadID)}
 	}
 }
 
@@ -582,6 +588,8 @@ func (e *engine) feedBare(rec *rollout.Record, pos Pos) {
 // Finish ends the replay: it reports what is only known at the end of the
 // file and returns the reconstructed state. Call it once.
 func (e *engine) Finish() *State {
+	e.endForeign()
+	e.finishMetaID()
 	if e.emptyCompaction != nil {
 		e.obs(*e.emptyCompaction)
 		e.emptyCompaction = nil

@@ -167,6 +167,11 @@ type MetaUnexpectedExtraEvidence struct {
 type MetaFilenameMismatchEvidence struct {
 	FileID    string `json:"file_id"`
 	PayloadID string `json:"payload_id"`
+	// The records after session_meta whose payload.thread_id names the
+	// file name's thread, and session_meta's.
+	RecordsWithFileID    int  `json:"records_with_file_id"`
+	RecordsWithPayloadID int  `json:"records_with_payload_id"`
+	Paginated            bool `json:"paginated"`
 }
 
 // MetaUnknownHistoryModeEvidence: the file is not replayed; Skipped lists

@@ -310,3 +310,64 @@ func WriteCorruptions(ctx context.Context, c *Codex, out string, only ...string)
 	}
 	return nil
 }
+
+// Issue 35, points 3 and 4: another rollout's records after the thread's
+// own, and an edited session_meta id. Kept apart from the list above so
+// that other corruptions can be added without touching these. Goldens:
+// foreign-records from 0.142.5 on (0.40.0 to 0.139.0 resume it, but state
+// adds an aborted output Codex does not send: the call/output pairing of
+// issue 35 point 2), edited-meta-id for the paginated versions, 0.148.0 on.
+func init() {
+	Corruptions = append(Corruptions,
+		Corruption{Name: "foreign-records", Base: "turns3", What: "the first turn's records up to its first call output appended again as another thread's (a bad merge of a sub-agent's rollout): every UUID in them replaced by another, ordinals as they were (restarting)",
+			Apply: appendForeignRecords},
+		Corruption{Name: "edited-meta-id", Base: "turns3", What: "session_meta.payload.id edited (its last 4 hex digits replaced by beef); the file name and the other records keep the thread id",
+			Apply: func(b []byte) ([]byte, int, bool) {
+				ls := lines(b)
+				id := gjson.GetBytes(ls[0], "payload.id").String()
+				if gjson.GetBytes(ls[0], "type").String() != "session_meta" || len(id) != 36 {
+					return nil, 0, false
+				}
+				old := []byte(`"id":"` + id + `"`)
+				i := bytes.Index(ls[0], old)
+				if i < 0 {
+					return nil, 0, false
+				}
+				l := append([]byte(nil), ls[0]...)
+				copy(l[i+len(old)-5:], "beef")
+				ls[0] = l
+				return bytes.Join(ls, nil), 1, true
+			}},
+	)
+}
+
+var uuidPattern = regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`)
+
+// appendForeignRecords appends lines 2 to the first function_call_output
+// with each UUID's last group replaced (the same UUID the same way), so
+// that thread, turn and item ids are another thread's while the mock's
+// call ids, like a sub-agent's under the same mock, are not.
+func appendForeignRecords(b []byte) ([]byte, int, bool) {
+	ls := lines(b)
+	if len(ls) < 3 || !bytes.HasSuffix(ls[len(ls)-1], []byte("\n")) {
+		return nil, 0, false
+	}
+	end := -1
+	for i := 1; i < len(ls); i++ {
+		if itemType(ls[i], "function_call_output") {
+			end = i
+			break
+		}
+	}
+	if end < 0 {
+		return nil, 0, false
+	}
+	out := append([]byte(nil), b...)
+	for _, l := range ls[1 : end+1] {
+		out = append(out, uuidPattern.ReplaceAllFunc(l, func(u []byte) []byte {
+			s := sha256.Sum256(u)
+			return append(append([]byte(nil), u[:24]...), hex.EncodeToString(s[:6])...)
+		})...)
+	}
+	return out, len(ls) + 1, true
+}
