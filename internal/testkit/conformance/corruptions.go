@@ -190,6 +190,95 @@ var Corruptions = []Corruption{
 		}},
 }
 
+// Pairing corruptions (issue 35): calls and outputs out of their usual
+// order, which Codex pairs by call_id wherever they are. Added to
+// Corruptions in init to keep them apart from the others.
+func init() { Corruptions = append(Corruptions, pairingCorruptions...) }
+
+var pairingCorruptions = []Corruption{
+	{Name: "output-before-call", Base: "turns3", What: "the first function call's line and its output's line swapped (a bad merge): the output before its call",
+		Apply: func(b []byte) ([]byte, int, bool) {
+			ls := lines(b)
+			call := slices.IndexFunc(ls, func(l []byte) bool { return itemType(l, "function_call") })
+			if call < 0 {
+				return nil, 0, false
+			}
+			id := gjson.GetBytes(ls[call], "payload.call_id").String()
+			for i := call + 1; i < len(ls); i++ {
+				if itemType(ls[i], "function_call_output") && gjson.GetBytes(ls[i], "payload.call_id").String() == id {
+					ls[call], ls[i] = ls[i], ls[call]
+					return bytes.Join(ls, nil), call + 1, true
+				}
+			}
+			return nil, 0, false
+		}},
+	{Name: "duplicate-turn", Base: "turns3", What: "the lines of the first turn with a function call written twice, the copy right after the turn (a sync tool or a bad merge)",
+		Apply: func(b []byte) ([]byte, int, bool) {
+			ls := lines(b)
+			first, last, ok := firstCallTurn(ls)
+			if !ok {
+				return nil, 0, false
+			}
+			out := slices.Concat(ls[:last+1], ls[first:last+1], ls[last+1:])
+			return bytes.Join(out, nil), last + 2, true
+		}},
+}
+
+func eventType(l []byte, typ string) bool {
+	return gjson.GetBytes(l, "type").String() == "event_msg" && gjson.GetBytes(l, "payload.type").String() == typ
+}
+
+// firstCallTurn finds the lines (0-based, inclusive) of the turn holding
+// the first function call: task_started to task_complete where Codex
+// writes them, else from the turn's prompt (with the messages Codex writes
+// before it) to the line before the next turn's.
+func firstCallTurn(ls [][]byte) (first, last int, ok bool) {
+	call := slices.IndexFunc(ls, func(l []byte) bool { return itemType(l, "function_call") })
+	if call < 0 {
+		return 0, 0, false
+	}
+	first = -1
+	for i := call; i > 0; i-- {
+		if eventType(ls[i], "task_started") {
+			first = i
+			break
+		}
+	}
+	if first > 0 {
+		for i := call + 1; i < len(ls); i++ {
+			if eventType(ls[i], "task_complete") {
+				return first, i, true
+			}
+		}
+		return 0, 0, false
+	}
+	// turnStart walks back from a user_message event over the messages
+	// Codex writes with the prompt.
+	turnStart := func(i int) int {
+		for i > 1 && itemType(ls[i-1], "message") && gjson.GetBytes(ls[i-1], "payload.role").String() != "assistant" {
+			i--
+		}
+		return i
+	}
+	for i := call; i > 0; i-- {
+		if eventType(ls[i], "user_message") {
+			first = turnStart(i)
+			break
+		}
+	}
+	if first < 0 {
+		return 0, 0, false
+	}
+	last = len(ls) - 1
+	for i := call + 1; i < len(ls); i++ {
+		if eventType(ls[i], "user_message") {
+			last = turnStart(i) - 1
+			break
+		}
+	}
+	return first, last, true
+}
+
 // CorruptGolden is the record of one corruption resumed by one version,
 // committed as testdata/VERSION/corrupt/NAME.json. The damaged file is not
 // committed: Corruption.Apply rebuilds it from the base golden (SHA256
