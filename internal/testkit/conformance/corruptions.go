@@ -15,6 +15,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/rollout-dev/rollout/checks"
 	"github.com/rollout-dev/rollout/internal/edit/repair"
 )
 
@@ -27,6 +28,19 @@ type Corruption struct {
 	Base  string
 	What  string
 	Apply func(rollout []byte) (out []byte, line int, ok bool)
+	// Fixes are repair's --fix selectors for the damaged file; none: the
+	// default set.
+	Fixes []string
+}
+
+// FixesOf is the Fixes of the corruption named name.
+func FixesOf(name string) []string {
+	for _, c := range Corruptions {
+		if c.Name == name {
+			return c.Fixes
+		}
+	}
+	return nil
 }
 
 // lines splits a rollout into its lines, each with its newline.
@@ -211,7 +225,9 @@ var pairingCorruptions = []Corruption{
 				}
 			}
 			return nil, 0, false
-		}},
+		},
+		// The output is moved after its call, not quarantined.
+		Fixes: []string{"default", "tool/orphan-output"}},
 	{Name: "duplicate-turn", Base: "turns3", What: "the lines of the first turn with a function call written twice, the copy right after the turn (a sync tool or a bad merge)",
 		Apply: func(b []byte) ([]byte, int, bool) {
 			ls := lines(b)
@@ -318,9 +334,16 @@ func Damage(goldenDir, version string, c Corruption) (rel string, damaged []byte
 	return base.Judged, out, line, base, nil
 }
 
-// Repair runs `rollout repair --write -o` on damaged (as if at rel) in a
+// Repair runs `rollout repair --write -o` (with --fix fixes when given) on damaged (as if at rel) in a
 // scratch directory and returns the result (nil when nothing was fixed).
-func Repair(damaged []byte, rel, scratch string) ([]byte, error) {
+func Repair(damaged []byte, rel, scratch string, fixes ...string) ([]byte, error) {
+	var sel checks.FixSet
+	if len(fixes) > 0 {
+		var err error
+		if sel, err = checks.SelectFixes(fixes); err != nil {
+			return nil, err
+		}
+	}
 	in := filepath.Join(scratch, "in", filepath.Base(rel))
 	out := filepath.Join(scratch, "out", filepath.Base(rel))
 	for _, d := range []string{filepath.Dir(in), filepath.Dir(out)} {
@@ -331,7 +354,7 @@ func Repair(damaged []byte, rel, scratch string) ([]byte, error) {
 	if err := os.WriteFile(in, damaged, 0o644); err != nil {
 		return nil, err
 	}
-	txn, err := repair.Begin(repair.Options{Path: in, Output: out, Write: true, Now: repairClock})
+	txn, err := repair.Begin(repair.Options{Path: in, Output: out, Write: true, Now: repairClock, Fix: sel})
 	if err != nil {
 		return nil, err
 	}
@@ -381,7 +404,7 @@ func WriteCorruptions(ctx context.Context, c *Codex, out string, only ...string)
 		g.Oracle, err = Resume(ctx, c, m, map[string][]byte{rel: damaged}, rel, base.ID, filepath.Join(work, "damaged"), false)
 		if err == nil {
 			var fixed []byte
-			if fixed, err = Repair(damaged, rel, filepath.Join(work, "repair")); err == nil && fixed != nil {
+			if fixed, err = Repair(damaged, rel, filepath.Join(work, "repair"), cr.Fixes...); err == nil && fixed != nil {
 				g.RepairSHA256 = sha(fixed)
 				g.Repaired, err = Resume(ctx, c, m, map[string][]byte{rel: fixed}, rel, base.ID, filepath.Join(work, "repaired"), false)
 			} else if err != nil {
