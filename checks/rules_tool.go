@@ -31,16 +31,23 @@ var toolRules = []*Rule{
 	on(Rule{ID: "tool/orphan-output", Severity: Warning, Since: "0.1.0",
 		Title: "a tool output whose call_id has no call (error before Codex 0.48)",
 		Doc: "Usually the call was lost in a torn or rolled-back line. From Codex 0.48 on, remove_orphan_outputs (added by openai/codex#5473, merged 2025-10-21, first released in rust-v0.48.0; codex-rs/core/src/context_manager/normalize.rs today) drops the output before every request and logs an error (debug builds panic): the thread resumes without it (warning). " +
-			"Before that, and in bare-era files, the output is sent and the API rejects every later request with \"No tool call found for function call output\" (error).",
-		Fix: "move the output line to FILE.quarantine.jsonl", OptIn: true,
+			"Before that, and in bare-era files, the output is sent and the API rejects every later request with \"No tool call found for function call output\" (error). " +
+			"Codex pairs calls and outputs by call_id over the whole history, wherever they are: an output written before its call (a bad merge swapping lines) is reported with the call's line (call_line); every release from 0.40 to 0.171 sends the output, then the call, and neither drops the output nor answers the call with \"aborted\" (warning: the order is not the one Codex writes).",
+		Fix: "move the output line after its call's line when the call comes later; otherwise to FILE.quarantine.jsonl", OptIn: true,
 		plan: withEvidence(dropOutput),
 		context: severityBy(func(e reconstruct.ToolOrphanOutputEvidence, _ *reconstruct.State) Severity {
+			if e.CallLine > 0 {
+				return Warning
+			}
 			if e.Normalized != nil && !*e.Normalized {
 				return Error
 			}
 			return Warning
 		}),
 	}, func(e reconstruct.ToolOrphanOutputEvidence) string {
+		if e.CallLine > 0 {
+			return fmt.Sprintf("%v for call_id %v comes before its call (line %d): Codex pairs them by call_id and sends the output, then the call, as they are (nothing dropped, nothing aborted)", e.ItemType, e.CallID, e.CallLine)
+		}
 		what := fmt.Sprintf("%v for call_id %v has no call", e.ItemType, e.CallID)
 		if e.Normalized != nil && !*e.Normalized {
 			return what + ": this Codex version sends it and the API rejects every request (\"No tool call found\")"
@@ -102,20 +109,40 @@ func abortedOutput(p *planner, f Finding, e reconstruct.ToolOrphanCallEvidence) 
 // from: 2^40 + the index of the call it answers, apart from any real item.
 func synthIndex(index int) int { return 1<<40 + index }
 
-// dropOutput moves an output whose call is missing to quarantine.
+// dropOutput moves an output whose call is missing to quarantine, and one
+// whose call comes later after that call (its bytes unchanged but for an
+// ordinal repair renumbers; the original line is kept in quarantine).
 func dropOutput(p *planner, f Finding, e reconstruct.ToolOrphanOutputEvidence) string {
 	if e.ItemIndex >= 0 {
 		return "the output is inside a compaction's replacement history"
 	}
 	callID := e.CallID
+	envelope := p.envelope
+	var moved []byte // the output's object, taken when its line is dropped
 	p.add(f.Line, "drop:"+callID, rollout.Edit{Kind: rollout.EditDrop, Label: f.Rule, Match: func(obj []byte) bool {
 		item := obj
-		if p.envelope {
+		if envelope {
 			item = member(obj, "payload")
 		}
-		return rollout.IsToolOutput(rollout.DecodeString(member(item, "type"))) &&
+		ok := rollout.IsToolOutput(rollout.DecodeString(member(item, "type"))) &&
 			rollout.DecodeString(member(item, "call_id")) == callID
+		if ok && e.CallLine > 0 {
+			moved = append(moved[:0], obj...)
+		}
+		return ok
 	}})
+	if e.CallLine > f.Line {
+		// Its call comes later: the output goes right after it, as Codex
+		// writes them (the file is read in order, so the drop above has
+		// taken the object when the call's line is written).
+		p.add(e.CallLine, "move:"+callID, rollout.Edit{Kind: rollout.EditInsertAfter, Label: f.Rule,
+			Value: func(*rollout.EditContext) ([]byte, error) {
+				if moved == nil {
+					return nil, fmt.Errorf("the output for call_id %s was not read before its call", callID)
+				}
+				return append([]byte(nil), moved...), nil
+			}})
+	}
 	return ""
 }
 

@@ -379,9 +379,12 @@ type ToolOrphanCallEvidence struct {
 // ToolOrphanOutputEvidence is reported at the end of the thread, when the
 // file's Codex version is known; Normalized as for ToolOrphanCallEvidence.
 type ToolOrphanOutputEvidence struct {
-	CallID     string `json:"call_id"`
-	ItemType   string `json:"item_type"`
-	ItemIndex  int    `json:"item_index"`
+	CallID    string `json:"call_id"`
+	ItemType  string `json:"item_type"`
+	ItemIndex int    `json:"item_index"`
+	// CallLine is the line of its call when the call comes later: Codex
+	// pairs them by call_id and neither drops the output nor answers the call.
+	CallLine   int    `json:"call_line,omitempty"`
 	Normalized *bool  `json:"normalized,omitempty"`
 	CLIVersion string `json:"cli_version,omitempty"`
 }

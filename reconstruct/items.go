@@ -441,6 +441,7 @@ func (e *engine) orphanCalls() {
 		openFrom = e.turn.Pos.Line
 	}
 	idle := e.idleSeconds()
+	e.pairByCallID()
 	dropped, version := e.normalizes(QuirkNormalizeStep)
 	for _, o := range e.orphanOutputs {
 		ev := o.Evidence.(ToolOrphanOutputEvidence)

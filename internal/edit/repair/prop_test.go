@@ -592,7 +592,9 @@ func (r *rebuilder) line(n int, line physLine, li *lineInfo) {
 	for _, ins := range li.inserts {
 		var want string
 		json.Unmarshal(ins, &want)
-		if o := r.next(); string(o.raw) != want {
+		// A long inserted line (an output moved after its call) is
+		// reported clipped to repair.KeepBytes.
+		if o := r.next(); string(o.raw) != want && !(len(want) == repair.KeepBytes && strings.HasPrefix(string(o.raw), want)) {
 			t.Fatalf("inserted line after input line %d is not the one reported", n)
 		}
 	}

@@ -100,7 +100,7 @@ func judge(t *testing.T, root string, g *CorruptGolden) Verdict {
 			v.Agrees = true
 		}
 	}
-	fixed, err := Repair(damaged, rel, filepath.Join(dir, "repair"))
+	fixed, err := Repair(damaged, rel, filepath.Join(dir, "repair"), FixesOf(g.Name)...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/rollout-dev/rollout/checks"
 	"github.com/rollout-dev/rollout/internal/edit/repair"
 )
 
@@ -27,6 +28,19 @@ type Corruption struct {
 	Base  string
 	What  string
 	Apply func(rollout []byte) (out []byte, line int, ok bool)
+	// Fixes are repair's --fix selectors for the damaged file; none: the
+	// default set.
+	Fixes []string
+}
+
+// FixesOf is the Fixes of the corruption named name.
+func FixesOf(name string) []string {
+	for _, c := range Corruptions {
+		if c.Name == name {
+			return c.Fixes
+		}
+	}
+	return nil
 }
 
 // lines splits a rollout into its lines, each with its newline.
@@ -190,6 +204,97 @@ var Corruptions = []Corruption{
 		}},
 }
 
+// Pairing corruptions (issue 35): calls and outputs out of their usual
+// order, which Codex pairs by call_id wherever they are. Added to
+// Corruptions in init to keep them apart from the others.
+func init() { Corruptions = append(Corruptions, pairingCorruptions...) }
+
+var pairingCorruptions = []Corruption{
+	{Name: "output-before-call", Base: "turns3", What: "the first function call's line and its output's line swapped (a bad merge): the output before its call",
+		Apply: func(b []byte) ([]byte, int, bool) {
+			ls := lines(b)
+			call := slices.IndexFunc(ls, func(l []byte) bool { return itemType(l, "function_call") })
+			if call < 0 {
+				return nil, 0, false
+			}
+			id := gjson.GetBytes(ls[call], "payload.call_id").String()
+			for i := call + 1; i < len(ls); i++ {
+				if itemType(ls[i], "function_call_output") && gjson.GetBytes(ls[i], "payload.call_id").String() == id {
+					ls[call], ls[i] = ls[i], ls[call]
+					return bytes.Join(ls, nil), call + 1, true
+				}
+			}
+			return nil, 0, false
+		},
+		// The output is moved after its call, not quarantined.
+		Fixes: []string{"default", "tool/orphan-output"}},
+	{Name: "duplicate-turn", Base: "turns3", What: "the lines of the first turn with a function call written twice, the copy right after the turn (a sync tool or a bad merge)",
+		Apply: func(b []byte) ([]byte, int, bool) {
+			ls := lines(b)
+			first, last, ok := firstCallTurn(ls)
+			if !ok {
+				return nil, 0, false
+			}
+			out := slices.Concat(ls[:last+1], ls[first:last+1], ls[last+1:])
+			return bytes.Join(out, nil), last + 2, true
+		}},
+}
+
+func eventType(l []byte, typ string) bool {
+	return gjson.GetBytes(l, "type").String() == "event_msg" && gjson.GetBytes(l, "payload.type").String() == typ
+}
+
+// firstCallTurn finds the lines (0-based, inclusive) of the turn holding
+// the first function call: task_started to task_complete where Codex
+// writes them, else from the turn's prompt (with the messages Codex writes
+// before it) to the line before the next turn's.
+func firstCallTurn(ls [][]byte) (first, last int, ok bool) {
+	call := slices.IndexFunc(ls, func(l []byte) bool { return itemType(l, "function_call") })
+	if call < 0 {
+		return 0, 0, false
+	}
+	first = -1
+	for i := call; i > 0; i-- {
+		if eventType(ls[i], "task_started") {
+			first = i
+			break
+		}
+	}
+	if first > 0 {
+		for i := call + 1; i < len(ls); i++ {
+			if eventType(ls[i], "task_complete") {
+				return first, i, true
+			}
+		}
+		return 0, 0, false
+	}
+	// turnStart walks back from a user_message event over the messages
+	// Codex writes with the prompt.
+	turnStart := func(i int) int {
+		for i > 1 && itemType(ls[i-1], "message") && gjson.GetBytes(ls[i-1], "payload.role").String() != "assistant" {
+			i--
+		}
+		return i
+	}
+	for i := call; i > 0; i-- {
+		if eventType(ls[i], "user_message") {
+			first = turnStart(i)
+			break
+		}
+	}
+	if first < 0 {
+		return 0, 0, false
+	}
+	last = len(ls) - 1
+	for i := call + 1; i < len(ls); i++ {
+		if eventType(ls[i], "user_message") {
+			last = turnStart(i) - 1
+			break
+		}
+	}
+	return first, last, true
+}
+
 // CorruptGolden is the record of one corruption resumed by one version,
 // committed as testdata/VERSION/corrupt/NAME.json. The damaged file is not
 // committed: Corruption.Apply rebuilds it from the base golden (SHA256
@@ -229,9 +334,16 @@ func Damage(goldenDir, version string, c Corruption) (rel string, damaged []byte
 	return base.Judged, out, line, base, nil
 }
 
-// Repair runs `rollout repair --write -o` on damaged (as if at rel) in a
+// Repair runs `rollout repair --write -o` (with --fix fixes when given) on damaged (as if at rel) in a
 // scratch directory and returns the result (nil when nothing was fixed).
-func Repair(damaged []byte, rel, scratch string) ([]byte, error) {
+func Repair(damaged []byte, rel, scratch string, fixes ...string) ([]byte, error) {
+	var sel checks.FixSet
+	if len(fixes) > 0 {
+		var err error
+		if sel, err = checks.SelectFixes(fixes); err != nil {
+			return nil, err
+		}
+	}
 	in := filepath.Join(scratch, "in", filepath.Base(rel))
 	out := filepath.Join(scratch, "out", filepath.Base(rel))
 	for _, d := range []string{filepath.Dir(in), filepath.Dir(out)} {
@@ -242,7 +354,7 @@ func Repair(damaged []byte, rel, scratch string) ([]byte, error) {
 	if err := os.WriteFile(in, damaged, 0o644); err != nil {
 		return nil, err
 	}
-	txn, err := repair.Begin(repair.Options{Path: in, Output: out, Write: true, Now: repairClock})
+	txn, err := repair.Begin(repair.Options{Path: in, Output: out, Write: true, Now: repairClock, Fix: sel})
 	if err != nil {
 		return nil, err
 	}
@@ -292,7 +404,7 @@ func WriteCorruptions(ctx context.Context, c *Codex, out string, only ...string)
 		g.Oracle, err = Resume(ctx, c, m, map[string][]byte{rel: damaged}, rel, base.ID, filepath.Join(work, "damaged"), false)
 		if err == nil {
 			var fixed []byte
-			if fixed, err = Repair(damaged, rel, filepath.Join(work, "repair")); err == nil && fixed != nil {
+			if fixed, err = Repair(damaged, rel, filepath.Join(work, "repair"), cr.Fixes...); err == nil && fixed != nil {
 				g.RepairSHA256 = sha(fixed)
 				g.Repaired, err = Resume(ctx, c, m, map[string][]byte{rel: fixed}, rel, base.ID, filepath.Join(work, "repaired"), false)
 			} else if err != nil {
