@@ -11,16 +11,21 @@ import (
 // Item ids.
 var itemRules = []*Rule{
 	on(Rule{ID: "item/missing-id", Severity: Warning, Since: "0.1.0",
-		Title: "a response item without id in a file that uses ids",
-		Doc: "Once a thread uses item ids, every item should carry one: Codex writes one on every item from 0.142 on, so an item without one was written by another tool or edited by hand. " +
-			"Codex does not need it: 0.142.5 to 0.171 resume a turns3 golden whose first assistant message lost its id and send the same history as without the damage, the item without an id, paginated files included (measured with the conformance harness, internal/testkit/conformance/testdata/*/corrupt/missing-id.json). " +
-			"Tools that address items by id (forks, reverts, the state DB) cannot name it. Files from before 2026 have no ids at all: that is normal and not reported.",
-		Fix: "assign <prefix>_<uuidv7>",
+		Title: "a response item without id in a file that uses ids (error in paginated files)",
+		Doc:   "Once a thread uses item ids, every item should carry one; paginated history requires them. Files from before 2026 have no ids at all: that is normal and not reported.",
+		Fix:   "assign <prefix>_<uuidv7>",
 		plan: withEvidence(func(p *planner, f Finding, e reconstruct.ItemMissingIDEvidence) string {
 			return assignID(p, f, e.ItemIndex, rollout.TypeResponseItem)
 		}),
+		context: severityBy(func(_ reconstruct.ItemMissingIDEvidence, st *reconstruct.State) Severity {
+			// Paginated history requires ids.
+			if st.HistoryMode == rollout.HistoryPaginated {
+				return Error
+			}
+			return Warning
+		}),
 	}, func(e reconstruct.ItemMissingIDEvidence) string {
-		return fmt.Sprintf("%v item has no id (expected %v_<uuidv7>): Codex resumes it unchanged and sends it without one", e.ItemType, e.Prefix)
+		return fmt.Sprintf("%v item has no id; expected %v_<uuidv7>", e.ItemType, e.Prefix)
 	}),
 	on(Rule{ID: "item/id-prefix-mismatch", Severity: Error, Since: "0.1.0",
 		Title: "an id prefix that does not match the item type",

@@ -21,15 +21,24 @@ var lineRules = []*Rule{
 		Title: "a line that is not one JSON object: Codex skips it (a compacted record cut short: the thread resumes uncompacted)",
 		Doc: "Codex skips a line it cannot parse and resumes the rest unchanged: every version from 0.40 to 0.171 resumes a turns3 golden with a line of garbage between its records and sends the same history as without it (measured with the conformance harness, internal/testkit/conformance/testdata/*/corrupt/garbage-line.json). " +
 			"So the line itself costs nothing (warning); what it held, if it was a record cut by a crash, is lost. Look at the raw line: a partial write, a stray log message or an editor accident. " +
-			"A compacted record cut short is the case that matters: Codex skips the checkpoint and resumes uncompacted, sending the history the compaction replaced (16 items instead of 10 in the compact-local golden, every version from 0.40 to 0.171: testdata/*/corrupt/truncated-compaction.json), so a thread compacted to fit its window may overflow it again. A line whose start names another type loses that record. " +
+			"A compacted record cut short is the case that matters: Codex skips the checkpoint and resumes uncompacted, sending the history the compaction replaced (every version from 0.40 to 0.171 sends more items than with the compaction: 16 instead of 10 from 0.139 on, 14 instead of 7 in 0.40; testdata/*/corrupt/truncated-compaction.json), so a thread compacted to fit its window may overflow it again. A line whose start names another type loses that record. " +
+			"The first line is the exception (error): Codex reads the session_meta there and refuses a file whose first line it cannot read, as it refuses one that begins with a byte order mark (line/bom). " +
 			"A torn last line is line/torn-tail, torn bytes with records after them line/glued-record.",
 		Fix:  "move the line to FILE.quarantine.jsonl",
 		plan: dropLine,
+		context: severityBy(func(e reconstruct.LineInvalidJSONEvidence, _ *reconstruct.State) Severity {
+			if e.FirstLine {
+				return Error
+			}
+			return Warning
+		}),
 	}, func(e reconstruct.LineInvalidJSONEvidence) string {
-		switch e.Type {
-		case "":
+		switch {
+		case e.FirstLine:
+			return "line is not one JSON object, and it is the first: Codex cannot read the session metadata and refuses to resume the file"
+		case e.Type == "":
 			return "line is not one JSON object: Codex skips it and resumes the rest unchanged"
-		case rollout.TypeCompacted:
+		case e.Type == rollout.TypeCompacted:
 			return "compacted record cut short (not one JSON object): Codex skips it and resumes uncompacted, sending the history the compaction replaced (the context may overflow again)"
 		}
 		return fmt.Sprintf("%s record cut short (not one JSON object): Codex skips it and resumes without it", e.Type)

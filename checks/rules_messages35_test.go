@@ -21,7 +21,6 @@ func TestMessagesSayWhatCodexDoes(t *testing.T) {
 		{"line-invalid-json", "line/invalid-json", "resumes the rest unchanged", "uncompacted"},
 		{"line-bom", "line/bom", "byte order mark", "torn"},
 		{"line-invalid-utf8", "line/invalid-utf8", "silently drops this record", ""},
-		{"item-missing-id.paginated", "item/missing-id", "resumes it unchanged", ""},
 		{"worldstate-patch-without-baseline", "worldstate/patch-without-baseline", "writes a new snapshot", ""},
 	} {
 		var found bool

@@ -198,7 +198,7 @@ func (e *engine) Feed(rec *rollout.Record) {
 	case rollout.ShapeInvalid:
 		// Resume skips unparseable lines when it looks for the last ordinal,
 		// so they are not judged for ordinals either.
-		e.emit(pos, LineInvalidJSONEvidence{Type: cutType(rec.Raw)})
+		e.emit(pos, LineInvalidJSONEvidence{Type: cutType(rec.Raw), FirstLine: rec.Line == 1})
 		return
 	case rollout.ShapeConcatenated:
 		e.emit(pos, LineConcatenatedEvidence{Objects: len(rec.Parts)})

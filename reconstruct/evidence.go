@@ -21,6 +21,9 @@ type LineInvalidJSONEvidence struct {
 	// Type is the line type the start of the line names, when it reads as
 	// a record cut short ("compacted"); "" when it names none.
 	Type string `json:"type,omitempty"`
+	// FirstLine: the line is the file's first, where Codex reads the
+	// session_meta.
+	FirstLine bool `json:"first_line,omitempty"`
 }
 
 // LineTornTailEvidence is the evidence of line/torn-tail: the last line has
