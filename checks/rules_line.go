@@ -17,13 +17,31 @@ func newlineBeforeAppend(cliVersion string) bool {
 
 // Line shape: what the reader sees of each physical line.
 var lineRules = []*Rule{
-	on(Rule{ID: "line/invalid-json", Severity: Error, Since: "0.1.0",
-		Title: "a line that is not one JSON object",
-		Doc:   "Codex skips lines it cannot parse, so whatever the line held is lost on resume. Look at the raw line: a partial write, a stray log message or an editor accident.",
-		Fix:   "move the line to FILE.quarantine.jsonl",
-		plan:  dropLine,
-	}, func(reconstruct.LineInvalidJSONEvidence) string {
-		return "line is not one JSON object; Codex skips it on resume"
+	on(Rule{ID: "line/invalid-json", Severity: Warning, Since: "0.1.0",
+		Title: "a line that is not one JSON object: Codex skips it (a compacted record cut short: the thread resumes uncompacted)",
+		Doc: "Codex skips a line it cannot parse and resumes the rest unchanged: every version from 0.40 to 0.171 resumes a turns3 golden with a line of garbage between its records and sends the same history as without it (measured with the conformance harness, internal/testkit/conformance/testdata/*/corrupt/garbage-line.json). " +
+			"So the line itself costs nothing (warning); what it held, if it was a record cut by a crash, is lost. Look at the raw line: a partial write, a stray log message or an editor accident. " +
+			"A compacted record cut short is the case that matters: Codex skips the checkpoint and resumes uncompacted, sending the history the compaction replaced (every version from 0.40 to 0.171 sends more items than with the compaction: 16 instead of 10 from 0.139 on, 14 instead of 7 in 0.40; testdata/*/corrupt/truncated-compaction.json), so a thread compacted to fit its window may overflow it again. A line whose start names another type loses that record. " +
+			"The first line is the exception (error): Codex reads the session_meta there and refuses a file whose first line it cannot read, as it refuses one that begins with a byte order mark (line/bom). " +
+			"A torn last line is line/torn-tail, torn bytes with records after them line/glued-record.",
+		Fix:  "move the line to FILE.quarantine.jsonl",
+		plan: dropLine,
+		context: severityBy(func(e reconstruct.LineInvalidJSONEvidence, _ *reconstruct.State) Severity {
+			if e.FirstLine {
+				return Error
+			}
+			return Warning
+		}),
+	}, func(e reconstruct.LineInvalidJSONEvidence) string {
+		switch {
+		case e.FirstLine:
+			return "line is not one JSON object, and it is the first: Codex cannot read the session metadata and refuses to resume the file"
+		case e.Type == "":
+			return "line is not one JSON object: Codex skips it and resumes the rest unchanged"
+		case e.Type == rollout.TypeCompacted:
+			return "compacted record cut short (not one JSON object): Codex skips it and resumes uncompacted, sending the history the compaction replaced (the context may overflow again)"
+		}
+		return fmt.Sprintf("%s record cut short (not one JSON object): Codex skips it and resumes without it", e.Type)
 	}),
 	on(Rule{ID: "line/torn-tail", Severity: Error, Since: "0.1.0",
 		Title: "the last line has no newline and does not parse (crash mid-write; error before Codex 0.145)",
@@ -56,6 +74,15 @@ var lineRules = []*Rule{
 	}, func(e reconstruct.LineGluedEvidence) string {
 		return fmt.Sprintf("%d torn bytes, then %s glued on: Codex skips the whole line, and %s with it", e.TornBytes, strings.Join(e.Records, ", "), plural(int64(len(e.Records)), "intact record"))
 	}),
+	on(Rule{ID: "line/bom", Severity: Error, Since: "0.4.0",
+		Title: "a UTF-8 byte order mark (EF BB BF) before the first record: Codex refuses the file",
+		Doc: "An editor saved the rollout with a byte order mark. Codex reads the first line as JSON and the mark makes it unreadable, so it cannot read the session_meta and refuses to resume the thread: 0.40 to 0.77 fail with \"failed to parse conversation ID from rollout file\", 0.104 to 0.125 with \"failed to parse thread ID from rollout file\", 0.139 to 0.171 with \"... does not start with session metadata\" " +
+			"(measured with the conformance harness on the turns3 golden of each version, internal/testkit/conformance/testdata/*/corrupt/bom.json). Nothing is lost: the three bytes hold nothing.",
+		Fix:  "strip the 3 bytes of the mark (a byte splice: nothing goes to quarantine)",
+		plan: withEvidence(stripBOM),
+	}, func(e reconstruct.LineBOMEvidence) string {
+		return "the file begins with a UTF-8 byte order mark (EF BB BF, an editor's) before its " + e.Record + ": Codex cannot read the session metadata and refuses to resume the thread"
+	}),
 	on(Rule{ID: "line/concatenated", Severity: Error, Since: "0.1.0",
 		Title: "several JSON objects on one physical line (two writers)",
 		Doc:   "Two processes appended to the same rollout without a newline between their records. Each object is intact; Codex rejects the whole line.",
@@ -65,15 +92,16 @@ var lineRules = []*Rule{
 		return fmt.Sprintf("%d JSON objects on one line (two writers?)", e.Objects)
 	}),
 	on(Rule{ID: "line/invalid-utf8", Severity: Error, Since: "0.1.0",
-		Title: "bytes that are not UTF-8 (Codex refuses the whole file)",
-		Doc: "JSON text must be UTF-8. Codex reads a rollout as UTF-8 text and refuses to resume the whole file when one byte is not: " +
-			"0.40 to 0.147 fail with \"stream did not contain valid UTF-8\", 0.153.4 and 0.171 with \"thread/resume failed: list_turns is not supported yet\" " +
+		Title: "bytes that are not UTF-8 (Codex refuses the file, or resumes without the record)",
+		Doc: "JSON text must be UTF-8. Codex reads a rollout as UTF-8 text and mostly refuses to resume the whole file when one byte is not: " +
+			"0.40 to 0.147 fail with \"stream did not contain valid UTF-8\", 0.148 to 0.153.4, 0.165 and 0.171 with \"thread/resume failed: list_turns is not supported yet\" " +
 			"(measured with the conformance harness on a byte 0xff inside an assistant message, internal/testkit/conformance/testdata/*/corrupt/invalid-utf8.json). " +
+			"Where Codex reads the file line by line instead (0.160.1 in the harness; 0.171.0 once its state-DB projection of the thread is gone), it resumes and silently drops the record that holds the bytes: the message is lost without a word. " +
 			"Lenient readers replace the bytes with U+FFFD, silently changing the content.",
 		Fix:  "replace each byte sequence that is not UTF-8 with U+FFFD, on that line only",
 		plan: validUTF8,
 	}, func(reconstruct.LineInvalidUTF8Evidence) string {
-		return "line holds bytes that are not UTF-8: Codex refuses to resume the file"
+		return "line holds bytes that are not UTF-8: Codex refuses to resume the file, or (reading it line by line, as 0.171 does without its projection) resumes and silently drops this record"
 	}),
 	on(Rule{ID: "line/lone-surrogate", Severity: Warning, Since: "0.1.0",
 		Title: "a string escapes half of a UTF-16 surrogate pair (\\ud800 alone)",
@@ -145,5 +173,12 @@ func cutGlued(p *planner, f Finding, e reconstruct.LineGluedEvidence) string {
 	if len(e.Records) > 1 {
 		p.addLineEdit(f.Line, "split", rollout.EditSplit, f.Rule)
 	}
+	return ""
+}
+
+// stripBOM removes the byte order mark before the first record; the
+// rewriter strips it instead of quarantining it (rollout.ActionStripBOM).
+func stripBOM(p *planner, f Finding, _ reconstruct.LineBOMEvidence) string {
+	p.add(f.Line, "cut", rollout.Edit{Kind: rollout.EditCut, Label: f.Rule})
 	return ""
 }

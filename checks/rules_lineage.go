@@ -30,8 +30,12 @@ var lineageRules = []*Rule{
 	on(Rule{ID: "lineage/cycle", Severity: Error, Since: "0.3.0",
 		Title: "following history_base comes back to a rollout of the chain",
 		Doc: "Codex follows history_base from rollout to rollout, each once, and refuses the thread with \"cycle detected\" when one comes again (a rollout naming itself included), in `resolve_rollout_lineage_with_representation` (codex-rs/thread-store/src/local/rollout_lineage.rs, rust-v0.147.0 `04f47de343`; measured with 0.153.4 and 0.171.0). Codex never writes one: a history_base was edited or copied between files. " +
-			"Remedy: give the file its real source's rollout id in history_base.thread_id (the parent it was forked from: forked_from_id, when it has one, names that thread).",
+			"Remedy: give the file its real source's rollout id in history_base.thread_id (the parent it was forked from: forked_from_id, when it has one, names that thread). " +
+			"Except for a reverted thread's file whose name lost its `_<rollout>` suffix (renamed by hand or by a sync tool): its rollout id is then its thread id, which is also the id its history_base names (the thread's previous rollout), so it names itself. Its history_base is right; restore its name, rollout-<time>-<thread>_<rollout>.jsonl, with the rollout id Codex gave it (the state DB's threads.rollout_path names that file). Editing history_base would cut the file from the history it continues.",
 	}, func(e reconstruct.LineageCycleEvidence) string {
+		if e.NameLostRollout {
+			return fmt.Sprintf("history_base names rollout %s, this file's own id by its name: Codex refuses to resume the thread (\"cycle detected\"); a reverted file whose name lost its _<rollout> suffix: restore the name (rollout-<time>-<thread>_<rollout>.jsonl), do not edit history_base", e.RolloutID)
+		}
 		return fmt.Sprintf("history_base leads back to rollout %s%s: Codex refuses to resume the thread (\"cycle detected\")", e.RolloutID, through(e.Via))
 	}),
 	on(Rule{ID: "lineage/other-thread", Severity: Warning, Since: "0.3.0",

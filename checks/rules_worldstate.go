@@ -9,14 +9,26 @@ import (
 
 // World-state snapshots and merge patches.
 var worldstateRules = []*Rule{
-	on(Rule{ID: "worldstate/patch-without-baseline", Severity: Error, Since: "0.1.0",
-		Title: "a world-state patch before any snapshot, or after a compaction before a new snapshot",
-		Doc:   "A patch applies to a baseline. Without one Codex ignores the patch with a warning (or fails when replaying from a checkpoint) and the model sees stale world state.",
+	on(Rule{ID: "worldstate/patch-without-baseline", Severity: Warning, Since: "0.1.0",
+		Title: "a world-state patch before any snapshot, or after a compaction before a new snapshot (error after a compaction)",
+		Doc: "A patch applies to a baseline. Without one Codex has no world state to resume from: 0.144.6 to 0.171 resume a turns3 golden whose first snapshot was written as a patch (full false), send the same history, send the full context again and write a new full snapshot (measured with the conformance harness, internal/testkit/conformance/testdata/*/corrupt/worldstate-first-patch.json), so nothing is lost but the patch (warning). " +
+			"Versions before 0.143 do not read world_state records at all (reads-world-state in the quirks table): info. A patch after a compaction, before a new snapshot, is not measured and stays an error: the patch would apply to the world state the compaction replaced.",
+		context: severityBy(func(e reconstruct.WorldStatePatchWithoutBaselineEvidence, st *reconstruct.State) Severity {
+			if e.AfterCompaction {
+				return Error
+			}
+			if st != nil {
+				if reads, ok := reconstruct.Has(reconstruct.QuirkReadsWorldState, st.CLIVersion); ok && !reads {
+					return Info
+				}
+			}
+			return Warning
+		}),
 	}, func(e reconstruct.WorldStatePatchWithoutBaselineEvidence) string {
 		if e.AfterCompaction {
 			return "world-state patch after a compaction, before a new full snapshot"
 		}
-		return "world-state patch before any full snapshot"
+		return "world-state patch before any full snapshot: Codex resumes, sends the full context again and writes a new snapshot; the patch is lost"
 	}),
 	on(Rule{ID: "worldstate/not-object", Severity: Error, Since: "0.1.0",
 		Title: "world_state.state is not a JSON object",

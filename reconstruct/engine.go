@@ -184,7 +184,11 @@ func (e *engine) Feed(rec *rollout.Record) {
 		// Codex parses lines whole and skips this one, the intact records
 		// too: resume has none of them. Repair's analysis replays them
 		// (Options.ReplayGlued): cutting the torn bytes off restores them.
-		e.emit(pos, LineGluedEvidence{TornBytes: int64(rec.Parts[0][0]), Records: gluedTypes(rec)})
+		if rec.BOM {
+			e.emit(pos, LineBOMEvidence{Record: gluedTypes(rec)[0]})
+		} else {
+			e.emit(pos, LineGluedEvidence{TornBytes: int64(rec.Parts[0][0]), Records: gluedTypes(rec)})
+		}
 		if !e.opts.ReplayGlued {
 			return
 		}
@@ -197,7 +201,7 @@ func (e *engine) Feed(rec *rollout.Record) {
 	case rollout.ShapeInvalid:
 		// Resume skips unparseable lines when it looks for the last ordinal,
 		// so they are not judged for ordinals either.
-		e.emit(pos, LineInvalidJSONEvidence{})
+		e.emit(pos, LineInvalidJSONEvidence{Type: cutType(rec.Raw), FirstLine: rec.Line == 1})
 		return
 	case rollout.ShapeConcatenated:
 		e.emit(pos, LineConcatenatedEvidence{Objects: len(rec.Parts)})
@@ -683,4 +687,14 @@ func (e *engine) frameEvent(ev frames.Event) {
 		return
 	}
 	e.emit(Pos{Line: ev.Line, Offset: ev.Offset}, x)
+}
+
+// cutType is the line type named at the start of a line that does not
+// parse ("" when it names none): a record cut short says what was lost.
+// gjson reads the members before the cut.
+func cutType(raw []byte) string {
+	if t := gjson.GetBytes(raw, "type"); t.Type == gjson.String {
+		return t.String()
+	}
+	return ""
 }

@@ -17,7 +17,14 @@ type Evidence interface {
 
 // LineInvalidJSONEvidence is the evidence of line/invalid-json: a line that
 // is not one JSON object.
-type LineInvalidJSONEvidence struct{}
+type LineInvalidJSONEvidence struct {
+	// Type is the line type the start of the line names, when it reads as
+	// a record cut short ("compacted"); "" when it names none.
+	Type string `json:"type,omitempty"`
+	// FirstLine: the line is the file's first, where Codex reads the
+	// session_meta.
+	FirstLine bool `json:"first_line,omitempty"`
+}
 
 // LineTornTailEvidence is the evidence of line/torn-tail: the last line has
 // no newline and does not parse (crash mid-write; error before Codex 0.145).
@@ -40,6 +47,12 @@ type LineConcatenatedEvidence struct {
 type LineGluedEvidence struct {
 	TornBytes int64    `json:"torn_bytes"`
 	Records   []string `json:"records"`
+}
+
+// LineBOMEvidence: the file begins with a UTF-8 byte order mark (EF BB
+// BF), glued to the first record; Record names it ("session_meta").
+type LineBOMEvidence struct {
+	Record string `json:"record"`
 }
 
 // LineInvalidUTF8Evidence is the evidence of line/invalid-utf8: bytes that
@@ -92,6 +105,7 @@ var (
 	lineTornTail      = newKind()
 	lineConcatenated  = newKind()
 	lineGlued         = newKind()
+	lineBOM           = newKind()
 	lineInvalidUTF8   = newKind()
 	lineLoneSurrogate = newKind()
 	lineDuplicateKey  = newKind()
@@ -105,6 +119,7 @@ func (LineInvalidJSONEvidence) Kind() Kind   { return lineInvalidJSON }
 func (LineTornTailEvidence) Kind() Kind      { return lineTornTail }
 func (LineConcatenatedEvidence) Kind() Kind  { return lineConcatenated }
 func (LineGluedEvidence) Kind() Kind         { return lineGlued }
+func (LineBOMEvidence) Kind() Kind           { return lineBOM }
 func (LineInvalidUTF8Evidence) Kind() Kind   { return lineInvalidUTF8 }
 func (LineLoneSurrogateEvidence) Kind() Kind { return lineLoneSurrogate }
 func (LineDuplicateKeyEvidence) Kind() Kind  { return lineDuplicateKey }

@@ -19,6 +19,10 @@ type LineageMissingSourceEvidence struct {
 type LineageCycleEvidence struct {
 	RolloutID string `json:"rollout_id"`
 	Via       string `json:"via,omitempty"`
+	// NameLostRollout: the file names itself, and its name carries no
+	// _<rollout> suffix: a reverted thread's file renamed to its thread id,
+	// which is the id its history_base names.
+	NameLostRollout bool `json:"name_lost_rollout_id,omitempty"`
 }
 
 // LineageOtherThreadEvidence: a rollout the file continues carries, in its

@@ -206,6 +206,7 @@ func classify(rec *Record) {
 	if parts := gluedParts(raw); parts != nil {
 		rec.Shape = ShapeGlued
 		rec.Parts = parts
+		rec.BOM = rec.Offset == 0 && parts[0][0] == len(utf8BOM) && bytes.HasPrefix(raw, utf8BOM)
 		return
 	}
 	if rec.EOL == "" && !json.Valid(raw) {
@@ -254,3 +255,6 @@ func splitObjects(raw []byte) [][2]int {
 }
 
 func isSpace(b byte) bool { return b == ' ' || b == '\t' || b == '\r' || b == '\n' }
+
+// utf8BOM is the byte order mark editors put before UTF-8 text.
+var utf8BOM = []byte{0xef, 0xbb, 0xbf}

@@ -49,6 +49,10 @@ type Record struct {
 	// LoneSurrogate: a string escapes half of a UTF-16 surrogate pair
 	// (\ud800 alone): not Unicode text.
 	LoneSurrogate bool
+	// BOM: the line is the file's first and begins with a UTF-8 byte order
+	// mark (EF BB BF) that an editor added; the records after it are the
+	// Parts of a ShapeGlued line, the mark its torn bytes.
+	BOM bool
 	// DuplicateKeys are keys repeated within one object of the line (the
 	// first few), DuplicateKeyCount how many repeats in all.
 	DuplicateKeys     []string

@@ -38,8 +38,9 @@ const (
 	ActionMove       = "move"
 	ActionInsert     = "insert"
 	ActionLF         = "lf"
-	ActionEdit       = "edit" // an EditSplice: Before and After are raw bytes of the object
-	ActionCut        = "cut"  // an EditCut: Before is the torn bytes, now in quarantine
+	ActionEdit       = "edit"      // an EditSplice: Before and After are raw bytes of the object
+	ActionCut        = "cut"       // an EditCut: Before is the torn bytes, now in quarantine
+	ActionStripBOM   = "strip-bom" // an EditCut of a byte order mark: Before is the 3 bytes, gone
 )
 
 // Skip is an edit that could not be applied; the line stays as it was.
@@ -443,10 +444,15 @@ func (w *rewriter) cutTorn(l *line) error {
 		return nil
 	}
 	torn := rec.Raw[:rec.Parts[0][0]]
-	if err := w.quarantine(QuarantineEntry{Line: rec.Line, Offset: rec.Offset, Reason: e.Label, Raw: torn}); err != nil {
-		return err
+	if rec.BOM {
+		// A byte order mark holds nothing to keep: it is stripped.
+		w.change(Change{Label: e.Label, Line: rec.Line, Offset: rec.Offset, Action: ActionStripBOM, Before: torn})
+	} else {
+		if err := w.quarantine(QuarantineEntry{Line: rec.Line, Offset: rec.Offset, Reason: e.Label, Raw: torn}); err != nil {
+			return err
+		}
+		w.change(Change{Label: e.Label, Line: rec.Line, Offset: rec.Offset, Action: ActionCut, Before: torn})
 	}
-	w.change(Change{Label: e.Label, Line: rec.Line, Offset: rec.Offset, Action: ActionCut, Before: torn})
 	l.spans = make([]span, len(rec.Parts))
 	prev := rec.Parts[0][0]
 	for i, p := range rec.Parts {

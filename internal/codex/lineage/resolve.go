@@ -78,7 +78,7 @@ func (ix *Index) Resolve(path string) Chain {
 			return fail(reconstruct.LineageMissingSourceEvidence{RolloutID: b.RolloutID, Via: via})
 		}
 		if seen[src.ID] {
-			return fail(reconstruct.LineageCycleEvidence{RolloutID: b.RolloutID, Via: via})
+			return fail(reconstruct.LineageCycleEvidence{RolloutID: b.RolloutID, Via: via, NameLostRollout: src == self && ix.lostRolloutSuffix(self)})
 		}
 		seen[src.ID] = true
 		c.Links = append(c.Links, src)
@@ -151,4 +151,20 @@ func (r *Resolver) Notes() []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// lostRolloutSuffix: self, which names itself, is a reverted thread's
+// file whose name lost its _<rollout> suffix: its name carries only the
+// thread id, and another rollout of that thread (the one the revert
+// continues) is in the index. A fork that names itself has none.
+func (ix *Index) lostRolloutSuffix(self *Rollout) bool {
+	if self.Name.Thread == "" || self.Name.Reverted() {
+		return false
+	}
+	for _, r := range ix.Rollouts() {
+		if r != self && r.Name.Thread == self.Name.Thread {
+			return true
+		}
+	}
+	return false
 }

@@ -295,6 +295,29 @@ func firstCallTurn(ls [][]byte) (first, last int, ok bool) {
 	return first, last, true
 }
 
+// The corruptions of issue 35's severities and messages: each says what a
+// hand, an editor or a sync tool does to a healthy file.
+var severityCorruptions = []Corruption{
+	{Name: "garbage-line", Base: "turns3", What: "a line that is not JSON (a stray log message) inserted after the first assistant message",
+		Apply: func(b []byte) ([]byte, int, bool) {
+			return editLine(b, assistantMessage, func(l []byte) []byte {
+				return append(append([]byte(nil), l...), "warning: this line is not a record\n"...)
+			})
+		}},
+	{Name: "bom", Base: "turns3", What: "a UTF-8 byte order mark (EF BB BF) before line 1 (an editor saved the file)",
+		Apply: func(b []byte) ([]byte, int, bool) {
+			return append([]byte("\xef\xbb\xbf"), b...), 1, true
+		}},
+	{Name: "worldstate-first-patch", Base: "turns3", What: "the first world_state snapshot written as a patch (full false), so no snapshot precedes it",
+		Apply: func(b []byte) ([]byte, int, bool) {
+			return editLine(b, func(l []byte) bool {
+				return gjson.GetBytes(l, "type").String() == "world_state" && gjson.GetBytes(l, "payload.full").Bool()
+			}, func(l []byte) []byte { return bytes.Replace(l, []byte(`"full":true`), []byte(`"full":false`), 1) })
+		}},
+}
+
+func init() { Corruptions = append(Corruptions, severityCorruptions...) }
+
 // CorruptGolden is the record of one corruption resumed by one version,
 // committed as testdata/VERSION/corrupt/NAME.json. The damaged file is not
 // committed: Corruption.Apply rebuilds it from the base golden (SHA256
