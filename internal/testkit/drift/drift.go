@@ -14,7 +14,6 @@
 package drift
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"fmt"
@@ -74,42 +73,32 @@ func (o *Observed) Add(kind, name string, s Seen) {
 }
 
 // maxLine bounds a rollout line the live source reads (a golden's lines
-// are small; a longer one is skipped and reported).
+// are small; a longer one is an error).
 const maxLine = 64 << 20
 
 // AddRollout notes every record type, item and event type and field path
 // of a rollout (example: its name).
 func (o *Observed) AddRollout(r io.Reader, name string) error {
-	br := bufio.NewReaderSize(r, 64<<10)
-	for n := 1; ; n++ {
-		line, err := readLine(br)
-		if len(bytes.TrimSpace(line)) > 0 {
-			if !gjson.ValidBytes(line) {
-				return fmt.Errorf("%s:%d: not JSON", name, n)
-			}
-			o.addRecord(gjson.ParseBytes(line), fmt.Sprintf("%s:%d", name, n))
-		}
+	rd := rollout.NewReader(r, maxLine)
+	defer rd.Release()
+	for {
+		rec, err := rd.Next()
 		if err == io.EOF {
 			return nil
 		}
 		if err != nil {
-			return fmt.Errorf("%s:%d: %w", name, n, err)
+			return fmt.Errorf("%s: %w", name, err)
 		}
-	}
-}
-
-// readLine reads one line of at most maxLine bytes.
-func readLine(br *bufio.Reader) ([]byte, error) {
-	var line []byte
-	for {
-		chunk, err := br.ReadSlice('\n')
-		line = append(line, chunk...)
-		if len(line) > maxLine {
-			return nil, fmt.Errorf("line over %d bytes", maxLine)
+		if rec.Raw == nil {
+			return fmt.Errorf("%s:%d: line over %d bytes", name, rec.Line, maxLine)
 		}
-		if err != bufio.ErrBufferFull {
-			return line, err
+		if len(bytes.TrimSpace(rec.Raw)) == 0 {
+			continue
 		}
+		if !gjson.ValidBytes(rec.Raw) {
+			return fmt.Errorf("%s:%d: not JSON", name, rec.Line)
+		}
+		o.addRecord(gjson.ParseBytes(rec.Raw), fmt.Sprintf("%s:%d", name, rec.Line))
 	}
 }
 
