@@ -23,7 +23,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"iter"
+	"maps"
 	"slices"
 	"strings"
 
@@ -55,20 +55,6 @@ type Item struct {
 	// not known (no Codex request has shown it): Raw is then the record's
 	// payload as it is, not what Codex sends.
 	Unmodelled string
-}
-
-// JSON is the items' JSON array, as the request holds them.
-func JSON(items []Item) json.RawMessage {
-	var b bytes.Buffer
-	b.WriteByte('[')
-	for i, it := range items {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		b.Write(it.Raw)
-	}
-	b.WriteByte(']')
-	return b.Bytes()
 }
 
 // Raws is the items' JSON, in order.
@@ -177,23 +163,13 @@ func readBack(st *reconstruct.State, path string, o Options) (raws map[key][]byt
 		wanted[0][st.MetaLine] = append(wanted[0][st.MetaLine], metaIndex)
 	}
 	raws, recordTypes = map[key][]byte{}, map[key]string{}
-	for _, seg := range slices.Sorted(mapsKeys(wanted)) {
+	for _, seg := range slices.Sorted(maps.Keys(wanted)) {
 		if err := readSegment(pathOf(st, path, seg), seg, wanted[seg], raws, recordTypes, o); err != nil {
 			return nil, nil, "", err
 		}
 	}
 	provider = gjson.GetBytes(raws[key{0, st.MetaLine, metaIndex}], "model_provider").String()
 	return raws, recordTypes, provider, nil
-}
-
-func mapsKeys[K comparable, V any](m map[K]V) iter.Seq[K] {
-	return func(yield func(K) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
 }
 
 func readSegment(path string, seg int, lines map[int][]int, raws map[key][]byte, recordTypes map[key]string, o Options) error {

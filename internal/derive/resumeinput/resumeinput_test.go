@@ -49,7 +49,7 @@ func input(t *testing.T, resumeAs string, lines ...string) []Item {
 func same(t *testing.T, got []Item, want ...string) {
 	t.Helper()
 	if len(got) != len(want) {
-		t.Fatalf("%d items, want %d:\n%s", len(got), len(want), JSON(got))
+		t.Fatalf("%d items, want %d:\n%s", len(got), len(want), Raws(got))
 	}
 	for i := range want {
 		var g, w any
