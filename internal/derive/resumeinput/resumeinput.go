@@ -106,10 +106,10 @@ func Items(st *reconstruct.State, path string, o Options) ([]Item, error) {
 		if !ok {
 			return nil, fmt.Errorf("%s: the history item at line %d was not found when read again (did the file change?)", pathOf(st, path, it.Segment), it.Line)
 		}
-		if Hidden(raw) {
+		if hidden(raw) {
 			continue
 		}
-		in := Item{Raw: Sent(raw, version, provider), From: it}
+		in := Item{Raw: sent(raw, version, provider), From: it}
 		if t := recordTypes[k]; t != "" && t != "response_item" && t != "compacted" {
 			in.Unmodelled = t
 		}
@@ -227,10 +227,10 @@ func readSegment(path string, seg int, lines map[int][]int, raws map[key][]byte,
 	return nil
 }
 
-// Hidden reports an item Codex keeps in its history but never sends:
+// hidden reports an item Codex keeps in its history but never sends:
 // the git snapshots /undo restores (ghost_snapshot; ContextManager's
 // for_prompt, codex-rs/core/src/context_manager/history.rs).
-func Hidden(raw []byte) bool {
+func hidden(raw []byte) bool {
 	return gjson.GetBytes(raw, "type").String() == "ghost_snapshot"
 }
 
@@ -249,14 +249,14 @@ var (
 // own API; a thread resumes with the provider it started with.
 const openAIProvider = "openai"
 
-// Sent is item raw (a response item as the rollout holds it) as Codex
+// sent is item raw (a response item as the rollout holds it) as Codex
 // version sends it to provider (session_meta's model_provider): the
 // fields it keeps in the file removed, and those it sends only to OpenAI
 // for another provider, and the id
 // left out where that version leaves it out (reconstruct.QuirkSendsIDsByDefault,
 // reconstruct.QuirkStripsBadIDs). The rest is the file's bytes, in the
 // file's order.
-func Sent(raw []byte, version, provider string) json.RawMessage {
+func sent(raw []byte, version, provider string) json.RawMessage {
 	out := raw
 	drop := func(field string) {
 		if gjson.GetBytes(out, field).Exists() {
