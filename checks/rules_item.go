@@ -11,18 +11,13 @@ import (
 // Item ids.
 var itemRules = []*Rule{
 	on(Rule{ID: "item/missing-id", Severity: Warning, Since: "0.1.0",
-		Title: "a response item without id in a file that uses ids (error in paginated files)",
-		Doc:   "Once a thread uses item ids, every item should carry one; paginated history requires them. Files from before 2026 have no ids at all: that is normal and not reported.",
-		Fix:   "assign <prefix>_<uuidv7>",
+		Title: "a response item without id in a file that uses ids",
+		Doc: "Once a thread uses item ids, every item Codex writes carries one, so an item without one was written by something else (a hand edit, a sync tool, another writer). " +
+			"Codex resumes such a file unchanged and sends the item without an id: real Codex 0.142.5 to 0.171.0 resumed a turns3 rollout whose first assistant message lost its id, paginated or not, and the engine's rebuilt history matches theirs (conformance corruption `missing-id`). " +
+			"Earlier releases of rollout reported it as an error in paginated files; Codex contradicts that. Files from before 2026 have no ids at all: that is normal and not reported.",
+		Fix: "assign <prefix>_<uuidv7>",
 		plan: withEvidence(func(p *planner, f Finding, e reconstruct.ItemMissingIDEvidence) string {
 			return assignID(p, f, e.ItemIndex, rollout.TypeResponseItem)
-		}),
-		context: severityBy(func(_ reconstruct.ItemMissingIDEvidence, st *reconstruct.State) Severity {
-			// Paginated history requires ids.
-			if st.HistoryMode == rollout.HistoryPaginated {
-				return Error
-			}
-			return Warning
 		}),
 	}, func(e reconstruct.ItemMissingIDEvidence) string {
 		return fmt.Sprintf("%v item has no id; expected %v_<uuidv7>", e.ItemType, e.Prefix)

@@ -186,9 +186,9 @@ func TestRunVerify(t *testing.T) {
 		{name: "legacy fail-on warning", args: []string{"verify", "--fail-on", "warning", "--format", "jsonl", legacy}, wantCode: exitFindings,
 			wantStdout: q(`{"path":"`+legacy+`","rule":"item/missing-id","severity":"warning","line":9,"byte_offset":2411,"ordinal":null,"message":"`) +
 				`[^"]+",` + q(`"fixable":true,"evidence":{`) + `[^\n]*}\n`},
-		{name: "paginated error", args: []string{"verify", "--format", "github", paginated}, wantCode: exitFindings,
-			wantStdout: q("::error file="+paginated+",line=8,title=item/missing-id::") + `[^\n]+\n` +
-				q("::notice title=rollout verify::1 files, 14 records: 1 errors, 0 warnings, 0 infos\n")},
+		{name: "paginated warning", args: []string{"verify", "--format", "github", paginated}, wantCode: exitOK,
+			wantStdout: q("::warning file="+paginated+",line=8,title=item/missing-id::") + `[^\n]+\n` +
+				q("::notice title=rollout verify::1 files, 14 records: 0 errors, 1 warnings, 0 infos\n")},
 		{name: "stdin", args: []string{"verify", "--select", "item/", "-"}, stdin: string(legacyBytes), wantCode: exitOK,
 			wantStdout: q("-:9: warning: ") + `[^\n]+` + q(" [item/missing-id]\n1 files, 18 records: 0 errors, 1 warnings, 0 infos\n")},
 		{name: "oversized", args: []string{"verify", "--max-line-bytes", "470", "--select", "line/", clean, legacy}, wantCode: exitIncomplete,
