@@ -296,6 +296,17 @@ func (p *planner) add(line int, key string, e rollout.Edit) {
 	}
 }
 
+// drops reports whether the plan already removes line (another rule's
+// fix of the same copy).
+func (p *planner) drops(line int) bool {
+	for _, e := range p.fp.Plan.At(line) {
+		if e.Kind == rollout.EditDrop {
+			return true
+		}
+	}
+	return false
+}
+
 // addShared is add of an edit that differs from line to line only in its
 // line: one Edit serves them all (a plan of a million ids keeps one).
 // make builds it the first time; id names it among the shared edits (the

@@ -22,6 +22,8 @@ func TestMessagesSayWhatCodexDoes(t *testing.T) {
 		{"line-bom", "line/bom", "byte order mark", "torn"},
 		{"line-invalid-utf8", "line/invalid-utf8", "silently drops this record", ""},
 		{"worldstate-patch-without-baseline", "worldstate/patch-without-baseline", "writes a new snapshot", ""},
+		{"ordinal-duplicate.copy", "ordinal/duplicate", "repeats line 4's record", ""},
+		{"ordinal-duplicate", "ordinal/duplicate", "used twice", "repeats"},
 	} {
 		var found bool
 		for _, fx := range fixtures {

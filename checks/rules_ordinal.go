@@ -49,10 +49,15 @@ var ordinalRules = []*Rule{
 	on(Rule{ID: "ordinal/duplicate", Severity: Error, Since: "0.1.0",
 		Title: "an ordinal used twice",
 		Doc: "Two lines claim the same position. " +
-			projectionReads + ": up to 0.153.4 it stops at the second one (\"expected ordinal N+1, got N\", openai/codex#41079, #42241) and the app's views of the thread freeze there; later builds skip the second line (#43182). What the model resumes from does not read ordinals.",
-		Fix:  "renumber from this line on, going on from the ordinal before it",
-		plan: renumber,
+			projectionReads + ": up to 0.153.4 it stops at the second one (\"expected ordinal N+1, got N\", openai/codex#41079, #42241) and the app's views of the thread freeze there; later builds skip the second line (#43182). What the model resumes from does not read ordinals. " +
+			"When the second line repeats the first one's record (the same type and payload; a writer wrote it twice, as the two thread_settings_applied of #41079), the copy is redundant: repair moves it to quarantine and renumbers nothing, since the lines after it already go on from the first one, which is what users who recovered their projection by hand did. " +
+			"Otherwise the two are different records and both are kept: repair renumbers from the second on.",
+		Fix:  "move a copy of the record before it to quarantine; otherwise renumber from this line on, going on from the ordinal before it",
+		plan: withEvidence(fixDuplicateOrdinal),
 	}, func(e reconstruct.OrdinalDuplicateEvidence) string {
+		if e.Copy {
+			return fmt.Sprintf("ordinal %d used twice: the line repeats line %d's record", e.Ordinal, e.FirstLine)
+		}
 		return fmt.Sprintf("ordinal %d used twice", e.Ordinal)
 	}),
 	on(Rule{ID: "ordinal/foreign-records", Severity: Error, Since: "0.5.0",
@@ -122,4 +127,16 @@ func renumberOwn(p *planner, f Finding) string {
 		}
 	}
 	return renumber(p, f)
+}
+
+// fixDuplicateOrdinal removes a record written twice and renumbers
+// around a line that is another record.
+func fixDuplicateOrdinal(p *planner, f Finding, e reconstruct.OrdinalDuplicateEvidence) string {
+	if !e.Copy {
+		return renumber(p, f)
+	}
+	if !p.drops(f.Line) {
+		p.addLineEdit(f.Line, "drop", rollout.EditDrop, f.Rule)
+	}
+	return ""
 }

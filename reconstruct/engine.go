@@ -1,6 +1,7 @@
 package reconstruct
 
 import (
+	"hash/maphash"
 	"io"
 	"strconv"
 	"strings"
@@ -54,6 +55,8 @@ type engine struct {
 	forkAllowed      bool
 	pendingNoOrd     *Pos // the latest line without ordinal, not yet known to be last
 	lastOrd          *int64
+	lastOrdLine      int    // the line of lastOrd
+	lastOrdSum       uint64 // of that line's type and payload; 0 when not summed
 	reemitted        int
 	firstReemitted   Pos
 	ordInLegacy      int
@@ -252,7 +255,7 @@ func (e *engine) feedObject(rec *rollout.Record, pos Pos) {
 	e.noteMetaID(rec, typ)
 	if !e.failClosed {
 		e.noteForeign(rec, pos)
-		e.checkOrdinal(pos, hasOrd)
+		e.checkOrdinal(pos, hasOrd, rec)
 	}
 
 	// RolloutLine (codex-rs/protocol/src/protocol.rs) has a required
@@ -350,7 +353,7 @@ func (e *engine) noteLine(pos Pos, hasOrdinal bool) {
 	}
 }
 
-func (e *engine) checkOrdinal(pos Pos, has bool) {
+func (e *engine) checkOrdinal(pos Pos, has bool, rec *rollout.Record) {
 	e.noteLine(pos, has)
 	if !has {
 		return
@@ -363,11 +366,12 @@ func (e *engine) checkOrdinal(pos Pos, has bool) {
 		}
 		return
 	}
+	sum := recordSum(rec)
 	if e.lastOrd != nil {
 		prev := *e.lastOrd
 		switch {
 		case got == prev:
-			e.emit(pos, OrdinalDuplicateEvidence{Ordinal: got})
+			e.emit(pos, OrdinalDuplicateEvidence{Ordinal: got, FirstLine: e.lastOrdLine, Copy: sum != 0 && sum == e.lastOrdSum})
 		case got < prev:
 			e.emit(pos, OrdinalBackwardsEvidence{Previous: prev, Got: got})
 		case got > prev+1:
@@ -377,7 +381,28 @@ func (e *engine) checkOrdinal(pos Pos, has bool) {
 		e.emit(pos, OrdinalGapEvidence{Want: e.st.OrdinalBase, Got: got})
 	}
 	v := got
-	e.lastOrd = &v
+	e.lastOrd, e.lastOrdLine, e.lastOrdSum = &v, pos.Line, sum
+}
+
+// maxSummedPayload bounds the records recordSum hashes: the copies that
+// stall a projection are small event records (openai/codex#41079: two
+// thread_settings_applied), and hashing every image would cost a pass.
+const maxSummedPayload = 16 << 10
+
+// recordSum identifies a record by its type and payload (not its
+// timestamp): two records with one ordinal and one sum are one record
+// written twice. 0: not summed.
+func recordSum(rec *rollout.Record) uint64 {
+	payload := rec.PayloadBytes()
+	if payload == nil || len(payload) > maxSummedPayload {
+		return 0
+	}
+	var h maphash.Hash
+	h.SetSeed(hashSeed)
+	h.WriteString(rec.Type())
+	h.WriteByte(0)
+	h.Write(payload)
+	return h.Sum64() | 1
 }
 
 // ordinalBase is the ordinal a paginated rollout starts from: a fork or a

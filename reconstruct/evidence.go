@@ -234,7 +234,11 @@ type OrdinalLastMissingEvidence struct{}
 // OrdinalDuplicateEvidence is the evidence of ordinal/duplicate: an ordinal
 // used twice.
 type OrdinalDuplicateEvidence struct {
-	Ordinal int64 `json:"ordinal"`
+	Ordinal   int64 `json:"ordinal"`
+	FirstLine int   `json:"first_line"` // the line that has it first
+	// Copy: the line repeats that line's record (type and payload; the
+	// timestamp may differ): one record written twice.
+	Copy bool `json:"copy"`
 }
 
 // OrdinalGapEvidence is the evidence of ordinal/gap: ordinals skip values.
