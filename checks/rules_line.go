@@ -96,12 +96,12 @@ var lineRules = []*Rule{
 		Doc: "JSON text must be UTF-8. Codex reads a rollout as UTF-8 text and mostly refuses to resume the whole file when one byte is not: " +
 			"0.40 to 0.147 fail with \"stream did not contain valid UTF-8\", 0.148 to 0.153.4, 0.165 and 0.171 with \"thread/resume failed: list_turns is not supported yet\" " +
 			"(measured with the conformance harness on a byte 0xff inside an assistant message, internal/testkit/conformance/testdata/*/corrupt/invalid-utf8.json). " +
-			"Where Codex reads the file line by line instead (0.160.1 in the harness; 0.171.0 once its state-DB projection of the thread is gone), it resumes and silently drops the record that holds the bytes: the message is lost without a word. " +
+			"Where Codex reads the file line by line instead, it resumes and silently drops the record that holds the bytes: the message is lost without a word. 0.160.1 does so in the harness; 0.171.0 does so in a Codex home that knows the thread, with its history projection kept or dropped (TestLiveInvalidUTF8, cmd/rollout: the damaged assistant message is missing from the resume's request, the undamaged one is there); the refusals above are of a rollout copied into a home without the thread's rows. " +
 			"Lenient readers replace the bytes with U+FFFD, silently changing the content.",
 		Fix:  "replace each byte sequence that is not UTF-8 with U+FFFD, on that line only",
 		plan: validUTF8,
 	}, func(reconstruct.LineInvalidUTF8Evidence) string {
-		return "line holds bytes that are not UTF-8: Codex refuses to resume the file, or (reading it line by line, as 0.171 does without its projection) resumes and silently drops this record"
+		return "line holds bytes that are not UTF-8: Codex refuses to resume the file, or (0.171 in a home that knows the thread) resumes and silently drops this record"
 	}),
 	on(Rule{ID: "line/lone-surrogate", Severity: Warning, Since: "0.1.0",
 		Title: "a string escapes half of a UTF-16 surrogate pair (\\ud800 alone)",
