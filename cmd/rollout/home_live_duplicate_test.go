@@ -34,6 +34,7 @@ func TestLiveDuplicateOrdinalRepair(t *testing.T) {
 		}
 		ran++
 		t.Run(v, func(t *testing.T) {
+			t.Parallel()
 			for _, variant := range []string{"quarantine", "renumber"} {
 				t.Run(variant, func(t *testing.T) { duplicateOrdinalCase(t, c, variant) })
 			}
