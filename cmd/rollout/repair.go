@@ -411,6 +411,8 @@ func refusalError(ref *inplace.Refusal) error {
 		e.hint = "wait for the other repair or reclaim, or for Codex's rollout compression or migration, to finish"
 	case inplace.NotRegular:
 		e.hint = "move " + ref.Path + " out of the way: repair only appends to a regular file there"
+	case inplace.UnsafeStore:
+		e.hint = "the artifacts store must belong to root or the Codex home's owner and be writable by no one else: remove " + ref.Path + " (or chown and chmod it) and run again"
 	case inplace.BadOutput:
 		e.code, e.hint = exitUsage, "name another output file with -o, or repair in place with --write alone"
 	}

@@ -127,6 +127,10 @@ func (g *Guard) Size() (int64, error) {
 	return fi.Size(), nil
 }
 
+// Link makes name in d a hard link of the locked inode (not of whatever
+// the path names by then): repair's backup.
+func (g *Guard) Link(d *outfile.Dir, name string) error { return d.Link(g.f, name) }
+
 // SameFile reports whether path still names the locked inode.
 func (g *Guard) SameFile(path string) bool {
 	locked, err1 := g.f.Stat()

@@ -237,6 +237,10 @@ type Options struct {
 	// is made and from which it is renamed (relative to it, never by a
 	// path another user could redirect meanwhile); TempDir is ignored.
 	In *Dir
+	// Owner, when set and CopyFrom is not, is a file whose owner and
+	// group a new output takes (best effort: root writing a user's
+	// artifact); its mode stays Perm.
+	Owner os.FileInfo
 }
 
 // File is an output being written. Write to it, then Commit or Abort.
@@ -494,6 +498,9 @@ func (o *File) removeTemp() {
 
 func (o *File) applyMeta() error {
 	if o.opts.CopyFrom == nil {
+		if o.opts.Owner != nil {
+			chown(o.f, o.opts.Owner)
+		}
 		return nil
 	}
 	return CopyMetadata(o.f, o.opts.CopyFrom, o.opts.CopyXattrsFrom)
