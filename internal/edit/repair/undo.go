@@ -400,7 +400,15 @@ func (u *undo) check() (*UndoOutcome, error) {
 
 // replace puts the backup back over FILE through the write guard.
 func (u *undo) replace(g *inplace.Guard, backup string) (*inplace.Late, error) {
-	from, err := inplace.FirstDifference(u.path, backup)
+	f, err := u.rdir.OpenExisting(filepath.Base(backup))
+	if err == nil && f == nil {
+		err = &fs.PathError{Op: "open", Path: backup, Err: fs.ErrNotExist}
+	}
+	var from int64
+	if err == nil {
+		from, err = inplace.FirstDifferenceFrom(u.path, f)
+		f.Close()
+	}
 	if err != nil {
 		return nil, &inplace.Refusal{Kind: inplace.WriteFailed, Path: u.path, Err: err}
 	}
