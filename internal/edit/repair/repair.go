@@ -151,17 +151,19 @@ type Quarantined struct {
 // Txn is a repair between Begin and Finish.
 type Txn struct {
 	Outcome
-	opts    Options
-	seed    maphash.Seed // of the change-detection hashes of this repair
-	src     snapshot     // the input as the analysis read it
-	in      rollout.Compression
-	out     *sinks          // the temporary files of a write
-	lock    *inplace.Guard  // the input, locked for the whole write (nil: dry run)
-	place   artifacts.Place // where the artifacts of Target go
-	store   *outfile.Dir    // place.Dir, held open while writing (openStore)
-	linesIn int             // lines of the input the rewrite read
-	changed int             // edits the rewrite applied
-	tail    []byte          // Salvage: the unreadable tail
+	opts  Options
+	seed  maphash.Seed // of the change-detection hashes of this repair
+	src   snapshot     // the input as the analysis read it
+	in    rollout.Compression
+	out   *sinks          // the temporary files of a write
+	lock  *inplace.Guard  // the input, locked for the whole write (nil: dry run)
+	place artifacts.Place // where the artifacts of Target go
+	store *outfile.Dir    // place.Dir, held open while writing (openStore)
+	// backupLinked: Backup is a hard link of the input (not a copy).
+	backupLinked bool
+	linesIn      int    // lines of the input the rewrite read
+	changed      int    // edits the rewrite applied
+	tail         []byte // Salvage: the unreadable tail
 	// savedProjection: the projection rows the write deleted (projection.go).
 	savedProjection *home.SavedProjection
 	// inputErrors counts the input's errors per rule, planned ones

@@ -4,6 +4,7 @@ package repair_test
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,10 +12,12 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/rollout-dev/rollout/internal/codex/home"
 	"github.com/rollout-dev/rollout/internal/edit/artifacts"
 	"github.com/rollout-dev/rollout/internal/edit/inplace"
 	"github.com/rollout-dev/rollout/internal/edit/repair"
 	"github.com/rollout-dev/rollout/internal/testkit/filetest"
+	"github.com/rollout-dev/rollout/internal/testkit/fixturegen/homegen"
 )
 
 // swapForSymlink moves the store's sessions directory aside and puts in
@@ -212,5 +215,61 @@ func TestRepairUndoRefusesStoreOfAnotherUser(t *testing.T) {
 	}
 	if diff := cmp.Diff(before, filetest.Tree(t, root)); diff != "" {
 		t.Errorf("a refused undo changed files (-before +after):\n%s", diff)
+	}
+}
+
+// TestRepairNoBackupKeepsALateWriter: a Codex-like writer takes the
+// thread's writer lock during the final rename of repair --write
+// --no-backup, appends a line to the descriptor it already had, and goes
+// on appending after the repair is done. Nothing is lost: the replaced
+// inode is kept in the store, holding both lines, and the outcome says
+// from which offset they belong to the file.
+func TestRepairNoBackupKeepsALateWriter(t *testing.T) {
+	root, path := filetest.CodexHomeWithTear(t)
+	read := int64(len(filetest.Read(t, path)))
+	w, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	first := `{"timestamp":"2026-12-01T20:32:00.000Z","type":"event_msg","payload":{"type":"agent_message","message":"during the rename"}}` + "\n"
+	second := strings.Replace(first, "during the rename", "after the repair", 1)
+	o, _, err := repairWrite(repair.Options{Path: path, Write: true, NoBackup: true, Stage: func(stage string) {
+		if stage == inplace.StageSwitch {
+			lock := filetest.Flock(t, filepath.Join(root, home.WriterLocksDir, homegen.Thread+".lock"))
+			fmt.Fprintf(lock, "pid=%d\n", os.Getpid())
+			w.WriteString(first)
+		}
+	}})
+	if err != nil || o.Refusal != nil {
+		t.Fatalf("repair: %v %v", err, o.Refusal)
+	}
+	w.WriteString(second)
+	l := o.Late
+	if l == nil || !l.Inode || !l.Writer || l.From != read || l.Bytes != int64(len(first)) {
+		t.Fatalf("late %+v: want the replaced inode kept, a writer, the line from offset %d", l, read)
+	}
+	kept := filetest.Read(t, l.Kept)
+	if got := string(kept[min(l.From, int64(len(kept))):]); got != first+second {
+		t.Errorf("the kept inode holds %q after offset %d, want both lines", got, l.From)
+	}
+	if !strings.Contains(l.Error(), fmt.Sprintf("tail -c +%d %s >> %s", read+1, l.Kept, path)) {
+		t.Errorf("the error does not give the command that puts every late line back: %v", l)
+	}
+}
+
+// TestRepairNoBackupLeavesNothingWithoutAWriter: the fixture that must
+// not trigger: with nobody writing, --no-backup leaves no copy of the
+// replaced file.
+func TestRepairNoBackupLeavesNothingWithoutAWriter(t *testing.T) {
+	root, path := filetest.CodexHomeWithTear(t)
+	o, _, err := repairWrite(repair.Options{Path: path, Write: true, NoBackup: true})
+	if err != nil || o.Refusal != nil || o.Late != nil {
+		t.Fatalf("repair: %v %v %v", err, o.Refusal, o.Late)
+	}
+	for _, f := range filesUnder(t, filepath.Join(root, artifacts.StoreDir)) {
+		if strings.Contains(filepath.Base(f), ".bak") {
+			t.Errorf("--no-backup left %s", f)
+		}
 	}
 }

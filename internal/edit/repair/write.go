@@ -716,7 +716,11 @@ func (t *Txn) commit() (ref *inplace.Refusal) {
 		// The one guard of every replace: the input still as read, no
 		// writer, and what arrives during the rename kept.
 		from, _ := t.firstChange()
-		late, err := t.lock.Replace(inplace.Switch{Read: t.src.size, From: from, Place: t.place, Force: t.opts.Force, At: t.at}, put)
+		sw := inplace.Switch{Read: t.src.size, From: from, Place: t.place, Force: t.opts.Force, At: t.at}
+		if t.backupLinked {
+			sw.Kept = t.Backup // the replaced inode itself
+		}
+		late, err := t.lock.Replace(sw, put)
 		if err != nil {
 			t.restoreProjection()
 			return failed(err)
@@ -849,6 +853,7 @@ func (t *Txn) makeBackup() (string, error) {
 		name := t.place.Backup(i)
 		err := t.lock.Link(t.store, base(name))
 		if err == nil {
+			t.backupLinked = true
 			return name, nil
 		}
 		if errors.Is(err, fs.ErrExist) {
