@@ -87,11 +87,14 @@ func Refuse(k Kind, path string, format string, args ...any) *Refusal {
 
 // StoreRefusal is the refusal of a write whose artifacts directory dir
 // could not be opened as artifacts.Place.Open requires: UnsafeStore when
-// another user could redirect or replace what goes there, WriteFailed
-// for any other failure.
+// another user could redirect or replace what goes there (its Path the
+// directory at fault), WriteFailed for any other failure.
 func StoreRefusal(dir string, err error) *Refusal {
 	var oe *artifacts.OwnerError
-	if errors.As(err, &oe) || errors.Is(err, artifacts.ErrUnsafeStore) {
+	if errors.As(err, &oe) {
+		return &Refusal{Kind: UnsafeStore, Path: oe.Dir, Err: err}
+	}
+	if errors.Is(err, artifacts.ErrUnsafeStore) {
 		return &Refusal{Kind: UnsafeStore, Path: dir, Err: err}
 	}
 	return &Refusal{Kind: WriteFailed, Path: dir, Err: fmt.Errorf("%w: %v", ErrWriteFailed, err)}
