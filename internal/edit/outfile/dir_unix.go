@@ -245,3 +245,12 @@ func (d *Dir) Close() error {
 
 // Chown gives d itself to uid and gid.
 func (d *Dir) Chown(uid, gid int) error { return d.f.Chown(uid, gid) }
+
+// LinkFrom makes name in d a hard link of the file at path (a path the
+// caller named, outside d).
+func (d *Dir) LinkFrom(path, name string) error {
+	if err := unix.Linkat(unix.AT_FDCWD, path, d.fd(), name, 0); err != nil {
+		return &os.LinkError{Op: "link", Old: path, New: d.Join(name), Err: err}
+	}
+	return nil
+}
