@@ -13,8 +13,10 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/rollout-dev/rollout/internal/edit/artifacts"
@@ -223,7 +225,6 @@ func (g *Guard) Replace(s Switch, step func() error) (*Late, error) {
 	var link *keptLink
 	if kept == "" && s.Place.Base != "" {
 		if link = g.linkInode(s.Place); link != nil {
-			kept = link.path
 			defer link.close()
 		}
 	}
@@ -239,11 +240,17 @@ func (g *Guard) Replace(s Switch, step func() error) (*Late, error) {
 		return nil, err // the link, if made, stays: it is the replaced file
 	}
 	writer := g.stillWritten()
-	if n <= s.Read && (!writer || s.Force) {
-		if !writer {
-			link.remove()
-		}
+	if !writer && n <= s.Read {
+		link.remove()
 		return nil, nil
+	}
+	if link != nil {
+		if kept, err = link.keep(s.Place); err != nil {
+			kept = ""
+		}
+	}
+	if n <= s.Read && s.Force {
+		return nil, nil // a writer the user accepted: what it appends is kept, unreported
 	}
 	late := &Late{Path: g.path, Bytes: max(n-s.Read, 0), Writer: writer}
 	switch {
@@ -269,26 +276,27 @@ func (g *Guard) stillWritten() bool {
 }
 
 // keptLink is the hard link Replace made of the file it replaces, in the
-// store directory it opened.
+// store directory it opened: under a temporary name (.FILE.bak.tmpX) until
+// keep names it, so that a command killed before it knows whether to keep
+// it leaves a temporary file the next write or undo of FILE removes.
 type keptLink struct {
 	dir  *outfile.Dir
 	name string // in dir
-	path string // as the user reads it
 }
 
-// linkInode links the locked inode into place as the first free
-// FILE.bak.N (nil when no link can be made: another file system, no hard
-// links, a store that Open refuses).
+// linkInode links the locked inode into place under a temporary name (nil
+// when no link can be made: another file system, no hard links, a store
+// that Open refuses).
 func (g *Guard) linkInode(place artifacts.Place) *keptLink {
 	d, err := place.Open(true)
 	if err != nil {
 		return nil
 	}
-	for i := 0; i <= artifacts.MaxIndex; i++ {
-		name := place.Backup(i)
-		err := g.Link(d, filepath.Base(name))
+	for range 100 {
+		name := "." + filepath.Base(place.Backup(0)) + ".tmp" + strconv.FormatUint(uint64(rand.Uint32()), 36)
+		err := g.Link(d, name)
 		if err == nil {
-			return &keptLink{dir: d, name: filepath.Base(name), path: name}
+			return &keptLink{dir: d, name: name}
 		}
 		if !errors.Is(err, fs.ErrExist) {
 			break
@@ -297,6 +305,26 @@ func (g *Guard) linkInode(place artifacts.Place) *keptLink {
 	artifacts.TidyDir(d)
 	d.Close()
 	return nil
+}
+
+// keep gives the link the first free name FILE.bak.N of place (a link,
+// then the removal of the temporary name: an existing backup is never
+// replaced), and returns that name.
+func (k *keptLink) keep(place artifacts.Place) (string, error) {
+	for i := 0; i <= artifacts.MaxIndex; i++ {
+		name := place.Backup(i)
+		err := k.dir.LinkEntry(k.name, filepath.Base(name))
+		if errors.Is(err, fs.ErrExist) {
+			continue
+		}
+		if err != nil {
+			return "", err
+		}
+		k.dir.Remove(k.name)
+		k.dir.Sync()
+		return name, nil
+	}
+	return "", fmt.Errorf("%s through .%d all exist", place.Backup(0), artifacts.MaxIndex)
 }
 
 // remove removes the link (nothing was appended, nobody writes).

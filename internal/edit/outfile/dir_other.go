@@ -77,3 +77,5 @@ func (d *Dir) Close() error                    { return nil }
 func (d *Dir) Chown(uid, gid int) error { return os.Chown(d.name, uid, gid) }
 
 func (d *Dir) LinkFrom(path, name string) error { return os.Link(path, d.Join(name)) }
+
+func (d *Dir) LinkEntry(old, new string) error { return os.Link(d.Join(old), d.Join(new)) }

@@ -254,3 +254,11 @@ func (d *Dir) LinkFrom(path, name string) error {
 	}
 	return nil
 }
+
+// LinkEntry makes new in d a hard link of old in d, never replacing new.
+func (d *Dir) LinkEntry(old, new string) error {
+	if err := unix.Linkat(d.fd(), old, d.fd(), new, 0); err != nil {
+		return &os.LinkError{Op: "link", Old: d.Join(old), New: d.Join(new), Err: err}
+	}
+	return nil
+}
