@@ -132,8 +132,11 @@ func (t *Txn) recordUndo(original fileSum, qBefore *quarantineState) error {
 		if qBefore.existed {
 			rec.Quarantine.Before = &fileSum{Size: qBefore.size, SHA256: qBefore.sha256}
 		}
-		if size, _, err := fileHashIn(t.store, base(t.Quarantine), -1); err == nil {
-			rec.Quarantine.AfterSize = size
+		if f, err := t.store.OpenExisting(base(t.Quarantine)); err == nil && f != nil {
+			if fi, err := f.Stat(); err == nil {
+				rec.Quarantine.AfterSize = fi.Size()
+			}
+			f.Close()
 		}
 	}
 	// The user's, like the backup (best effort).
