@@ -237,7 +237,7 @@ func (g *Guard) Replace(s Switch, step func() error) (*Late, error) {
 	}
 	n, err := g.Size()
 	if err != nil {
-		return nil, err // the link, if made, stays: it is the replaced file
+		return nil, err // a link made stays, under its temporary name: the next run removes it
 	}
 	writer := g.stillWritten()
 	if !writer && n <= s.Read {
