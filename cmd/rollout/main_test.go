@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -108,6 +109,12 @@ func TestScripts(t *testing.T) {
 			"codexhome":   cmdCodexHome,
 			"homesql":     cmdHomeSQL,
 			"lineagetree": cmdLineageTree,
+		},
+		Condition: func(cond string) (bool, error) {
+			if cond == "root" { // scripts that give files to another user
+				return os.Geteuid() == 0, nil
+			}
+			return false, fmt.Errorf("unknown condition %q", cond)
 		},
 		Setup: func(env *testscript.Env) error {
 			// $REPO is the repository root, for scripts that check the

@@ -92,8 +92,9 @@ FILE's own). Run again, it finishes an undo that was stopped.
 Inside a Codex home (a directory above FILE is named sessions or
 archived_sessions) FILE.bak, FILE.quarantine.jsonl and FILE.repair-undo.json go
 to $CODEX_HOME/rollout-artifacts/ at FILE's path, never beside FILE, where Codex
-would take them for sessions; elsewhere they go beside FILE. Bytes an agent
-appends while FILE is being replaced go to FILE.late there (exit 4).
+would take them for sessions; elsewhere they go beside FILE. When an agent
+appends while FILE is being replaced, the replaced file is kept there and the
+command that puts its late bytes back is printed (exit 4).
 
 Exit codes: 0 when no error remains after the repair, 1 when some remain
 (they are listed), 3 when lines were too long to analyse, 4 when the write was
@@ -411,6 +412,8 @@ func refusalError(ref *inplace.Refusal) error {
 		e.hint = "wait for the other repair or reclaim, or for Codex's rollout compression or migration, to finish"
 	case inplace.NotRegular:
 		e.hint = "move " + ref.Path + " out of the way: repair only appends to a regular file there"
+	case inplace.UnsafeStore:
+		e.hint = "the artifacts store must belong to root or the Codex home's owner and be writable by no one else: remove " + ref.Path + " (or chown and chmod it) and run again"
 	case inplace.BadOutput:
 		e.code, e.hint = exitUsage, "name another output file with -o, or repair in place with --write alone"
 	}

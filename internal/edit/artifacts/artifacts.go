@@ -28,6 +28,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/rollout-dev/rollout/internal/edit/outfile"
 )
 
 // StoreDir is the directory of a Codex home that holds rollout's artifacts.
@@ -183,69 +185,114 @@ func (p Place) indexOf(base, suffix string) (int, bool) {
 // symlink (it could send our files anywhere) or a file.
 var ErrUnsafeStore = errors.New("not a plain directory")
 
-// Prepare creates the directory of the artifacts when it is the store's
-// (in a Codex home), private (0700, given the home's owner when root runs
-// it), and checks that no part of it below the home is a symlink. Beside
-// the file there is nothing to create.
-func (p Place) Prepare() error {
+// An OwnerError is a directory of the store that another user could
+// change: owned by someone other than root, the Codex home's owner or this
+// process, or writable by its group or by others (sticky or not). Whoever
+// can write there can swap a directory for a symlink, or delete or replace
+// a backup or an undo record before it is used.
+type OwnerError struct {
+	Dir     string
+	UID     int
+	Owner   string // the owner's user name ("" when unknown)
+	Mode    fs.FileMode
+	HomeUID int
+	Foreign bool // the owner is none of those allowed
+}
+
+func (e *OwnerError) Error() string {
+	who := fmt.Sprintf("uid %d", e.UID)
+	if e.Owner != "" {
+		who = fmt.Sprintf("%s (uid %d)", e.Owner, e.UID)
+	}
+	var why []string
+	if e.Foreign {
+		why = append(why, fmt.Sprintf("is owned by %s, not by root or the owner of the Codex home (uid %d)", who, e.HomeUID))
+	} else {
+		why = append(why, "(owned by "+who+")")
+	}
+	if e.Mode&0o022 != 0 {
+		why = append(why, fmt.Sprintf("is writable by others (mode %#o)", e.Mode.Perm()))
+	}
+	if !e.Foreign {
+		return fmt.Sprintf("%s %s %s: refusing to keep rollout's artifacts where another user can replace them", e.Dir, why[0], why[1])
+	}
+	return fmt.Sprintf("%s %s: refusing to keep rollout's artifacts where another user can replace them", e.Dir, strings.Join(why, " and "))
+}
+
+// Open opens the directory of the artifacts. In a Codex home it is
+// reached from the home component by component, each opened without
+// following a symlink (a symlink or a file there wraps ErrUnsafeStore),
+// and each must belong to root, the home's owner or this process and be
+// writable by no one else (*OwnerError): every artifact is then made
+// relative to the directory returned, which no other user can redirect.
+// With create, missing directories are made (0700, given to the home's
+// owner when root makes them); without, a missing one is (nil, nil).
+// Beside the file, the file's directory is opened as named.
+func (p Place) Open(create bool) (*outfile.Dir, error) {
 	if !p.InHome() {
-		return nil
+		return outfile.OpenDir(p.Dir)
 	}
 	rel, err := filepath.Rel(p.Home, p.Dir)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	home, err := os.Stat(p.Home)
+	d, err := outfile.OpenDir(p.Home)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	d := p.Home
+	home, err := d.Stat()
+	if err != nil {
+		d.Close()
+		return nil, err
+	}
 	for _, part := range strings.Split(rel, string(filepath.Separator)) {
-		d = filepath.Join(d, part)
-		fi, err := os.Lstat(d)
-		if errors.Is(err, fs.ErrNotExist) {
-			if err := os.Mkdir(d, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
-				return err
+		sub, err := d.Sub(part)
+		if errors.Is(err, fs.ErrNotExist) && create {
+			if err := d.Mkdir(part, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+				d.Close()
+				return nil, err
 			}
-			giveTo(d, home)
-			fi, err = os.Lstat(d)
+			if sub, err = d.Sub(part); err == nil {
+				giveTo(sub, home)
+			}
 		}
 		if err != nil {
-			return err
+			d.Close()
+			if errors.Is(err, fs.ErrNotExist) && !create {
+				return nil, nil
+			}
+			if ue := (*outfile.UnsafeError)(nil); errors.As(err, &ue) {
+				return nil, fmt.Errorf("%s is a %s: %w", ue.Path, ue.Kind, ErrUnsafeStore)
+			}
+			return nil, err
 		}
-		if !fi.IsDir() {
-			return fmt.Errorf("%s: %w", d, ErrUnsafeStore)
+		if err := checkOwner(sub, home); err != nil {
+			sub.Close()
+			return nil, err
 		}
+		d = sub
 	}
-	return nil
+	return d, nil
 }
 
-// Check refuses a store directory that exists and is not safe to use (a
-// symlink, a file), without creating anything: for the commands that only
-// read or remove artifacts.
+// Prepare creates the directory of the artifacts when it is the store's,
+// and checks it as Open does.
+func (p Place) Prepare() error {
+	d, err := p.Open(true)
+	d.Close()
+	return err
+}
+
+// Check refuses a store directory that exists and is not safe to use (see
+// Open), without creating anything: for the commands that only read or
+// remove artifacts.
 func (p Place) Check() error {
 	if !p.InHome() {
 		return nil
 	}
-	rel, err := filepath.Rel(p.Home, p.Dir)
-	if err != nil {
-		return err
-	}
-	d := p.Home
-	for _, part := range strings.Split(rel, string(filepath.Separator)) {
-		d = filepath.Join(d, part)
-		fi, err := os.Lstat(d)
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		if !fi.IsDir() {
-			return fmt.Errorf("%s: %w", d, ErrUnsafeStore)
-		}
-	}
-	return nil
+	d, err := p.Open(false)
+	d.Close()
+	return err
 }
 
 // TempDir is where the temporary file that replaces FILE is written: the
@@ -259,6 +306,20 @@ func (p Place) TempDir() string {
 	return dir
 }
 
+// TempIn is TempDir for a store opened by Open: d when it is on FILE's
+// file system, else nil (FILE's own directory, by path).
+func (p Place) TempIn(d *outfile.Dir) *outfile.Dir {
+	if d == nil || !p.InHome() {
+		return nil
+	}
+	fi, err1 := d.Stat()
+	beside, err2 := os.Stat(filepath.Dir(p.File))
+	if err1 != nil || err2 != nil || !sameDeviceInfo(fi, beside) {
+		return nil
+	}
+	return d
+}
+
 // Tidy removes the store directories of the place that are empty, from
 // the deepest up to the store itself: what a refused or undone write
 // leaves is nothing. Beside the file it does nothing.
@@ -266,10 +327,20 @@ func (p Place) Tidy() {
 	if !p.InHome() {
 		return
 	}
-	top := filepath.Join(p.Home, StoreDir)
-	for d := p.Dir; len(d) >= len(top); d = filepath.Dir(d) {
-		if os.Remove(d) != nil {
-			return // not empty, or not ours to remove
+	d, err := p.Open(false)
+	if err == nil && d != nil {
+		TidyDir(d)
+		d.Close()
+	}
+}
+
+// TidyDir removes d, a store directory Open returned, and the store
+// directories above it while they are empty, relative to the parents
+// Open checked, up to the store itself.
+func TidyDir(d *outfile.Dir) {
+	for ; d != nil && d.Parent() != nil; d = d.Parent() {
+		if !d.RemoveSelf() {
+			return // not empty, or no longer there
 		}
 	}
 }
@@ -318,10 +389,23 @@ func (p Place) isTemp(name string) bool {
 	return false
 }
 
-// RemoveTemps removes what Temps finds. Call it only holding the lock.
+// RemoveTemps removes what Temps finds, those of the store relative to
+// the directory Open checked. Call it only holding the lock.
 func (p Place) RemoveTemps() {
-	for _, t := range p.Temps() {
-		os.Remove(t)
+	if d, err := p.Open(false); err == nil && d != nil {
+		if es, err := d.ReadDir(); err == nil {
+			for _, e := range es {
+				if e.Type().IsRegular() && p.isTemp(e.Name()) {
+					d.Remove(e.Name())
+				}
+			}
+		}
+		d.Close()
+	}
+	if beside := filepath.Dir(p.File); p.InHome() && beside != p.Dir {
+		for _, t := range (Place{File: p.File, Dir: beside, Base: p.Base}).Temps() {
+			os.Remove(t)
+		}
 	}
 }
 

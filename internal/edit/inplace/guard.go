@@ -13,8 +13,10 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/rollout-dev/rollout/internal/edit/artifacts"
@@ -103,19 +105,38 @@ func (g *Guard) Release() {
 }
 
 // Late is what an agent appended to a file while a command replaced or
-// removed it: bytes that reached the old inode after the command's read.
+// removed it: bytes that reached the old inode after the command's read,
+// or a writer that still holds the old inode and may append to it.
 type Late struct {
 	Path  string // the rollout
-	Bytes int64  // how many
-	Kept  string // the file they were copied to ("": they could not be kept)
-	Err   error  // why they could not be kept
+	Bytes int64  // how many so far
+	// Kept is the file that holds them ("": they could not be kept).
+	// Inode: Kept is the replaced inode itself, kept reachable (a hard
+	// link), where a writer that holds it goes on appending; the late
+	// bytes are those from offset From to its end, whenever it is read.
+	// Else Kept is a copy of the late bytes alone, as they were.
+	Kept  string
+	Inode bool
+	From  int64
+	// Writer: a process (or Codex's writer lock) still held the replaced
+	// file for writing after the switch.
+	Writer bool
+	Err    error // why they could not be kept
 }
 
 func (l *Late) Error() string {
-	if l.Kept == "" {
-		return fmt.Sprintf("%s grew by %d bytes while it was being replaced, and they could not be kept: %v", l.Path, l.Bytes, l.Err)
+	what := fmt.Sprintf("%s grew by %d bytes while it was being replaced", l.Path, l.Bytes)
+	if l.Bytes == 0 {
+		what = fmt.Sprintf("%s was still open for writing when it was replaced", l.Path)
 	}
-	return fmt.Sprintf("%s grew by %d bytes while it was being replaced: they are in %s (append them with: cat %s >> %s)", l.Path, l.Bytes, l.Kept, l.Kept, l.Path)
+	switch {
+	case l.Kept == "":
+		return fmt.Sprintf("%s, and they could not be kept: %v", what, l.Err)
+	case l.Inode:
+		return fmt.Sprintf("%s: the replaced file is kept as %s (a writer that still holds it appends there): append everything after its first %d bytes with: tail -c +%d %s >> %s",
+			what, l.Kept, l.From, l.From+1, l.Kept, l.Path)
+	}
+	return fmt.Sprintf("%s: they are in %s (append them with: cat %s >> %s)", what, l.Kept, l.Kept, l.Path)
 }
 
 // Size is the size of the locked inode now.
@@ -126,6 +147,10 @@ func (g *Guard) Size() (int64, error) {
 	}
 	return fi.Size(), nil
 }
+
+// Link makes name in d a hard link of the locked inode (not of whatever
+// the path names by then): repair's backup.
+func (g *Guard) Link(d *outfile.Dir, name string) error { return d.Link(g.f, name) }
 
 // SameFile reports whether path still names the locked inode.
 func (g *Guard) SameFile(path string) bool {
@@ -149,6 +174,12 @@ type Switch struct {
 	From int64
 	// Place is where bytes that arrive during the switch are kept.
 	Place artifacts.Place
+	// Kept names a hard link of the file that the caller made in Place
+	// before the switch (repair's backup): the replaced inode stays
+	// reachable through it. When "", Replace links the locked inode into
+	// Place itself (FILE.bak.N) and removes the link again after the
+	// switch unless bytes arrived or a writer still holds the inode.
+	Kept string
 	// Force replaces the file even when another process holds it open for
 	// writing (what it writes next is lost).
 	Force bool
@@ -164,9 +195,14 @@ type Switch struct {
 // (Referenced) and no other process may hold it open for writing
 // (CheckWriters, unless s.Force): nothing is done then. Right
 // after it the old inode is out of reach of any writer that opens the file
-// by name, and is checked for bytes that arrived in between: they are
-// copied to s.Place.Late(i) and returned as a *Late (the command exits 4
-// with it), so nothing an agent appends is lost.
+// by name, and is checked for bytes that arrived in between and for a
+// writer that still holds it (a process, or Codex's writer lock): then the
+// old inode stays reachable under s.Kept (or the link Replace made), where
+// whatever such a writer appends later lands too, and a *Late says from
+// which offset on its bytes belong to the file (the command exits 4 with
+// it; with s.Force a writer that wrote nothing yet is not reported). Where
+// no hard link can be made, the bytes that arrived are copied to
+// s.Place.Late(i). So nothing an agent appends is lost.
 func (g *Guard) Replace(s Switch, step func() error) (*Late, error) {
 	if !g.SameFile(g.path) {
 		return nil, Refuse(Changed, g.path, "%w: %s was replaced by another file", ErrFileChanged, g.path)
@@ -185,31 +221,135 @@ func (g *Guard) Replace(s Switch, step func() error) (*Late, error) {
 			return nil, r
 		}
 	}
+	kept := s.Kept
+	var link *keptLink
+	if kept == "" && s.Place.Base != "" {
+		if link = g.linkInode(s.Place); link != nil {
+			defer link.close()
+		}
+	}
 	if s.At != nil {
 		s.At(StageSwitch)
 	}
 	if err := step(); err != nil {
+		link.remove()
 		return nil, err
 	}
 	n, err := g.Size()
-	if err != nil || n <= s.Read {
-		return nil, err
+	if err != nil {
+		return nil, err // a link made stays, under its temporary name: the next run removes it
 	}
-	late := &Late{Path: g.path, Bytes: n - s.Read}
-	late.Kept, late.Err = keepLate(g.f, s.Read, n, s.Place)
+	writer := g.stillWritten()
+	if !writer && n <= s.Read {
+		link.remove()
+		return nil, nil
+	}
+	if link != nil {
+		if kept, err = link.keep(s.Place); err != nil {
+			kept = ""
+		}
+	}
+	if n <= s.Read && s.Force {
+		return nil, nil // a writer the user accepted: what it appends is kept, unreported
+	}
+	late := &Late{Path: g.path, Bytes: max(n-s.Read, 0), Writer: writer}
+	switch {
+	case kept != "":
+		late.Kept, late.Inode, late.From = kept, true, s.Read
+	case n > s.Read:
+		late.Kept, late.Err = keepLate(g.f, s.Read, n, s.Place)
+	default:
+		late.Err = errors.New("no hard link of the replaced file could be made: what the writer appends next is lost")
+	}
 	return late, nil
 }
+
+// stillWritten reports whether, after the switch, another process holds
+// the replaced inode open for writing or Codex's writer lock of the thread
+// is held: what either writes next may land in the old inode.
+func (g *Guard) stillWritten() bool {
+	if g.codex.checkWriter(g.path) != nil {
+		return true
+	}
+	fi, err := g.f.Stat()
+	return err == nil && len(writersOf(fi)) > 0
+}
+
+// keptLink is the hard link Replace made of the file it replaces, in the
+// store directory it opened: under a temporary name (.FILE.bak.tmpX) until
+// keep names it, so that a command killed before it knows whether to keep
+// it leaves a temporary file the next write or undo of FILE removes.
+type keptLink struct {
+	dir  *outfile.Dir
+	name string // in dir
+}
+
+// linkInode links the locked inode into place under a temporary name (nil
+// when no link can be made: another file system, no hard links, a store
+// that Open refuses).
+func (g *Guard) linkInode(place artifacts.Place) *keptLink {
+	d, err := place.Open(true)
+	if err != nil {
+		return nil
+	}
+	for range 100 {
+		name := "." + filepath.Base(place.Backup(0)) + ".tmp" + strconv.FormatUint(uint64(rand.Uint32()), 36)
+		err := g.Link(d, name)
+		if err == nil {
+			return &keptLink{dir: d, name: name}
+		}
+		if !errors.Is(err, fs.ErrExist) {
+			break
+		}
+	}
+	artifacts.TidyDir(d)
+	d.Close()
+	return nil
+}
+
+// keep gives the link the first free name FILE.bak.N of place (a link,
+// then the removal of the temporary name: an existing backup is never
+// replaced), and returns that name.
+func (k *keptLink) keep(place artifacts.Place) (string, error) {
+	for i := 0; i <= artifacts.MaxIndex; i++ {
+		name := place.Backup(i)
+		err := k.dir.LinkEntry(k.name, filepath.Base(name))
+		if errors.Is(err, fs.ErrExist) {
+			continue
+		}
+		if err != nil {
+			return "", err
+		}
+		k.dir.Remove(k.name)
+		k.dir.Sync()
+		return name, nil
+	}
+	return "", fmt.Errorf("%s through .%d all exist", place.Backup(0), artifacts.MaxIndex)
+}
+
+// remove removes the link (nothing was appended, nobody writes).
+func (k *keptLink) remove() {
+	if k != nil {
+		k.dir.Remove(k.name)
+		artifacts.TidyDir(k.dir)
+	}
+}
+
+func (k *keptLink) close() { k.dir.Close() }
 
 // keepLate copies bytes [from, to) of f to a new file named by place.Late,
 // private to the rollout's owner.
 func keepLate(f *os.File, from, to int64, place artifacts.Place) (string, error) {
-	if err := place.Prepare(); err != nil {
+	d, err := place.Open(true)
+	if err != nil {
 		return "", err
 	}
+	defer d.Close()
 	fi, _ := f.Stat()
 	for i := 0; i <= artifacts.MaxIndex; i++ {
 		name := place.Late(i)
-		out, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		base := filepath.Base(name)
+		out, err := d.OpenFile(base, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 		if errors.Is(err, fs.ErrExist) {
 			continue
 		}
@@ -227,10 +367,10 @@ func keepLate(f *os.File, from, to int64, place artifacts.Place) (string, error)
 			err = cerr
 		}
 		if err != nil {
-			os.Remove(name)
+			d.Remove(base)
 			return "", err
 		}
-		outfile.SyncDir(filepath.Dir(name))
+		d.Sync()
 		return name, nil
 	}
 	return "", fmt.Errorf("%s through .%d all exist", place.Late(0), artifacts.MaxIndex)

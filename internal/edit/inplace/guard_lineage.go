@@ -144,12 +144,23 @@ func siblings(dir string) []string {
 // when one is a prefix of the other; -1 when they are the same): what an
 // undo changes of the file it puts the original back over.
 func FirstDifference(a, b string) (int64, error) {
+	f, err := os.Open(b)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	return FirstDifferenceFrom(a, f)
+}
+
+// FirstDifferenceFrom is FirstDifference with b already open (a backup
+// opened relative to the store directory that was checked).
+func FirstDifferenceFrom(a string, b *os.File) (int64, error) {
 	fa, err := rollout.Open(a, nil)
 	if err != nil {
 		return 0, err
 	}
 	defer fa.Close()
-	fb, err := rollout.Open(b, nil)
+	fb, _, err := rollout.DecodeWith(b.Name(), b, rollout.OpenOptions{})
 	if err != nil {
 		return 0, err
 	}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -15,6 +16,7 @@ import (
 	"github.com/rollout-dev/rollout/internal/codex/home"
 	"github.com/rollout-dev/rollout/internal/edit/artifacts"
 	"github.com/rollout-dev/rollout/internal/edit/inplace"
+	"github.com/rollout-dev/rollout/internal/edit/outfile"
 	"github.com/rollout-dev/rollout/internal/testkit/filetest"
 	"github.com/rollout-dev/rollout/internal/testkit/fixturegen/homegen"
 )
@@ -83,8 +85,67 @@ func TestReplaceRefusesChangedFile(t *testing.T) {
 }
 
 // TestReplaceKeepsLateBytes: what an agent appends right before the rename
-// reaches the old inode; the guard copies it to FILE.late and says where.
+// reaches the old inode; the guard keeps that inode (a hard link in the
+// file's place) and says from which offset its bytes belong to the file.
 func TestReplaceKeepsLateBytes(t *testing.T) {
+	path := rolloutIn(t)
+	original := filetest.Read(t, path)
+	late, _ := replaceWithAppend(t, path, nil)
+	if late == nil {
+		t.Fatal("no late bytes reported")
+	}
+	if late.Bytes != int64(len(agentLine)) || !late.Inode || late.From != int64(len(original)) {
+		t.Errorf("late %+v: want the %d appended bytes, from offset %d of the kept inode", late, len(agentLine), len(original))
+	}
+	if got := filetest.Read(t, late.Kept); !bytes.Equal(got, append(original, agentLine...)) {
+		t.Errorf("%s is not the replaced file with the appended line", late.Kept)
+	}
+	if !strings.Contains(late.Error(), "grew by") || !strings.Contains(late.Error(), late.Kept) {
+		t.Errorf("the error does not name where the bytes are: %v", late)
+	}
+	if got := string(filetest.Read(t, path)); got != "the replacement\n" {
+		t.Errorf("the file is %q", got)
+	}
+}
+
+// TestReplaceKeepsWhatAWriterAppendsLater: a writer that took its
+// descriptor before the rename appends once during the switch and again
+// after the command is done (it never reopens the file). Both lines are in
+// the kept inode, and the command the error gives puts both back.
+func TestReplaceKeepsWhatAWriterAppendsLater(t *testing.T) {
+	if _, err := exec.LookPath("tail"); err != nil {
+		t.Skip("no tail to run the hint with")
+	}
+	path := rolloutIn(t)
+	w, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	late, release := replaceWithAppend(t, path, w)
+	release() // the command exits; the writer goes on
+	later := strings.Replace(agentLine, "during the switch", "after the command exited", 1)
+	if _, err := w.WriteString(later); err != nil {
+		t.Fatal(err)
+	}
+	if late == nil || !late.Inode {
+		t.Fatalf("late %+v: want the replaced inode kept", late)
+	}
+	_, hint, ok := strings.Cut(late.Error(), "with: ")
+	if !ok {
+		t.Fatalf("the error gives no command: %v", late)
+	}
+	if out, err := exec.Command("sh", "-c", hint).CombinedOutput(); err != nil {
+		t.Fatalf("%s: %v\n%s", hint, err, out)
+	}
+	if got, want := string(filetest.Read(t, path)), "the replacement\n"+agentLine+later; got != want {
+		t.Errorf("after the hint, the file is %q, want %q", got, want)
+	}
+}
+
+// TestReplaceLeavesNoLinkWhenNothingArrives: with no late bytes and no
+// writer, the link the guard made of the replaced file is removed again.
+func TestReplaceLeavesNoLinkWhenNothingArrives(t *testing.T) {
 	path := rolloutIn(t)
 	place, err := artifacts.For(path)
 	if err != nil {
@@ -98,24 +159,59 @@ func TestReplaceKeepsLateBytes(t *testing.T) {
 	read, _ := g.Size()
 	next := path + ".new"
 	os.WriteFile(next, []byte("the replacement\n"), 0o644)
-	at := func(stage string) {
-		if stage == inplace.StageSwitch {
-			filetest.Append(t, path, []byte(agentLine))
+	replaced, _ := os.Stat(path)
+	linked := false
+	at := func(string) { // another name of the replaced inode in its place
+		for _, n := range filetest.List(t, place.Dir) {
+			if fi, err := os.Stat(filepath.Join(place.Dir, n)); err == nil && n != filepath.Base(path) && os.SameFile(fi, replaced) {
+				linked = true
+			}
 		}
 	}
 	late, err := g.Replace(inplace.Switch{Read: read, Place: place, At: at}, func() error { return os.Rename(next, path) })
-	if err != nil || late == nil {
+	if err != nil || late != nil {
 		t.Fatalf("replace: %v, late %v", err, late)
 	}
-	if late.Bytes != int64(len(agentLine)) || late.Kept == "" || !bytes.Equal(filetest.Read(t, late.Kept), []byte(agentLine)) {
-		t.Errorf("late %+v: want the appended line kept", late)
+	if !linked {
+		t.Error("the replaced inode was not kept during the switch")
 	}
-	if !strings.Contains(late.Error(), "grew by") || !strings.Contains(late.Error(), late.Kept) {
-		t.Errorf("the error does not name where the bytes are: %v", late)
+	if left := place.Temps(); !outfile.Absent(place.Backup(0)) || len(left) > 0 {
+		t.Errorf("left behind: %s %v", place.Backup(0), left)
 	}
-	if got := string(filetest.Read(t, path)); got != "the replacement\n" {
-		t.Errorf("the file is %q", got)
+}
+
+// replaceWithAppend replaces path under the guard while w (nil: a new
+// descriptor) appends agentLine during the switch. It returns the late
+// bytes and the guard's release.
+func replaceWithAppend(t *testing.T, path string, w *os.File) (*inplace.Late, func()) {
+	t.Helper()
+	place, err := artifacts.For(path)
+	if err != nil {
+		t.Fatal(err)
 	}
+	g, err := inplace.Lock(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(g.Release)
+	read, _ := g.Size()
+	next := path + ".new"
+	os.WriteFile(next, []byte("the replacement\n"), 0o644)
+	at := func(stage string) {
+		if stage != inplace.StageSwitch {
+			return
+		}
+		if w == nil {
+			filetest.Append(t, path, []byte(agentLine))
+		} else if _, err := w.WriteString(agentLine); err != nil {
+			t.Fatal(err)
+		}
+	}
+	late, err := g.Replace(inplace.Switch{Read: read, Place: place, At: at}, func() error { return os.Rename(next, path) })
+	if err != nil {
+		t.Fatalf("replace: %v", err)
+	}
+	return late, g.Release
 }
 
 // TestLockInCodexHome: in a Codex home the guard holds Codex's

@@ -83,11 +83,25 @@ func RestoreProjection(path string, saved *home.SavedProjection) error {
 // WriteProjectionRows writes deleted rows to name (private to the owner),
 // returning their size and SHA-256.
 func WriteProjectionRows(name string, saved *home.SavedProjection) (int64, string, error) {
+	return writeProjectionRows(saved, func(write func(io.Writer) error) error {
+		return outfile.Write(name, outfile.Options{Perm: 0o600, RegularOnly: true}, write)
+	})
+}
+
+// WriteProjectionRowsIn is WriteProjectionRows for the entry name of dir,
+// a store directory held open.
+func WriteProjectionRowsIn(dir *outfile.Dir, name string, saved *home.SavedProjection) (int64, string, error) {
+	return writeProjectionRows(saved, func(write func(io.Writer) error) error {
+		return outfile.WriteIn(dir, name, outfile.Options{Perm: 0o600}, write)
+	})
+}
+
+func writeProjectionRows(saved *home.SavedProjection, put func(func(io.Writer) error) error) (int64, string, error) {
 	b, err := json.Marshal(saved)
 	if err != nil {
 		return 0, "", err
 	}
-	if err := outfile.Write(name, outfile.Options{Perm: 0o600, RegularOnly: true}, func(w io.Writer) error {
+	if err := put(func(w io.Writer) error {
 		_, err := w.Write(b)
 		return err
 	}); err != nil {

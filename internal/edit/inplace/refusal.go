@@ -3,6 +3,8 @@ package inplace
 import (
 	"errors"
 	"fmt"
+
+	"github.com/rollout-dev/rollout/internal/edit/artifacts"
 )
 
 // The causes a refused write wraps, for errors.Is.
@@ -52,6 +54,10 @@ const (
 	// history_base) past the first byte the write changes
 	// (guard_lineage.go). --force does not override it.
 	Referenced
+	// UnsafeStore: a directory of the artifacts store is a symlink or a
+	// file, or another user owns it or may write it
+	// (artifacts.OwnerError). --force does not override it.
+	UnsafeStore
 )
 
 // Holder is a process holding a file open for writing.
@@ -77,4 +83,19 @@ func (r *Refusal) Unwrap() error { return r.Err }
 // Refuse is a Refusal of kind k whose error fmt.Errorf makes.
 func Refuse(k Kind, path string, format string, args ...any) *Refusal {
 	return &Refusal{Kind: k, Path: path, Err: fmt.Errorf(format, args...)}
+}
+
+// StoreRefusal is the refusal of a write whose artifacts directory dir
+// could not be opened as artifacts.Place.Open requires: UnsafeStore when
+// another user could redirect or replace what goes there (its Path the
+// directory at fault), WriteFailed for any other failure.
+func StoreRefusal(dir string, err error) *Refusal {
+	var oe *artifacts.OwnerError
+	if errors.As(err, &oe) {
+		return &Refusal{Kind: UnsafeStore, Path: oe.Dir, Err: err}
+	}
+	if errors.Is(err, artifacts.ErrUnsafeStore) {
+		return &Refusal{Kind: UnsafeStore, Path: dir, Err: err}
+	}
+	return &Refusal{Kind: WriteFailed, Path: dir, Err: fmt.Errorf("%w: %v", ErrWriteFailed, err)}
 }

@@ -233,6 +233,14 @@ type Options struct {
 	// FIFO never written through. For the files rollout derives from a
 	// rollout, where a planted symlink would send a root process anywhere.
 	RegularOnly bool
+	// In, when set, is the directory, held open, where the temporary file
+	// is made and from which it is renamed (relative to it, never by a
+	// path another user could redirect meanwhile); TempDir is ignored.
+	In *Dir
+	// Owner, when set and CopyFrom is not, is a file whose owner and
+	// group a new output takes (best effort: root writing a user's
+	// artifact); its mode stays Perm.
+	Owner os.FileInfo
 }
 
 // File is an output being written. Write to it, then Commit or Abort.
@@ -242,8 +250,13 @@ type File struct {
 	f      *os.File // the temporary file, or the device/FIFO written through
 	tmp    string   // "" when writing through
 	opts   Options
-	done   bool
-	synced bool // Prepare ran: Commit only renames
+	// With Options.In: the temporary file's name in it, and the target as
+	// an entry of a directory held open (CreateIn; nil: the path target).
+	tmpBase string
+	tdir    *Dir
+	tname   string
+	done    bool
+	synced  bool // Prepare ran: Commit only renames
 }
 
 // ErrNotDurable is returned by Commit when the output is in place but
@@ -284,11 +297,72 @@ func Create(path string, opts Options) (*File, error) {
 		// Replacing a regular file keeps what it was.
 		opts.CopyFrom, opts.CopyXattrsFrom = fi, target
 	}
+	if opts.In != nil {
+		f, base, err := createTempIn(opts.In, filepath.Base(target), opts.Perm)
+		if err != nil {
+			return nil, &fs.PathError{Op: "create", Path: path, Err: unwrapPath(err)}
+		}
+		return &File{path: path, target: target, f: f, tmp: opts.In.Join(base), tmpBase: base, opts: opts}, nil
+	}
 	f, tmp, err := createTemp(target, opts.TempDir, opts.Perm)
 	if err != nil {
 		return nil, createError(path, target, opts.TempDir, err)
 	}
 	return &File{path: path, target: target, f: f, tmp: tmp, opts: opts}, nil
+}
+
+// CreateIn starts writing the entry name of dir, a directory held open:
+// the temporary file is made in it and renamed over the entry relative to
+// it. The entry must be a regular file or absent (*UnsafeError); replacing
+// one keeps its mode, owner and group.
+func CreateIn(dir *Dir, name string, opts Options) (*File, error) {
+	if opts.Perm == 0 {
+		opts.Perm = 0o666
+	}
+	old, err := dir.OpenExisting(name)
+	if err != nil {
+		return nil, err
+	}
+	if old != nil {
+		fi, err := old.Stat()
+		old.Close()
+		if err != nil {
+			return nil, err
+		}
+		if opts.CopyFrom == nil {
+			opts.CopyFrom, opts.CopyXattrsFrom = fi, ""
+		}
+	}
+	opts.In = dir
+	f, base, err := createTempIn(dir, name, opts.Perm)
+	if err != nil {
+		return nil, &fs.PathError{Op: "create", Path: dir.Join(name), Err: unwrapPath(err)}
+	}
+	path := dir.Join(name)
+	return &File{path: path, target: path, f: f, tmp: dir.Join(base), tmpBase: base, tdir: dir, tname: name, opts: opts}, nil
+}
+
+// WriteIn is Write for the entry name of dir (see CreateIn).
+func WriteIn(dir *Dir, name string, opts Options, write func(io.Writer) error) error {
+	f, err := CreateIn(dir, name, opts)
+	if err != nil {
+		return err
+	}
+	return writeAll(f, write)
+}
+
+// createTempIn makes a new file for base in dir, relative to it.
+func createTempIn(dir *Dir, base string, perm fs.FileMode) (*os.File, string, error) {
+	for i := 0; ; i++ {
+		name := "." + base + ".tmp" + strconv.FormatUint(uint64(rand.Uint32()), 36)
+		f, err := dir.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, perm)
+		if err == nil {
+			return f, name, nil
+		}
+		if !errors.Is(err, fs.ErrExist) || i >= 100 {
+			return nil, "", err
+		}
+	}
 }
 
 // createError says why the temporary file could not be made in terms of
@@ -390,20 +464,43 @@ func (o *File) Commit() error {
 		err = cerr
 	}
 	if err == nil {
-		err = os.Rename(o.tmp, o.target)
+		switch {
+		case o.opts.In == nil:
+			err = os.Rename(o.tmp, o.target)
+		case o.tdir != nil:
+			err = o.opts.In.Rename(o.tmpBase, o.tdir, o.tname)
+		default:
+			err = o.opts.In.RenameTo(o.tmpBase, o.target)
+		}
 	}
 	if err != nil {
-		os.Remove(o.tmp)
+		o.removeTemp()
 		return o.named(err)
 	}
-	if err := SyncDir(filepath.Dir(o.target)); err != nil {
+	if o.tdir != nil {
+		err = o.tdir.Sync()
+	} else {
+		err = SyncDir(filepath.Dir(o.target))
+	}
+	if err != nil {
 		return fmt.Errorf("%w: %v", ErrNotDurable, err)
 	}
 	return nil
 }
 
+func (o *File) removeTemp() {
+	if o.opts.In != nil {
+		o.opts.In.Remove(o.tmpBase)
+	} else {
+		os.Remove(o.tmp)
+	}
+}
+
 func (o *File) applyMeta() error {
 	if o.opts.CopyFrom == nil {
+		if o.opts.Owner != nil {
+			chown(o.f, o.opts.Owner)
+		}
 		return nil
 	}
 	return CopyMetadata(o.f, o.opts.CopyFrom, o.opts.CopyXattrsFrom)
@@ -418,7 +515,7 @@ func (o *File) Abort() {
 	o.done = true
 	o.f.Close()
 	if o.tmp != "" {
-		os.Remove(o.tmp)
+		o.removeTemp()
 	}
 }
 
@@ -430,6 +527,10 @@ func Write(path string, opts Options, write func(io.Writer) error) error {
 	if err != nil {
 		return err
 	}
+	return writeAll(f, write)
+}
+
+func writeAll(f *File, write func(io.Writer) error) error {
 	defer f.Abort()
 	bw := bufio.NewWriterSize(f, 64<<10)
 	if err := write(bw); err != nil {
@@ -466,6 +567,12 @@ func OpenExisting(path string) (*os.File, error) {
 		}
 		return nil, err
 	}
+	return checkRegular(f, path)
+}
+
+// checkRegular returns f, opened non-blocking, made blocking, when it is
+// a regular file; else it closes it (an *UnsafeError).
+func checkRegular(f *os.File, path string) (*os.File, error) {
 	fi, err := f.Stat()
 	if err != nil {
 		f.Close()

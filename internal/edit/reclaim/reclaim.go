@@ -302,7 +302,8 @@ type Pending struct {
 	arch   *outfile.File
 	guard  *inplace.Guard // the lock repair also takes, held until Discard
 	place  artifacts.Place
-	read   int64 // bytes of the file read (and proven)
+	store  *outfile.Dir // place.Dir, held open in place: artifacts are made relative to it
+	read   int64        // bytes of the file read (and proven)
 	opts   Options
 }
 
@@ -352,7 +353,7 @@ func Prepare(p *Plan, o Options, inPlace bool) (pend *Pending, err error) {
 func (pd *Pending) create(p *Plan, o Options, inPlace bool) error {
 	outPath, archPath := pd.Result.OutPath, pd.Result.ArchivePath
 	var err error
-	tempDir := ""
+	var tempIn *outfile.Dir
 	if inPlace {
 		// The same lock as repair's: two rewrites of one file never interleave.
 		if pd.guard, err = inplace.Lock(p.Path); err != nil {
@@ -363,11 +364,11 @@ func (pd *Pending) create(p *Plan, o Options, inPlace bool) error {
 				return r
 			}
 		}
-		if err := pd.place.Prepare(); err != nil {
-			return err
+		if pd.store, err = pd.place.Open(true); err != nil {
+			return inplace.StoreRefusal(pd.place.Dir, err)
 		}
 		pd.place.RemoveTemps() // a write killed before its rename left them
-		tempDir = pd.place.TempDir()
+		tempIn = pd.place.TempIn(pd.store)
 	} else {
 		if pd.dir, err = os.MkdirTemp("", "rollout-reclaim-"); err != nil {
 			return err
@@ -381,13 +382,16 @@ func (pd *Pending) create(p *Plan, o Options, inPlace bool) error {
 	}
 	// The new file keeps the old one's mode, owner, group and xattrs; the
 	// archive holds the user's data, so it is private like the quarantine.
-	if pd.out, err = outfile.Create(outPath, outfile.Options{CopyFrom: fi, CopyXattrsFrom: p.Path, TempDir: tempDir, RegularOnly: true}); err != nil {
+	if pd.out, err = outfile.Create(outPath, outfile.Options{CopyFrom: fi, CopyXattrsFrom: p.Path, In: tempIn, RegularOnly: true}); err != nil {
 		return err
 	}
-	if pd.arch, err = outfile.Create(archPath, outfile.Options{Perm: 0o600, RegularOnly: true}); err != nil {
-		return err
+	archOpts := outfile.Options{Perm: 0o600, RegularOnly: true}
+	if pd.store != nil {
+		pd.arch, err = outfile.CreateIn(pd.store, filepath.Base(archPath), archOpts)
+	} else {
+		pd.arch, err = outfile.Create(archPath, archOpts)
 	}
-	return nil
+	return err
 }
 
 // splice writes the new file (the cuts spliced, compressed with the
@@ -482,17 +486,17 @@ func (pd *Pending) Commit() error {
 	if res.Projection != nil {
 		var err error
 		if saved, err = res.Projection.Delete(p.Path); err != nil {
-			os.Remove(res.ArchivePath)
+			pd.removeArtifact(res.ArchivePath)
 			return err
 		}
 		if saved != nil {
-			if _, _, err := inplace.WriteProjectionRows(pd.place.ReclaimProjection(), saved); err != nil {
+			if _, _, err := inplace.WriteProjectionRowsIn(pd.store, filepath.Base(pd.place.ReclaimProjection()), saved); err != nil {
 				inplace.RestoreProjection(p.Path, saved)
-				os.Remove(res.ArchivePath)
+				pd.removeArtifact(res.ArchivePath)
 				return fmt.Errorf("keeping the projection rows for --undo: %w", err)
 			}
 		} else {
-			os.Remove(pd.place.ReclaimProjection()) // no rows: none of an older reclaim may be restored
+			pd.removeArtifact(pd.place.ReclaimProjection()) // no rows: none of an older reclaim may be restored
 		}
 	}
 	committed := false
@@ -516,10 +520,10 @@ func (pd *Pending) Commit() error {
 		}
 		if saved != nil && inplace.RestoreProjection(p.Path, saved) == nil {
 			res.Projection.Deleted = false
-			os.Remove(pd.place.ReclaimProjection())
+			pd.removeArtifact(pd.place.ReclaimProjection())
 		}
-		os.Remove(res.ArchivePath)
-		pd.place.Tidy()
+		pd.removeArtifact(res.ArchivePath)
+		artifacts.TidyDir(pd.store)
 		return err
 	}
 	res.Written, res.Late = true, late
@@ -533,8 +537,18 @@ func (pd *Pending) Discard() {
 	pd.guard.Release()
 	if pd.dir != "" {
 		os.RemoveAll(pd.dir)
-	} else if !pd.Result.Written {
-		pd.place.Tidy()
+	} else if !pd.Result.Written && pd.store != nil {
+		artifacts.TidyDir(pd.store)
+	}
+	pd.store.Close()
+	pd.store = nil
+}
+
+// removeArtifact removes an artifact of the file in place: relative to
+// the store directory held open (its name there), never by a path.
+func (pd *Pending) removeArtifact(path string) {
+	if pd.store != nil {
+		pd.store.Remove(filepath.Base(path))
 	}
 }
 

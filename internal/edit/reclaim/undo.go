@@ -75,7 +75,7 @@ func Undo(path string, o UndoOptions) (*UndoResult, error) {
 		return nil, err
 	}
 	if err := place.Check(); err != nil {
-		return nil, err
+		return nil, inplace.StoreRefusal(place.Dir, err)
 	}
 	archive, tr, err := findArchive(plain)
 	if err != nil {
@@ -127,11 +127,29 @@ func Undo(path string, o UndoOptions) (*UndoResult, error) {
 		return nil, err
 	}
 	at("renamed")
-	if err := os.Remove(archive); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err := removeArtifact(place, archive); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return res, err
 	}
 	place.Tidy()
 	return res, outfile.SyncDir(filepath.Dir(plain))
+}
+
+// removeArtifact removes path, an artifact of place: in the store,
+// relative to the directory Open checks (never through a path another
+// user could redirect); beside the file (an older rollout's), by path.
+func removeArtifact(place artifacts.Place, path string) error {
+	if !place.InHome() || filepath.Dir(path) != filepath.Clean(place.Dir) {
+		return os.Remove(path)
+	}
+	d, err := place.Open(false)
+	if err != nil {
+		return err
+	}
+	if d == nil {
+		return &fs.PathError{Op: "remove", Path: path, Err: fs.ErrNotExist}
+	}
+	defer d.Close()
+	return d.Remove(filepath.Base(path))
 }
 
 // restore rebuilds the original from the result and the archive, and puts
@@ -160,7 +178,12 @@ func restore(res *UndoResult, tr *archiveTrailer, place artifacts.Place, o UndoO
 		if err := outfile.CheckRegularOrAbsent(res.Path); err != nil {
 			return err
 		}
-		if out, err = rebuild(res, tr, place); err != nil {
+		store, err := place.Open(true)
+		if err != nil {
+			return inplace.StoreRefusal(place.Dir, err)
+		}
+		defer store.Close()
+		if out, err = rebuild(res, tr, place, store); err != nil {
 			return err
 		}
 		defer out.Abort()
@@ -223,7 +246,7 @@ func putBackProjection(res *UndoResult, tr *archiveTrailer, place artifacts.Plac
 		if err := inplace.RestoreProjection(res.Path, saved); err != nil {
 			return fmt.Errorf("%s was restored, but not Codex's projection of its thread: %w (run reclaim --undo again)", res.Path, err)
 		}
-		os.Remove(rows)
+		removeArtifact(place, rows)
 		res.Projection = true
 	}
 	return nil
@@ -231,7 +254,10 @@ func putBackProjection(res *UndoResult, tr *archiveTrailer, place artifacts.Plac
 
 // rebuild writes the original, from the result and the archive's ranges,
 // to a temporary file and checks it hashes to the original's.
-func rebuild(res *UndoResult, tr *archiveTrailer, place artifacts.Place) (*outfile.File, error) {
+//
+// store is the directory of the artifacts, held open: the temporary file
+// is made there (when it is on the file's file system).
+func rebuild(res *UndoResult, tr *archiveTrailer, place artifacts.Place, store *outfile.Dir) (*outfile.File, error) {
 	src, err := rollout.Open(res.From, nil)
 	if err != nil {
 		return nil, err
@@ -241,10 +267,7 @@ func rebuild(res *UndoResult, tr *archiveTrailer, place artifacts.Place) (*outfi
 	if err != nil {
 		return nil, err
 	}
-	if err := place.Prepare(); err != nil {
-		return nil, err
-	}
-	out, err := outfile.Create(res.Path, outfile.Options{CopyFrom: fi, CopyXattrsFrom: res.From, TempDir: place.TempDir(), RegularOnly: true})
+	out, err := outfile.Create(res.Path, outfile.Options{CopyFrom: fi, CopyXattrsFrom: res.From, In: place.TempIn(store), RegularOnly: true})
 	if err != nil {
 		return nil, err
 	}

@@ -2,11 +2,11 @@ package repair
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 
 	"github.com/rollout-dev/rollout/internal/codex/home"
 	"github.com/rollout-dev/rollout/internal/edit/inplace"
+	"github.com/rollout-dev/rollout/internal/edit/outfile"
 )
 
 // The repair's side of Codex's history projection: which rows a rewrite
@@ -85,7 +85,7 @@ func (t *Txn) saveProjection() (*undoProjection, error) {
 		return nil, nil
 	}
 	path := t.place.UndoProjection()
-	size, sum, err := inplace.WriteProjectionRows(path, t.savedProjection)
+	size, sum, err := inplace.WriteProjectionRowsIn(t.store, filepath.Base(path), t.savedProjection)
 	if err != nil {
 		return nil, err
 	}
@@ -96,7 +96,7 @@ func (t *Txn) saveProjection() (*undoProjection, error) {
 // restoreUndoProjection puts back the rows an undo record names, after the
 // file was restored. The name is only checked: the file read is FILE's
 // own (derived from FILE), and its size and SHA-256 must be the record's.
-func restoreUndoProjection(path string, rp placeLike, p *undoProjection, thread string) error {
+func restoreUndoProjection(path string, rp placeLike, dir *outfile.Dir, p *undoProjection, thread string) error {
 	if p == nil {
 		return nil
 	}
@@ -120,7 +120,7 @@ func restoreUndoProjection(path string, rp placeLike, p *undoProjection, thread 
 	if err := inplace.RestoreProjection(path, saved); err != nil {
 		return err
 	}
-	return os.Remove(name)
+	return dir.Remove(filepath.Base(name))
 }
 
 // placeLike is the part of artifacts.Place the projection undo names.

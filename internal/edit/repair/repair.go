@@ -151,16 +151,19 @@ type Quarantined struct {
 // Txn is a repair between Begin and Finish.
 type Txn struct {
 	Outcome
-	opts    Options
-	seed    maphash.Seed // of the change-detection hashes of this repair
-	src     snapshot     // the input as the analysis read it
-	in      rollout.Compression
-	out     *sinks          // the temporary files of a write
-	lock    *inplace.Guard  // the input, locked for the whole write (nil: dry run)
-	place   artifacts.Place // where the artifacts of Target go
-	linesIn int             // lines of the input the rewrite read
-	changed int             // edits the rewrite applied
-	tail    []byte          // Salvage: the unreadable tail
+	opts  Options
+	seed  maphash.Seed // of the change-detection hashes of this repair
+	src   snapshot     // the input as the analysis read it
+	in    rollout.Compression
+	out   *sinks          // the temporary files of a write
+	lock  *inplace.Guard  // the input, locked for the whole write (nil: dry run)
+	place artifacts.Place // where the artifacts of Target go
+	store *outfile.Dir    // place.Dir, held open while writing (openStore)
+	// backupLinked: Backup is a hard link of the input (not a copy).
+	backupLinked bool
+	linesIn      int    // lines of the input the rewrite read
+	changed      int    // edits the rewrite applied
+	tail         []byte // Salvage: the unreadable tail
 	// savedProjection: the projection rows the write deleted (projection.go).
 	savedProjection *home.SavedProjection
 	// inputErrors counts the input's errors per rule, planned ones
@@ -204,11 +207,11 @@ func Begin(opts Options) (txn *Txn, err error) {
 	var copyTo *outFile
 	if opts.Write && opts.Output != "" {
 		var err error
-		if err := t.place.Prepare(); err != nil {
-			return nil, &inplace.Refusal{Kind: inplace.WriteFailed, Path: t.place.Dir, Err: fmt.Errorf("%w: %v", inplace.ErrWriteFailed, err)}
+		if r := t.openStore(); r != nil {
+			return nil, r
 		}
-		if copyTo, err = createOut(t.Target, t.place.TempDir(), false, t.Compression != t.in, t.Compression, false); err != nil {
-			t.place.Tidy()
+		if copyTo, err = createOut(t.createResult(false), t.Compression != t.in, t.Compression, false); err != nil {
+			t.tidy()
 			return nil, &inplace.Refusal{Kind: inplace.WriteFailed, Path: t.Target, Err: err}
 		}
 	}
@@ -224,7 +227,7 @@ func Begin(opts Options) (txn *Txn, err error) {
 	}
 	copyTo.abort()
 	if err != nil {
-		t.place.Tidy()
+		t.tidy()
 		return nil, err
 	}
 	if err := t.rewrite(); err != nil {
@@ -320,7 +323,7 @@ func (t *Txn) checkPaths() error {
 	t.Quarantine = t.place.Quarantine()
 	if o.Write {
 		if err := t.place.Check(); err != nil {
-			return &inplace.Refusal{Kind: inplace.NotRegular, Path: t.place.Dir, Err: err}
+			return inplace.StoreRefusal(t.place.Dir, err)
 		}
 		// Never read, follow or replace anything but a regular file there.
 		others := []string{t.Quarantine}
@@ -350,6 +353,7 @@ func (t *Txn) lockInput() error {
 func (t *Txn) unlock() {
 	t.lock.Release()
 	t.lock = nil
+	t.closeStore()
 }
 
 // checkWriters refuses (InUse) when another process holds the input open

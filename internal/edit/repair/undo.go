@@ -117,7 +117,7 @@ func (t *Txn) recordUndo(original fileSum, qBefore *quarantineState) error {
 	}
 	if t.Late != nil {
 		// The bytes that arrived during the rename are in the backup too.
-		if original.Size, original.SHA256, err = fileHash(t.Backup, -1); err != nil {
+		if original.Size, original.SHA256, err = fileHashIn(t.store, base(t.Backup), -1); err != nil {
 			return err
 		}
 	}
@@ -132,20 +132,19 @@ func (t *Txn) recordUndo(original fileSum, qBefore *quarantineState) error {
 		if qBefore.existed {
 			rec.Quarantine.Before = &fileSum{Size: qBefore.size, SHA256: qBefore.sha256}
 		}
-		if fi, err := os.Stat(t.Quarantine); err == nil {
-			rec.Quarantine.AfterSize = fi.Size()
+		if f, err := t.store.OpenExisting(base(t.Quarantine)); err == nil && f != nil {
+			if fi, err := f.Stat(); err == nil {
+				rec.Quarantine.AfterSize = fi.Size()
+			}
+			f.Close()
 		}
 	}
-	err = outfile.Write(t.place.UndoRecord(), outfile.Options{Perm: 0o600, RegularOnly: true}, func(w io.Writer) error {
+	// The user's, like the backup (best effort).
+	return outfile.WriteIn(t.store, base(t.place.UndoRecord()), outfile.Options{Perm: 0o600, Owner: t.src.fi}, func(w io.Writer) error {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
 		return enc.Encode(rec)
 	})
-	if err == nil {
-		uid, gid := inplace.Owner(t.src.fi)
-		os.Chown(t.place.UndoRecord(), uid, gid) // best effort: the user's, like the backup
-	}
-	return err
 }
 
 // quarantineState is what a quarantine file held before a repair.
@@ -155,8 +154,8 @@ type quarantineState struct {
 	sha256  string
 }
 
-func quarantineBefore(path string) (*quarantineState, error) {
-	size, sum, err := fileHash(path, -1)
+func quarantineBefore(dir *outfile.Dir, name string) (*quarantineState, error) {
+	size, sum, err := fileHashIn(dir, name, -1)
 	if errors.Is(err, fs.ErrNotExist) {
 		return &quarantineState{}, nil
 	}
@@ -166,19 +165,29 @@ func quarantineBefore(path string) (*quarantineState, error) {
 	return &quarantineState{existed: true, size: size, sha256: sum}, nil
 }
 
-// restore puts the quarantine at path back as it was (a repair refused
-// after it was renamed into place).
-func (q *quarantineState) restore(path string) error {
+// restore puts the quarantine, the entry name of dir, back as it was (a
+// repair refused after it was renamed into place).
+func (q *quarantineState) restore(dir *outfile.Dir, name string) error {
 	if !q.existed {
-		return os.Remove(path)
+		return dir.Remove(name)
 	}
-	return truncateCopy(path, q.size)
+	return truncateCopy(dir, name, q.size)
 }
 
 // fileHash is the size and SHA-256 of a file's first n bytes (n < 0: all).
 // It does not follow a symlink and reads regular files only.
 func fileHash(path string, n int64) (int64, string, error) {
 	f, err := outfile.OpenExisting(path)
+	return hashOpened(f, err, path, n)
+}
+
+// fileHashIn is fileHash for the entry name of dir.
+func fileHashIn(dir *outfile.Dir, name string, n int64) (int64, string, error) {
+	f, err := dir.OpenExisting(name)
+	return hashOpened(f, err, dir.Join(name), n)
+}
+
+func hashOpened(f *os.File, err error, path string, n int64) (int64, string, error) {
 	if err != nil {
 		return 0, "", err
 	}
@@ -200,6 +209,12 @@ func fileHash(path string, n int64) (int64, string, error) {
 
 func (s *fileSum) matches(path string) bool {
 	size, sum, err := fileHash(path, -1)
+	return s != nil && err == nil && size == s.Size && sum == s.SHA256
+}
+
+// matchesIn is matches for the entry name of dir.
+func (s *fileSum) matchesIn(dir *outfile.Dir, name string) bool {
+	size, sum, err := fileHashIn(dir, name, -1)
 	return s != nil && err == nil && size == s.Size && sum == s.SHA256
 }
 
@@ -246,10 +261,16 @@ func Undo(path string, opts UndoOptions) (*UndoOutcome, error) {
 	if u.place, err = artifacts.For(path); err != nil {
 		return nil, &rollout.PathError{Path: path, Err: err}
 	}
-	if err := u.place.Check(); err != nil {
-		return nil, &inplace.Refusal{Kind: inplace.NotRegular, Path: u.place.Dir, Err: err}
+	if u.store, err = u.place.Open(false); err != nil {
+		return nil, inplace.StoreRefusal(u.place.Dir, err)
 	}
-	if u.rp, u.rec, err = findRecord(u.place); err != nil {
+	defer func() {
+		if u.rdir != u.store {
+			u.rdir.Close()
+		}
+		u.store.Close()
+	}()
+	if u.rp, u.rdir, u.rec, err = findRecord(u.place, u.store); err != nil {
 		return nil, err
 	}
 	if u.rec == nil {
@@ -281,14 +302,17 @@ func Undo(path string, opts UndoOptions) (*UndoOutcome, error) {
 
 // undo is one run of Undo: FILE, its place and the record found.
 type undo struct {
-	path    string
-	opts    UndoOptions
-	place   artifacts.Place // FILE's
-	rp      artifacts.Place // where the record is
-	rec     *undoRecord
-	written *fileSum // FILE as the repair left it
-	q       *undoQuarantine
-	qpath   string // the quarantine ("": the repair left it alone)
+	path  string
+	opts  UndoOptions
+	place artifacts.Place // FILE's
+	rp    artifacts.Place // where the record is
+	// store: place.Dir held open (nil when it does not exist); rdir:
+	// rp.Dir, where every step reads, renames and removes (relative to it).
+	store, rdir *outfile.Dir
+	rec         *undoRecord
+	written     *fileSum // FILE as the repair left it
+	q           *undoQuarantine
+	qpath       string // the quarantine ("": the repair left it alone)
 	// restored: the quarantine is already as it was before the repair.
 	restored bool
 }
@@ -332,16 +356,17 @@ func (u *undo) checkNames() error {
 func (u *undo) check() (*UndoOutcome, error) {
 	path, rec := u.path, u.rec
 	backup := filepath.Join(u.rp.Dir, rec.Backup)
+	d := u.rdir
 	if fi, err := os.Lstat(path); err != nil || !fi.Mode().IsRegular() {
 		return nil, u.refused("%w: %s is no longer the regular file repair wrote", inplace.ErrFileChanged, path)
 	}
 	out := &UndoOutcome{Path: path, Backup: backup}
 	switch {
 	case u.written.matches(path):
-		if fi, err := os.Lstat(backup); err != nil || !fi.Mode().IsRegular() {
+		if d.Absent(rec.Backup) || d.CheckRegularOrAbsent(rec.Backup) != nil {
 			return nil, &inplace.Refusal{Kind: inplace.NotRollout, Path: path, Err: fmt.Errorf("the backup %s is missing", backup)}
 		}
-		if rec.Original != nil && !rec.Original.matches(backup) {
+		if rec.Original != nil && !rec.Original.matchesIn(d, rec.Backup) {
 			return nil, u.refused("%w: the backup %s is not the file the repair replaced", inplace.ErrFileChanged, backup)
 		}
 		if id := rec.ThreadID; id != "" {
@@ -349,7 +374,7 @@ func (u *undo) check() (*UndoOutcome, error) {
 				return nil, u.refused("%s is the undo record of thread %s, and %s is thread %q: refusing it", u.rp.UndoRecord(), id, path, got)
 			}
 		}
-	case rec.Original != nil && rec.Original.matches(path) && outfile.Absent(backup):
+	case rec.Original != nil && rec.Original.matches(path) && d.Absent(rec.Backup):
 		out.Resumed = true // stopped after its rename
 	default:
 		size, _, _ := fileHash(path, -1)
@@ -359,10 +384,11 @@ func (u *undo) check() (*UndoOutcome, error) {
 		return out, nil
 	}
 	u.qpath = u.rp.Quarantine()
+	qname := filepath.Base(u.qpath)
 	switch {
-	case u.q.before(u.qpath):
+	case u.q.before(d, qname):
 		u.restored = true
-	case u.q.after(u.qpath):
+	case u.q.after(d, qname):
 	default:
 		return nil, u.refused("%w: %s changed since the repair", inplace.ErrFileChanged, u.qpath)
 	}
@@ -377,7 +403,15 @@ func (u *undo) check() (*UndoOutcome, error) {
 
 // replace puts the backup back over FILE through the write guard.
 func (u *undo) replace(g *inplace.Guard, backup string) (*inplace.Late, error) {
-	from, err := inplace.FirstDifference(u.path, backup)
+	f, err := u.rdir.OpenExisting(filepath.Base(backup))
+	if err == nil && f == nil {
+		err = &fs.PathError{Op: "open", Path: backup, Err: fs.ErrNotExist}
+	}
+	var from int64
+	if err == nil {
+		from, err = inplace.FirstDifferenceFrom(u.path, f)
+		f.Close()
+	}
 	if err != nil {
 		return nil, &inplace.Refusal{Kind: inplace.WriteFailed, Path: u.path, Err: err}
 	}
@@ -385,7 +419,7 @@ func (u *undo) replace(g *inplace.Guard, backup string) (*inplace.Late, error) {
 		from = u.written.Size // the same bytes: nothing below a cutoff changes
 	}
 	late, err := g.Replace(inplace.Switch{Read: u.written.Size, From: from, Place: u.place, Force: u.opts.Force, At: u.at}, func() error {
-		return os.Rename(backup, u.path)
+		return u.rdir.RenameTo(filepath.Base(backup), u.path)
 	})
 	if err != nil {
 		var r *inplace.Refusal
@@ -404,27 +438,29 @@ func (u *undo) finish(out *UndoOutcome) error {
 	if u.qpath != "" && !u.restored {
 		var err error
 		if out.Deleted {
-			err = os.Remove(u.qpath)
+			err = u.rdir.Remove(filepath.Base(u.qpath))
 		} else {
-			err = truncateCopy(u.qpath, u.q.keep())
+			err = truncateCopy(u.rdir, filepath.Base(u.qpath), u.q.keep())
 		}
 		if err != nil {
 			return &inplace.Refusal{Kind: inplace.WriteFailed, Path: u.qpath, Err: fmt.Errorf("%s was restored, but its quarantine could not be: %w (run repair --undo again)", path, err)}
 		}
 	}
 	u.at("quarantine")
-	if err := restoreUndoProjection(path, u.rp, u.rec.Projection, u.rec.ThreadID); err != nil {
+	if err := restoreUndoProjection(path, u.rp, u.rdir, u.rec.Projection, u.rec.ThreadID); err != nil {
 		return &inplace.Refusal{Kind: inplace.WriteFailed, Path: path, Err: fmt.Errorf("%s was restored, but Codex's projection of its thread could not be: %w (run repair --undo again)", path, err)}
 	}
 	out.Projection = u.rec.Projection != nil
 	u.at("projection")
 	recPath := u.rp.UndoRecord()
-	if err := os.Remove(recPath); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err := u.rdir.Remove(filepath.Base(recPath)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return &inplace.Refusal{Kind: inplace.WriteFailed, Path: recPath, Err: err}
 	}
-	u.rp.Tidy()
-	if err := outfile.SyncDir(u.rp.Dir); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err := u.rdir.Sync(); err != nil {
 		return fmt.Errorf("%s was restored, but syncing %s failed: %w", path, u.rp.Dir, err)
+	}
+	if u.rp.InHome() {
+		artifacts.TidyDir(u.rdir)
 	}
 	return nil
 }
@@ -432,31 +468,59 @@ func (u *undo) finish(out *UndoOutcome) error {
 // findRecord reads the undo record of FILE: in its place, or where an
 // older rollout left it inside a Codex home, beside the file. It returns
 // the place the record is in (its backup and quarantine are there too).
-func findRecord(place artifacts.Place) (artifacts.Place, *undoRecord, error) {
+//
+// store is place.Dir held open (nil: it does not exist); the directory
+// returned is the record's: store, or the place beside, opened here.
+func findRecord(place artifacts.Place, store *outfile.Dir) (artifacts.Place, *outfile.Dir, *undoRecord, error) {
 	places := []artifacts.Place{place}
 	if place.InHome() {
 		places = append(places, place.Beside())
 	}
-	for _, p := range places {
-		f, err := outfile.OpenExisting(p.UndoRecord())
-		if err != nil {
-			return p, nil, &inplace.Refusal{Kind: inplace.NotRegular, Path: p.UndoRecord(), Err: err}
+	for i, p := range places {
+		d := store
+		if i > 0 {
+			var err error
+			if d, err = outfile.OpenDir(p.Dir); err != nil {
+				return p, nil, nil, err
+			}
 		}
-		if f == nil {
+		if d == nil {
 			continue
 		}
-		b, err := io.ReadAll(io.LimitReader(f, 1<<20))
-		f.Close()
-		if err != nil {
-			return p, nil, err
+		rec, err := readRecord(p, d)
+		if rec == nil || err != nil {
+			if i > 0 {
+				d.Close()
+			}
+			if err != nil {
+				return p, nil, nil, err
+			}
+			continue
 		}
-		var rec undoRecord
-		if err := json.NewDecoder(bytes.NewReader(b)).Decode(&rec); err != nil || rec.Version < 1 || rec.Version > UndoVersion || rec.Backup == "" {
-			return p, nil, &inplace.Refusal{Kind: inplace.Changed, Path: p.UndoRecord(), Err: fmt.Errorf("%s: not an undo record this version of rollout reads", p.UndoRecord())}
-		}
-		return p, &rec, nil
+		return p, d, rec, nil
 	}
-	return place, nil, nil
+	return place, nil, nil, nil
+}
+
+// readRecord reads the undo record of place p in d (nil: none).
+func readRecord(p artifacts.Place, d *outfile.Dir) (*undoRecord, error) {
+	f, err := d.OpenExisting(filepath.Base(p.UndoRecord()))
+	if err != nil {
+		return nil, &inplace.Refusal{Kind: inplace.NotRegular, Path: p.UndoRecord(), Err: err}
+	}
+	if f == nil {
+		return nil, nil
+	}
+	b, err := io.ReadAll(io.LimitReader(f, 1<<20))
+	f.Close()
+	if err != nil {
+		return nil, err
+	}
+	var rec undoRecord
+	if err := json.NewDecoder(bytes.NewReader(b)).Decode(&rec); err != nil || rec.Version < 1 || rec.Version > UndoVersion || rec.Backup == "" {
+		return nil, &inplace.Refusal{Kind: inplace.Changed, Path: p.UndoRecord(), Err: fmt.Errorf("%s: not an undo record this version of rollout reads", p.UndoRecord())}
+	}
+	return &rec, nil
 }
 
 // keep is the size the quarantine had before the repair.
@@ -467,26 +531,26 @@ func (q *undoQuarantine) keep() int64 {
 	return q.Before.Size
 }
 
-// after: the quarantine is as the repair left it.
-func (q *undoQuarantine) after(path string) bool {
-	size, _, err := fileHash(path, -1)
+// after: the quarantine, the entry name of dir, is as the repair left it.
+func (q *undoQuarantine) after(dir *outfile.Dir, name string) bool {
+	size, _, err := fileHashIn(dir, name, -1)
 	if err != nil || size != q.AfterSize {
 		return false
 	}
 	if q.Before == nil {
 		return true
 	}
-	_, sum, err := fileHash(path, q.Before.Size)
+	_, sum, err := fileHashIn(dir, name, q.Before.Size)
 	return err == nil && sum == q.Before.SHA256
 }
 
 // before: the quarantine is as it was before the repair (an undo that
 // stopped after restoring it).
-func (q *undoQuarantine) before(path string) bool {
+func (q *undoQuarantine) before(dir *outfile.Dir, name string) bool {
 	if q.Before == nil {
-		return outfile.Absent(path)
+		return dir.Absent(name)
 	}
-	return q.Before.matches(path)
+	return q.Before.matchesIn(dir, name)
 }
 
 // countLines counts the lines of path after its first skip bytes.
@@ -513,22 +577,18 @@ func countLines(path string, skip int64) (int, error) {
 	}
 }
 
-// truncateCopy replaces path, atomically, by its first n bytes (keeping
-// its metadata).
-func truncateCopy(path string, n int64) error {
-	src, err := outfile.OpenExisting(path)
+// truncateCopy replaces the entry name of dir, atomically, by its first n
+// bytes (keeping its metadata).
+func truncateCopy(dir *outfile.Dir, name string, n int64) error {
+	src, err := dir.OpenExisting(name)
 	if err != nil {
 		return err
 	}
 	if src == nil {
-		return &fs.PathError{Op: "open", Path: path, Err: fs.ErrNotExist}
+		return &fs.PathError{Op: "open", Path: dir.Join(name), Err: fs.ErrNotExist}
 	}
 	defer src.Close()
-	fi, err := src.Stat()
-	if err != nil {
-		return err
-	}
-	return outfile.Write(path, outfile.Options{CopyFrom: fi, CopyXattrsFrom: path, RegularOnly: true}, func(w io.Writer) error {
+	return outfile.WriteIn(dir, name, outfile.Options{}, func(w io.Writer) error {
 		_, err := io.Copy(w, io.LimitReader(src, n))
 		return err
 	})

@@ -10,6 +10,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"sync"
 
 	"github.com/klauspost/compress/zstd"
@@ -205,13 +206,13 @@ type outFile struct {
 	err  error // the goroutine's error, once finished
 }
 
-// createOut creates the temporary file for target (in tempDir, "": beside
-// it). encode: the bytes written are a rollout to store with compression c
-// (else they are stored as they come). writeback: start writing to disk
-// early (off for a copy that may be thrown away). regularOnly: target is a
-// file rollout derives (the input, its quarantine), never followed.
-func createOut(target, tempDir string, regularOnly, encode bool, c rollout.Compression, writeback bool) (*outFile, error) {
-	of, err := outfile.Create(target, outfile.Options{Perm: 0o600, TempDir: tempDir, RegularOnly: regularOnly})
+// createOut creates a temporary file with create (given the options
+// every output of a repair shares). encode: the bytes written are a
+// rollout to store with compression c (else they are stored as they
+// come). writeback: start writing to disk early (off for a copy that may
+// be thrown away).
+func createOut(create func(outfile.Options) (*outfile.File, error), encode bool, c rollout.Compression, writeback bool) (*outFile, error) {
+	of, err := create(outfile.Options{Perm: 0o600})
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", inplace.ErrWriteFailed, err)
 	}
@@ -339,6 +340,7 @@ func (w *writebackFile) Write(p []byte) (int, error) {
 // input as it was, and the next repair removes the same lines.
 type quarantineFile struct {
 	target string
+	store  *outfile.Dir // the directory of target, held open
 	out    *outFile
 	meta   func(*os.File) error // the metadata the file keeps or takes
 	owner  os.FileInfo          // whose a new quarantine file is
@@ -372,7 +374,8 @@ func (q *quarantineFile) addLine(line []byte) error {
 // existing file is opened without following a symlink and must be
 // regular: a symlink to /dev/zero or a FIFO there is refused.
 func (q *quarantineFile) start() error {
-	out, err := createOut(q.target, "", true, false, rollout.Plain, false)
+	name := filepath.Base(q.target)
+	out, err := createOut(func(o outfile.Options) (*outfile.File, error) { return outfile.CreateIn(q.store, name, o) }, false, rollout.Plain, false)
 	if err != nil {
 		return err
 	}
@@ -386,7 +389,7 @@ func (q *quarantineFile) start() error {
 		}
 		return nil
 	}
-	old, err := outfile.OpenExisting(q.target)
+	old, err := q.store.OpenExisting(name)
 	if err != nil {
 		return fmt.Errorf("%w: %v", inplace.ErrWriteFailed, err) // exit 4, like any refused write
 	}
@@ -395,7 +398,7 @@ func (q *quarantineFile) start() error {
 	}
 	defer old.Close()
 	if fi, err := old.Stat(); err == nil {
-		q.meta = func(f *os.File) error { return outfile.CopyMetadata(f, fi, q.target) }
+		q.meta = func(f *os.File) error { return outfile.CopyMetadata(f, fi, "") }
 	}
 	br := bufio.NewReaderSize(old, 64<<10)
 	var line []byte
@@ -438,15 +441,15 @@ func (s *sinks) abort() {
 func (t *Txn) rewrite() error {
 	var sink io.Writer = io.Discard
 	if t.opts.Write {
-		if err := t.place.Prepare(); err != nil {
-			return &inplace.Refusal{Kind: inplace.WriteFailed, Path: t.place.Dir, Err: fmt.Errorf("%w: %v", inplace.ErrWriteFailed, err)}
+		if r := t.openStore(); r != nil {
+			return r
 		}
-		out, err := createOut(t.Target, t.place.TempDir(), t.opts.Output == "", true, t.Compression, true)
+		out, err := createOut(t.createResult(t.opts.Output == ""), true, t.Compression, true)
 		if err != nil {
-			t.place.Tidy()
+			t.tidy()
 			return &inplace.Refusal{Kind: inplace.WriteFailed, Path: t.Target, Err: err}
 		}
-		q := quarantineFile{target: t.Quarantine}
+		q := quarantineFile{target: t.Quarantine, store: t.store}
 		if t.opts.Output == "" {
 			q.owner = t.src.fi
 		}
@@ -600,9 +603,51 @@ func (t *Txn) discard() {
 	if t.out != nil {
 		t.out.abort()
 		t.out = nil
-		t.place.Tidy()
+		t.tidy()
 	}
 }
+
+// openStore opens the directory of the artifacts (creating it), checked
+// as artifacts.Place.Open says: every artifact of the write is made,
+// renamed and removed relative to it, never by a path another user could
+// redirect between a check and the use.
+func (t *Txn) openStore() *inplace.Refusal {
+	if t.store != nil {
+		return nil
+	}
+	d, err := t.place.Open(true)
+	if err != nil {
+		return inplace.StoreRefusal(t.place.Dir, err)
+	}
+	t.store = d
+	return nil
+}
+
+// tidy removes the store directories the write made and left empty.
+func (t *Txn) tidy() {
+	if t.store != nil {
+		artifacts.TidyDir(t.store)
+	}
+}
+
+// closeStore lets the store go, once the write is over.
+func (t *Txn) closeStore() {
+	t.store.Close()
+	t.store = nil
+}
+
+// createResult makes the temporary file of the result: in the store when
+// it is on the target's file system (so the target's own directory gets
+// nothing but the rename), else beside the target.
+func (t *Txn) createResult(regularOnly bool) func(outfile.Options) (*outfile.File, error) {
+	return func(o outfile.Options) (*outfile.File, error) {
+		o.RegularOnly, o.In = regularOnly, t.place.TempIn(t.store)
+		return outfile.Create(t.Target, o)
+	}
+}
+
+// base is the name of an artifact in the store.
+func base(path string) string { return filepath.Base(path) }
 
 // commit puts the result in place: temporary files completed and fsynced,
 // the backup made, the input checked unchanged, then the renames and the
@@ -616,13 +661,13 @@ func (t *Txn) commit() (ref *inplace.Refusal) {
 		if ref != nil {
 			s.abort()
 			if qBefore != nil {
-				qBefore.restore(t.Quarantine)
+				qBefore.restore(t.store, base(t.Quarantine))
 			}
 			if t.Backup != "" {
-				os.Remove(t.Backup)
+				t.store.Remove(base(t.Backup))
 				t.Backup = ""
 			}
-			t.place.Tidy()
+			t.tidy()
 		}
 	}()
 	failed := t.failed
@@ -641,7 +686,7 @@ func (t *Txn) commit() (ref *inplace.Refusal) {
 	}
 	var notDurable error
 	if s.q.out != nil {
-		before, err := quarantineBefore(s.q.target)
+		before, err := quarantineBefore(t.store, base(s.q.target))
 		if err != nil {
 			return failed(fmt.Errorf("%w: reading %s: %v", inplace.ErrWriteFailed, s.q.target, err))
 		}
@@ -671,7 +716,11 @@ func (t *Txn) commit() (ref *inplace.Refusal) {
 		// The one guard of every replace: the input still as read, no
 		// writer, and what arrives during the rename kept.
 		from, _ := t.firstChange()
-		late, err := t.lock.Replace(inplace.Switch{Read: t.src.size, From: from, Place: t.place, Force: t.opts.Force, At: t.at}, put)
+		sw := inplace.Switch{Read: t.src.size, From: from, Place: t.place, Force: t.opts.Force, At: t.at}
+		if t.backupLinked {
+			sw.Kept = t.Backup // the replaced inode itself
+		}
+		late, err := t.lock.Replace(sw, put)
 		if err != nil {
 			t.restoreProjection()
 			return failed(err)
@@ -722,7 +771,7 @@ func (t *Txn) backUpAndCheck() (fileSum, *inplace.Refusal) {
 	}
 	if inPlace && !t.opts.NoBackup {
 		var err error
-		if t.Backup, err = makeBackup(t.Path, t.place); err != nil {
+		if t.Backup, err = t.makeBackup(); err != nil {
 			return fileSum{}, t.failed(fmt.Errorf("%w: keeping a backup: %v", inplace.ErrWriteFailed, err))
 		}
 	}
@@ -796,20 +845,22 @@ func (t *Txn) unchanged() (fileSum, error) {
 }
 
 // makeBackup keeps the input as FILE.bak (FILE.bak.1, .2, ... when taken)
-// in its place: a hard link when the file system allows it (instant, and
-// the backup is the very inode that is replaced), a copy otherwise.
-func makeBackup(path string, place artifacts.Place) (string, error) {
+// in the store: a hard link of the locked inode when the file system
+// allows it (instant, and the backup is the very inode that is replaced),
+// a copy otherwise.
+func (t *Txn) makeBackup() (string, error) {
 	for i := 0; i <= artifacts.MaxIndex; i++ {
-		name := place.Backup(i)
-		err := os.Link(path, name)
+		name := t.place.Backup(i)
+		err := t.lock.Link(t.store, base(name))
 		if err == nil {
+			t.backupLinked = true
 			return name, nil
 		}
 		if errors.Is(err, fs.ErrExist) {
 			continue
 		}
 		// No hard links here: copy, never overwriting an existing backup.
-		if err := copyNew(path, name); err != nil {
+		if err := copyNew(t.Path, t.store, base(name)); err != nil {
 			if errors.Is(err, fs.ErrExist) {
 				continue
 			}
@@ -817,10 +868,11 @@ func makeBackup(path string, place artifacts.Place) (string, error) {
 		}
 		return name, nil
 	}
-	return "", fmt.Errorf("%s through .%d all exist", place.Backup(0), artifacts.MaxIndex)
+	return "", fmt.Errorf("%s through .%d all exist", t.place.Backup(0), artifacts.MaxIndex)
 }
 
-func copyNew(src, dst string) error {
+// copyNew copies src to a new entry name of dir.
+func copyNew(src string, dir *outfile.Dir, name string) error {
 	in, err := os.Open(src)
 	if err != nil {
 		return err
@@ -830,7 +882,7 @@ func copyNew(src, dst string) error {
 	if err != nil {
 		return err
 	}
-	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, fi.Mode().Perm())
+	out, err := dir.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, fi.Mode().Perm())
 	if err != nil {
 		return err
 	}
@@ -843,7 +895,7 @@ func copyNew(src, dst string) error {
 		err = cerr
 	}
 	if err != nil {
-		os.Remove(dst)
+		dir.Remove(name)
 	}
 	return err
 }

@@ -70,7 +70,7 @@ func Move(found []artifacts.Found, remove bool) Result {
 func moveOrRemove(f artifacts.Found, remove bool) error {
 	dst, err := f.Destination()
 	if remove || f.Kind == artifacts.KindTemp {
-		if err := os.Remove(f.Path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		if err := removeFound(f); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return err
 		}
 		return nil
@@ -82,16 +82,39 @@ func moveOrRemove(f artifacts.Found, remove bool) error {
 	if err != nil {
 		return err
 	}
-	if err := p.Prepare(); err != nil {
+	// The store's directories are checked and the link made relative to
+	// them: never through a directory another user swapped meanwhile.
+	d, err := p.Open(true)
+	if err != nil {
 		return err
 	}
+	defer d.Close()
 	// A hard link then the removal: the name in the store is never
 	// replaced, and the file is never in neither place.
-	if err := os.Link(f.Path, dst); err != nil {
+	if err := d.LinkFrom(f.Path, filepath.Base(dst)); err != nil {
 		if errors.Is(err, fs.ErrExist) {
 			return fmt.Errorf("%s: %s already exists: left where it is", f.Path, dst)
 		}
 		return fmt.Errorf("moving %s to %s: %w", f.Path, filepath.Dir(dst), err)
 	}
 	return os.Remove(f.Path)
+}
+
+// removeFound removes an artifact: one in the store relative to the store
+// directory checked as artifacts.Place.Open says; a stray (in Codex's
+// trees) or one of no known rollout by its path.
+func removeFound(f artifacts.Found) error {
+	p, err := artifacts.For(f.Rollout)
+	if f.Stray || f.Rollout == "" || err != nil || !p.InHome() || filepath.Dir(f.Path) != filepath.Clean(p.Dir) {
+		return os.Remove(f.Path)
+	}
+	d, err := p.Open(false)
+	if err != nil {
+		return err
+	}
+	if d == nil {
+		return fs.ErrNotExist
+	}
+	defer d.Close()
+	return d.Remove(filepath.Base(f.Path))
 }

@@ -63,3 +63,24 @@ func TestMoveSkipsBusyRollouts(t *testing.T) {
 		t.Error("the artifact of a busy rollout was touched")
 	}
 }
+
+// TestMoveRefusesStoreOthersMayWrite: a stray is not moved into a store
+// another user may write (there it could be deleted or replaced before an
+// undo reads it): the error names the directory; the stray stays.
+func TestMoveRefusesStoreOthersMayWrite(t *testing.T) {
+	path, found := strayHome(t)
+	home := filepath.Dir(filepath.Dir(filepath.Dir(filepath.Dir(filepath.Dir(path)))))
+	store := filepath.Join(home, artifacts.StoreDir)
+	if err := os.Mkdir(store, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(store, 0o777)
+	res := sweep.Move(found, false)
+	var oe *artifacts.OwnerError
+	if res.Done != 0 || len(res.Errors) != 1 || !errors.As(res.Errors[0], &oe) || oe.Dir != store {
+		t.Fatalf("Move into a store others may write: %+v", res)
+	}
+	if outfile.Absent(path + artifacts.BackupSuffix) {
+		t.Error("the stray was moved")
+	}
+}
