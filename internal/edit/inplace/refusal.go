@@ -52,6 +52,11 @@ const (
 	// history_base) past the first byte the write changes
 	// (guard_lineage.go). --force does not override it.
 	Referenced
+	// HistoryUnreadable: Codex's history database exists and cannot be
+	// read (locked, damaged, not a regular file, a schema this version
+	// does not know), so whether the write leaves its projection of the
+	// thread stale is unknown (projection.go).
+	HistoryUnreadable
 )
 
 // Holder is a process holding a file open for writing.
