@@ -152,11 +152,11 @@ func checkFiles(path string) error {
 		return err
 	}
 	if !fi.Mode().IsRegular() {
-		return fmt.Errorf("opening %s: %w (%s)", path, ErrNotRegular, fi.Mode().Type())
+		return fmt.Errorf("%s: %w (%s)", path, ErrNotRegular, fi.Mode().Type())
 	}
 	for _, side := range []string{"-wal", "-shm", "-journal"} {
 		if fi, err := os.Stat(path + side); err == nil && !fi.Mode().IsRegular() {
-			return fmt.Errorf("opening %s: %s is %w (%s)", path, path+side, ErrNotRegular, fi.Mode().Type())
+			return fmt.Errorf("%s: %w (%s)", path+side, ErrNotRegular, fi.Mode().Type())
 		}
 	}
 	return nil

@@ -28,7 +28,7 @@ type ProjectionInfo struct {
 // without Codex's cursor table is a *SchemaError: Codex creates every
 // table when it creates the file (thread_history migrations 0001-0004),
 // so a file without it is another program's, or a newer schema whose
-// cursor this version cannot find.
+// cursor this version cannot find. An empty database has no projection.
 func (h *Home) ProjectionOf(thread string) (*ProjectionInfo, error) {
 	path := h.HistoryDB()
 	if path == "" {
@@ -42,6 +42,10 @@ func (h *Home) ProjectionOf(thread string) (*ProjectionInfo, error) {
 	var info *ProjectionInfo
 	err = d.Read(func(tx *sql.Tx) error {
 		if _, err := need(tx, path, "thread_history_projection_state", "thread_id", "next_rollout_byte_offset", "next_rollout_ordinal"); err != nil {
+			var n int
+			if tx.QueryRow(`SELECT count(*) FROM sqlite_master`).Scan(&n) == nil && n == 0 {
+				return nil // an empty file, as Codex creates it before its migrations: nothing projected
+			}
 			return err
 		}
 		var c Cursor
