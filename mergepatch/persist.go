@@ -71,12 +71,9 @@ func (v *vec) at(i int) *slot {
 	return &n.leaf[i&(width-1)]
 }
 
-// set returns v with slot i replaced.
-func (v vec) set(i int, s slot) vec { return v.setIn(i, s, nil) }
-
-// setIn is set for the edit e: the trie nodes e made are changed in
-// place, the others copied (and then e's). A nil e copies every node on
-// the path.
+// setIn returns v with slot i replaced, for the edit e: the trie nodes e
+// made are changed in place, the others copied (and then e's). A nil e
+// copies every node on the path.
 func (v vec) setIn(i int, s slot, e *edit) vec {
 	if off := v.tailOff(); i >= off {
 		v.tail, v.claim = slices.Clone(v.tail), nil

@@ -56,7 +56,7 @@ func StaleProjection(path string, from int64) (*ProjectionPlan, *Refusal) {
 	info, err := h.ProjectionOf(key)
 	if err != nil {
 		return nil, &Refusal{Kind: HistoryUnreadable, Path: path,
-			Err: fmt.Errorf("Codex's projection of thread %s cannot be read, so it is unknown whether changing %s leaves it stale: %w", key, path, err)}
+			Err: fmt.Errorf("the history database holding Codex's projection of thread %s cannot be read, so it is unknown whether changing %s leaves the projection stale: %w", key, path, err)}
 	}
 	if info == nil || info.Cursor.Pending || from >= info.Cursor.Offset {
 		return nil, nil
