@@ -55,6 +55,7 @@ type merger struct {
 	out              object // shares t's nodes; changes copy what they touch
 	rebuilt, ownTail bool
 	changed          bool
+	edit             *edit // owns the nodes out copied, changed in place after
 }
 
 func (m *merger) init(target *Value) {
@@ -66,7 +67,10 @@ func (m *merger) replace(i int, s slot) {
 	m.rebuilt = true
 	off := m.out.slots.tailOff()
 	if i < off {
-		m.out.slots = m.out.slots.set(i, s)
+		if m.edit == nil {
+			m.edit = new(edit)
+		}
+		m.out.slots = m.out.slots.setIn(i, s, m.edit)
 		return
 	}
 	if !m.ownTail { // one copy of the tail for all the changes in it

@@ -239,7 +239,12 @@ func TestMergeText(t *testing.T) {
 		{"invalid", `{"turn":1`, "", false, false},
 		{"trailing bytes", `{"turn":1} x`, "", false, false},
 		{"array", `[1]`, "", false, false},
-		{"many members", `{"a":1,"b":2,"c":3,"d":4,"e":5,"f":6,"g":7,"h":8,"i":9,"j":10,"k":11,"l":12,"m":13,"n":14,"o":15,"p":16,"q":17}`, "", false, false},
+		{"many members", `{"a":1,"b":2,"c":3,"d":4,"e":5,"f":6,"g":7,"h":8,"i":9,"j":10,"k":11,"l":12,"m":13,"n":14,"o":15,"p":16,"turn":3,"q":null}`,
+			`{"env":{"cwd":"/a"},"files":{"x":{"n":1}},"turn":3,"a":1,"b":2,"c":3,"d":4,"e":5,"f":6,"g":7,"h":8,"i":9,"j":10,"k":11,"l":12,"m":13,"n":14,"o":15,"p":16}`, true, true},
+		// Past 16 keys repeats are found by a key set, not the list.
+		{"many members, a target key repeated", `{"turn":1,"a":1,"b":2,"c":3,"d":4,"e":5,"f":6,"g":7,"h":8,"i":9,"j":10,"k":11,"l":12,"m":13,"n":14,"o":15,"p":16,"turn":2}`, "", false, false},
+		{"many members, a new key repeated", `{"a":1,"b":2,"c":3,"d":4,"e":5,"f":6,"g":7,"h":8,"i":9,"j":10,"k":11,"l":12,"m":13,"n":14,"o":15,"p":16,"q":1,"q":2}`, "", false, false},
+		{"many members, a deletion repeated", `{"a":1,"b":2,"c":3,"d":4,"e":5,"f":6,"g":7,"h":8,"i":9,"j":10,"k":11,"l":12,"m":13,"n":14,"o":15,"p":16,"q":null,"q":null}`, "", false, false},
 	} {
 		tv := mustParse(t, base)
 		got, changed, ok := MergeText(tv, []byte(c.patch))

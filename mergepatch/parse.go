@@ -272,13 +272,15 @@ func (p *parser) object(depth int) (*Value, error) {
 	// Members collect on p.ss above base (nested objects use and release
 	// the space above that), then move to a slice of the slots slab.
 	base := len(p.ss)
-	var index map[string]int
+	var keys *index // past smallObject members: positions by key hash
 	err := p.members(func(key, rawKey string, off int) error {
-		i, ok := index[key]
-		if index == nil {
+		var i int
+		if keys != nil {
+			i = keys.lookupIn(key, p.ss[base:])
+		} else {
 			i = slices.IndexFunc(p.ss[base:], func(s slot) bool { return s.Key == key })
-			ok = i >= 0
 		}
+		ok := i >= 0
 		if ok {
 			p.duplicate(key, off)
 		}
@@ -291,12 +293,12 @@ func (p *parser) object(depth int) (*Value, error) {
 			return nil
 		}
 		p.ss = append(p.ss, slot{Member: Member{Key: key, Value: v}, raw: rawKey})
-		if n := len(p.ss) - base; index != nil {
-			index[key] = n - 1
+		if n := len(p.ss) - base; keys != nil {
+			keys.record(hashKey(key), int32(n-1))
 		} else if n > smallObject {
-			index = make(map[string]int, 2*n)
+			keys = &index{tab: make([]entry, tableSize(2*n))}
 			for i, s := range p.ss[base:] {
-				index[s.Key] = i
+				keys.record(hashKey(s.Key), int32(i))
 			}
 		}
 		return nil

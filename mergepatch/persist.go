@@ -43,7 +43,19 @@ type vec struct {
 type vnode struct {
 	kids []*vnode
 	leaf []slot
+	// owner is the edit that made the node, while it may still change it
+	// in place (setIn); nil for a node no edit may change.
+	owner *edit
 }
+
+// edit is one merge building a new vector from another: the nodes it
+// copies are its own, and it changes them in place from then on, so a
+// patch that replaces every member of an object copies each node once
+// (O(n)) instead of a path of nodes per member (O(n log n) time, and
+// garbage of width slots per member). The edit ends with the merge; the
+// nodes it made are then as immutable as any other, since no later edit
+// has the same owner.
+type edit struct{ _ byte } // not zero-sized: each edit has its own address
 
 // tailOff is the index of the first slot in the tail.
 func (v *vec) tailOff() int { return v.n - len(v.tail) }
@@ -59,27 +71,30 @@ func (v *vec) at(i int) *slot {
 	return &n.leaf[i&(width-1)]
 }
 
-// set returns v with slot i replaced.
-func (v vec) set(i int, s slot) vec {
+// setIn returns v with slot i replaced, for the edit e: the trie nodes e
+// made are changed in place, the others copied (and then e's). A nil e
+// copies every node on the path.
+func (v vec) setIn(i int, s slot, e *edit) vec {
 	if off := v.tailOff(); i >= off {
 		v.tail, v.claim = slices.Clone(v.tail), nil
 		v.tail[i-off] = s
 		return v
 	}
-	v.root = setNode(v.root, v.shift, i, s)
+	v.root = setNode(v.root, v.shift, i, s, e)
 	return v
 }
 
-func setNode(n *vnode, shift uint, i int, s slot) *vnode {
-	if shift == 0 {
-		leaf := slices.Clone(n.leaf)
-		leaf[i&(width-1)] = s
-		return &vnode{leaf: leaf}
+func setNode(n *vnode, shift uint, i int, s slot, e *edit) *vnode {
+	if e == nil || n.owner != e {
+		n = &vnode{kids: slices.Clone(n.kids), leaf: slices.Clone(n.leaf), owner: e}
 	}
-	kids := slices.Clone(n.kids)
+	if shift == 0 {
+		n.leaf[i&(width-1)] = s
+		return n
+	}
 	k := (i >> shift) & (width - 1)
-	kids[k] = setNode(kids[k], shift-levelLog, i, s)
-	return &vnode{kids: kids}
+	n.kids[k] = setNode(n.kids[k], shift-levelLog, i, s, e)
+	return n
 }
 
 // push returns v with ss appended.
@@ -258,6 +273,32 @@ func (x *index) lookup(key string, slots *vec) (int, bool) {
 		}
 	}
 	return int(best), best >= 0
+}
+
+// lookupIn returns the position of key in ss, whose keys are unique and
+// recorded in x, or -1: the index of an object being parsed, before its
+// slots are a vec (it takes no lock: the parse owns it).
+func (x *index) lookupIn(key string, ss []slot) int {
+	hash := hashKey(key)
+	mask := uint32(len(x.tab) - 1)
+	for i := hash & mask; x.tab[i].pos1 != 0; i = (i + 1) & mask {
+		if e := x.tab[i]; e.hash == hash && ss[e.pos1-1].Key == key {
+			return int(e.pos1 - 1)
+		}
+	}
+	return -1
+}
+
+// lookupKey is lookupIn over a list of unique keys.
+func (x *index) lookupKey(key string, keys []string) int {
+	hash := hashKey(key)
+	mask := uint32(len(x.tab) - 1)
+	for i := hash & mask; x.tab[i].pos1 != 0; i = (i + 1) & mask {
+		if e := x.tab[i]; e.hash == hash && keys[e.pos1-1] == key {
+			return int(e.pos1 - 1)
+		}
+	}
+	return -1
 }
 
 // extend records the slots from first on, when first is where the index

@@ -408,6 +408,8 @@ func refusalError(ref *inplace.Refusal) error {
 		e.hint = "a rollout a fork or revert continues is immutable below its cutoff, as Codex treats it (its compression skips it): leave it as it is, or fix only what lies after the cutoff; --force does not override this"
 	case inplace.CodexWriter:
 		e.hint = "let Codex finish the turn, or exit the Codex process that has the thread open (a TUI, `codex exec`, an idle app-server), and run again; --force does not override Codex's writer lock"
+	case inplace.HistoryUnreadable:
+		e.hint = "run again once Codex has released the database (it holds it while a transaction runs, or for good in exclusive locking mode: exit that Codex); a damaged or foreign thread_history_N.sqlite must be moved out of the home first"
 	case inplace.Busy:
 		e.hint = "wait for the other repair or reclaim, or for Codex's rollout compression or migration, to finish"
 	case inplace.NotRegular:

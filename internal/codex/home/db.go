@@ -46,8 +46,12 @@ type DB struct {
 //     create an empty -wal and a -shm and leave them behind. Each read then
 //     checks that the files did not change meanwhile and is done again in
 //     read-only mode if they did.
+//
+// The database and its side files must be regular files (a symbolic link
+// to one is followed, as SQLite follows it): SQLite's open of a FIFO
+// blocks until someone writes to it, for ever.
 func OpenDB(path string) (*DB, error) {
-	if _, err := os.Stat(path); err != nil {
+	if err := checkFiles(path); err != nil {
 		return nil, err
 	}
 	d := &DB{Path: path}
@@ -134,6 +138,28 @@ func stampOf(path string) string {
 		}
 	}
 	return s
+}
+
+// ErrNotRegular is a database, or a side file of one, that is not a
+// regular file (a FIFO, a device, a directory).
+var ErrNotRegular = errors.New("not a regular file")
+
+// checkFiles checks that the database is a regular file, and its side
+// files (-wal, -shm, -journal) regular files where they exist.
+func checkFiles(path string) error {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return err
+	}
+	if !fi.Mode().IsRegular() {
+		return fmt.Errorf("%s: %w (%s)", path, ErrNotRegular, fi.Mode().Type())
+	}
+	for _, side := range []string{"-wal", "-shm", "-journal"} {
+		if fi, err := os.Stat(path + side); err == nil && !fi.Mode().IsRegular() {
+			return fmt.Errorf("%s: %w (%s)", path+side, ErrNotRegular, fi.Mode().Type())
+		}
+	}
+	return nil
 }
 
 func exists(path string) bool {

@@ -86,8 +86,9 @@ func Current(matches []rollout.ThreadMatch) (path string, ok bool) {
 
 // indexedThreads are the rollouts Codex's threads table names for the
 // threads matching query: nil when the home has no readable table, or a
-// row names a file that is missing or outside the home (the walk then
-// decides, as Codex falls back to file names).
+// row names a file that is missing, outside the home or not a regular
+// file (the walk then decides, as Codex falls back to file names; it
+// skips what is not a regular file: reading a FIFO blocks for ever).
 func (h *Home) indexedThreads(query string) []rollout.ThreadMatch {
 	path := h.StateDB()
 	if path == "" {
@@ -104,7 +105,7 @@ func (h *Home) indexedThreads(query string) []rollout.ThreadMatch {
 	}
 	out := make([]rollout.ThreadMatch, 0, len(rows))
 	for _, t := range rows {
-		if _, err := os.Stat(t.RolloutPath); err != nil || !h.Contains(t.RolloutPath) {
+		if fi, err := os.Stat(t.RolloutPath); err != nil || !fi.Mode().IsRegular() || !h.Contains(t.RolloutPath) {
 			return nil
 		}
 		m := rollout.ThreadMatch{Path: t.RolloutPath, ThreadID: t.ID, Indexed: true}

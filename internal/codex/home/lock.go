@@ -43,7 +43,7 @@ func (h *Home) ProbeWriterLock(threadID string) (WriterLock, error) {
 	wl := WriterLock{Path: h.WriterLockPath(threadID), ThreadID: threadID}
 	release := h.coordinate()
 	defer release()
-	f, err := os.Open(wl.Path)
+	f, err := openRegular(wl.Path)
 	if errors.Is(err, os.ErrNotExist) {
 		return wl, nil
 	}
@@ -98,7 +98,7 @@ func (h *Home) WriterLocks() ([]WriterLock, error) {
 // little at most (Codex holds it for microseconds), and returns its
 // release. Without it the probe still runs.
 func (h *Home) coordinate() func() {
-	f, err := os.Open(filepath.Join(h.Dir, WriterLocksDir, coordinationLock))
+	f, err := openRegular(filepath.Join(h.Dir, WriterLocksDir, coordinationLock))
 	if err != nil {
 		return func() {}
 	}
@@ -111,7 +111,7 @@ func (h *Home) coordinate() func() {
 
 // readPID reads "pid=N" from a lock file (at most a few bytes are read).
 func readPID(path string) int {
-	f, err := os.Open(path)
+	f, err := openRegular(path)
 	if err != nil {
 		return 0
 	}
@@ -187,7 +187,7 @@ func (h *Home) AcquireMaintenance() (*MaintenanceLock, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, err
 	}
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	f, err := openRegularFlags(path, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
 		return nil, err
 	}

@@ -24,7 +24,11 @@ type ProjectionInfo struct {
 }
 
 // ProjectionOf reads a thread's projection cursor and row counts; nil when
-// the home has no history database or the thread no cursor.
+// the home has no history database or the thread no cursor. A database
+// without Codex's cursor table is a *SchemaError: Codex creates every
+// table when it creates the file (thread_history migrations 0001-0004),
+// so a file without it is another program's, or a newer schema whose
+// cursor this version cannot find. An empty database has no projection.
 func (h *Home) ProjectionOf(thread string) (*ProjectionInfo, error) {
 	path := h.HistoryDB()
 	if path == "" {
@@ -37,9 +41,12 @@ func (h *Home) ProjectionOf(thread string) (*ProjectionInfo, error) {
 	defer d.Close()
 	var info *ProjectionInfo
 	err = d.Read(func(tx *sql.Tx) error {
-		cols, err := Columns(tx, "thread_history_projection_state")
-		if err != nil || cols == nil {
-			return err // no table: nothing projected
+		if _, err := need(tx, path, "thread_history_projection_state", "thread_id", "next_rollout_byte_offset", "next_rollout_ordinal"); err != nil {
+			var n int
+			if tx.QueryRow(`SELECT count(*) FROM sqlite_master`).Scan(&n) == nil && n == 0 {
+				return nil // an empty file, as Codex creates it before its migrations: nothing projected
+			}
+			return err
 		}
 		var c Cursor
 		err = tx.QueryRow(`SELECT thread_id, next_rollout_byte_offset, next_rollout_ordinal FROM thread_history_projection_state WHERE thread_id = ?`, thread).Scan(&c.ThreadID, &c.Raw, &c.Ordinal)
@@ -132,6 +139,9 @@ func (v Value) arg() any {
 // wait for Codex's write transaction (busy timeout), and every
 // transaction takes the write lock at BEGIN, as Codex's own do.
 func openRW(path string) (*sql.DB, error) {
+	if err := checkFiles(path); err != nil {
+		return nil, err
+	}
 	q := url.Values{}
 	q.Set("mode", "rw")
 	q.Set("_txlock", "immediate")

@@ -3,6 +3,7 @@ package home
 import (
 	"database/sql"
 	"math"
+	"sort"
 	"strings"
 )
 
@@ -28,9 +29,21 @@ type Thread struct {
 
 // threads reads the threads table by column name: a column a version of
 // Codex added later reads as its zero value on an older database.
-func threads(d *DB) ([]Thread, error) {
+func threads(d *DB) ([]Thread, error) { return selectThreads(d, nil) }
+
+// where is the filter of a threads query, given the table's columns: an
+// SQL condition and its arguments ("": every row).
+type where func(cols map[string]bool) (cond string, args []any)
+
+// selectThreads reads the rows of the threads table that w selects, by id.
+// Rows are scanned one at a time and only those selected are kept: the
+// table can hold hundreds of thousands of rows, and a row's rollout_path
+// is as long as a path can be (issue 36 measured 327 MiB reading 300 rows
+// of 1 MiB paths whole to find one id).
+func selectThreads(d *DB, w where) ([]Thread, error) {
 	var out []Thread
 	err := d.Read(func(tx *sql.Tx) error {
+		out = out[:0] // Read may run this twice
 		cols, err := need(tx, d.Path, "threads", "id", "rollout_path")
 		if err != nil {
 			return err
@@ -41,7 +54,14 @@ func threads(d *DB) ([]Thread, error) {
 			optional(cols["attached_thread_parent_id"], "attached_thread_parent_id", "NULL"),
 			optional(cols["creator_user_id"], "creator_user_id", "NULL"),
 			optional(cols["creator_account_id"], "creator_account_id", "NULL")}
-		rows, err := tx.Query(`SELECT ` + strings.Join(sel, ", ") + ` FROM threads ORDER BY id`)
+		q, args := `SELECT `+strings.Join(sel, ", ")+` FROM threads`, []any(nil)
+		if w != nil {
+			var cond string
+			if cond, args = w(cols); cond != "" {
+				q += ` WHERE ` + cond
+			}
+		}
+		rows, err := tx.Query(q+` ORDER BY id`, args...)
 		if err != nil {
 			return err
 		}
@@ -77,16 +97,35 @@ func (h *Home) Threads() ([]Thread, error) {
 	return threads(d)
 }
 
+// AttachedThreads reads the rows of the home's threads index that are
+// attached to another thread (attached_thread_parent_id set), by id: none
+// when the home has no state_N.sqlite or its schema predates the column.
+func (h *Home) AttachedThreads() ([]Thread, error) {
+	path := h.StateDB()
+	if path == "" {
+		return nil, nil
+	}
+	d, err := OpenDB(path)
+	if err != nil {
+		return nil, err
+	}
+	defer d.Close()
+	return selectThreads(d, func(cols map[string]bool) (string, []any) {
+		if !cols["attached_thread_parent_id"] {
+			return "0", nil
+		}
+		return "attached_thread_parent_id IS NOT NULL AND attached_thread_parent_id <> ''", nil
+	})
+}
+
 // AttachedEdges maps each attached thread of the home's index to the
 // thread it is attached to (attached_thread_parent_id); empty for a home
 // without the index or the column.
 func (h *Home) AttachedEdges() map[string]string {
-	rows, _ := h.Threads()
+	rows, _ := h.AttachedThreads()
 	out := map[string]string{}
 	for _, t := range rows {
-		if t.AttachedTo != "" {
-			out[t.ID] = t.AttachedTo
-		}
+		out[t.ID] = t.AttachedTo
 	}
 	return out
 }
@@ -178,20 +217,46 @@ func items(d *DB, threadID string) ([]Item, error) {
 }
 
 // threadsByPrefix reads the threads rows whose id starts with prefix
-// (case-insensitive), by id.
+// (case-insensitive), by id. Codex writes ids in lower case, so the rows
+// are found through the table's primary key (id >= prefix AND id < the
+// next prefix); an id stored with upper-case letters is still matched,
+// by a scan that reads only the ids.
 func threadsByPrefix(d *DB, prefix string) ([]Thread, error) {
-	all, err := threads(d)
+	lo := strings.ToLower(prefix)
+	hi, bounded := nextPrefix(lo)
+	cond := func(col string) (string, []any) {
+		if !bounded {
+			return col + ` >= ?`, []any{lo}
+		}
+		return col + ` >= ? AND ` + col + ` < ?`, []any{lo, hi}
+	}
+	out, err := selectThreads(d, func(map[string]bool) (string, []any) { return cond("id") })
 	if err != nil {
 		return nil, err
 	}
-	prefix = strings.ToLower(prefix)
-	var out []Thread
-	for _, t := range all {
-		if strings.HasPrefix(strings.ToLower(t.ID), prefix) {
-			out = append(out, t)
+	upper, err := selectThreads(d, func(map[string]bool) (string, []any) {
+		c, args := cond("lower(id)")
+		return `id <> lower(id) AND ` + c, args
+	})
+	if err != nil || len(upper) == 0 {
+		return out, err
+	}
+	out = append(out, upper...)
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out, nil
+}
+
+// nextPrefix is the least string greater than every string starting with
+// p; ok is false when there is none (p is empty or all 0xff bytes).
+func nextPrefix(p string) (string, bool) {
+	b := []byte(p)
+	for i := len(b) - 1; i >= 0; i-- {
+		if b[i] < 0xff {
+			b[i]++
+			return string(b[:i+1]), true
 		}
 	}
-	return out, nil
+	return "", false
 }
 
 // decode sets Offset and Pending from Raw.

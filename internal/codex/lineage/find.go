@@ -59,7 +59,7 @@ func (f Found) Attachment() string {
 // the history it continues). Found rollouts on either end of an edge are
 // marked. A home without the index or the column adds nothing.
 func WithAttached(found []Found, h *home.Home) []Found {
-	rows, err := h.Threads()
+	rows, err := h.AttachedThreads()
 	if err != nil || len(rows) == 0 {
 		return found
 	}

@@ -36,22 +36,33 @@ type ProjectionPlan struct {
 // of its bytes from byte from on invalidates: nil when the rollout is not
 // in a Codex home, the thread has no projection, or the projection's
 // cursor is at or before from (the bytes it read stay as they are).
-func StaleProjection(path string, from int64) *ProjectionPlan {
+//
+// A history database that exists and cannot be read (Codex holds it in
+// exclusive locking mode or mid-commit, it is damaged, a FIFO, or of a
+// schema this version does not know) is a *Refusal of kind
+// HistoryUnreadable: the write would otherwise leave a cursor Codex trusts
+// pointing into bytes that moved (it then files its next turn at the
+// wrong ordinal). Only an absent database means no projection.
+func StaleProjection(path string, from int64) (*ProjectionPlan, *Refusal) {
 	h, ok := home.Of(path)
 	if !ok {
-		return nil
+		return nil, nil
 	}
 	thread := threadOf(path)
 	if thread == "" {
-		return nil
+		return nil, nil
 	}
 	key := home.ProjectionKey(path, thread) // a reverted thread's file has its own
 	info, err := h.ProjectionOf(key)
-	if err != nil || info == nil || info.Cursor.Pending || from >= info.Cursor.Offset {
-		return nil
+	if err != nil {
+		return nil, &Refusal{Kind: HistoryUnreadable, Path: path,
+			Err: fmt.Errorf("the history database holding Codex's projection of thread %s cannot be read, so it is unknown whether changing %s leaves the projection stale: %w", key, path, err)}
+	}
+	if info == nil || info.Cursor.Pending || from >= info.Cursor.Offset {
+		return nil, nil
 	}
 	return &ProjectionPlan{DB: info.DB, ThreadID: key, Cursor: info.Cursor.Offset,
-		Items: info.Items, Turns: info.Turns, From: from}
+		Items: info.Items, Turns: info.Turns, From: from}, nil
 }
 
 // Delete deletes the projection in one transaction and returns its rows.

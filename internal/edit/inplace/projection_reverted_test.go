@@ -23,9 +23,9 @@ func TestStaleProjectionOfRevertedThread(t *testing.T) {
 		{homegen.RevertedCurrent, homegen.RevertedRollout, 7451},
 		{homegen.RevertedOriginal, homegen.RevertedThread, 27579},
 	} {
-		pp := inplace.StaleProjection(filepath.Join(dir, tt.file), 0)
-		if pp == nil || pp.ThreadID != tt.key || pp.Cursor != tt.cursor {
-			t.Errorf("%s: StaleProjection = %+v, want key %s cursor %d", tt.file, pp, tt.key, tt.cursor)
+		pp, r := inplace.StaleProjection(filepath.Join(dir, tt.file), 0)
+		if r != nil || pp == nil || pp.ThreadID != tt.key || pp.Cursor != tt.cursor {
+			t.Errorf("%s: StaleProjection = %+v %v, want key %s cursor %d", tt.file, pp, r, tt.key, tt.cursor)
 		}
 	}
 }

@@ -58,6 +58,11 @@ const (
 	// file, or another user owns it or may write it
 	// (artifacts.OwnerError). --force does not override it.
 	UnsafeStore
+	// HistoryUnreadable: Codex's history database exists and cannot be
+	// read (locked, damaged, not a regular file, a schema this version
+	// does not know), so whether the write leaves its projection of the
+	// thread stale is unknown (projection.go).
+	HistoryUnreadable
 )
 
 // Holder is a process holding a file open for writing.

@@ -332,7 +332,10 @@ func Prepare(p *Plan, o Options, inPlace bool) (pend *Pending, err error) {
 		if r := inplace.CheckReferences(p.Path, from); r != nil {
 			return nil, r
 		}
-		res.Projection = inplace.StaleProjection(p.Path, from)
+		var unreadable *inplace.Refusal
+		if res.Projection, unreadable = inplace.StaleProjection(p.Path, from); unreadable != nil {
+			return nil, unreadable
+		}
 	}
 	if err := pd.create(p, o, inPlace); err != nil {
 		return nil, err

@@ -197,6 +197,9 @@ func restore(res *UndoResult, tr *archiveTrailer, place artifacts.Place, o UndoO
 			from = read
 		}
 	}
+	if _, r := inplace.StaleProjection(res.From, from); r != nil {
+		return r // an unreadable history database: unknown what goes stale
+	}
 	late, err := g.Replace(inplace.Switch{Read: read, From: from, Place: place, Force: o.Force, At: at}, func() error {
 		if out != nil {
 			if err := out.Commit(); err != nil {

@@ -20,10 +20,14 @@ func (t *Txn) planProjection() {
 	}
 	_, t.InHome = home.Of(t.Path)
 	if from, ok := t.firstChange(); ok {
-		t.Projection = inplace.StaleProjection(t.Path, from)
+		var unreadable *inplace.Refusal
+		t.Projection, unreadable = inplace.StaleProjection(t.Path, from)
+		// Said before anything is written, and by a dry run too.
 		if t.Refusal == nil {
-			// Said before anything is written, and by a dry run too.
 			t.Refusal = inplace.CheckReferences(t.Path, from)
+		}
+		if t.Refusal == nil {
+			t.Refusal = unreadable
 		}
 	}
 }

@@ -418,6 +418,9 @@ func (u *undo) replace(g *inplace.Guard, backup string) (*inplace.Late, error) {
 	if from < 0 {
 		from = u.written.Size // the same bytes: nothing below a cutoff changes
 	}
+	if _, r := inplace.StaleProjection(u.path, from); r != nil {
+		return nil, r // an unreadable history database: unknown what goes stale
+	}
 	late, err := g.Replace(inplace.Switch{Read: u.written.Size, From: from, Place: u.place, Force: u.opts.Force, At: u.at}, func() error {
 		return u.rdir.RenameTo(filepath.Base(backup), u.path)
 	})
