@@ -89,19 +89,31 @@ var refIndexes struct {
 type refIndex struct {
 	names uint64 // hash of the file names
 	ix    *lineage.Index
+	stamp dirStamp // vouches for the names without listing them again
 }
 
 func referenceIndex(path string) *lineage.Index {
 	dir, inHome := home.Layout(path)
-	var files []string
-	if inHome {
-		files = lineage.HomeFiles(dir)
-	} else {
+	roots := []string{filepath.Join(dir, home.SessionsDir), filepath.Join(dir, home.ArchivedSessionsDir)}
+	if !inHome {
 		abs, err := filepath.Abs(path)
 		if err != nil {
 			abs = path
 		}
 		dir = filepath.Dir(abs)
+		roots = []string{dir}
+	}
+	refIndexes.Lock()
+	c, ok := refIndexes.m[dir]
+	refIndexes.Unlock()
+	if ok && c.stamp.unchanged() {
+		return c.ix
+	}
+	stamp := stampDirs(roots, inHome)
+	var files []string
+	if inHome {
+		files = lineage.HomeFiles(dir)
+	} else {
 		files = siblings(dir)
 	}
 	h := fnv.New64a()
@@ -113,13 +125,15 @@ func referenceIndex(path string) *lineage.Index {
 	refIndexes.Lock()
 	defer refIndexes.Unlock()
 	if c, ok := refIndexes.m[dir]; ok && c.names == sum {
+		c.stamp = stamp
+		refIndexes.m[dir] = c
 		return c.ix
 	}
 	ix := lineage.Files(files)
 	if refIndexes.m == nil {
 		refIndexes.m = map[string]refIndex{}
 	}
-	refIndexes.m[dir] = refIndex{sum, ix}
+	refIndexes.m[dir] = refIndex{sum, ix, stamp}
 	return ix
 }
 
