@@ -190,6 +190,9 @@ func PlanFile(path string, o Options) (*Plan, *space.File, error) {
 			}
 		}
 	}
+	if len(p.Frees) == 0 {
+		p.Frees = nil // a run over a home keeps a plan per file: most free nothing
+	}
 	return p, sf, nil
 }
 
