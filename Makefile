@@ -2,6 +2,8 @@
 GO ?= go
 BIN := bin/rollout
 BENCH_DIR ?= .bench
+# Real-shaped Codex homes of `benchtool homes` (the 50,000 one: about 1.5 GB, measured once).
+HOMES ?= 2000,50000
 
 .PHONY: build test bench docs fuzz clean conformance drift image
 
@@ -55,6 +57,8 @@ bench: build
 	bin/benchtool frames -rollout $(BIN) -dir $(BENCH_DIR) -md docs/performance.md
 	bin/benchtool shapes -rollout $(BIN) -dir $(BENCH_DIR) -md docs/performance.md
 	bin/benchtool fleet -rollout $(BIN) -dir $(BENCH_DIR) -md docs/performance.md
+	bin/benchtool homes-gen -o $(BENCH_DIR) -rollouts $(HOMES)
+	bin/benchtool homes -rollout $(BIN) -dir $(BENCH_DIR) -md docs/performance.md
 
 # Regenerates the conformance goldens (internal/testkit/conformance/testdata) with real Codex
 # versions from npm, installed into the cache outside the repository

@@ -144,6 +144,7 @@ func runSpace(ctx context.Context, a *app, o *spaceOptions) error {
 	bar := progress.New(a.io.Err, "reading", paths, showProgress(a, o.quiet))
 	now := time.Now()
 	sum := space.NewSummary(o.top)
+	defer sum.Close()
 	sum.ColdAfter, sum.KeepTurns = o.coldAfter, o.keepTurns
 	var status exitStatus
 	var failed []report.SpaceFailure

@@ -3,6 +3,7 @@ package space
 import (
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -16,6 +17,11 @@ import (
 // path class, the largest files and repeated strings, parent and sub-agent
 // trees, and what each reclaim policy would free. Files must be added in a
 // stable order for the output to be stable.
+//
+// It keeps fixed-size tables and, per file, only what the tree table needs
+// (ids, sizes, path): the per-file rows go to a spool (an unlinked temporary
+// file, else memory) that EachFile reads back, so a run over 50,000
+// rollouts does not hold 50,000 Files. Close releases the spool.
 type Summary struct {
 	Top int
 	// ColdAfter and KeepTurns are the settings of the compress and
@@ -23,13 +29,36 @@ type Summary struct {
 	ColdAfter time.Duration
 	KeepTurns int
 
-	Files     []*File // every file, in the order added (each is small)
+	Files     int // files added
 	Bytes     int64
 	DiskBytes int64
 	Lines     int64
 	byType    map[string]*Bucket
 	byClass   map[string]*Bucket
 	attached  map[string]string // thread id -> the thread it is attached to (Attach)
+
+	largest []*File         // the Top by DiskBytes, ties in the order added
+	repeats []LocatedRepeat // the Top by bytes wasted, ties in the order added
+	nodes   []treeNode      // one per file, in the order added
+	freed   []PolicyFree    // per Policies entry: bytes and files
+	why     whyStats
+	spool   spool
+}
+
+// treeNode is what Trees needs of a file.
+type treeNode struct {
+	id, parent, attachedTo string
+	path                   string
+	disk, bytes            int64
+}
+
+// whyStats are what whyNothing says, gathered as files are added.
+type whyStats struct {
+	plain, cold     int
+	idlest          time.Duration
+	mostCompactions int
+	rolledBack      int
+	mostUserTurns   int
 }
 
 // Attach adds attached-thread edges (thread id -> the thread it is
@@ -49,12 +78,16 @@ func NewSummary(top int) *Summary {
 	if top <= 0 {
 		top = DefaultTop
 	}
-	return &Summary{Top: top, byType: map[string]*Bucket{}, byClass: map[string]*Bucket{}}
+	s := &Summary{Top: top, byType: map[string]*Bucket{}, byClass: map[string]*Bucket{}}
+	for _, p := range Policies {
+		s.freed = append(s.freed, PolicyFree{Policy: p.Name, GivesUp: p.GivesUp})
+	}
+	return s
 }
 
 // Add merges one file's account; classes is every path class of the file.
 func (s *Summary) Add(f *File, classes []Bucket) {
-	s.Files = append(s.Files, f)
+	s.Files++
 	s.Bytes += f.Bytes
 	s.DiskBytes += f.DiskBytes
 	s.Lines += int64(f.Lines)
@@ -64,7 +97,57 @@ func (s *Summary) Add(f *File, classes []Bucket) {
 	for _, b := range classes {
 		merge(s.byClass, b)
 	}
+	s.largest = insertTop(s.largest, f, s.Top, func(f *File) int64 { return f.DiskBytes })
+	for _, r := range f.Repeats {
+		s.repeats = insertTop(s.repeats, LocatedRepeat{r, f.Path}, s.Top, LocatedRepeat.Wasted)
+	}
+	s.nodes = append(s.nodes, treeNode{id: f.ThreadID, parent: f.ParentThreadID, attachedTo: f.AttachedTo,
+		path: f.Path, disk: f.DiskBytes, bytes: f.Bytes})
+	for i := range s.freed {
+		if n := f.Freed(s.freed[i].Policy); n > 0 {
+			s.freed[i].Bytes += n
+			s.freed[i].Files++
+		}
+	}
+	w := &s.why
+	if !f.Compressed {
+		w.plain++
+		if f.Cold {
+			w.cold++
+		}
+		w.idlest = max(w.idlest, f.Idle)
+	}
+	w.mostCompactions = max(w.mostCompactions, f.Compactions)
+	if f.RollbackAfterCheckpoint {
+		w.rolledBack++
+	}
+	w.mostUserTurns = max(w.mostUserTurns, f.UserTurns)
+	s.spool.add(f)
 }
+
+// insertTop inserts v into top (sorted by key, largest first, ties in the
+// order inserted) and keeps at most n: what a stable sort of everything
+// inserted, cut to n, would be.
+func insertTop[T any](top []T, v T, n int, key func(T) int64) []T {
+	k := key(v)
+	i := len(top)
+	for i > 0 && key(top[i-1]) < k {
+		i--
+	}
+	if i >= n {
+		return top
+	}
+	top = slices.Insert(top, i, v)
+	return top[:min(len(top), n)]
+}
+
+// EachFile calls fn with each file added, in the order added: the rows of
+// the per-file reports, read back from the spool (each File has what Add
+// was given, but Cuts, Bulk and Checkpoints).
+func (s *Summary) EachFile(fn func(*File) error) error { return s.spool.each(fn) }
+
+// Close releases the spool of per-file rows.
+func (s *Summary) Close() error { return s.spool.close() }
 
 // mergeLimit bounds the run-wide class table as maxClasses bounds a file's.
 const mergeLimit = 4 * maxClasses
@@ -103,28 +186,15 @@ type LocatedRepeat struct {
 }
 
 // Repeats is the Top repeated strings over all files by bytes wasted.
-func (s *Summary) Repeats() []LocatedRepeat {
-	var out []LocatedRepeat
-	for _, f := range s.Files {
-		for _, r := range f.Repeats {
-			out = append(out, LocatedRepeat{r, f.Path})
-		}
-	}
-	sort.SliceStable(out, func(i, j int) bool { return out[i].Wasted() > out[j].Wasted() })
-	return out[:min(len(out), s.Top)]
-}
+func (s *Summary) Repeats() []LocatedRepeat { return slices.Clone(s.repeats) }
 
 // Largest is the Top files by bytes on disk.
-func (s *Summary) Largest() []*File {
-	out := append([]*File(nil), s.Files...)
-	sort.SliceStable(out, func(i, j int) bool { return out[i].DiskBytes > out[j].DiskBytes })
-	return out[:min(len(out), s.Top)]
-}
+func (s *Summary) Largest() []*File { return slices.Clone(s.largest) }
 
 // Tree is a thread with the sub-agents it spawned and the threads
 // attached to it (side conversations), transitively, among the files read.
 type Tree struct {
-	Root      *File
+	Root      *File // its Path, ThreadID, ParentThreadID, DiskBytes and Bytes
 	Files     int   // the root and its descendants
 	DiskBytes int64 // summed over them
 	Bytes     int64
@@ -136,16 +206,16 @@ type Tree struct {
 // session_meta's, else Attach's). Only trees of more than one file are
 // returned, largest first.
 func (s *Summary) Trees() []Tree {
-	nodes := make([]forest.Node, len(s.Files))
-	for i, f := range s.Files {
-		parent := f.ParentThreadID
+	nodes := make([]forest.Node, len(s.nodes))
+	for i, n := range s.nodes {
+		parent := n.parent
 		if parent == "" {
-			parent = f.AttachedTo
+			parent = n.attachedTo
 		}
 		if parent == "" {
-			parent = s.attached[strings.ToLower(f.ThreadID)]
+			parent = s.attached[strings.ToLower(n.id)]
 		}
-		nodes[i] = forest.Node{ID: f.ThreadID, Parent: parent}
+		nodes[i] = forest.Node{ID: n.id, Parent: parent}
 	}
 	trees := forest.New(nodes)
 	var out []Tree
@@ -153,10 +223,11 @@ func (s *Summary) Trees() []Tree {
 		if len(members) < 2 {
 			continue
 		}
-		t := Tree{Root: s.Files[trees.Root(members[0])], Files: len(members)}
+		r := s.nodes[trees.Root(members[0])]
+		t := Tree{Root: &File{Path: r.path, ThreadID: r.id, ParentThreadID: r.parent, DiskBytes: r.disk, Bytes: r.bytes}, Files: len(members)}
 		for _, i := range members {
-			t.DiskBytes += s.Files[i].DiskBytes
-			t.Bytes += s.Files[i].Bytes
+			t.DiskBytes += s.nodes[i].disk
+			t.Bytes += s.nodes[i].bytes
 		}
 		out = append(out, t)
 	}
@@ -213,22 +284,14 @@ func (f *File) Freed(policy string) int64 {
 
 // Reclaimable is what each policy would free over all files.
 func (s *Summary) Reclaimable() []PolicyFree {
-	var out []PolicyFree
-	for _, p := range Policies {
-		pf := PolicyFree{Policy: p.Name, GivesUp: p.GivesUp}
-		if p.Name == PolicyBeforeTurn {
-			pf.N = s.KeepTurns
-		}
-		for _, f := range s.Files {
-			if n := f.Freed(p.Name); n > 0 {
-				pf.Bytes += n
-				pf.Files++
-			}
+	out := slices.Clone(s.freed)
+	for i, pf := range out {
+		if pf.Policy == PolicyBeforeTurn {
+			out[i].N = s.KeepTurns
 		}
 		if pf.Bytes == 0 {
-			pf.Why = s.whyNothing(p.Name)
+			out[i].Why = s.whyNothing(pf.Policy)
 		}
-		out = append(out, pf)
 	}
 	return out
 }
@@ -236,52 +299,30 @@ func (s *Summary) Reclaimable() []PolicyFree {
 // whyNothing says why a policy frees nothing in any file, and what would
 // change that.
 func (s *Summary) whyNothing(policy string) string {
-	if len(s.Files) == 0 {
+	if s.Files == 0 {
 		return "no rollout was read"
 	}
+	w := s.why
 	switch policy {
 	case PolicyCompress:
-		var plain, cold int
-		var idlest time.Duration
-		for _, f := range s.Files {
-			if f.Compressed {
-				continue
-			}
-			plain++
-			if f.Cold {
-				cold++
-			}
-			idlest = max(idlest, f.Idle)
-		}
 		switch {
-		case plain == 0:
+		case w.plain == 0:
 			return "every rollout is already compressed (.zst)"
-		case cold == 0:
+		case w.cold == 0:
 			return fmt.Sprintf("every plain rollout was written less than --cold-after %s ago (the least recent %s ago); a smaller --cold-after would count them",
-				Age(s.ColdAfter), Age(idlest))
+				Age(s.ColdAfter), Age(w.idlest))
 		}
 		return "zstd would not make the cold rollouts smaller"
 	case PolicySupersededCheckpoints:
-		most, rolledBack := 0, 0
-		for _, f := range s.Files {
-			most = max(most, f.Compactions)
-			if f.RollbackAfterCheckpoint {
-				rolledBack++
-			}
+		if w.rolledBack > 0 {
+			return fmt.Sprintf("in %d rollout(s) a rollback follows the newest compaction, which could bring an older checkpoint back", w.rolledBack)
 		}
-		if rolledBack > 0 {
-			return fmt.Sprintf("in %d rollout(s) a rollback follows the newest compaction, which could bring an older checkpoint back", rolledBack)
-		}
-		return fmt.Sprintf("no rollout has a compaction superseded by a later one (the most compactions in one is %d; two are needed)", most)
+		return fmt.Sprintf("no rollout has a compaction superseded by a later one (the most compactions in one is %d; two are needed)", w.mostCompactions)
 	case PolicyDuplicateExecOutput:
 		return "no command output is stored twice (an item_completed output equal to its call's tool output)"
 	case PolicyBeforeTurn:
-		most := 0
-		for _, f := range s.Files {
-			most = max(most, f.UserTurns)
-		}
-		if most <= s.KeepTurns {
-			return fmt.Sprintf("no rollout has more than N = %d user turns (--keep-turns; the most is %d): a smaller N would let a rollback undo fewer turns and free what is before them", s.KeepTurns, most)
+		if w.mostUserTurns <= s.KeepTurns {
+			return fmt.Sprintf("no rollout has more than N = %d user turns (--keep-turns; the most is %d): a smaller N would let a rollback undo fewer turns and free what is before them", s.KeepTurns, w.mostUserTurns)
 		}
 		return fmt.Sprintf("no rollout has a compaction before its last N = %d user turns (--keep-turns) that a later rollback could not undo: a smaller N reaches further back", s.KeepTurns)
 	}

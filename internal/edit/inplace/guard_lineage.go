@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 
@@ -39,18 +40,12 @@ type Reference struct {
 // as Codex's RolloutReferenceIndex scans it) or, for a file outside a home,
 // among the rollouts beside it.
 func References(path string) []Reference {
-	ix := referenceIndex(path)
-	self := ix.Of(path)
+	c := referenceIndex(path)
+	self := c.ix.Of(path)
 	if _, err := self.Meta(); err != nil || self.ID == "" {
 		return nil
 	}
-	var out []Reference
-	for _, r := range ix.ReferencedBy(self.ID) {
-		if m, err := r.Meta(); err == nil && m.Base != nil {
-			out = append(out, Reference{Path: r.Path, RolloutID: r.ID, End: m.Base.EndOffset})
-		}
-	}
-	return out
+	return slices.Clone(c.referencedBy(strings.ToLower(self.ID)))
 }
 
 // CheckReferences refuses (Referenced) a write that changes the bytes of
@@ -89,19 +84,59 @@ var refIndexes struct {
 type refIndex struct {
 	names uint64 // hash of the file names
 	ix    *lineage.Index
+	stamp dirStamp // vouches for the names without listing them again
+	refs  *refMap
 }
 
-func referenceIndex(path string) *lineage.Index {
+// refMap is, per rollout id, the rollouts whose history_base names it, in
+// index order (lineage.Index.ReferencedBy's answer). It keeps only those
+// references: the index would keep every head it read, about 550 bytes a
+// rollout, 27 MB for a home of 50,000.
+type refMap struct {
+	once sync.Once
+	by   map[string][]Reference
+}
+
+func (c refIndex) referencedBy(id string) []Reference {
+	c.refs.once.Do(func() {
+		c.refs.by = map[string][]Reference{}
+		for _, r := range c.ix.Rollouts() {
+			m, err := rollout.ReadMeta(r.Path)
+			id := r.ID
+			if id == "" {
+				id = m.ThreadID // as lineage.Rollout.Meta names an unnamed file
+			}
+			if err != nil || m.Base == nil || m.Base.RolloutID == "" || m.Base.RolloutID == id {
+				continue
+			}
+			c.refs.by[m.Base.RolloutID] = append(c.refs.by[m.Base.RolloutID], Reference{Path: r.Path, RolloutID: id, End: m.Base.EndOffset})
+		}
+	})
+	return c.refs.by[id]
+}
+
+func referenceIndex(path string) refIndex {
 	dir, inHome := home.Layout(path)
-	var files []string
-	if inHome {
-		files = lineage.HomeFiles(dir)
-	} else {
+	roots := []string{filepath.Join(dir, home.SessionsDir), filepath.Join(dir, home.ArchivedSessionsDir)}
+	if !inHome {
 		abs, err := filepath.Abs(path)
 		if err != nil {
 			abs = path
 		}
 		dir = filepath.Dir(abs)
+		roots = []string{dir}
+	}
+	refIndexes.Lock()
+	c, ok := refIndexes.m[dir]
+	refIndexes.Unlock()
+	if ok && c.stamp.unchanged() {
+		return c
+	}
+	stamp := stampDirs(roots, inHome)
+	var files []string
+	if inHome {
+		files = lineage.HomeFiles(dir)
+	} else {
 		files = siblings(dir)
 	}
 	h := fnv.New64a()
@@ -113,14 +148,16 @@ func referenceIndex(path string) *lineage.Index {
 	refIndexes.Lock()
 	defer refIndexes.Unlock()
 	if c, ok := refIndexes.m[dir]; ok && c.names == sum {
-		return c.ix
+		c.stamp = stamp
+		refIndexes.m[dir] = c
+		return c
 	}
-	ix := lineage.Files(files)
+	c = refIndex{sum, lineage.Files(files), stamp, &refMap{}}
 	if refIndexes.m == nil {
 		refIndexes.m = map[string]refIndex{}
 	}
-	refIndexes.m[dir] = refIndex{sum, ix}
-	return ix
+	refIndexes.m[dir] = c
+	return c
 }
 
 // siblings are the rollout files directly in dir.

@@ -190,6 +190,9 @@ func PlanFile(path string, o Options) (*Plan, *space.File, error) {
 			}
 		}
 	}
+	if len(p.Frees) == 0 {
+		p.Frees = nil // a run over a home keeps a plan per file: most free nothing
+	}
 	return p, sf, nil
 }
 
@@ -221,12 +224,29 @@ func (p *Plan) explainNothingFreed(sf *space.File, o Options) {
 		case sf.RollbackAfterCheckpoint:
 			p.Skipped[space.PolicySupersededCheckpoints] = "a rollback follows the newest compaction"
 		case !p.Compressed:
-			p.Skipped[space.PolicySupersededCheckpoints] = fmt.Sprintf("no compaction is superseded by a later one (%d compaction(s); two are needed)", sf.Compactions)
+			p.Skipped[space.PolicySupersededCheckpoints] = notSuperseded(sf.Compactions)
 		}
 	}
 	if o.has(space.PolicyDuplicateExecOutput) && p.Frees[space.PolicyDuplicateExecOutput] == 0 && !p.Compressed {
 		p.Skipped[space.PolicyDuplicateExecOutput] = "no command output is stored twice (an item_completed output equal to its call's tool output)"
 	}
+}
+
+// notSuperseded is why superseded-checkpoints frees nothing in a file of n
+// compactions; the common answers are constants, not a string per file of
+// a run over a whole home.
+func notSuperseded(n int) string {
+	const (
+		none = "no compaction is superseded by a later one (0 compaction(s); two are needed)"
+		one  = "no compaction is superseded by a later one (1 compaction(s); two are needed)"
+	)
+	switch n {
+	case 0:
+		return none
+	case 1:
+		return one
+	}
+	return fmt.Sprintf("no compaction is superseded by a later one (%d compaction(s); two are needed)", n)
 }
 
 // planCompress decides the compress policy. Codex's compression skips a

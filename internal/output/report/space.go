@@ -1,8 +1,10 @@
 package report
 
 import (
+	"bytes"
 	"encoding/csv"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -59,9 +61,9 @@ func bar(n, total int64) string {
 // leftovers), top the rows of each table.
 func WriteSpaceText(w io.Writer, s *space.Summary, homes []home.Usage, top int) error {
 	ew := &ErrWriter{W: w}
-	fmt.Fprintf(ew, "%d files, %s on disk (%s of content, %d lines)\n", len(s.Files), Size(s.DiskBytes), Size(s.Bytes), s.Lines)
+	fmt.Fprintf(ew, "%d files, %s on disk (%s of content, %d lines)\n", s.Files, Size(s.DiskBytes), Size(s.Bytes), s.Lines)
 	defer writeHomeUsage(ew, homes, top)
-	if len(s.Files) == 0 {
+	if s.Files == 0 {
 		return ew.Err
 	}
 	fmt.Fprintf(ew, "\nBY RECORD TYPE\n")
@@ -163,7 +165,7 @@ type spaceFile struct {
 // WriteSpaceJSON writes the JSON report of `rollout space`.
 func WriteSpaceJSON(w io.Writer, s *space.Summary, failed []SpaceFailure, homes []home.Usage) error {
 	rep := spaceReport{Header: schema.NewHeader(schema.Space),
-		Files: len(s.Files), DiskBytes: s.DiskBytes, Bytes: s.Bytes, Lines: s.Lines,
+		Files: s.Files, DiskBytes: s.DiskBytes, Bytes: s.Bytes, Lines: s.Lines,
 		ByType: nonNil(s.ByType()), ByClass: nonNil(s.ByClass()), Policies: s.Reclaimable(),
 		Repeats: []spaceRepeat{}, Trees: []spaceTree{}, PerFile: []spaceFile{}, Errors: failed}
 	if rep.Errors == nil {
@@ -186,7 +188,27 @@ func WriteSpaceJSON(w io.Writer, s *space.Summary, failed []SpaceFailure, homes 
 	for _, t := range s.Trees() {
 		rep.Trees = append(rep.Trees, spaceTree{t.Root.Path, t.Root.ThreadID, t.Files, t.DiskBytes, t.Bytes})
 	}
-	for _, f := range s.Files {
+	// per_file is written row by row from the summary's spool, after the
+	// rest: the report of 50,000 files is not held whole.
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	var head bytes.Buffer
+	if err := json.NewEncoder(&head).Encode(rep); err != nil {
+		return err
+	}
+	var tail bytes.Buffer
+	if err := json.Indent(&tail, head.Bytes(), "", "  "); err != nil {
+		return err
+	}
+	before, after, ok := bytes.Cut(tail.Bytes(), []byte(`"per_file": []`))
+	if !ok {
+		return fmt.Errorf("space report: per_file not found")
+	}
+	ew := &ErrWriter{W: w}
+	ew.Write(before)
+	ew.Write([]byte(`"per_file": [`))
+	n := 0
+	err := s.EachFile(func(f *space.File) error {
 		sf := spaceFile{Path: f.Path, ThreadID: f.ThreadID, ParentThreadID: f.ParentThreadID,
 			DiskBytes: f.DiskBytes, Bytes: f.Bytes, Lines: f.Lines, Compressed: f.Compressed, Cold: f.Cold,
 			Compactions: f.Compactions, RepeatWasted: f.RepeatWasted, Reclaimable: map[string]int64{},
@@ -194,11 +216,28 @@ func WriteSpaceJSON(w io.Writer, s *space.Summary, failed []SpaceFailure, homes 
 		for _, p := range space.Policies {
 			sf.Reclaimable[p.Name] = f.Freed(p.Name)
 		}
-		rep.PerFile = append(rep.PerFile, sf)
+		b, err := json.MarshalIndent(sf, "    ", "  ")
+		if err != nil {
+			return err
+		}
+		if n > 0 {
+			ew.Write([]byte(","))
+		}
+		n++
+		ew.Write([]byte("\n    "))
+		ew.Write(b)
+		return ew.Err
+	})
+	if err != nil {
+		return err
 	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(rep)
+	if n > 0 {
+		ew.Write([]byte("\n  ]"))
+	} else {
+		ew.Write([]byte("]"))
+	}
+	ew.Write(after)
+	return ew.Err
 }
 
 func nonNil(b []space.Bucket) []space.Bucket {
@@ -216,16 +255,16 @@ func WriteSpaceCSV(w io.Writer, s *space.Summary) error {
 		head = append(head, "frees_"+strings.ReplaceAll(p.Name, "-", "_"))
 	}
 	cw.Write(head)
-	for _, f := range s.Files {
+	err := s.EachFile(func(f *space.File) error {
 		row := []string{f.Path, f.ThreadID, f.ParentThreadID, strconv.FormatInt(f.DiskBytes, 10),
 			strconv.FormatInt(f.Bytes, 10), strconv.Itoa(f.Lines), strconv.Itoa(f.Compactions), strconv.FormatInt(f.RepeatWasted, 10)}
 		for _, p := range space.Policies {
 			row = append(row, strconv.FormatInt(f.Freed(p.Name), 10))
 		}
-		cw.Write(row)
-	}
+		return cw.Write(row)
+	})
 	cw.Flush()
-	return cw.Error()
+	return errors.Join(err, cw.Error())
 }
 
 // ErrWriter keeps the first write error so printers can check once.

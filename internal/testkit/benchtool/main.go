@@ -13,6 +13,8 @@
 //	benchtool shapes-gen -o DIR [-fleet-files 5000] ...
 //	benchtool shapes -rollout PATH -dir DIR [-md FILE] [-reps 3]
 //	benchtool fleet -rollout PATH -dir DIR [-md FILE] [-reps 3] [-rollouts 10000]
+//	benchtool homes-gen -o DIR [-rollouts 2000,50000] ...
+//	benchtool homes -rollout PATH -dir DIR [-md FILE] [-reps 3]
 //	benchtool cat FILE|DIR...
 package main
 
@@ -51,6 +53,14 @@ const usage = `usage:
       the same bytes on disk (a generated fleet, and gen's big.jsonl), the
       requests of rollout plan and of each shard, and the fleet's wall time
       as 1, 2 and 4 worker processes; appends a section to -md
+  benchtool homes-gen -o DIR [-rollouts 2000] [-median 20KB] [-max 4MB] [-sigma 100] [-seed 1]
+      write real-shaped Codex homes DIR/homes/home-N: rollouts cut from the files
+      real Codex CLIs wrote (conformance goldens), forks and sub-agents among them,
+      log-normal sizes, a state database with a threads row per thread
+  benchtool homes -rollout BINARY -dir DIR [-md FILE] [-reps 3] [-peers DIR]
+      measure rollout's commands on each home against the floor and the peers
+      (jq; tokscale and ccusage when installed), memory, and start-up against
+      jq's; appends a section to -md
   benchtool cat FILE|DIR...
       decompressed content of files (directories: their rollouts) to stdout
 `
@@ -78,6 +88,10 @@ func main() {
 		err = cmdShapes(args) // shapes_run.go
 	case "fleet":
 		err = cmdFleet(args) // fleet.go
+	case "homes-gen":
+		err = cmdHomesGen(args) // homes.go
+	case "homes":
+		err = cmdHomes(args) // homes_run.go
 	case "cat":
 		err = cmdCat(args)
 	case "help", "-h", "-help", "--help":

@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"unicode/utf8"
@@ -127,7 +129,8 @@ func cmdScan(args []string) error {
 	return nil
 }
 
-// expandInputs replaces each directory by its rollout-*.jsonl[.zst] files.
+// expandInputs replaces each directory by the rollout-*.jsonl[.zst] files
+// under it, in walk (name) order.
 func expandInputs(args []string) ([]string, error) {
 	var out []string
 	for _, a := range args {
@@ -139,11 +142,18 @@ func expandInputs(args []string) ([]string, error) {
 			out = append(out, a)
 			continue
 		}
-		paths, _, err := fleetFiles(a)
+		// Walked whole: a Codex home keeps its rollouts in
+		// sessions/YYYY/MM/DD and archived_sessions/.
+		err = filepath.WalkDir(a, func(p string, d fs.DirEntry, err error) error {
+			if err == nil && d.Type().IsRegular() && strings.HasPrefix(d.Name(), "rollout-") &&
+				(strings.HasSuffix(d.Name(), ".jsonl") || strings.HasSuffix(d.Name(), ".jsonl.zst")) {
+				out = append(out, p)
+			}
+			return err
+		})
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, paths...)
 	}
 	return out, nil
 }
