@@ -126,10 +126,7 @@ func (o *spaceOptions) validate() error {
 	if o.jobs < 1 {
 		return usageError("use --jobs 1 or more", "invalid --jobs %d", o.jobs)
 	}
-	if err := o.validateLimits(); err != nil {
-		return err
-	}
-	return nil
+	return o.validateLimits()
 }
 
 func runSpace(ctx context.Context, a *app, o *spaceOptions) error {
