@@ -43,7 +43,8 @@ request, the recorded compactions, the turns and their prompts) under other
 settings and shows what would have happened: compactions, overflows, handoff
 deferrals, ledger exhaustion. One result per --window, side by side; the
 calibration line says how many recorded compactions the model reproduces at
-the recorded window. Token counts accept k and M suffixes (128k, 1M).
+the recorded window. Token counts take k and M suffixes in either case
+(128k, 1m) and the digit groups the tool prints (1,000,000).
 
 Over many rollouts (several paths, a directory, --files-from, or no path:
 $CODEX_HOME/sessions and archived_sessions) it reports the fleet view per
