@@ -61,10 +61,19 @@ next request; a request whose fill then exceeds the window overflows. A
 threshold P% of window W is floor(P/100 * W) tokens.`,
 		Example: `  rollout simulate-budget fixtures/budget/basic.jsonl
   rollout simulate-budget --window 64k,100k,200k --format json rollout.jsonl
+  rollout simulate-budget --window 1m --thread 019cd719
   rollout simulate-budget --handoff-tokens 20000 --handoff-cap 64000 rollout.jsonl
   rollout simulate-budget --window 128000,258400 --format png -o budget.png rollout.jsonl`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.paths = args
+			if len(args) == 0 && len(opts.threads) == 1 && opts.filesFrom == "" && opts.manifest == "" {
+				// One thread is one rollout's report, as one FILE is.
+				p, err := resolveThread(opts.threads[0])
+				if err != nil {
+					return err
+				}
+				opts.paths, opts.threads = []string{p}, nil
+			}
 			if post.set {
 				s.PostCompact = post.v
 			}
@@ -96,6 +105,7 @@ threshold P% of window W is floor(P/100 * W) tokens.`,
 	opts.addMaxLineBytes(f, "longer lines are not replayed (a warning says how many)")
 	opts.addFilesFrom(f)
 	opts.addManifest(f)
+	opts.addThreads(f, "simulate")
 	f.IntVar(&opts.jobs, "jobs", runtime.NumCPU(), "rollouts read in parallel (output is identical for any value)")
 	opts.addShard(f, "rollouts", "; merge the JSON reports with rollout merge")
 	f.StringVar(&opts.since, "since", "", "only sessions started at or after this time (RFC 3339 or a date)")
