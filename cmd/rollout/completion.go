@@ -7,99 +7,50 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/rollout-dev/rollout/checks"
+	"github.com/rollout-dev/rollout/internal/base/suggest"
 	"github.com/rollout-dev/rollout/internal/edit/reclaim"
 	"github.com/rollout-dev/rollout/internal/output/report"
 )
 
-// formatDocs are the documents whose formats each command's --format
-// completes (simulate-budget and merge write one of two).
-var formatDocs = map[string][]report.Document{
-	"verify": {report.DocVerify}, "home": {report.DocHome}, "diff": {report.DocDiff},
-	"space": {report.DocSpace}, "reclaim": {report.DocReclaim},
-	"simulate-budget": {report.DocBudget, report.DocFleet}, "merge": {report.DocVerify, report.DocFleet},
-}
-
 // registerCompletions makes shell completion (cobra's __complete) offer
-// flag values, as gh and golangci-lint do: formats, rule ids and areas,
-// reclaim policies and severities. Paths stay the shell's own completion.
+// flag values, as gh and golangci-lint do. Paths stay the shell's own, as
+// does the FILE of --format FORMAT=FILE.
 func registerCompletions(root *cobra.Command) {
+	docs := map[string][]report.Document{"verify": {report.DocVerify}, "home": {report.DocHome}, "diff": {report.DocDiff},
+		"space": {report.DocSpace}, "reclaim": {report.DocReclaim}, "simulate-budget": {report.DocBudget, report.DocFleet},
+		"merge": {report.DocVerify, report.DocFleet}}
+	one := func(values []string) cobra.CompletionFunc {
+		return func(_ *cobra.Command, _ []string, partial string) ([]string, cobra.ShellCompDirective) {
+			if strings.Contains(partial, "=") {
+				return nil, cobra.ShellCompDirectiveDefault
+			}
+			return suggest.Complete(values, partial), cobra.ShellCompDirectiveNoFileComp
+		}
+	}
+	list := func(values []string) cobra.CompletionFunc {
+		return func(_ *cobra.Command, _ []string, partial string) ([]string, cobra.ShellCompDirective) {
+			return suggest.CompleteList(values, partial), cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveNoSpace
+		}
+	}
 	for _, cmd := range root.Commands() {
-		name := cmd.Name()
-		if docs, ok := formatDocs[name]; ok && cmd.Flags().Lookup("format") != nil {
-			var names []string
-			for _, d := range docs {
-				names = append(names, report.FormatsOf(d)...)
-			}
-			cmd.RegisterFlagCompletionFunc("format", formatCompletion(slices.Compact(slices.Sorted(slices.Values(names)))))
+		var formats []string
+		for _, d := range docs[cmd.Name()] {
+			formats = append(formats, report.FormatsOf(d)...)
 		}
-		for _, flag := range []string{"select", "ignore"} {
+		rules := checks.Names(cmd.Name() == "home")
+		for flag, complete := range map[string]cobra.CompletionFunc{"format": one(slices.Compact(slices.Sorted(slices.Values(formats)))),
+			"select": list(rules), "ignore": list(rules), "policy": list(reclaim.Policies),
+			"fail-on": one([]string{"error", "warning", "info", "never"}), "show-severity": one([]string{"error", "warning", "info"})} {
 			if cmd.Flags().Lookup(flag) != nil {
-				cmd.RegisterFlagCompletionFunc(flag, listCompletion(ruleNames(name == "home")))
-			}
-		}
-		if cmd.Flags().Lookup("policy") != nil {
-			cmd.RegisterFlagCompletionFunc("policy", listCompletion(reclaim.Policies))
-		}
-		if cmd.Flags().Lookup("fail-on") != nil {
-			cmd.RegisterFlagCompletionFunc("fail-on", formatCompletion([]string{"error", "warning", "info", "never"}))
-		}
-		if cmd.Flags().Lookup("show-severity") != nil {
-			cmd.RegisterFlagCompletionFunc("show-severity", formatCompletion([]string{"error", "warning", "info"}))
-		}
-		if name == "explain" {
-			cmd.ValidArgsFunction = func(_ *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
-				if len(args) > 0 {
-					return nil, cobra.ShellCompDirectiveNoFileComp
-				}
-				return withPrefix(append(ruleNames(false), ruleNames(true)...), toComplete), cobra.ShellCompDirectiveNoFileComp
+				cmd.RegisterFlagCompletionFunc(flag, complete)
 			}
 		}
 	}
-}
-
-// ruleNames are the rule ids and their areas ("ordinal/") of verify's
-// rules, or of home's.
-func ruleNames(home bool) []string {
-	var out []string
-	for _, r := range checks.Rules() {
-		if (r.Area() == "home") != home {
-			continue
+	explain, _, _ := root.Find([]string{"explain"})
+	explain.ValidArgsFunction = func(c *cobra.Command, args []string, partial string) ([]string, cobra.ShellCompDirective) {
+		if len(args) > 0 {
+			return nil, cobra.ShellCompDirectiveNoFileComp
 		}
-		if area := r.Area() + "/"; !slices.Contains(out, area) {
-			out = append(out, area)
-		}
-		out = append(out, r.ID)
+		return one(append(checks.Names(false), checks.Names(true)...))(c, args, partial)
 	}
-	return out
-}
-
-// formatCompletion completes one of names (a format, a severity); after
-// FORMAT= the shell completes the file.
-func formatCompletion(names []string) cobra.CompletionFunc {
-	return func(_ *cobra.Command, _ []string, toComplete string) ([]string, cobra.ShellCompDirective) {
-		if strings.Contains(toComplete, "=") {
-			return nil, cobra.ShellCompDirectiveDefault
-		}
-		return withPrefix(names, toComplete), cobra.ShellCompDirectiveNoFileComp
-	}
-}
-
-// listCompletion completes the last value of a comma-separated list
-// (--select ordinal/,item/m...), keeping the ones before it.
-func listCompletion(values []string) cobra.CompletionFunc {
-	return func(_ *cobra.Command, _ []string, toComplete string) ([]string, cobra.ShellCompDirective) {
-		done := toComplete[:strings.LastIndex(toComplete, ",")+1]
-		var out []string
-		for _, v := range values {
-			if !slices.Contains(strings.Split(done, ","), v) {
-				out = append(out, done+v)
-			}
-		}
-		return withPrefix(out, toComplete), cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveNoSpace
-	}
-}
-
-// withPrefix keeps the values that complete prefix.
-func withPrefix(values []string, prefix string) []string {
-	return slices.DeleteFunc(values, func(v string) bool { return !strings.HasPrefix(v, prefix) })
 }
