@@ -18,6 +18,7 @@ import (
 	"gonum.org/v1/plot/text"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/recorder"
 	"gonum.org/v1/plot/vg/vgimg"
 	"gonum.org/v1/plot/vg/vgsvg"
 
@@ -88,6 +89,7 @@ func build(r *budget.Result) (*plot.Plot, error) {
 	p.Legend.Top = true
 	p.Legend.Left = true
 	p.Legend.ThumbnailWidth = 0.4 * vg.Inch
+	p.Legend.Padding = legendGap
 	p.Add(plotter.NewGrid())
 
 	n := float64(max(r.Requests, 1))
@@ -111,14 +113,7 @@ func build(r *budget.Result) (*plot.Plot, error) {
 			}
 		}
 	}
-	// Head room above the data for the legend: about 14pt per entry on a
-	// data area of about 290pt.
-	entries := 3 + len(r.Settings)
-	if len(r.RecordedFills) > 0 {
-		entries++
-	}
 	p.X.Min, p.X.Max = 0, n+1
-	p.Y.Min, p.Y.Max = 0, top/(1-min(0.6, float64(entries*14+16)/290))
 
 	if len(r.RecordedFills) > 0 {
 		pts := make(plotter.XYs, 0, len(r.RecordedFills)+2*len(r.Recorded.CompactionRequests))
@@ -199,7 +194,88 @@ func build(r *budget.Result) (*plot.Plot, error) {
 	if len(overs) > 0 {
 		p.Legend.Add("overflow (the request does not fit)", glyphThumb{draw.CrossGlyph{}})
 	}
+	placeLegend(p, top)
 	return p, nil
+}
+
+// The legend sits in the data area's top left corner, legendInset in
+// from its edges, on a white box legendPad wider than its entries, with
+// legendGap between entries: no grid line or series runs through it.
+const (
+	legendInset = 8   // pt
+	legendPad   = 4   // pt
+	legendGap   = 3   // pt
+	legendClear = 6   // pt between the box and the highest data point
+	plotArea    = 290 // pt: the data area's height at the chart's size (Height, title, x axis)
+)
+
+// placeLegend moves the legend into a box drawn over the plot (a plotter,
+// drawn after the grid and the series) and sets the y axis so that the
+// data stays below the box.
+func placeLegend(p *plot.Plot, top float64) {
+	l := p.Legend
+	p.Legend = plot.NewLegend() // drawn by the box, not by the plot
+	box := legendBox{l}
+	h := float64(box.height())
+	p.Y.Min, p.Y.Max = 0, top/(1-min(0.6, (h+legendInset+legendClear)/plotArea))
+	p.Add(box)
+}
+
+// legendBox draws a legend on a white box in the data area.
+type legendBox struct{ l plot.Legend }
+
+// height is the box's height: the entries, the gaps between them and the
+// padding.
+func (b legendBox) height() vg.Length {
+	n := vg.Length(b.entries())
+	return n*b.entryHeight() + (n-1)*b.l.Padding + 2*legendPad
+}
+
+func (b legendBox) entryHeight() vg.Length { return b.l.TextStyle.Rectangle("Xg").Max.Y }
+
+// entries counts the legend's entries: plot.Legend keeps them unexported,
+// so they are counted by drawing it on a recorder.
+func (b legendBox) entries() int {
+	var rec recorder.Canvas
+	l := b.l
+	l.Draw(draw.NewCanvas(&rec, Width, Height))
+	n := 0
+	for _, a := range rec.Actions {
+		if _, ok := a.(*recorder.FillString); ok {
+			n++
+		}
+	}
+	return n
+}
+
+// Rect is the box in c, the data area.
+func (b legendBox) Rect(c draw.Canvas) vg.Rectangle {
+	width := vg.Length(0)
+	var rec recorder.Canvas
+	l := b.l
+	l.Draw(draw.NewCanvas(&rec, Width, Height))
+	for _, a := range rec.Actions {
+		if fs, ok := a.(*recorder.FillString); ok {
+			width = max(width, b.l.TextStyle.Rectangle(fs.String).Max.X)
+		}
+	}
+	width += b.l.ThumbnailWidth + b.l.TextStyle.Rectangle(" ").Max.X
+	minX, maxY := c.Min.X+legendInset, c.Max.Y-legendInset
+	return vg.Rectangle{Min: vg.Point{X: minX, Y: maxY - b.height()}, Max: vg.Point{X: minX + width + 2*legendPad, Y: maxY}}
+}
+
+func (b legendBox) Plot(c draw.Canvas, _ *plot.Plot) {
+	r := b.Rect(c)
+	c.SetColor(color.White)
+	c.Fill(r.Path())
+	c.SetLineStyle(draw.LineStyle{Color: color.Gray{0xbb}, Width: vg.Points(0.5)})
+	c.Stroke(r.Path())
+	// plot.Legend draws its first entry at the canvas's top, less the
+	// font's descent; its entries are spaced by Padding.
+	inner := c
+	inner.Min.X = r.Min.X + legendPad
+	inner.Max.Y = r.Max.Y - legendPad + b.l.TextStyle.FontExtents().Descent
+	b.l.Draw(inner)
 }
 
 // inRangeFactor: a window or threshold up to this many times the highest
@@ -216,9 +292,22 @@ func aboveNote(window, threshold int64, peak float64) string {
 	case window <= 0 || inRange(window, peak) && inRange(threshold, peak):
 		return ""
 	case !inRange(threshold, peak):
-		return fmt.Sprintf(" (window and threshold above the chart: peak %.0f%% of the window)", 100*peak/float64(window))
+		return fmt.Sprintf(" (window and threshold above the chart: peak %s of the window)", percent(peak, float64(window)))
 	}
-	return fmt.Sprintf(" (window above the chart: peak %.0f%% of it)", 100*peak/float64(window))
+	return fmt.Sprintf(" (window above the chart: peak %s of it)", percent(peak, float64(window)))
+}
+
+// percent writes part of whole as a percentage a reader can tell from 0:
+// one decimal below 10% ("0.4%"), "<0.1%" below that, whole numbers above.
+func percent(part, whole float64) string {
+	p := 100 * part / whole
+	switch {
+	case p > 0 && p < 0.05:
+		return "<0.1%"
+	case p < 9.95:
+		return strconv.FormatFloat(p, 'f', 1, 64) + "%"
+	}
+	return strconv.FormatFloat(p, 'f', 0, 64) + "%"
 }
 
 // series turns one trace into a sawtooth: each compaction is a vertical
