@@ -75,6 +75,12 @@ func render(w io.Writer, p *plot.Plot, format string) error {
 }
 
 func build(r *budget.Result) (*plot.Plot, error) {
+	p, _, err := buildWithLegend(r)
+	return p, err
+}
+
+// buildWithLegend is build, and the legend's box (for its geometry test).
+func buildWithLegend(r *budget.Result) (*plot.Plot, legendBox, error) {
 	p := plot.New()
 	p.Title.Text = "Context fill per request: " + filepath.Base(r.Path)
 	p.X.Label.Text = "request (re-emitted and rolled-back token counts excluded)"
@@ -89,7 +95,6 @@ func build(r *budget.Result) (*plot.Plot, error) {
 	p.Legend.Top = true
 	p.Legend.Left = true
 	p.Legend.ThumbnailWidth = 0.4 * vg.Inch
-	p.Legend.Padding = legendGap
 	p.Add(plotter.NewGrid())
 
 	n := float64(max(r.Requests, 1))
@@ -131,7 +136,7 @@ func build(r *budget.Result) (*plot.Plot, error) {
 		}
 		l, err := plotter.NewLine(reduce(pts))
 		if err != nil {
-			return nil, err
+			return nil, legendBox{}, err
 		}
 		// Wide and light, under the simulated series: where the model
 		// matches the recording, the simulated line runs inside it.
@@ -152,7 +157,7 @@ func build(r *budget.Result) (*plot.Plot, error) {
 			}
 			l, err := plotter.NewLine(plotter.XYs{{X: 0, Y: float64(h.y)}, {X: n + 1, Y: float64(h.y)}})
 			if err != nil {
-				return nil, err
+				return nil, legendBox{}, err
 			}
 			l.Color, l.Width, l.Dashes = col, vg.Points(0.8), h.dash
 			p.Add(l)
@@ -164,7 +169,7 @@ func build(r *budget.Result) (*plot.Plot, error) {
 		comps, overs = append(comps, c...), append(overs, ov...)
 		l, err := plotter.NewLine(reduce(pts))
 		if err != nil {
-			return nil, err
+			return nil, legendBox{}, err
 		}
 		l.Color, l.Width = col, vg.Points(1.6)
 		p.Add(l)
@@ -179,7 +184,7 @@ func build(r *budget.Result) (*plot.Plot, error) {
 			}
 			s, err := plotter.NewScatter(m.pts)
 			if err != nil {
-				return nil, err
+				return nil, legendBox{}, err
 			}
 			s.GlyphStyle = draw.GlyphStyle{Color: col, Radius: vg.Points(3.5), Shape: m.glyph}
 			p.Add(s)
@@ -194,8 +199,7 @@ func build(r *budget.Result) (*plot.Plot, error) {
 	if len(overs) > 0 {
 		p.Legend.Add("overflow (the request does not fit)", glyphThumb{draw.CrossGlyph{}})
 	}
-	placeLegend(p, top)
-	return p, nil
+	return p, placeLegend(p, top), nil
 }
 
 // The legend sits in the data area's top left corner, legendInset in
@@ -212,13 +216,18 @@ const (
 // placeLegend moves the legend into a box drawn over the plot (a plotter,
 // drawn after the grid and the series) and sets the y axis so that the
 // data stays below the box.
-func placeLegend(p *plot.Plot, top float64) {
+func placeLegend(p *plot.Plot, top float64) legendBox {
 	l := p.Legend
 	p.Legend = plot.NewLegend() // drawn by the box, not by the plot
+	// plot.Legend spaces entries by the text's height; the font's ascent
+	// and descent reach beyond it, so entries would touch.
+	ext := l.TextStyle.FontExtents()
 	box := legendBox{l}
+	box.l.Padding = legendGap + max(0, ext.Ascent+ext.Descent-box.entryHeight())
 	h := float64(box.height())
 	p.Y.Min, p.Y.Max = 0, top/(1-min(0.6, (h+legendInset+legendClear)/plotArea))
 	p.Add(box)
+	return box
 }
 
 // legendBox draws a legend on a white box in the data area.
