@@ -81,3 +81,29 @@ func TestReadmeStateSessions(t *testing.T) {
 		t.Errorf("found %d `rollout state` sessions in the README, want at least 2", sessions)
 	}
 }
+
+// The first run's cost is said where a new user meets it, and CI compiles
+// before the tests run, so that no test's own build (TestCIRecipesBuild,
+// the image test) spends its package's time limit on a cold cache.
+func TestFirstRunCost(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	try := string(readme)[strings.Index(string(readme), "## Try it"):]
+	try = try[:strings.Index(try, "\n## A tour")]
+	if !regexp.MustCompile(`(?s)first run.*\d+-\d+ CPU\s+seconds.*modernc\.org/sqlite`).MatchString(try) {
+		t.Error("README.md's Try it does not say what the first run costs (CPU seconds, and why)")
+	}
+	ci, err := os.ReadFile("../../.ci/run")
+	if err != nil {
+		t.Fatal(err)
+	}
+	script := string(ci)
+	test := strings.Index(script, "\nmake test\n")
+	for _, build := range []string{"\ngo build -o /dev/null ./cmd/rollout\n", "\nGOFLAGS=-trimpath GOTOOLCHAIN=local go build", "\nCGO_ENABLED=0 GOOS=linux go build -trimpath"} {
+		if i := strings.Index(script, build); i < 0 || test < 0 || i > test {
+			t.Errorf(".ci/run does not compile %q before make test", strings.TrimSpace(build))
+		}
+	}
+}

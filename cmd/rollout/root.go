@@ -102,6 +102,7 @@ inconsistency with a stable rule id, file and line.
 		newSpaceCmd(a, nil), newReclaimCmd(a, nil), newFindCmd(a, nil), newDiffCmd(a, nil), newHomeCmd(a, nil),
 		newArtifactsCmd(a, nil), newPlanCmd(a),
 		&cobra.Command{Use: "exit-codes", Short: "The exit codes of every command", Long: exitCodesHelp})
+	registerCompletions(root)
 	return root
 }
 

@@ -3,11 +3,8 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"runtime"
-	"strconv"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -34,7 +31,7 @@ type simulateBudgetOptions struct {
 func newSimulateBudgetCmd(a *app, runF func(context.Context, *simulateBudgetOptions) error) *cobra.Command {
 	opts := &simulateBudgetOptions{settings: budget.DefaultSettings()}
 	s := &opts.settings
-	var post tokensFlag
+	var post budget.OptionalTokens
 	cmd := &cobra.Command{
 		Use:   "simulate-budget [PATH...]",
 		Short: "What-if context windows, compaction and handoff budgets over a recorded thread",
@@ -43,7 +40,8 @@ request, the recorded compactions, the turns and their prompts) under other
 settings and shows what would have happened: compactions, overflows, handoff
 deferrals, ledger exhaustion. One result per --window, side by side; the
 calibration line says how many recorded compactions the model reproduces at
-the recorded window. Token counts accept k and M suffixes (128k, 1M).
+the recorded window. Token counts take k and M suffixes in either case
+(128k, 1m) and the digit groups the tool prints (1,000,000).
 
 Over many rollouts (several paths, a directory, --files-from, or no path:
 $CODEX_HOME/sessions and archived_sessions) it reports the fleet view per
@@ -60,12 +58,16 @@ next request; a request whose fill then exceeds the window overflows. A
 threshold P% of window W is floor(P/100 * W) tokens.`,
 		Example: `  rollout simulate-budget fixtures/budget/basic.jsonl
   rollout simulate-budget --window 64k,100k,200k --format json rollout.jsonl
+  rollout simulate-budget --window 1m --thread 019cd719
   rollout simulate-budget --handoff-tokens 20000 --handoff-cap 64000 rollout.jsonl
   rollout simulate-budget --window 128000,258400 --format png -o budget.png rollout.jsonl`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.paths = args
-			if post.set {
-				s.PostCompact = post.v
+			if err := opts.resolveOneThread(); err != nil {
+				return err
+			}
+			if v, ok := post.Get(); ok {
+				s.PostCompact = v
 			}
 			if err := opts.validate(a); err != nil {
 				return err
@@ -80,21 +82,22 @@ threshold P% of window W is floor(P/100 * W) tokens.`,
 		},
 	}
 	f := cmd.Flags()
-	f.Var((*windowsFlag)(&s.Windows), "window", "context window(s) to simulate, N[,N...] or repeated (default: the recorded window)")
-	f.Var((*thresholdFlag)(&s.CompactAt), "compact-at", "compaction threshold: tokens N, a percentage P% of each window, or auto (fitted to the recorded compactions)")
+	f.Var((*budget.WindowList)(&s.Windows), "window", "context window(s) to simulate, N[,N...] or repeated (default: the recorded window)")
+	f.Var((*budget.ThresholdValue)(&s.CompactAt), "compact-at", "compaction threshold: tokens N, a percentage P% of each window, or auto (fitted to the recorded compactions)")
 	f.Var(&post, "post-compact-tokens", "fill right after a compaction (default: mean of the recorded post-compaction fills, else the first request's fill)")
-	f.Var((*int64Flag)(&s.HandoffTokens), "handoff-tokens", "add one handoff of N tokens arriving at the first turn")
-	f.Var((*int64Flag)(&s.HandoffCap), "handoff-cap", "handoff budget cap (handoffs.md)")
-	f.Var((*int64Flag)(&s.Ledger), "ledger", "shared ledger of N tokens; the request that exhausts it aborts the rest")
+	f.Var((*budget.TokenCount)(&s.HandoffTokens), "handoff-tokens", "add one handoff of N tokens arriving at the first turn")
+	f.Var((*budget.TokenCount)(&s.HandoffCap), "handoff-cap", "handoff budget cap (handoffs.md)")
+	f.Var((*budget.TokenCount)(&s.Ledger), "ledger", "shared ledger of N tokens; the request that exhausts it aborts the rest")
 	f.Float64Var(&s.WeightOutput, "weight-output", 1, "ledger charge per output token")
 	f.Float64Var(&s.WeightInput, "weight-input", 1, "ledger charge per uncached input token")
-	f.Var((*int64Flag)(&s.ReminderEvery), "reminder-every", "count a reminder each time the charged total crosses a multiple of N")
+	f.Var((*budget.TokenCount)(&s.ReminderEvery), "reminder-every", "count a reminder each time the charged total crosses a multiple of N")
 	f.StringVar(&opts.format, "format", report.FormatsOf(report.DocBudget)[0], "output: "+report.FormatHelp(report.DocBudget)+" (svg/png: a chart of fill per request)")
 	addOutput(f, &opts.output, "the report")
 	addQuiet(f, &opts.quiet)
 	opts.addMaxLineBytes(f, "longer lines are not replayed (a warning says how many)")
 	opts.addFilesFrom(f)
 	opts.addManifest(f)
+	opts.addThreads(f, "simulate")
 	f.IntVar(&opts.jobs, "jobs", runtime.NumCPU(), "rollouts read in parallel (output is identical for any value)")
 	opts.addShard(f, "rollouts", "; merge the JSON reports with rollout merge")
 	f.StringVar(&opts.since, "since", "", "only sessions started at or after this time (RFC 3339 or a date)")
@@ -103,6 +106,17 @@ threshold P% of window W is floor(P/100 * W) tokens.`,
 	f.StringVar(&opts.series, "series", "", "write the fill per simulated request to FILE as CSV (path, window, request, fill, event)")
 	opts.addForce(f, forceReadFile)
 	return cmd
+}
+
+// resolveOneThread makes one --thread, alone, the one rollout to report,
+// as one FILE is.
+func (o *simulateBudgetOptions) resolveOneThread() (err error) {
+	if len(o.paths) == 0 && len(o.threads) == 1 && o.filesFrom == "" && o.manifest == "" {
+		o.paths = make([]string, 1)
+		o.paths[0], err = resolveThread(o.threads[0])
+		o.threads = nil
+	}
+	return err
 }
 
 func (o *simulateBudgetOptions) validate(a *app) error {
@@ -198,70 +212,4 @@ func (o *simulateBudgetOptions) document() report.Document {
 		return report.DocFleet
 	}
 	return report.DocBudget
-}
-
-// int64Flag is a token count flag: digits with an optional k or M suffix.
-type int64Flag int64
-
-func (f *int64Flag) String() string { return strconv.FormatInt(int64(*f), 10) }
-func (f *int64Flag) Type() string   { return "tokens" }
-func (f *int64Flag) Set(s string) error {
-	v, err := budget.ParseTokens(s)
-	if err != nil || v < 0 {
-		return fmt.Errorf("invalid token count %q", s)
-	}
-	*f = int64Flag(v)
-	return nil
-}
-
-// tokensFlag is an int64Flag that knows whether it was given.
-type tokensFlag struct {
-	v   int64
-	set bool
-}
-
-func (f *tokensFlag) String() string {
-	if !f.set {
-		return ""
-	}
-	return strconv.FormatInt(f.v, 10)
-}
-func (f *tokensFlag) Type() string { return "tokens" }
-func (f *tokensFlag) Set(s string) error {
-	var v int64Flag
-	if err := v.Set(s); err != nil {
-		return err
-	}
-	f.v, f.set = int64(v), true
-	return nil
-}
-
-// windowsFlag collects windows from comma lists and repeated flags.
-type windowsFlag []int64
-
-func (f *windowsFlag) String() string {
-	parts := make([]string, len(*f))
-	for i, w := range *f {
-		parts[i] = strconv.FormatInt(w, 10)
-	}
-	return strings.Join(parts, ",")
-}
-func (f *windowsFlag) Type() string { return "tokens" }
-func (f *windowsFlag) Set(s string) error {
-	ws, err := budget.ParseWindows(s)
-	*f = append(*f, ws...)
-	return err
-}
-
-type thresholdFlag budget.Threshold
-
-func (f *thresholdFlag) String() string { return budget.Threshold(*f).String() }
-func (f *thresholdFlag) Type() string   { return "N|P%" }
-func (f *thresholdFlag) Set(s string) error {
-	t, err := budget.ParseThreshold(s)
-	if err != nil {
-		return err
-	}
-	*f = thresholdFlag(t)
-	return nil
 }

@@ -19,7 +19,7 @@ import (
 // fleetMode: simulate-budget reports one rollout as before when given
 // exactly one file (or -) and nothing that names a set of rollouts.
 func (o *simulateBudgetOptions) fleetMode() bool {
-	if len(o.paths) != 1 || o.filesFrom != "" || o.manifest != "" || o.shard != "" || o.since != "" || o.until != "" || o.perSession {
+	if len(o.paths) != 1 || len(o.threads) > 0 || o.filesFrom != "" || o.manifest != "" || o.shard != "" || o.since != "" || o.until != "" || o.perSession {
 		return true
 	}
 	if objstore.IsURI(o.paths[0]) {

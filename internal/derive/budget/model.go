@@ -154,27 +154,60 @@ func (c CompactAt) String() string {
 }
 
 // ParseWindows reads a comma-separated list of windows, each a token
-// count above 0 (ParseTokens).
+// count above 0 (ParseTokens). The tool prints counts with thousands
+// separators ("1,000,000"), so a part of exactly three digits continues
+// the number before it when that began with one to three plain digits:
+// "1,000,000" is one window, "128000,258400" and "64k,100,000" are two.
 func ParseWindows(s string) ([]int64, error) {
 	var ws []int64
-	for _, part := range strings.Split(s, ",") {
+	for _, part := range joinThousands(strings.Split(s, ",")) {
 		v, err := ParseTokens(strings.TrimSpace(part))
 		if err != nil || v <= 0 {
-			return nil, fmt.Errorf("invalid window %q (want tokens, e.g. 258400 or 128k)", part)
+			return nil, fmt.Errorf("invalid window %q (want tokens, e.g. 258400, 258,400 or 128k)", strings.TrimSpace(part))
 		}
 		ws = append(ws, v)
 	}
 	return ws, nil
 }
 
-// ParseTokens reads a token count: digits, optionally with a k (x1000) or
-// M (x1000000) suffix ("258400", "128k", "1M", "1.5M").
+// joinThousands rejoins the digit groups of "1,000,000" that a split on
+// commas took apart.
+func joinThousands(parts []string) []string {
+	var out []string
+	grouping := false // the last part of out may take another group
+	for _, p := range parts {
+		p = strings.TrimSpace(p)
+		if grouping && len(p) == 3 && allDigits(p) {
+			out[len(out)-1] += "," + p
+			continue
+		}
+		out = append(out, p)
+		grouping = len(p) >= 1 && len(p) <= 3 && allDigits(p)
+	}
+	return out
+}
+
+func allDigits(s string) bool {
+	return s != "" && strings.Trim(s, "0123456789") == ""
+}
+
+// ParseTokens reads a token count: digits, optionally grouped by commas
+// as the tool prints them ("258,400"), or a number with a k (x1000) or M
+// (x1000000) suffix in either case ("258400", "128k", "1m", "1.5M").
 func ParseTokens(s string) (int64, error) {
+	if groups := strings.Split(s, ","); len(groups) > 1 {
+		for i, g := range groups {
+			if !allDigits(g) || len(g) > 3 || (i > 0 && len(g) != 3) {
+				return 0, fmt.Errorf("invalid token count %q (digit groups are 1,000,000)", s)
+			}
+		}
+		s = strings.Join(groups, "")
+	}
 	mult := 1.0
 	switch {
 	case strings.HasSuffix(s, "k"), strings.HasSuffix(s, "K"):
 		mult, s = 1e3, s[:len(s)-1]
-	case strings.HasSuffix(s, "M"):
+	case strings.HasSuffix(s, "m"), strings.HasSuffix(s, "M"):
 		mult, s = 1e6, s[:len(s)-1]
 	}
 	if mult == 1 {

@@ -1,6 +1,7 @@
 package budget
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -475,15 +476,37 @@ func TestThreshold(t *testing.T) {
 }
 
 func TestParseTokens(t *testing.T) {
-	good := map[string]int64{"258400": 258400, "128k": 128000, "128K": 128000, "1M": 1000000, "1.5M": 1500000, "0": 0, "2.5k": 2500}
+	good := map[string]int64{"258400": 258400, "128k": 128000, "128K": 128000, "1M": 1000000, "1.5M": 1500000, "0": 0, "2.5k": 2500,
+		"1m": 1000000, "1,000,000": 1000000, "258,400": 258400}
 	for in, want := range good {
 		if got, err := ParseTokens(in); err != nil || got != want {
 			t.Errorf("ParseTokens(%q) = %d, %v; want %d", in, got, err, want)
 		}
 	}
-	for _, bad := range []string{"", "k", "1.5", "1.0001k", "1e3k", "-1k", "x", "12 k", "0x10"} {
+	for _, bad := range []string{"", "k", "1.5", "1.0001k", "1e3k", "-1k", "x", "12 k", "0x10", "1,00", "1000,000", ",000", "1,000k"} {
 		if _, err := ParseTokens(bad); err == nil {
 			t.Errorf("ParseTokens(%q) accepted", bad)
+		}
+	}
+}
+
+func TestParseWindows(t *testing.T) {
+	for in, want := range map[string][]int64{
+		"1m":            {1000000},
+		"1,000,000":     {1000000},
+		"258,400":       {258400},
+		"128000,258400": {128000, 258400},
+		"64k,100,000":   {64000, 100000},
+		"1M,128k, 272K": {1000000, 128000, 272000},
+		"64000,100,000": {64000, 100000},
+	} {
+		if got, err := ParseWindows(in); err != nil || !slices.Equal(got, want) {
+			t.Errorf("ParseWindows(%q) = %v, %v; want %v", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{"0", "64k,abc", "1,000,00", "1,0000", ""} {
+		if got, err := ParseWindows(bad); err == nil {
+			t.Errorf("ParseWindows(%q) = %v, accepted", bad, got)
 		}
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"gonum.org/v1/plot/text"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/recorder"
 	"gonum.org/v1/plot/vg/vgimg"
 	"gonum.org/v1/plot/vg/vgsvg"
 
@@ -74,6 +75,12 @@ func render(w io.Writer, p *plot.Plot, format string) error {
 }
 
 func build(r *budget.Result) (*plot.Plot, error) {
+	p, _, err := buildWithLegend(r)
+	return p, err
+}
+
+// buildWithLegend is build, and the legend's box (for its geometry test).
+func buildWithLegend(r *budget.Result) (*plot.Plot, legendBox, error) {
 	p := plot.New()
 	p.Title.Text = "Context fill per request: " + filepath.Base(r.Path)
 	p.X.Label.Text = "request (re-emitted and rolled-back token counts excluded)"
@@ -111,14 +118,7 @@ func build(r *budget.Result) (*plot.Plot, error) {
 			}
 		}
 	}
-	// Head room above the data for the legend: about 14pt per entry on a
-	// data area of about 290pt.
-	entries := 3 + len(r.Settings)
-	if len(r.RecordedFills) > 0 {
-		entries++
-	}
 	p.X.Min, p.X.Max = 0, n+1
-	p.Y.Min, p.Y.Max = 0, top/(1-min(0.6, float64(entries*14+16)/290))
 
 	if len(r.RecordedFills) > 0 {
 		pts := make(plotter.XYs, 0, len(r.RecordedFills)+2*len(r.Recorded.CompactionRequests))
@@ -136,7 +136,7 @@ func build(r *budget.Result) (*plot.Plot, error) {
 		}
 		l, err := plotter.NewLine(reduce(pts))
 		if err != nil {
-			return nil, err
+			return nil, legendBox{}, err
 		}
 		// Wide and light, under the simulated series: where the model
 		// matches the recording, the simulated line runs inside it.
@@ -157,7 +157,7 @@ func build(r *budget.Result) (*plot.Plot, error) {
 			}
 			l, err := plotter.NewLine(plotter.XYs{{X: 0, Y: float64(h.y)}, {X: n + 1, Y: float64(h.y)}})
 			if err != nil {
-				return nil, err
+				return nil, legendBox{}, err
 			}
 			l.Color, l.Width, l.Dashes = col, vg.Points(0.8), h.dash
 			p.Add(l)
@@ -169,7 +169,7 @@ func build(r *budget.Result) (*plot.Plot, error) {
 		comps, overs = append(comps, c...), append(overs, ov...)
 		l, err := plotter.NewLine(reduce(pts))
 		if err != nil {
-			return nil, err
+			return nil, legendBox{}, err
 		}
 		l.Color, l.Width = col, vg.Points(1.6)
 		p.Add(l)
@@ -184,7 +184,7 @@ func build(r *budget.Result) (*plot.Plot, error) {
 			}
 			s, err := plotter.NewScatter(m.pts)
 			if err != nil {
-				return nil, err
+				return nil, legendBox{}, err
 			}
 			s.GlyphStyle = draw.GlyphStyle{Color: col, Radius: vg.Points(3.5), Shape: m.glyph}
 			p.Add(s)
@@ -199,7 +199,92 @@ func build(r *budget.Result) (*plot.Plot, error) {
 	if len(overs) > 0 {
 		p.Legend.Add("overflow (the request does not fit)", glyphThumb{draw.CrossGlyph{}})
 	}
-	return p, nil
+	return p, placeLegend(p, top), nil
+}
+
+// The legend sits in the data area's top left corner, legendInset in
+// from its edges, on a white box legendPad wider than its entries, with
+// legendGap between entries: no grid line or series runs through it.
+const (
+	legendInset = 8   // pt
+	legendPad   = 4   // pt
+	legendGap   = 3   // pt
+	legendClear = 6   // pt between the box and the highest data point
+	plotArea    = 290 // pt: the data area's height at the chart's size (Height, title, x axis)
+)
+
+// placeLegend moves the legend into a box drawn over the plot (a plotter,
+// drawn after the grid and the series) and sets the y axis so that the
+// data stays below the box.
+func placeLegend(p *plot.Plot, top float64) legendBox {
+	l := p.Legend
+	p.Legend = plot.NewLegend() // drawn by the box, not by the plot
+	// plot.Legend spaces entries by the text's height; the font's ascent
+	// and descent reach beyond it, so entries would touch.
+	ext := l.TextStyle.FontExtents()
+	box := legendBox{l}
+	box.l.Padding = legendGap + max(0, ext.Ascent+ext.Descent-box.entryHeight())
+	h := float64(box.height())
+	p.Y.Min, p.Y.Max = 0, top/(1-min(0.6, (h+legendInset+legendClear)/plotArea))
+	p.Add(box)
+	return box
+}
+
+// legendBox draws a legend on a white box in the data area.
+type legendBox struct{ l plot.Legend }
+
+// height is the box's height: the entries, the gaps between them and the
+// padding.
+func (b legendBox) height() vg.Length {
+	n := vg.Length(b.entries())
+	return n*b.entryHeight() + (n-1)*b.l.Padding + 2*legendPad
+}
+
+func (b legendBox) entryHeight() vg.Length { return b.l.TextStyle.Rectangle("Xg").Max.Y }
+
+// entries counts the legend's entries: plot.Legend keeps them unexported,
+// so they are counted by drawing it on a recorder.
+func (b legendBox) entries() int {
+	var rec recorder.Canvas
+	l := b.l
+	l.Draw(draw.NewCanvas(&rec, Width, Height))
+	n := 0
+	for _, a := range rec.Actions {
+		if _, ok := a.(*recorder.FillString); ok {
+			n++
+		}
+	}
+	return n
+}
+
+// Rect is the box in c, the data area.
+func (b legendBox) Rect(c draw.Canvas) vg.Rectangle {
+	width := vg.Length(0)
+	var rec recorder.Canvas
+	l := b.l
+	l.Draw(draw.NewCanvas(&rec, Width, Height))
+	for _, a := range rec.Actions {
+		if fs, ok := a.(*recorder.FillString); ok {
+			width = max(width, b.l.TextStyle.Rectangle(fs.String).Max.X)
+		}
+	}
+	width += b.l.ThumbnailWidth + b.l.TextStyle.Rectangle(" ").Max.X
+	minX, maxY := c.Min.X+legendInset, c.Max.Y-legendInset
+	return vg.Rectangle{Min: vg.Point{X: minX, Y: maxY - b.height()}, Max: vg.Point{X: minX + width + 2*legendPad, Y: maxY}}
+}
+
+func (b legendBox) Plot(c draw.Canvas, _ *plot.Plot) {
+	r := b.Rect(c)
+	c.SetColor(color.White)
+	c.Fill(r.Path())
+	c.SetLineStyle(draw.LineStyle{Color: color.Gray{0xbb}, Width: vg.Points(0.5)})
+	c.Stroke(r.Path())
+	// plot.Legend draws its first entry at the canvas's top, less the
+	// font's descent; its entries are spaced by Padding.
+	inner := c
+	inner.Min.X = r.Min.X + legendPad
+	inner.Max.Y = r.Max.Y - legendPad + b.l.TextStyle.FontExtents().Descent
+	b.l.Draw(inner)
 }
 
 // inRangeFactor: a window or threshold up to this many times the highest
@@ -216,9 +301,22 @@ func aboveNote(window, threshold int64, peak float64) string {
 	case window <= 0 || inRange(window, peak) && inRange(threshold, peak):
 		return ""
 	case !inRange(threshold, peak):
-		return fmt.Sprintf(" (window and threshold above the chart: peak %.0f%% of the window)", 100*peak/float64(window))
+		return fmt.Sprintf(" (window and threshold above the chart: peak %s of the window)", percent(peak, float64(window)))
 	}
-	return fmt.Sprintf(" (window above the chart: peak %.0f%% of it)", 100*peak/float64(window))
+	return fmt.Sprintf(" (window above the chart: peak %s of it)", percent(peak, float64(window)))
+}
+
+// percent writes part of whole as a percentage a reader can tell from 0:
+// one decimal below 10% ("0.4%"), "<0.1%" below that, whole numbers above.
+func percent(part, whole float64) string {
+	p := 100 * part / whole
+	switch {
+	case p > 0 && p < 0.05:
+		return "<0.1%"
+	case p < 9.95:
+		return strconv.FormatFloat(p, 'f', 1, 64) + "%"
+	}
+	return strconv.FormatFloat(p, 'f', 0, 64) + "%"
 }
 
 // series turns one trace into a sawtooth: each compaction is a vertical

@@ -9,6 +9,9 @@ import (
 	"github.com/rollout-dev/rollout/internal/derive/budget"
 
 	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/recorder"
 )
 
 func TestShort(t *testing.T) {
@@ -94,7 +97,7 @@ func TestChartScalesToTheData(t *testing.T) {
 	if err := Write(&svg, far, "svg"); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(svg.String(), "window and threshold above the chart: peak 3% of the window") {
+	if !strings.Contains(svg.String(), "window and threshold above the chart: peak 3.1% of the window") {
 		t.Errorf("the legend does not say where the window is")
 	}
 
@@ -123,5 +126,67 @@ func TestFleetChartScalesToTheData(t *testing.T) {
 	}
 	if p.X.Max > 3*12000 {
 		t.Errorf("peaks up to 12k under a 350k window: x axis up to %.0f", p.X.Max)
+	}
+}
+
+// A peak far below the window is not "0%" (issue 37: 1,030 of 258,400).
+func TestPercent(t *testing.T) {
+	for _, tt := range []struct {
+		part, whole float64
+		want        string
+	}{{1030, 258400, "0.4%"}, {10, 258400, "<0.1%"}, {0, 100, "0.0%"}, {10700, 350000, "3.1%"}, {99, 1000, "9.9%"}, {996, 10000, "10%"}, {87, 100, "87%"}} {
+		if got := percent(tt.part, tt.whole); got != tt.want {
+			t.Errorf("percent(%v, %v) = %q, want %q", tt.part, tt.whole, got, tt.want)
+		}
+	}
+}
+
+// The legend's geometry: on its box, inset from the data area's top (where
+// the top grid line runs), its entries apart from each other, and above the
+// highest data point.
+func TestLegendPlacement(t *testing.T) {
+	fills := []int64{20000, 35000, 60000, 75000, 12000, 40000, 62000, 92000}
+	r := &budget.Result{Path: "r.jsonl", Requests: len(fills), RecordedFills: fills,
+		Recorded: budget.Recorded{Window: 100000, PeakFill: 92000, Compactions: 1, CompactionRequests: []int{5}}}
+	for _, w := range []int64{64000, 100000, 200000} {
+		r.Settings = append(r.Settings, budget.Outcome{Window: w, Threshold: w * 9 / 10, PostCompactTokens: 12000,
+			Trace: &budget.Trace{Fills: fills}})
+	}
+	p, box, err := buildWithLegend(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rec recorder.Canvas
+	c := draw.NewCanvas(&rec, Width, Height)
+	p.Draw(c)
+	data := p.DataCanvas(c)
+	rect := box.Rect(data)
+	if top := data.Max.Y - rect.Max.Y; top < legendInset-0.01 {
+		t.Errorf("the legend's box is %.1fpt below the data area's top, want %dpt", top, legendInset)
+	}
+	if peak := data.Y(p.Y.Norm(92000)); peak >= rect.Min.Y {
+		t.Errorf("the highest data point (y %.1f) runs under the legend (bottom %.1f)", peak, rect.Min.Y)
+	}
+	// The entries: the texts in the data area but the title.
+	var ys []vg.Length
+	for _, a := range rec.Actions {
+		if a, ok := a.(*recorder.FillString); ok && a.Point.X > data.Min.X && a.Point.Y > data.Min.Y && a.String != p.Title.Text {
+			ys = append(ys, a.Point.Y)
+		}
+	}
+	ext := box.l.TextStyle.FontExtents()
+	if want := 2 + len(r.Settings); len(ys) < want {
+		t.Fatalf("found %d legend entries, want %d", len(ys), want)
+	}
+	for i, y := range ys {
+		if y+ext.Ascent > rect.Max.Y || y-ext.Descent < rect.Min.Y {
+			t.Errorf("entry %d (baseline %.1f) is outside its box %.1f..%.1f", i, y, rect.Min.Y, rect.Max.Y)
+		}
+		if i > 0 {
+			// The gap between one entry's descent and the next's ascent.
+			if gap := ys[i-1] - ext.Descent - (y + ext.Ascent); gap < legendGap-0.5 {
+				t.Errorf("entries %d and %d are %.1fpt apart, want at least %dpt", i-1, i, gap, legendGap)
+			}
+		}
 	}
 }

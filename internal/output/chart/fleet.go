@@ -40,11 +40,8 @@ func buildFleet(f *budget.Fleet) (*plot.Plot, error) {
 	// A cumulative curve leaves the top left corner empty.
 	p.Legend.Top = true
 	p.Legend.Left = true
-	p.Legend.XOffs = vg.Points(8)
 	p.Legend.ThumbnailWidth = 0.4 * vg.Inch
 	p.Add(plotter.NewGrid())
-	// Head room above 100% for the legend, about 14pt per entry.
-	p.Y.Min, p.Y.Max = 0, 100/(1-min(0.5, float64(len(f.Settings)*14+16)/290))
 	p.X.Min = 0
 	// The axis follows the peak fills; a window is marked where it is in
 	// range (inRange), and named in the legend otherwise.
@@ -96,6 +93,7 @@ func buildFleet(f *budget.Fleet) (*plot.Plot, error) {
 		}
 	}
 	p.X.Max = right * 1.02
+	placeLegend(p, 100) // above 100% of the rollouts
 	return p, nil
 }
 

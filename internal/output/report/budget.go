@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -113,9 +114,16 @@ func WriteBudgetText(w io.Writer, r *budget.Result) error {
 		return err
 	}
 	footnote := "\ncompactions and overflows list their request numbers (1-based, re-emitted and rolled-back token counts excluded)\n"
+	if slices.ContainsFunc(r.Settings, func(o budget.Outcome) bool { return o.Overflows > 0 }) {
+		footnote += peakNote
+	}
 	_, err := io.WriteString(w, trimLines(b.String())+footnote)
 	return err
 }
+
+// peakNote says why PEAK FILL can be below the window in a row with
+// overflows (docs/simulate-budget.md, "peak_fill").
+const peakNote = "PEAK FILL is the highest fill of a request that fit the window: an overflowing request is never sent\n"
 
 // writeBudgetSummary writes the table's head: the rollout, what it
 // recorded and how well the model reproduces it.
@@ -130,8 +138,13 @@ func writeBudgetSummary(b *strings.Builder, r *budget.Result) {
 		if cal.Auto {
 			how += ", fitted by --compact-at auto"
 		}
-		fmt.Fprintf(b, "calibration: at the recorded window with threshold %s (%s), the model reproduces %d of %d recorded compactions (same request +/- 1)\n",
-			thousands(*cal.Threshold), how, cal.Reproduced, cal.RecordedCompactions)
+		if cal.RecordedCompactions == 0 {
+			fmt.Fprintf(b, "calibration: none: the rollout records no compaction to compare the model with (threshold %s (%s) is not checked)\n",
+				thousands(*cal.Threshold), how)
+		} else {
+			fmt.Fprintf(b, "calibration: at the recorded window with threshold %s (%s), the model reproduces %d of %d recorded compactions (same request +/- 1)\n",
+				thousands(*cal.Threshold), how, cal.Reproduced, cal.RecordedCompactions)
+		}
 		if f := cal.Fitted; f != nil && f.Better && !cal.Auto {
 			fmt.Fprintf(b, "fitted:      threshold %s (%s) with post-compaction fill %s reproduces %d of %d (--compact-at auto uses it)\n",
 				thousands(*f.Threshold), f.CompactAt, thousands(*f.PostCompactTokens), f.Reproduced, f.RecordedCompactions)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -87,6 +88,12 @@ func WriteFleetText(w io.Writer, f *budget.Fleet) error {
 		writeSessionRows(&b, f)
 		b.WriteString("\n")
 	}
+	if f.Sessions == 0 {
+		// A table of zeros says nothing; the walk's note says why.
+		writeFleetHead(&b, f)
+		_, err := io.WriteString(w, b.String())
+		return err
+	}
 	writeFleetSummary(&b, f)
 	if err := writeFleetSettings(&b, f); err != nil {
 		return err
@@ -101,6 +108,9 @@ func WriteFleetText(w io.Writer, f *budget.Fleet) error {
 			l.RootPath, win, l.Threads, l.ThreadID, l.Request, l.Path, thousands(l.Charged))
 	}
 	out += "\npeak fill percentiles are exact to 1,000 tokens; THRESHOLD applies to each window\n"
+	if slices.ContainsFunc(f.Settings, func(o budget.FleetOutcome) bool { return o.SessionsOverflowing > 0 }) {
+		out += peakNote
+	}
 	_, err := io.WriteString(w, out)
 	return err
 }
@@ -137,18 +147,18 @@ func writeSessionRows(b *strings.Builder, f *budget.Fleet) {
 // writeFleetSummary writes how many rollouts were simulated and how well
 // the model reproduces their recorded compactions.
 func writeFleetSummary(b *strings.Builder, f *budget.Fleet) {
-	fmt.Fprintf(b, "fleet: %s simulated, %s", Count(f.Sessions, "rollout"), Count(f.Requests, "request"))
-	if f.SkippedNoWindow > 0 {
-		fmt.Fprintf(b, "; %d skipped (no recorded window: name one with --window)", f.SkippedNoWindow)
-	}
-	b.WriteString("\n")
+	writeFleetHead(b, f)
 	c := f.Calibration
 	how := f.Params.CompactAt.String()
 	if c.Auto {
 		how += ", fitted by --compact-at auto"
 	}
-	fmt.Fprintf(b, "calibration: at each recorded window with threshold %s, the model reproduces %d of %d recorded compactions (same request +/- 1)\n",
-		how, c.Reproduced, c.RecordedCompactions)
+	if c.RecordedCompactions == 0 {
+		fmt.Fprintf(b, "calibration: none: no rollout records a compaction to compare the model with (threshold %s is not checked)\n", how)
+	} else {
+		fmt.Fprintf(b, "calibration: at each recorded window with threshold %s, the model reproduces %d of %d recorded compactions (same request +/- 1)\n",
+			how, c.Reproduced, c.RecordedCompactions)
+	}
 	if fit := c.Fitted; fit != nil && fit.Better && !c.Auto {
 		post := ""
 		if fit.PostCompactPercent != nil {
@@ -156,6 +166,15 @@ func writeFleetSummary(b *strings.Builder, f *budget.Fleet) {
 		}
 		fmt.Fprintf(b, "fitted:      threshold %s%s reproduces %d of %d (--compact-at auto uses it)\n",
 			fit.CompactAt.String(), post, fit.Reproduced, fit.RecordedCompactions)
+	}
+	b.WriteString("\n")
+}
+
+// writeFleetHead writes how many rollouts were simulated.
+func writeFleetHead(b *strings.Builder, f *budget.Fleet) {
+	fmt.Fprintf(b, "fleet: %s simulated, %s", Count(f.Sessions, "rollout"), Count(f.Requests, "request"))
+	if f.SkippedNoWindow > 0 {
+		fmt.Fprintf(b, "; %d skipped (no recorded window: name one with --window)", f.SkippedNoWindow)
 	}
 	b.WriteString("\n")
 }

@@ -10,7 +10,6 @@ package main
 import (
 	"fmt"
 	"os"
-	"path/filepath"
 
 	"github.com/rollout-dev/rollout/internal/testkit/fixturegen/homegen"
 )
@@ -26,21 +25,4 @@ func main() {
 	}
 }
 
-func build(dir string) error {
-	if _, err := os.Lstat(dir); err == nil {
-		return fmt.Errorf("%s exists: give a new directory", dir)
-	}
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		return err
-	}
-	if err := homegen.Build(abs, homegen.Base); err != nil {
-		return err
-	}
-	if err := homegen.Exec(filepath.Join(abs, "state_5.sqlite"), "DELETE FROM threads"); err != nil {
-		return err
-	}
-	// A pid no process has (above Linux's pid_max).
-	lock := filepath.Join(abs, "thread-writer-locks", homegen.Thread+".lock")
-	return os.WriteFile(lock, []byte("pid=2147483646\n"), 0o644)
-}
+func build(dir string) error { return homegen.Demo(dir) }
