@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -396,10 +397,7 @@ func refusalError(ref *inplace.Refusal) error {
 	case inplace.WriteFailed:
 		e.hint = "check the free space and permissions of the directory of " + ref.Path + ", or write elsewhere with -o OUT"
 	case inplace.NotRollout:
-		e.code, e.hint = exitUsage, "name one rollout file (.jsonl or .jsonl.zst)"
-		if hint := inputHint(ref); hint != "" {
-			e.hint = hint
-		}
+		e.code, e.hint = exitUsage, cmp.Or(inputHint(ref), "name one rollout file (.jsonl or .jsonl.zst)")
 	case inplace.Compressed:
 		e.code, e.hint = exitUsage, "decompress it (gunzip, bunzip2, unxz), repair the result, and compress it again if you need to"
 	case inplace.InUse:
