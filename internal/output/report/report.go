@@ -20,7 +20,6 @@ package report
 import (
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -54,24 +53,6 @@ type Options struct {
 	// scanning to map results to files); "" names files as the report
 	// holds them.
 	SourceRoot string
-}
-
-// DefaultSourceRoot is the source root when none is given: the nearest
-// directory upward from the working directory that holds .git (a git work
-// tree, as code scanning names files), else the working directory.
-func DefaultSourceRoot() (string, error) {
-	wd, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for dir := wd; ; dir = filepath.Dir(dir) {
-		if _, err := os.Lstat(filepath.Join(dir, ".git")); err == nil {
-			return dir, nil
-		}
-		if filepath.Dir(dir) == dir {
-			return wd, nil
-		}
-	}
 }
 
 // fromRoot is a file's slash-separated path relative to SourceRoot, and
