@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"runtime/debug"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -89,6 +90,9 @@ inconsistency with a stable rule id, file and line.
 		SilenceErrors: true,
 		SilenceUsage:  true,
 		Version:       version(),
+		// Cobra's suggestions are lines of its error; commandHint makes
+		// them our hint.
+		DisableSuggestions: true,
 	}
 	root.SetVersionTemplate(versionText())
 	root.SetOut(a.io.Out)
@@ -120,7 +124,27 @@ func run(args []string, io *IO) (code int) {
 	if err == nil {
 		return exitOK
 	}
-	return reportError(io, err)
+	return reportError(io, commandHint(root, err))
+}
+
+// commandHint gives cobra's unknown-command error the nearest commands as
+// its hint, as flagHint does for flags.
+func commandHint(root *cobra.Command, err error) error {
+	rest, ok := strings.CutPrefix(err.Error(), "unknown command ")
+	quoted, qerr := strconv.QuotedPrefix(rest)
+	if !ok || qerr != nil {
+		return err
+	}
+	name, _ := strconv.Unquote(quoted)
+	var names []string
+	for _, c := range root.Commands() {
+		names = append(names, c.Name())
+	}
+	hint := "see `rollout --help`"
+	if near := suggest.Closest(name, names, 2); len(near) > 0 {
+		hint = "did you mean `rollout " + strings.Join(near, "` or `rollout ") + "`? (" + hint + ")"
+	}
+	return &exitError{code: exitUsage, err: err, hint: hint}
 }
 
 func reportError(io *IO, err error) int {
