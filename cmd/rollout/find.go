@@ -44,7 +44,7 @@ Exit codes: 0 when some rollout matched, 2 when none did.`,
 		Example: `  rollout find 019cd719-fabd-7808-8020-00009e3779b2
   rollout find --long 019cd7
   rollout verify $(rollout find 019cd719)`,
-		Args: argsExactly(1, "a thread id or a prefix of one"),
+		Args: argsBetween(1, 1, "a thread id or a prefix of one"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.query = args[0]
 			if strings.TrimSpace(opts.query) == "" {

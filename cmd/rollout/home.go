@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
 
 	"github.com/spf13/cobra"
 
@@ -48,7 +47,7 @@ be read, see the notes).`,
 		Example: `  rollout home
   rollout home ~/.codex --format json=home.json --format text
   rollout home --select home/projection-past-eof,home/writer-lock-held /srv/codex`,
-		Args: argsAtMost(1, "at most one Codex home"),
+		Args: argsBetween(0, 1, "at most one Codex home"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 1 {
 				opts.dir = args[0]
@@ -103,7 +102,7 @@ func runHome(ctx context.Context, a *app, o *homeOptions) error {
 			return err
 		}
 	}
-	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+	if !isDir(dir) {
 		return usageError("name a Codex home directory, or set CODEX_HOME", "%s is not a directory", dir)
 	}
 	if err := o.report.checkOutputs(nil); err != nil {

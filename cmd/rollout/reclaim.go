@@ -208,7 +208,7 @@ func runReclaim(ctx context.Context, a *app, o *reclaimOptions) error {
 func runReclaimUndo(a *app, o *reclaimOptions) error {
 	var status exitStatus
 	for _, p := range o.paths {
-		if fi, err := os.Stat(p); err == nil && fi.IsDir() {
+		if isDir(p) {
 			status.raise(undoReclaimDir(a, o, p))
 			continue
 		}

@@ -145,7 +145,7 @@ func newRepairCmd(a *app, runF func(context.Context, *repairOptions) error) *cob
 	}
 	f := cmd.Flags()
 	f.BoolVar(&opts.write, "write", false, "apply the plan (default: dry run, nothing is written)")
-	f.StringVarP(&opts.output, "output", "o", "", "with --write: write the result to OUT instead of replacing FILE")
+	f.StringVarP(&opts.output, "output", "o", "", "with --write: write the result to `FILE` instead of replacing the rollout")
 	f.BoolVar(&opts.noBackup, "no-backup", false, "with --write: do not keep FILE.bak")
 	f.StringVar(&opts.diff, "diff", "", "also print the changes: --diff (each changed line's changed words, with context, bounded) or --diff=full (a unified diff of whole lines that patch applies)")
 	f.Lookup("diff").NoOptDefVal = "short"
@@ -204,11 +204,7 @@ func (o *repairOptions) validate() error {
 
 // several: more than one file to repair (several paths, or a directory).
 func (o *repairOptions) several() bool {
-	if len(o.paths) > 1 {
-		return true
-	}
-	fi, err := os.Stat(o.paths[0])
-	return err == nil && fi.IsDir()
+	return len(o.paths) > 1 || isDir(o.paths[0])
 }
 
 // runRepairMany repairs each rollout of the paths in its own transaction,

@@ -199,10 +199,18 @@ func fileExists(p string) bool {
 	return err == nil
 }
 
+func isDir(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.IsDir()
+}
+
 // inputHint is the hint for an input that could not be read.
 func inputHint(err error) string {
 	if errors.Is(err, rollout.ErrFirstLineNotObject) {
 		return "if only the first line is damaged and the rest is a rollout, add --force"
+	}
+	if pe := (*rollout.PathError)(nil); errors.As(err, &pe) && isDir(pe.Path) {
+		return "this command reads one rollout: name a rollout-*.jsonl file in it, or the thread with --thread ID"
 	}
 	return ""
 }

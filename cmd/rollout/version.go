@@ -19,7 +19,7 @@ func newVersionCmd(a *app) *cobra.Command {
 		Use:     "version",
 		Short:   "Print the version, commit and the version of every JSON schema (same as --version)",
 		Example: "  rollout version\n  rollout --version",
-		Args:    argsExactly(0, "no arguments"),
+		Args:    argsBetween(0, 0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			_, err := io.WriteString(a.io.Out, versionText())
 			return err
