@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/rollout-dev/rollout/checks"
+	"github.com/rollout-dev/rollout/internal/codex/lineage"
 	"github.com/rollout-dev/rollout/internal/edit/inplace"
 	"github.com/rollout-dev/rollout/internal/edit/outfile"
 	"github.com/rollout-dev/rollout/internal/edit/repair"
@@ -211,9 +212,14 @@ func (o *repairOptions) several() bool {
 // reports each as a single repair does, then sums up; the exit code is the
 // worst outcome's.
 func runRepairMany(ctx context.Context, a *app, o *repairOptions) error {
-	found, err := rollout.Discover(o.paths)
+	// A directory without rollouts (a month without sessions) is a note,
+	// as verify, space and reclaim have it.
+	found, err := lineage.Select(o.paths, nil)
 	if err != nil {
 		return &exitError{code: exitUsage, err: err}
+	}
+	for _, e := range found.Empty {
+		notef(a.io.Err, "%s: nothing to repair", termsafe.String(e.Error()))
 	}
 	files := found.Paths
 	// Each file's report goes to the terminal between redraws of the
@@ -254,6 +260,9 @@ func runRepairMany(ctx context.Context, a *app, o *repairOptions) error {
 		if n := outcomes[k]; n > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", n, k))
 		}
+	}
+	if len(parts) == 0 {
+		parts = []string{"nothing to repair"}
 	}
 	fmt.Fprintf(a.io.Out, "\nrepair: %s: %s\n", report.Count(len(files), "file"), strings.Join(parts, ", "))
 	return status.err()
