@@ -198,9 +198,8 @@ func appendWhat(dst []byte, g group) []byte {
 
 // ordinalRun returns the end of the run of ordinal changes starting at i.
 func ordinalRun(cs *repair.Changes, i int) int {
-	isOrd := func(c repair.Change) bool { return c.Action == rollout.ActionSet && c.Member == "ordinal" }
 	first := cs.At(i)
-	if !isOrd(first) {
+	if !isOrdinalSet(first) {
 		return i
 	}
 	delta := func(c repair.Change) (int64, bool) {
@@ -219,13 +218,16 @@ func ordinalRun(cs *repair.Changes, i int) int {
 	for ; j < cs.Len(); j++ {
 		c := cs.At(j)
 		d, ok := delta(c)
-		if !isOrd(c) || !ok || d != d0 || c.Rule != p.Rule || c.HadBefore != p.HadBefore || c.OutLine != p.OutLine+1 {
+		if !isOrdinalSet(c) || !ok || d != d0 || c.Rule != p.Rule || c.HadBefore != p.HadBefore || c.OutLine != p.OutLine+1 {
 			break
 		}
 		p = c
 	}
 	return j
 }
+
+// isOrdinalSet reports whether a change sets a line's ordinal.
+func isOrdinalSet(c repair.Change) bool { return c.Action == rollout.ActionSet && c.Member == "ordinal" }
 
 func (p *RepairPrinter) PrintPlan(out *repair.Outcome) {
 	w := bufio.NewWriterSize(p.Out, 64<<10)
@@ -235,9 +237,13 @@ func (p *RepairPrinter) PrintPlan(out *repair.Outcome) {
 	cs := out.Changes
 	var buf []byte
 	lines, wr, ww := 0, 0, 0
+	renumbered := 0 // the first input line whose ordinal changes (0: none)
 	for i := 0; i < cs.Len(); {
 		j := planGroup(cs, i)
 		g := groupOf(cs, i, j)
+		if isOrdinalSet(g.first) && (renumbered == 0 || g.first.Line < renumbered) {
+			renumbered = g.first.Line
+		}
 		buf = appendWhere(buf[:0], g)
 		ww = max(ww, utf8.RuneCount(buf))
 		wr = max(wr, utf8.RuneCountInString(g.first.Rule))
@@ -278,8 +284,10 @@ func (p *RepairPrinter) PrintPlan(out *repair.Outcome) {
 		fmt.Fprintf(w, "  line %d  %s  not fixed: %s\n", s.Line, s.Label, termsafe.String(s.Reason))
 	}
 	if st := out.Input.State; st != nil && st.HistoryMode == rollout.HistoryPaginated && lines > 0 {
-		if seq := out.Fixes.Plan.Sequence; seq != nil && seq.From > 1 {
-			fmt.Fprintf(w, "  note: ordinals are renumbered from line %d on; the lines before it keep theirs\n", seq.From)
+		// Only what is renumbered: a torn last line removed shifts no
+		// ordinal, though the plan's sequence starts there.
+		if renumbered > 1 {
+			fmt.Fprintf(w, "  note: ordinals are renumbered from line %d on; the lines before it keep theirs\n", renumbered)
 		}
 		if out.Projection == nil && !out.InHome {
 			fmt.Fprintf(w, "  note: Codex keeps a projection of this paginated thread (%s) in thread_history_1.sqlite, by byte offset and ordinal: if this repair changes a line before its cursor, stop Codex and remove the thread's projection (docs/repair.md, \"Codex's history database\")\n", st.ThreadID)
