@@ -269,7 +269,8 @@ func (t *Txn) at(stage string) {
 }
 
 func (t *Txn) checkOptions() checks.Options {
-	return checks.Options{MaxLineBytes: t.opts.MaxLineBytes, HandoffCap: t.opts.HandoffCap, Now: t.opts.Now, Force: t.opts.Force}
+	return checks.Options{MaxLineBytes: t.opts.MaxLineBytes, HandoffCap: t.opts.HandoffCap, Now: t.opts.Now, Force: t.opts.Force,
+		Lineage: lineageProblems}
 }
 
 // checkPaths refuses what repair must not touch before anything is read,
