@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -340,6 +341,10 @@ func runRepair(ctx context.Context, a *app, o *repairOptions) error {
 		}
 		return err
 	}
+	if t.Refusal != nil && errors.Is(t.Refusal, repair.ErrOnlyTornRecord) {
+		t.Finish()
+		return refusalError(t.Refusal) // one message: no plan to quarantine the only line
+	}
 	p := o.printer(a)
 	if !t.NothingToFix() {
 		p.PrintPlan(&t.Outcome)
@@ -400,9 +405,9 @@ func refusalError(ref *inplace.Refusal) error {
 	case inplace.WriteFailed:
 		e.hint = "check the free space and permissions of the directory of " + ref.Path + ", or write elsewhere with -o OUT"
 	case inplace.NotRollout:
-		e.code, e.hint = exitUsage, "name one rollout file (.jsonl or .jsonl.zst)"
-		if hint := inputHint(ref); hint != "" {
-			e.hint = hint
+		e.code, e.hint = exitUsage, cmp.Or(inputHint(ref), "name one rollout file (.jsonl or .jsonl.zst)")
+		if errors.Is(ref, repair.ErrOnlyTornRecord) {
+			e.hint = "restore the file from a backup if there is one; otherwise the thread cannot be resumed (Codex's state DB keeps its threads row: its title and first message, not its history)"
 		}
 	case inplace.Compressed:
 		e.code, e.hint = exitUsage, "decompress it (gunzip, bunzip2, unxz), repair the result, and compress it again if you need to"
