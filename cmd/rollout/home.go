@@ -102,8 +102,8 @@ func runHome(ctx context.Context, a *app, o *homeOptions) error {
 			return err
 		}
 	}
-	if !isDir(dir) {
-		return usageError("name a Codex home directory, or set CODEX_HOME", "%s is not a directory", dir)
+	if err := home.New(dir).NotAHome(); err != nil {
+		return usageError("name a Codex home directory (the one that holds sessions/), or set CODEX_HOME", "%v", err)
 	}
 	if err := o.report.checkOutputs(nil); err != nil {
 		return err
@@ -112,8 +112,8 @@ func runHome(ctx context.Context, a *app, o *homeOptions) error {
 	if err != nil {
 		return &exitError{code: exitUsage, err: fmt.Errorf("checking %s: %w", dir, err)}
 	}
-	run := &result.Report{Tool: "rollout", Version: version(), Command: "home", Notes: rep.Notes}
-	run.Notes = append(run.Notes, fmt.Sprintf("checked %d rollouts and %d threads rows of %s", rep.Files, rep.Threads, dir))
+	run := &result.Report{Tool: "rollout", Version: version(), Command: "home", Notes: rep.Notes,
+		Checked: fmt.Sprintf("%d rollouts, %d threads rows", rep.Files, rep.Threads)}
 	var status exitStatus
 	var findings []checks.Finding
 	for _, ob := range rep.Observations {
