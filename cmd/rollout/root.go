@@ -94,7 +94,7 @@ inconsistency with a stable rule id, file and line.
 		// them our hint.
 		DisableSuggestions: true,
 	}
-	root.SetVersionTemplate(versionText())
+	root.SetVersionTemplate(versionLine() + "\n" + checkedLine() + "\n") // two lines, as gh's; `rollout version` has the tables
 	root.SetOut(a.io.Out)
 	root.SetErr(a.io.Err)
 	root.SetIn(a.io.In)
