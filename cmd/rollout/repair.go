@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"slices"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -256,16 +255,7 @@ func runRepairMany(ctx context.Context, a *app, o *repairOptions) error {
 		}
 		bar.Step()
 	}
-	var parts []string
-	for _, k := range []string{"clean", "errors remain", "incomplete", "refused", "unusable", "internal error", "not read"} {
-		if n := outcomes[k]; n > 0 {
-			parts = append(parts, fmt.Sprintf("%d %s", n, k))
-		}
-	}
-	if len(parts) == 0 {
-		parts = []string{"nothing to repair"}
-	}
-	fmt.Fprintf(a.io.Out, "\nrepair: %s: %s\n", report.Count(len(files), "file"), strings.Join(parts, ", "))
+	fmt.Fprintf(a.io.Out, "\nrepair: %s: %s\n", report.Count(len(files), "file"), report.RepairOutcomes(outcomes))
 	return status.err()
 }
 
@@ -294,20 +284,7 @@ func runUndo(a *app, o *repairOptions) error {
 				continue
 			}
 		}
-		note := ""
-		if out.Resumed {
-			note = " (an undo stopped after its rename, finished)"
-		}
-		fmt.Fprintf(a.io.Out, "%s: restored from %s%s\n", termsafe.String(p), termsafe.String(out.Backup), note)
-		switch {
-		case out.Quarantine != "" && out.Deleted:
-			fmt.Fprintf(a.io.Out, "removed %s (the repair created it, %s)\n", termsafe.String(out.Quarantine), report.Count(out.Removed, "line"))
-		case out.Quarantine != "":
-			fmt.Fprintf(a.io.Out, "removed %s the repair added from %s\n", report.Count(out.Removed, "line"), termsafe.String(out.Quarantine))
-		}
-		if out.Projection {
-			fmt.Fprintf(a.io.Out, "put back Codex's projection of the thread the repair had deleted\n")
-		}
+		report.PrintRepairUndo(a.io.Out, p, out)
 		if out.Late != nil {
 			status.raise(reportError(a.io, lateError(out.Late)))
 		}
@@ -355,24 +332,6 @@ func runRepair(ctx context.Context, a *app, o *repairOptions) error {
 	}
 	out := t.Finish()
 	return o.finish(a, p, out)
-}
-
-// nothingToRepair says why a repair plans nothing, and what would change it.
-func nothingToRepair(out *repair.Outcome, fixes checks.FixSet) string {
-	fs := out.Input.Findings
-	if len(fs) == 0 {
-		return "verify finds nothing in it"
-	}
-	var unselected []string
-	for _, f := range fs {
-		if f.Fixable && !fixes[f.Rule] && !slices.Contains(unselected, f.Rule) {
-			unselected = append(unselected, f.Rule)
-		}
-	}
-	if len(unselected) > 0 {
-		return fmt.Sprintf("the fixes of %s are not selected (opt-in): add --fix %s", strings.Join(unselected, ", "), strings.Join(unselected, ","))
-	}
-	return fmt.Sprintf("no fix applies to its %s (rollout explain RULE says what to do)", report.Count(len(fs), "finding"))
 }
 
 // printer prints this repair's plan, diff and outcome.
@@ -431,7 +390,7 @@ func refusalError(ref *inplace.Refusal) error {
 // and returns the exit code.
 func (o *repairOptions) finish(a *app, p *report.RepairPrinter, out *repair.Outcome) error {
 	if out.NothingToFix() {
-		fmt.Fprintf(a.io.Out, "%s: nothing to repair: %s\n", termsafe.String(o.path), nothingToRepair(out, o.fixes))
+		fmt.Fprintf(a.io.Out, "%s: nothing to repair: %s\n", termsafe.String(o.path), report.NothingToRepair(out, o.fixes))
 	}
 	remaining := out.Remaining()
 	p.PrintOutcome(out, remaining)

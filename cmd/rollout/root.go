@@ -140,10 +140,7 @@ func commandHint(root *cobra.Command, err error) error {
 	for _, c := range root.Commands() {
 		names = append(names, c.Name())
 	}
-	hint := "see `rollout --help`"
-	if near := suggest.Closest(name, names, 2); len(near) > 0 {
-		hint = "did you mean `rollout " + strings.Join(near, "` or `rollout ") + "`? (" + hint + ")"
-	}
+	hint := suggest.Hint(name, names, 2, func(n string) string { return "`rollout " + n + "`" }, "see `rollout --help`")
 	return &exitError{code: exitUsage, err: err, hint: hint}
 }
 
@@ -187,11 +184,7 @@ func flagHint(c *cobra.Command, err error) string {
 	}
 	var names []string
 	c.Flags().VisitAll(func(f *pflag.Flag) { names = append(names, f.Name) })
-	near := suggest.Closest(name, names, 2)
-	if len(near) == 0 {
-		return help
-	}
-	return "did you mean --" + strings.Join(near, " or --") + "? (" + help + ")"
+	return suggest.Hint(name, names, 2, func(n string) string { return "--" + n }, help)
 }
 
 func fileExists(p string) bool {

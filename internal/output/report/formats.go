@@ -239,10 +239,10 @@ func ParseFormat(doc Document, spec string) (name, file string, err error) {
 // nearestFormat is the hint of a format that is not one: the nearest
 // formats, then the list.
 func nearestFormat(typed string, names []string, list string) string {
-	if near := suggest.Closest(typed, names, 1); !slices.Contains(names, typed) && len(near) > 0 {
-		return "did you mean --format " + strings.Join(near, " or --format ") + "? (" + list + ")"
+	if slices.Contains(names, typed) {
+		return list
 	}
-	return list
+	return suggest.Hint(typed, names, 1, func(n string) string { return "--format " + n }, list)
 }
 
 // Write writes doc's value v in the named format.

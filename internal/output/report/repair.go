@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -227,7 +228,9 @@ func ordinalRun(cs *repair.Changes, i int) int {
 }
 
 // isOrdinalSet reports whether a change sets a line's ordinal.
-func isOrdinalSet(c repair.Change) bool { return c.Action == rollout.ActionSet && c.Member == "ordinal" }
+func isOrdinalSet(c repair.Change) bool {
+	return c.Action == rollout.ActionSet && c.Member == "ordinal"
+}
 
 func (p *RepairPrinter) PrintPlan(out *repair.Outcome) {
 	w := bufio.NewWriterSize(p.Out, 64<<10)
@@ -599,4 +602,55 @@ func (t *termsafeWriter) Write(b []byte) (int, error) {
 		return 0, err
 	}
 	return len(b), nil
+}
+
+// NothingToRepair says why a repair plans nothing, and what would change it.
+func NothingToRepair(out *repair.Outcome, fixes checks.FixSet) string {
+	fs := out.Input.Findings
+	if len(fs) == 0 {
+		return "verify finds nothing in it"
+	}
+	var unselected []string
+	for _, f := range fs {
+		if f.Fixable && !fixes[f.Rule] && !slices.Contains(unselected, f.Rule) {
+			unselected = append(unselected, f.Rule)
+		}
+	}
+	if len(unselected) > 0 {
+		return fmt.Sprintf("the fixes of %s are not selected (opt-in): add --fix %s", strings.Join(unselected, ", "), strings.Join(unselected, ","))
+	}
+	return fmt.Sprintf("no fix applies to its %s (rollout explain RULE says what to do)", Count(len(fs), "finding"))
+}
+
+// RepairOutcomes is the summary of a repair of many files: how many ended
+// each way (outcomes, by name), in a fixed order, or "nothing to repair".
+func RepairOutcomes(outcomes map[string]int) string {
+	var parts []string
+	for _, k := range []string{"clean", "errors remain", "incomplete", "refused", "unusable", "internal error", "not read"} {
+		if n := outcomes[k]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n, k))
+		}
+	}
+	if len(parts) == 0 {
+		return "nothing to repair"
+	}
+	return strings.Join(parts, ", ")
+}
+
+// PrintRepairUndo says what repair --undo of path put back.
+func PrintRepairUndo(w io.Writer, path string, out *repair.UndoOutcome) {
+	note := ""
+	if out.Resumed {
+		note = " (an undo stopped after its rename, finished)"
+	}
+	fmt.Fprintf(w, "%s: restored from %s%s\n", termsafe.String(path), termsafe.String(out.Backup), note)
+	switch {
+	case out.Quarantine != "" && out.Deleted:
+		fmt.Fprintf(w, "removed %s (the repair created it, %s)\n", termsafe.String(out.Quarantine), Count(out.Removed, "line"))
+	case out.Quarantine != "":
+		fmt.Fprintf(w, "removed %s the repair added from %s\n", Count(out.Removed, "line"), termsafe.String(out.Quarantine))
+	}
+	if out.Projection {
+		fmt.Fprintf(w, "put back Codex's projection of the thread the repair had deleted\n")
+	}
 }
