@@ -55,8 +55,11 @@ var homeRules = []*Rule{
 	on(Rule{ID: "home/rollout-without-row", Severity: Warning, Since: "0.1.0",
 		Title: "a rollout whose thread has no threads row (missing from the resume picker)",
 		Doc: "The picker and the app list threads from state_N.sqlite, not from the files: a rollout without a row is invisible there, the most reported \"my session disappeared\" case (a backfill marked complete that did not run, a row deleted, a file copied in by hand). The session is intact. " +
-			"Remedy: resume it by id, `codex resume ID`: Codex finds the file by name and writes the row back (measured with Codex 0.171.0).",
+			"Remedy: resume it by id, `codex resume ID`: Codex finds the file by name and writes the row back (measured with Codex 0.171.0). Not for a file without session_meta (an empty file, meta/missing): it has nothing to resume (Codex 0.171.0's `codex exec resume ID` of an empty file exits 1, \"failed to read session metadata ...: rollout at PATH is empty\", and writes no row; measured); restore it from a backup, or remove it.",
 	}, func(e reconstruct.HomeRolloutWithoutRowEvidence) string {
+		if e.NoMeta {
+			return fmt.Sprintf("thread %s has no row in the threads table, and its file has no session_meta (an empty file: nothing to resume, meta/missing): `codex resume` cannot bring it back; restore the file from a backup, or remove it", e.ThreadID)
+		}
 		return fmt.Sprintf("thread %s has no row in the threads table: it is missing from `codex resume`'s picker and the app; `codex resume %s` finds the file by name and writes the row back", e.ThreadID, e.ThreadID)
 	}),
 	on(Rule{ID: "home/history-mode-mismatch", Severity: Warning, Since: "0.1.0",

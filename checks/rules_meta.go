@@ -25,8 +25,12 @@ var metaRules = []*Rule{
 	}),
 	on(Rule{ID: "meta/missing", Severity: Error, Since: "0.1.0",
 		Title: "no session_meta on line 1 and none anywhere",
-		Doc:   "Without session_meta Codex cannot tell which thread the file belongs to: the session does not appear in `codex resume` and cannot be resumed.",
-	}, func(reconstruct.MetaMissingEvidence) string {
+		Doc: "Without session_meta Codex cannot tell which thread the file belongs to: the session does not appear in `codex resume` and cannot be resumed. " +
+			"Remedy: restore the file, or its first line, from a backup: Codex reads the thread's metadata (id, working directory, model provider, history mode) from session_meta, which no fix can make up. An empty file (0 bytes: created and never written, or emptied) has nothing to resume (Codex 0.171.0 refuses it: \"rollout at PATH is empty\", measured): restore it from a backup, or remove it.",
+	}, func(e reconstruct.MetaMissingEvidence) string {
+		if e.Empty {
+			return "empty file: nothing to resume (restore it from a backup, or remove it)"
+		}
 		return "no session_meta line: the thread cannot be identified or resumed"
 	}),
 	on(Rule{ID: "meta/not-first", Severity: Error, Since: "0.1.0",

@@ -632,11 +632,15 @@ func (e *engine) Finish() *State {
 	} else if !e.metaSeen && !e.unreadBeforeMeta {
 		// An empty file is reported too: Codex writes session_meta first,
 		// so a rollout without it cannot be listed or resumed.
+		ev := MetaMissingEvidence{Empty: e.st.Records == 0}
 		p := Pos{Line: 1}
-		if e.firstLine != 0 {
+		switch {
+		case ev.Empty:
+			p = Pos{} // no line to name
+		case e.firstLine != 0:
 			p = Pos{Line: e.firstLine, Offset: e.firstOffset}
 		}
-		e.emit(p, MetaMissingEvidence{})
+		e.emit(p, ev)
 	}
 	if len(e.pendingLineage) > 0 {
 		p := Pos{Line: 1}

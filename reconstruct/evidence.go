@@ -163,7 +163,11 @@ func (EnvelopeUnknownTypeEvidence) Kind() Kind  { return envelopeUnknownType }
 
 // MetaMissingEvidence is the evidence of meta/missing: no session_meta on
 // line 1 and none anywhere.
-type MetaMissingEvidence struct{}
+type MetaMissingEvidence struct {
+	// Empty: the file has no line at all (the finding is about the whole
+	// file, line 0).
+	Empty bool `json:"empty,omitempty"`
+}
 
 // MetaNotFirstEvidence is the evidence of meta/not-first: session_meta
 // present but not on line 1.

@@ -33,6 +33,9 @@ type HomeRowOtherThreadEvidence struct {
 // HomeRolloutWithoutRowEvidence: a rollout whose thread has no threads row.
 type HomeRolloutWithoutRowEvidence struct {
 	ThreadID string `json:"thread_id"`
+	// NoMeta: the file has no session_meta (an empty file), so resuming
+	// it cannot write the row back.
+	NoMeta bool `json:"no_meta,omitempty"`
 }
 
 // HomeHistoryModeMismatchEvidence: threads.history_mode differs from the

@@ -6,21 +6,12 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// Argument-count checks whose errors say what the command expects, where
-// cobra's own say only "accepts 1 arg(s), received 0".
-
-func argsExactly(n int, what string) cobra.PositionalArgs {
+// argsBetween accepts lo to hi arguments (hi < 0: no limit), with an error
+// that says what the command expects, where cobra's own says only
+// "accepts 1 arg(s), received 0".
+func argsBetween(lo, hi int, what string) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, args []string) error {
-		if len(args) != n {
-			return argCountError(cmd, args, what)
-		}
-		return nil
-	}
-}
-
-func argsAtMost(n int, what string) cobra.PositionalArgs {
-	return func(cmd *cobra.Command, args []string) error {
-		if len(args) > n {
+		if len(args) < lo || hi >= 0 && len(args) > hi {
 			return argCountError(cmd, args, what)
 		}
 		return nil

@@ -18,7 +18,7 @@ func newExplainCmd(a *app) *cobra.Command {
 		Example: `  rollout explain
   rollout explain item/missing-id
   rollout explain item/`,
-		Args: argsAtMost(1, "at most one RULE or AREA/"),
+		Args: argsBetween(0, 1, "at most one RULE or AREA/"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			w := a.io.Out
 			if len(args) == 0 {

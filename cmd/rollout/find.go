@@ -44,7 +44,7 @@ Exit codes: 0 when some rollout matched, 2 when none did.`,
 		Example: `  rollout find 019cd719-fabd-7808-8020-00009e3779b2
   rollout find --long 019cd7
   rollout verify $(rollout find 019cd719)`,
-		Args: argsExactly(1, "a thread id or a prefix of one"),
+		Args: argsBetween(1, 1, "a thread id or a prefix of one"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.query = args[0]
 			if strings.TrimSpace(opts.query) == "" {
@@ -148,9 +148,15 @@ func findThread(query string) (matches []rollout.ThreadMatch, dirs []string, err
 	return matches, dirs, nil
 }
 
+// noThreadError: no rollout of the thread; when a fork still continues
+// it, the thread's rollout was deleted and the hint names the fork.
 func noThreadError(query string, dirs []string) error {
-	return usageError("set CODEX_HOME to the directory that holds sessions/, or name the file",
-		"no rollout of thread %q in %s or %s", query, dirs[0], dirs[1])
+	hint := "set CODEX_HOME to the directory that holds sessions/, or name the file"
+	if refs := lineage.ForHome(filepath.Dir(dirs[0])).ReferencedBy(query); len(refs) > 0 {
+		hint = "it was deleted or moved out of the home, and " + termsafe.String(refs[0].Path) +
+			" continues it: that thread cannot be resumed without it (lineage/missing-source); put it back from a backup"
+	}
+	return usageError(hint, "no rollout of thread %q in %s or %s", query, dirs[0], dirs[1])
 }
 
 // resolveThread is --thread ID: the one rollout of that thread, its

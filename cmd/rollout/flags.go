@@ -105,7 +105,7 @@ func sourceRoot(flag string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if fi, err := os.Stat(abs); err != nil || !fi.IsDir() {
+	if !isDir(abs) {
 		return "", usageError("name the repository's root directory", "--source-root %s is not a directory", flag)
 	}
 	return abs, nil

@@ -64,4 +64,11 @@ func TestOutputFlagsConsistent(t *testing.T) {
 			t.Errorf("%s -o: shorthand %q, usage %q", cmd, o.Shorthand, o.Usage)
 		}
 	}
+	// Every -o, --output shows its value as FILE (repair's and view's
+	// showed "string").
+	for cmd, o := range outputs {
+		if name, _ := pflag.UnquoteUsage(o); name != "FILE" {
+			t.Errorf("%s --help shows -o, --output %s, want -o, --output FILE", cmd, name)
+		}
+	}
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
 
 	"github.com/spf13/cobra"
 
@@ -48,7 +47,7 @@ be read, see the notes).`,
 		Example: `  rollout home
   rollout home ~/.codex --format json=home.json --format text
   rollout home --select home/projection-past-eof,home/writer-lock-held /srv/codex`,
-		Args: argsAtMost(1, "at most one Codex home"),
+		Args: argsBetween(0, 1, "at most one Codex home"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 1 {
 				opts.dir = args[0]
@@ -103,8 +102,8 @@ func runHome(ctx context.Context, a *app, o *homeOptions) error {
 			return err
 		}
 	}
-	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-		return usageError("name a Codex home directory, or set CODEX_HOME", "%s is not a directory", dir)
+	if err := home.New(dir).NotAHome(); err != nil {
+		return usageError("name a Codex home directory (the one that holds sessions/), or set CODEX_HOME", "%v", err)
 	}
 	if err := o.report.checkOutputs(nil); err != nil {
 		return err
@@ -113,8 +112,8 @@ func runHome(ctx context.Context, a *app, o *homeOptions) error {
 	if err != nil {
 		return &exitError{code: exitUsage, err: fmt.Errorf("checking %s: %w", dir, err)}
 	}
-	run := &result.Report{Tool: "rollout", Version: version(), Command: "home", Notes: rep.Notes}
-	run.Notes = append(run.Notes, fmt.Sprintf("checked %d rollouts and %d threads rows of %s", rep.Files, rep.Threads, dir))
+	run := &result.Report{Tool: "rollout", Version: version(), Command: "home", Notes: rep.Notes,
+		Checked: fmt.Sprintf("%d rollouts, %d threads rows", rep.Files, rep.Threads)}
 	var status exitStatus
 	var findings []checks.Finding
 	for _, ob := range rep.Observations {

@@ -147,7 +147,8 @@ func (o *inputFlags) readFilesFrom(a *app) ([]string, error) {
 }
 
 // defaultInputs are the default Codex home's rollout directories that
-// exist, said on standard error.
+// exist, said on standard error when it is a terminal (a script or CI log
+// gets only the report).
 func defaultInputs(a *app) ([]string, error) {
 	dirs, err := codexDirs()
 	if err != nil {
@@ -160,10 +161,12 @@ func defaultInputs(a *app) ([]string, error) {
 		}
 	}
 	if len(paths) == 0 {
-		return nil, usageError("name a file or directory, or set CODEX_HOME",
+		return nil, usageError("name a file or directory (- reads standard input), or set CODEX_HOME",
 			"no path given, and neither %s nor %s exists", dirs[0], dirs[1])
 	}
-	printf(a.io.Err, "reading %s", strings.Join(paths, " and "))
+	if a.io.ErrIsTTY {
+		printf(a.io.Err, "reading %s", strings.Join(paths, " and "))
+	}
 	return paths, nil
 }
 

@@ -121,6 +121,10 @@ func TestScripts(t *testing.T) {
 			// files it ships (docs/schema, .pre-commit-hooks.yaml).
 			root, err := filepath.Abs("../..")
 			env.Setenv("REPO", root)
+			// The source root of SARIF and Code Quality is the git work
+			// tree holding the working directory: whatever lies above
+			// $WORK (a repository holding $TMPDIR) is not the script's.
+			env.Setenv("GIT_CEILING_DIRECTORIES", filepath.Dir(env.WorkDir))
 			return err
 		},
 	})

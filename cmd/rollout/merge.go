@@ -52,7 +52,7 @@ when a report lists a file that was not analysed. For simulate-budget reports: -
 		Example: `  for k in 1 2 3; do rollout verify --format json --shard $k/3 sessions/ > verify-$k.json; done
   rollout merge --format sarif=rollout.sarif --format text verify-*.json
   rollout merge --format csv budget-*.json`,
-		Args: cobra.MinimumNArgs(1),
+		Args: argsBetween(1, -1, "one or more JSON reports of verify or simulate-budget (files, directories of them, or - for standard input)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.reports = args
 			return runMerge(cmd.Context(), a, o)

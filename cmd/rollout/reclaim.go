@@ -208,7 +208,7 @@ func runReclaim(ctx context.Context, a *app, o *reclaimOptions) error {
 func runReclaimUndo(a *app, o *reclaimOptions) error {
 	var status exitStatus
 	for _, p := range o.paths {
-		if fi, err := os.Stat(p); err == nil && fi.IsDir() {
+		if isDir(p) {
 			status.raise(undoReclaimDir(a, o, p))
 			continue
 		}
@@ -271,8 +271,14 @@ func undoReclaimFile(a *app, o *reclaimOptions, p string, inWalk bool) int {
 	if res.Resumed {
 		note = " (an undo stopped after its rename, finished)"
 	}
-	fmt.Fprintf(a.io.Out, "%s: restored from %s (%d ranges put back); removed %s%s\n",
-		termsafe.String(res.Path), termsafe.String(res.From), res.Restored, termsafe.String(res.Archive), note)
+	// The store the bytes come back from; the reclaimed file too when it
+	// had another name (compressed to .zst).
+	from := res.Archive
+	if res.From != res.Path {
+		from = res.From + " and " + from
+	}
+	fmt.Fprintf(a.io.Out, "%s: restored from %s (%d ranges put back), which is removed%s\n",
+		termsafe.String(res.Path), termsafe.String(from), res.Restored, note)
 	if res.Projection {
 		fmt.Fprintf(a.io.Out, "put back Codex's projection of the thread reclaim had deleted\n")
 	}

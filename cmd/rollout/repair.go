@@ -8,11 +8,11 @@ import (
 	"io"
 	"os"
 	"slices"
-	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/rollout-dev/rollout/checks"
+	"github.com/rollout-dev/rollout/internal/codex/lineage"
 	"github.com/rollout-dev/rollout/internal/edit/inplace"
 	"github.com/rollout-dev/rollout/internal/edit/outfile"
 	"github.com/rollout-dev/rollout/internal/edit/repair"
@@ -147,7 +147,7 @@ func newRepairCmd(a *app, runF func(context.Context, *repairOptions) error) *cob
 	}
 	f := cmd.Flags()
 	f.BoolVar(&opts.write, "write", false, "apply the plan (default: dry run, nothing is written)")
-	f.StringVarP(&opts.output, "output", "o", "", "with --write: write the result to OUT instead of replacing FILE")
+	f.StringVarP(&opts.output, "output", "o", "", "with --write: write the result to `FILE` instead of replacing the rollout")
 	f.BoolVar(&opts.noBackup, "no-backup", false, "with --write: do not keep FILE.bak")
 	f.StringVar(&opts.diff, "diff", "", "also print the changes: --diff (each changed line's changed words, with context, bounded) or --diff=full (a unified diff of whole lines that patch applies)")
 	f.Lookup("diff").NoOptDefVal = "short"
@@ -206,20 +206,21 @@ func (o *repairOptions) validate() error {
 
 // several: more than one file to repair (several paths, or a directory).
 func (o *repairOptions) several() bool {
-	if len(o.paths) > 1 {
-		return true
-	}
-	fi, err := os.Stat(o.paths[0])
-	return err == nil && fi.IsDir()
+	return len(o.paths) > 1 || isDir(o.paths[0])
 }
 
 // runRepairMany repairs each rollout of the paths in its own transaction,
 // reports each as a single repair does, then sums up; the exit code is the
 // worst outcome's.
 func runRepairMany(ctx context.Context, a *app, o *repairOptions) error {
-	found, err := rollout.Discover(o.paths)
+	// A directory without rollouts (a month without sessions) is a note,
+	// as verify, space and reclaim have it.
+	found, err := lineage.Select(o.paths, nil)
 	if err != nil {
 		return &exitError{code: exitUsage, err: err}
+	}
+	for _, e := range found.Empty {
+		notef(a.io.Err, "%s: nothing to repair", termsafe.String(e.Error()))
 	}
 	files := found.Paths
 	// Each file's report goes to the terminal between redraws of the
@@ -255,13 +256,7 @@ func runRepairMany(ctx context.Context, a *app, o *repairOptions) error {
 		}
 		bar.Step()
 	}
-	var parts []string
-	for _, k := range []string{"clean", "errors remain", "incomplete", "refused", "unusable", "internal error", "not read"} {
-		if n := outcomes[k]; n > 0 {
-			parts = append(parts, fmt.Sprintf("%d %s", n, k))
-		}
-	}
-	fmt.Fprintf(a.io.Out, "\nrepair: %s: %s\n", report.Count(len(files), "file"), strings.Join(parts, ", "))
+	fmt.Fprintf(a.io.Out, "\nrepair: %s: %s\n", report.Count(len(files), "file"), report.RepairOutcomes(outcomes))
 	return status.err()
 }
 
@@ -290,20 +285,7 @@ func runUndo(a *app, o *repairOptions) error {
 				continue
 			}
 		}
-		note := ""
-		if out.Resumed {
-			note = " (an undo stopped after its rename, finished)"
-		}
-		fmt.Fprintf(a.io.Out, "%s: restored from %s%s\n", termsafe.String(p), termsafe.String(out.Backup), note)
-		switch {
-		case out.Quarantine != "" && out.Deleted:
-			fmt.Fprintf(a.io.Out, "removed %s (the repair created it, %s)\n", termsafe.String(out.Quarantine), report.Count(out.Removed, "line"))
-		case out.Quarantine != "":
-			fmt.Fprintf(a.io.Out, "removed %s the repair added from %s\n", report.Count(out.Removed, "line"), termsafe.String(out.Quarantine))
-		}
-		if out.Projection {
-			fmt.Fprintf(a.io.Out, "put back Codex's projection of the thread the repair had deleted\n")
-		}
+		report.PrintRepairUndo(a.io.Out, p, out)
 		if out.Late != nil {
 			status.raise(reportError(a.io, lateError(out.Late)))
 		}
@@ -337,6 +319,10 @@ func runRepair(ctx context.Context, a *app, o *repairOptions) error {
 		}
 		return err
 	}
+	if t.Refusal != nil && errors.Is(t.Refusal, repair.ErrOnlyTornRecord) {
+		t.Finish()
+		return refusalError(t.Refusal) // one message: no plan to quarantine the only line
+	}
 	p := o.printer(a)
 	if !t.NothingToFix() {
 		p.PrintPlan(&t.Outcome)
@@ -347,24 +333,6 @@ func runRepair(ctx context.Context, a *app, o *repairOptions) error {
 	}
 	out := t.Finish()
 	return o.finish(a, p, out)
-}
-
-// nothingToRepair says why a repair plans nothing, and what would change it.
-func nothingToRepair(out *repair.Outcome, fixes checks.FixSet) string {
-	fs := out.Input.Findings
-	if len(fs) == 0 {
-		return "verify finds nothing in it"
-	}
-	var unselected []string
-	for _, f := range fs {
-		if f.Fixable && !fixes[f.Rule] && !slices.Contains(unselected, f.Rule) {
-			unselected = append(unselected, f.Rule)
-		}
-	}
-	if len(unselected) > 0 {
-		return fmt.Sprintf("the fixes of %s are not selected (opt-in): add --fix %s", strings.Join(unselected, ", "), strings.Join(unselected, ","))
-	}
-	return fmt.Sprintf("no fix applies to its %s (rollout explain RULE says what to do)", report.Count(len(fs), "finding"))
 }
 
 // printer prints this repair's plan, diff and outcome.
@@ -398,6 +366,9 @@ func refusalError(ref *inplace.Refusal) error {
 		e.hint = "check the free space and permissions of the directory of " + ref.Path + ", or write elsewhere with -o OUT"
 	case inplace.NotRollout:
 		e.code, e.hint = exitUsage, cmp.Or(inputHint(ref), "name one rollout file (.jsonl or .jsonl.zst)")
+		if errors.Is(ref, repair.ErrOnlyTornRecord) {
+			e.hint = "restore the file from a backup if there is one; otherwise the thread cannot be resumed (Codex's state DB keeps its threads row: its title and first message, not its history)"
+		}
 	case inplace.Compressed:
 		e.code, e.hint = exitUsage, "decompress it (gunzip, bunzip2, unxz), repair the result, and compress it again if you need to"
 	case inplace.InUse:
@@ -424,7 +395,7 @@ func refusalError(ref *inplace.Refusal) error {
 // and returns the exit code.
 func (o *repairOptions) finish(a *app, p *report.RepairPrinter, out *repair.Outcome) error {
 	if out.NothingToFix() {
-		fmt.Fprintf(a.io.Out, "%s: nothing to repair: %s\n", termsafe.String(o.path), nothingToRepair(out, o.fixes))
+		fmt.Fprintf(a.io.Out, "%s: nothing to repair: %s\n", termsafe.String(o.path), report.NothingToRepair(out, o.fixes))
 	}
 	remaining := out.Remaining()
 	p.PrintOutcome(out, remaining)

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"runtime/debug"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -89,8 +90,11 @@ inconsistency with a stable rule id, file and line.
 		SilenceErrors: true,
 		SilenceUsage:  true,
 		Version:       version(),
+		// Cobra's suggestions are lines of its error; commandHint makes
+		// them our hint.
+		DisableSuggestions: true,
 	}
-	root.SetVersionTemplate(versionText())
+	root.SetVersionTemplate(versionLine() + "\n" + checkedLine() + "\n") // two lines, as gh's; `rollout version` has the tables
 	root.SetOut(a.io.Out)
 	root.SetErr(a.io.Err)
 	root.SetIn(a.io.In)
@@ -121,7 +125,24 @@ func run(args []string, io *IO) (code int) {
 	if err == nil {
 		return exitOK
 	}
-	return reportError(io, err)
+	return reportError(io, commandHint(root, err))
+}
+
+// commandHint gives cobra's unknown-command error the nearest commands as
+// its hint, as flagHint does for flags.
+func commandHint(root *cobra.Command, err error) error {
+	rest, ok := strings.CutPrefix(err.Error(), "unknown command ")
+	quoted, qerr := strconv.QuotedPrefix(rest)
+	if !ok || qerr != nil {
+		return err
+	}
+	name, _ := strconv.Unquote(quoted)
+	var names []string
+	for _, c := range root.Commands() {
+		names = append(names, c.Name())
+	}
+	hint := suggest.Hint(name, names, 2, func(n string) string { return "`rollout " + n + "`" }, "see `rollout --help`")
+	return &exitError{code: exitUsage, err: err, hint: hint}
 }
 
 func reportError(io *IO, err error) int {
@@ -164,11 +185,7 @@ func flagHint(c *cobra.Command, err error) string {
 	}
 	var names []string
 	c.Flags().VisitAll(func(f *pflag.Flag) { names = append(names, f.Name) })
-	near := suggest.Closest(name, names, 2)
-	if len(near) == 0 {
-		return help
-	}
-	return "did you mean --" + strings.Join(near, " or --") + "? (" + help + ")"
+	return suggest.Hint(name, names, 2, func(n string) string { return "--" + n }, help)
 }
 
 func fileExists(p string) bool {
@@ -176,10 +193,18 @@ func fileExists(p string) bool {
 	return err == nil
 }
 
+func isDir(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.IsDir()
+}
+
 // inputHint is the hint for an input that could not be read.
 func inputHint(err error) string {
 	if errors.Is(err, rollout.ErrFirstLineNotObject) {
 		return "if only the first line is damaged and the rest is a rollout, add --force"
+	}
+	if pe := (*rollout.PathError)(nil); errors.As(err, &pe) && isDir(pe.Path) {
+		return "this command reads one rollout: name a rollout-*.jsonl file in it, or the thread with --thread ID"
 	}
 	return ""
 }

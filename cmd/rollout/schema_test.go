@@ -14,6 +14,7 @@ import (
 
 	"github.com/rollout-dev/rollout/checks"
 	"github.com/rollout-dev/rollout/internal/output/schema"
+	"github.com/rollout-dev/rollout/internal/testkit/fixturegen/homegen"
 )
 
 // The JSON Schema of the verify report is a published contract: real
@@ -198,6 +199,12 @@ var jsonOutputs = map[schema.Name]func(t *testing.T, dir string) [][]byte{
 	},
 	schema.ResumeInput: func(t *testing.T, dir string) [][]byte {
 		return [][]byte{runJSON(t, "state", "--items", demoRollout), runJSON(t, "state", "--items", "--codex-version", "0.58.0", "--at-line", "5", demoRollout)}
+	},
+	schema.HomeReport: func(t *testing.T, dir string) [][]byte {
+		if err := homegen.Build(dir, homegen.Base); err != nil {
+			t.Fatal(err)
+		}
+		return [][]byte{runJSON(t, "home", "--format", "json", "--fail-on", "never", dir)}
 	},
 	schema.Diff: func(t *testing.T, dir string) [][]byte {
 		return [][]byte{runJSON(t, "diff", "--format", "json", "--at-line", "5", "--at-line", "30", demoRollout),

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"time"
 
@@ -26,8 +25,7 @@ func (o *simulateBudgetOptions) fleetMode() bool {
 		_, err := objstore.Stat(context.Background(), o.paths[0])
 		return err != nil // not one object: a prefix, listed
 	}
-	fi, err := os.Stat(o.paths[0])
-	return err == nil && fi.IsDir()
+	return isDir(o.paths[0])
 }
 
 func runSimulateFleet(ctx context.Context, a *app, o *simulateBudgetOptions) error {

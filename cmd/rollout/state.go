@@ -46,7 +46,7 @@ resumes it, for the state and the items (default: the version that wrote it).`,
 		Example: `  rollout state fixtures/clean/envelope-paginated.jsonl
   rollout state --at-line 12 rollout.jsonl | jq .history
   rollout state --items --codex-version 0.58.0 rollout.jsonl | jq '.items[]|.type'`,
-		Args: argsAtMost(1, "one FILE (or --thread ID)"),
+		Args: argsBetween(0, 1, "one FILE (or --thread ID)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			path, err := fileOrThread(cmd, args, opts.thread)
 			if err != nil {

@@ -409,3 +409,28 @@ func TestStdinHint(t *testing.T) {
 		}
 	}
 }
+
+// TestDefaultInputsSaid: verify without a path says what it reads on a
+// terminal, and nothing when standard error is piped (a CI log).
+func TestDefaultInputsSaid(t *testing.T) {
+	home := t.TempDir()
+	sessions := filepath.Join(home, "sessions")
+	if err := os.Mkdir(sessions, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("CODEX_HOME", home)
+	for _, tty := range []bool{false, true} {
+		io, _, stderr := testIO("")
+		io.ErrIsTTY = tty
+		if code := run([]string{"verify"}, io); code != exitOK {
+			t.Fatalf("exit %d; stderr %q", code, stderr)
+		}
+		want := ""
+		if tty {
+			want = "rollout: reading " + sessions + "\n"
+		}
+		if stderr.String() != want {
+			t.Errorf("stderr a terminal: %v: %q, want %q", tty, stderr, want)
+		}
+	}
+}

@@ -17,9 +17,9 @@ import (
 func newVersionCmd(a *app) *cobra.Command {
 	return &cobra.Command{
 		Use:     "version",
-		Short:   "Print the version, commit and the version of every JSON schema (same as --version)",
+		Short:   "Print the version, commit and the version of every JSON schema (--version: the first two lines)",
 		Example: "  rollout version\n  rollout --version",
-		Args:    argsExactly(0, "no arguments"),
+		Args:    argsBetween(0, 0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			_, err := io.WriteString(a.io.Out, versionText())
 			return err
@@ -30,8 +30,9 @@ func newVersionCmd(a *app) *cobra.Command {
 // version is the module version every JSON header carries.
 func version() string { return schema.ToolVersion() }
 
-// versionText is what `rollout version` and `rollout --version` print: the
-// version line, then the table of JSON schemas (schema.Outputs).
+// versionText is what `rollout version` prints: the two lines of
+// --version, then the tables of JSON schemas (schema.Outputs) and Parquet
+// tables.
 func versionText() string {
 	var b strings.Builder
 	b.WriteString(versionLine() + "\n")

@@ -44,7 +44,7 @@ The page goes beside FILE as NAME.view.html unless -o names another file
 $CODEX_HOME/rollout-artifacts/ at FILE's path, never into sessions/.`,
 		Example: `  rollout view fixtures/demo/rollout-2026-03-10T09-35-30-019cd719-fabd-7808-8020-00009e3779b2.jsonl
   rollout view -o thread.html --thread 019cd719-fabd-7808-8020-00009e3779b2`,
-		Args: argsAtMost(1, "one FILE (or --thread ID)"),
+		Args: argsBetween(0, 1, "one FILE (or --thread ID)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			path, err := fileOrThread(cmd, args, opts.thread)
 			if err != nil {
@@ -71,7 +71,7 @@ $CODEX_HOME/rollout-artifacts/ at FILE's path, never into sessions/.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVarP(&opts.output, "output", "o", "", "write the page to FILE (- for standard output; default: NAME.view.html beside FILE, or under $CODEX_HOME/rollout-artifacts/ for a rollout in a Codex home)")
+	f.StringVarP(&opts.output, "output", "o", "", "write the page to `FILE` (- for standard output; default: NAME.view.html beside the rollout, or under $CODEX_HOME/rollout-artifacts/ for a rollout in a Codex home)")
 	f.IntVar(&opts.maxText, "max-text", view.DefaultMaxText, "longest string shown in the page, in bytes; longer ones are cut and show their size")
 	opts.addMaxLineBytes(f, "longer lines are not replayed")
 	opts.addHandoffCap(f, "handoff/* rules")

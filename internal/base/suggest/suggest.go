@@ -63,3 +63,17 @@ func Closest(word string, candidates []string, n int) []string {
 	}
 	return out
 }
+
+// Hint is the hint for word, which names none of candidates: "did you mean
+// A or B? (help)" with the nearest n, each as show writes it ("--" + name
+// for a flag), else help alone.
+func Hint(word string, candidates []string, n int, show func(string) string, help string) string {
+	near := Closest(word, candidates, n)
+	if len(near) == 0 {
+		return help
+	}
+	for i, name := range near {
+		near[i] = show(name)
+	}
+	return "did you mean " + strings.Join(near, " or ") + "? (" + help + ")"
+}

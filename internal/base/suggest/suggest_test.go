@@ -33,3 +33,14 @@ func TestClosest(t *testing.T) {
 		}
 	}
 }
+
+func TestHint(t *testing.T) {
+	flag := func(n string) string { return "--" + n }
+	names := []string{"fail-on", "format", "jobs"}
+	if got, want := Hint("fial-on", names, 2, flag, "see help"), "did you mean --fail-on? (see help)"; got != want {
+		t.Errorf("Hint(fial-on) = %q, want %q", got, want)
+	}
+	if got, want := Hint("bogus", names, 2, flag, "see help"), "see help"; got != want {
+		t.Errorf("Hint(bogus) = %q, want %q", got, want)
+	}
+}

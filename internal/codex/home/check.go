@@ -50,6 +50,7 @@ type file struct {
 	// thread id (rollout.ParseName).
 	rolloutID string
 	mode      string // session_meta's history_mode ("" when unknown)
+	noMeta    bool   // no session_meta (an empty file): the thread id is the name's
 	archived  bool   // under archived_sessions/
 }
 
@@ -122,6 +123,7 @@ func (h *Home) rollouts() ([]*file, error) {
 			f.threadID, f.mode = m.ThreadID, m.HistoryMode
 			if f.threadID == "" {
 				f.threadID, _ = rollout.ThreadIDFromName(p)
+				f.noMeta = true
 			}
 			f.rolloutID = ProjectionKey(p, f.threadID)
 			if f.threadID != "" {
@@ -216,7 +218,7 @@ func (h *Home) checkThreads(r *Report, byThread map[string][]*file, byPath map[s
 			continue
 		}
 		for _, f := range byThread[id] {
-			r.add(f.path, 1, 0, reconstruct.HomeRolloutWithoutRowEvidence{ThreadID: id})
+			r.add(f.path, 1, 0, reconstruct.HomeRolloutWithoutRowEvidence{ThreadID: id, NoMeta: f.noMeta})
 		}
 	}
 	return rows

@@ -134,6 +134,10 @@ type Report struct {
 	// Shard is the part of the run the report covers (--shard K/N); nil
 	// for a whole run.
 	Shard *shard.Spec
+	// Checked, when set, is what the summary counts instead of files and
+	// records, for a run that reads no records (home: "3 rollouts, 3
+	// threads rows").
+	Checked string
 }
 
 // Settings are the options of a verify run that change what it reports

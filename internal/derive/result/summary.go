@@ -15,6 +15,7 @@ type Summary struct {
 	NotAnalysed int
 	Suppressed  int
 	Hidden      int
+	Checked     string // Report.Checked
 }
 
 // Summary counts the report. A finding whose severity is none of error,
@@ -96,7 +97,7 @@ func (t *Tally) Add(f *FileResult) {
 // findings, which no file holds.
 func (t *Tally) Summary(run *Report) Summary {
 	return Summary{Files: t.files, Records: t.records, Errors: t.errors, Warnings: t.warnings, Infos: t.infos,
-		NotAnalysed: t.notAnalysed, Suppressed: run.Suppressed, Hidden: run.Hidden}
+		NotAnalysed: t.notAnalysed, Suppressed: run.Suppressed, Hidden: run.Hidden, Checked: run.Checked}
 }
 
 // Statistics counts the findings by rule and severity, most frequent first

@@ -272,7 +272,8 @@ func (t *Txn) at(stage string) {
 }
 
 func (t *Txn) checkOptions() checks.Options {
-	return checks.Options{MaxLineBytes: t.opts.MaxLineBytes, HandoffCap: t.opts.HandoffCap, Now: t.opts.Now, Force: t.opts.Force}
+	return checks.Options{MaxLineBytes: t.opts.MaxLineBytes, HandoffCap: t.opts.HandoffCap, Now: t.opts.Now, Force: t.opts.Force,
+		Lineage: lineageProblems}
 }
 
 // checkPaths refuses what repair must not touch before anything is read,
@@ -396,12 +397,22 @@ func formatRefusal(path string, err error) error {
 	return err
 }
 
+// ErrOnlyTornRecord: the file's one line is a record cut short, so a
+// repair would leave nothing (a NotRollout refusal wraps it).
+var ErrOnlyTornRecord = errors.New("the file holds only a torn first record")
+
 // guard refuses a repair that would leave more errors of some rule than
 // the input had (a fix must never make a file worse), or an empty rollout
 // from a file in which nothing is a record.
 func (t *Txn) guard() *inplace.Refusal {
 	if t.Output == nil {
 		return nil
+	}
+	if t.LinesOut == 0 && t.linesIn == 1 && len(t.Quarantined) == 1 && t.Quarantined[0].Reason == "line/torn-tail" {
+		// A write stopped inside the first record (a disk full while
+		// Codex wrote session_meta): nothing of the thread is left.
+		return inplace.Refuse(inplace.NotRollout, t.Path, "%s: %w (%d bytes without a newline): the thread cannot be recovered from it",
+			t.Path, ErrOnlyTornRecord, t.Quarantined[0].Bytes)
 	}
 	if t.LinesOut == 0 && t.linesIn > 0 {
 		return inplace.Refuse(inplace.NotRollout, t.Path, "%s: no line is a rollout record: repair would leave it empty", t.Path)

@@ -336,7 +336,7 @@ func repairSample(t *testing.T, path string) (*repair.Outcome, string) {
 func homeSample() VerifyDoc {
 	const db = "h/state_5.sqlite"
 	r := &result.Report{Tool: "rollout", Version: "0.3.0-test", Command: "home",
-		Notes: []string{"checked 1 rollouts and 1 threads rows of h"},
+		Checked: "1 rollouts, 1 threads rows",
 		Files: []result.FileResult{{Path: db, Findings: []checks.Finding{{
 			Rule: "home/row-outside-home", Severity: checks.Error, Path: db,
 			Message: "threads row 01a2334d-969a-7e00-8a86-b43f7987c86f names /srv/old-home/sessions/x.jsonl, outside the home h",

@@ -3,8 +3,10 @@ package report
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
+	"github.com/rollout-dev/rollout/internal/base/suggest"
 	"github.com/rollout-dev/rollout/internal/codex/home"
 	"github.com/rollout-dev/rollout/internal/derive/budget"
 	"github.com/rollout-dev/rollout/internal/derive/result"
@@ -217,19 +219,30 @@ func (e *FormatError) Hint() string { return e.hint }
 // and the file, returned verbatim ("" when none is named).
 func ParseFormat(doc Document, spec string) (name, file string, err error) {
 	r := row(doc)
+	names := FormatsOf(doc)
+	typed, _, _ := strings.Cut(spec, "=")
 	if r.verifyErrors {
-		name, file, err := parseFormatSpec(spec, FormatsOf(doc))
+		name, file, err := parseFormatSpec(spec, names, "")
 		if err != nil {
-			return "", "", &FormatError{err.Error(), "formats: " + strings.Join(FormatsOf(doc), ", ")}
+			return "", "", &FormatError{err.Error(), nearestFormat(typed, names, "formats: "+strings.Join(names, ", "))}
 		}
 		return name, file, nil
 	}
 	name, file, _ = strings.Cut(spec, "=")
 	f, ok := LookupFormat(doc, name)
 	if !ok {
-		return "", "", &FormatError{fmt.Sprintf("invalid --format %q", spec), "use --format " + FormatHelp(doc)}
+		return "", "", &FormatError{fmt.Sprintf("invalid --format %q", spec), nearestFormat(typed, names, "use --format "+FormatHelp(doc))}
 	}
 	return f.Name, file, nil
+}
+
+// nearestFormat is the hint of a format that is not one: the nearest
+// formats, then the list.
+func nearestFormat(typed string, names []string, list string) string {
+	if slices.Contains(names, typed) {
+		return list
+	}
+	return suggest.Hint(typed, names, 1, func(n string) string { return "--format " + n }, list)
 }
 
 // Write writes doc's value v in the named format.

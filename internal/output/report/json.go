@@ -39,6 +39,8 @@ type jsonSummary struct {
 	NotAnalysed int `json:"not_analysed"`
 	Suppressed  int `json:"suppressed"` // by --baseline
 	Hidden      int `json:"hidden"`     // below --show-severity or --quiet
+	// Checked is what a run that reads no records counted (home).
+	Checked string `json:"checked,omitempty"`
 }
 
 type jsonRuleCount struct {
@@ -226,9 +228,18 @@ func (s *jsonStream) file(f *result.FileResult, _ *result.Tally) error {
 	return err
 }
 
+// reportSchema is the schema of run's report: home's has its own name and
+// command, the shape of verify's (docs/schema/home-report.v1.json).
+func reportSchema(run *result.Report) schema.Name {
+	if run.Command == "home" {
+		return schema.HomeReport
+	}
+	return schema.VerifyReport
+}
+
 func (s *jsonStream) finish(r *result.Report, t *result.Tally) error {
 	head := jsonReport{
-		Header: schema.Header{Schema: schema.VerifyReport, SchemaVersion: schemaVersion,
+		Header: schema.Header{Schema: reportSchema(r), SchemaVersion: schemaVersion,
 			Tool: r.Tool, Version: r.Version, Command: r.Command},
 		Summary:  jsonSummary(t.Summary(r)),
 		Notes:    r.Notes,

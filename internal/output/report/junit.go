@@ -58,11 +58,13 @@ type junitFailure struct {
 	Text    string `xml:",chardata"`
 }
 
-// junitCase is the test case of a finding.
-func junitCase(f *result.FileResult, fd *checks.Finding, failOn checks.Severity) junitTestCase {
+// junitCase is the test case of a finding, the nth of its rule in the
+// file: named by the rule (then "RULE (2)", ...), never by its line, so a
+// CI's test history follows a finding across edits that move it.
+func junitCase(f *result.FileResult, fd *checks.Finding, nth int, failOn checks.Severity) junitTestCase {
 	name := fd.Rule
-	if fd.Line > 0 {
-		name += " line " + strconv.Itoa(fd.Line)
+	if nth > 1 {
+		name += " (" + strconv.Itoa(nth) + ")"
 	}
 	// The same line as the text format, kept raw: encoding/xml escapes it.
 	detail := location(f.Path, fd.Line) + ": " + severityName(fd.Severity) + ": " + fd.Message + " [" + fd.Rule + "]"
@@ -109,8 +111,10 @@ func writeJUnitSuite(enc *xml.Encoder, f *result.FileResult, failOn checks.Sever
 			return suite, err
 		}
 	}
+	nth := map[string]int{}
 	for j := range f.Findings {
-		tc := junitCase(f, &f.Findings[j], failOn)
+		nth[f.Findings[j].Rule]++
+		tc := junitCase(f, &f.Findings[j], nth[f.Findings[j].Rule], failOn)
 		if err := enc.Encode(&tc); err != nil {
 			return suite, err
 		}

@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -626,12 +627,12 @@ func TestJUnitStructure(t *testing.T) {
 		Name:    "rollout verify", Tests: 4, Failures: 2, Errors: 0,
 		Suites: []xSuite{
 			{Name: a, Tests: 3, Failures: 2, Cases: []xCase{
-				{Name: "meta/old-cli line 1", ClassName: a, SystemOut: &infoOut},
-				{Name: "ordinal/gap line 3", ClassName: a, Failure: &xFailure{
+				{Name: "meta/old-cli", ClassName: a, SystemOut: &infoOut},
+				{Name: "ordinal/gap", ClassName: a, Failure: &xFailure{
 					Message: "ordinal jumps from 5 to 7", Type: "error",
 					Text: a + ":3: error: ordinal jumps from 5 to 7 [ordinal/gap]",
 				}},
-				{Name: "item/missing-id line 9", ClassName: a, Failure: &xFailure{
+				{Name: "item/missing-id", ClassName: a, Failure: &xFailure{
 					Message: trickyMessage, Type: "warning",
 					Text: a + ":9: warning: " + trickyMessage + " [item/missing-id]",
 				}},
@@ -649,6 +650,35 @@ func TestJUnitStructure(t *testing.T) {
 	}
 	if strings.Contains(out, "time=") || strings.Contains(out, "timestamp=") {
 		t.Errorf("junit: output carries a time")
+	}
+}
+
+// TestJUnitNamesStable: a case is named by its rule, never its line (a CI
+// keeps a test's history by name), and a rule's repeats in a file by their
+// order, so lines moved by an edit keep the names.
+func TestJUnitNamesStable(t *testing.T) {
+	t.Parallel()
+	names := func(lines ...int) []string {
+		r := &result.Report{Tool: "rollout", Command: "verify", Files: []result.FileResult{{Path: "a.jsonl"}}}
+		for _, l := range lines {
+			r.Files[0].Findings = append(r.Files[0].Findings, checks.Finding{Rule: "item/missing-id", Severity: checks.Warning, Path: "a.jsonl", Line: l, Message: "m"})
+		}
+		var got xSuites
+		if err := xml.Unmarshal([]byte(render(t, "junit", r, testOptions)), &got); err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, c := range got.Suites[0].Cases {
+			out = append(out, c.Name)
+		}
+		return out
+	}
+	want := []string{"item/missing-id", "item/missing-id (2)"}
+	if got := names(9, 12); !slices.Equal(got, want) {
+		t.Errorf("names %q, want %q", got, want)
+	}
+	if got := names(19, 22); !slices.Equal(got, want) {
+		t.Errorf("after an edit moved the lines: names %q, want %q", got, want)
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -198,9 +199,8 @@ func appendWhat(dst []byte, g group) []byte {
 
 // ordinalRun returns the end of the run of ordinal changes starting at i.
 func ordinalRun(cs *repair.Changes, i int) int {
-	isOrd := func(c repair.Change) bool { return c.Action == rollout.ActionSet && c.Member == "ordinal" }
 	first := cs.At(i)
-	if !isOrd(first) {
+	if !isOrdinalSet(first) {
 		return i
 	}
 	delta := func(c repair.Change) (int64, bool) {
@@ -219,12 +219,17 @@ func ordinalRun(cs *repair.Changes, i int) int {
 	for ; j < cs.Len(); j++ {
 		c := cs.At(j)
 		d, ok := delta(c)
-		if !isOrd(c) || !ok || d != d0 || c.Rule != p.Rule || c.HadBefore != p.HadBefore || c.OutLine != p.OutLine+1 {
+		if !isOrdinalSet(c) || !ok || d != d0 || c.Rule != p.Rule || c.HadBefore != p.HadBefore || c.OutLine != p.OutLine+1 {
 			break
 		}
 		p = c
 	}
 	return j
+}
+
+// isOrdinalSet reports whether a change sets a line's ordinal.
+func isOrdinalSet(c repair.Change) bool {
+	return c.Action == rollout.ActionSet && c.Member == "ordinal"
 }
 
 func (p *RepairPrinter) PrintPlan(out *repair.Outcome) {
@@ -235,9 +240,13 @@ func (p *RepairPrinter) PrintPlan(out *repair.Outcome) {
 	cs := out.Changes
 	var buf []byte
 	lines, wr, ww := 0, 0, 0
+	renumbered := 0 // the first input line whose ordinal changes (0: none)
 	for i := 0; i < cs.Len(); {
 		j := planGroup(cs, i)
 		g := groupOf(cs, i, j)
+		if isOrdinalSet(g.first) && (renumbered == 0 || g.first.Line < renumbered) {
+			renumbered = g.first.Line
+		}
 		buf = appendWhere(buf[:0], g)
 		ww = max(ww, utf8.RuneCount(buf))
 		wr = max(wr, utf8.RuneCountInString(g.first.Rule))
@@ -278,8 +287,10 @@ func (p *RepairPrinter) PrintPlan(out *repair.Outcome) {
 		fmt.Fprintf(w, "  line %d  %s  not fixed: %s\n", s.Line, s.Label, termsafe.String(s.Reason))
 	}
 	if st := out.Input.State; st != nil && st.HistoryMode == rollout.HistoryPaginated && lines > 0 {
-		if seq := out.Fixes.Plan.Sequence; seq != nil && seq.From > 1 {
-			fmt.Fprintf(w, "  note: ordinals are renumbered from line %d on; the lines before it keep theirs\n", seq.From)
+		// Only what is renumbered: a torn last line removed shifts no
+		// ordinal, though the plan's sequence starts there.
+		if renumbered > 1 {
+			fmt.Fprintf(w, "  note: ordinals are renumbered from line %d on; the lines before it keep theirs\n", renumbered)
 		}
 		if out.Projection == nil && !out.InHome {
 			fmt.Fprintf(w, "  note: Codex keeps a projection of this paginated thread (%s) in thread_history_1.sqlite, by byte offset and ordinal: if this repair changes a line before its cursor, stop Codex and remove the thread's projection (docs/repair.md, \"Codex's history database\")\n", st.ThreadID)
@@ -591,4 +602,55 @@ func (t *termsafeWriter) Write(b []byte) (int, error) {
 		return 0, err
 	}
 	return len(b), nil
+}
+
+// NothingToRepair says why a repair plans nothing, and what would change it.
+func NothingToRepair(out *repair.Outcome, fixes checks.FixSet) string {
+	fs := out.Input.Findings
+	if len(fs) == 0 {
+		return "verify finds nothing in it"
+	}
+	var unselected []string
+	for _, f := range fs {
+		if f.Fixable && !fixes[f.Rule] && !slices.Contains(unselected, f.Rule) {
+			unselected = append(unselected, f.Rule)
+		}
+	}
+	if len(unselected) > 0 {
+		return fmt.Sprintf("the fixes of %s are not selected (opt-in): add --fix %s", strings.Join(unselected, ", "), strings.Join(unselected, ","))
+	}
+	return fmt.Sprintf("no fix applies to its %s (rollout explain RULE says what to do)", Count(len(fs), "finding"))
+}
+
+// RepairOutcomes is the summary of a repair of many files: how many ended
+// each way (outcomes, by name), in a fixed order, or "nothing to repair".
+func RepairOutcomes(outcomes map[string]int) string {
+	var parts []string
+	for _, k := range []string{"clean", "errors remain", "incomplete", "refused", "unusable", "internal error", "not read"} {
+		if n := outcomes[k]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n, k))
+		}
+	}
+	if len(parts) == 0 {
+		return "nothing to repair"
+	}
+	return strings.Join(parts, ", ")
+}
+
+// PrintRepairUndo says what repair --undo of path put back.
+func PrintRepairUndo(w io.Writer, path string, out *repair.UndoOutcome) {
+	note := ""
+	if out.Resumed {
+		note = " (an undo stopped after its rename, finished)"
+	}
+	fmt.Fprintf(w, "%s: restored from %s%s\n", termsafe.String(path), termsafe.String(out.Backup), note)
+	switch {
+	case out.Quarantine != "" && out.Deleted:
+		fmt.Fprintf(w, "removed %s (the repair created it, %s)\n", termsafe.String(out.Quarantine), Count(out.Removed, "line"))
+	case out.Quarantine != "":
+		fmt.Fprintf(w, "removed %s the repair added from %s\n", Count(out.Removed, "line"), termsafe.String(out.Quarantine))
+	}
+	if out.Projection {
+		fmt.Fprintf(w, "put back Codex's projection of the thread the repair had deleted\n")
+	}
 }

@@ -20,7 +20,6 @@ package report
 import (
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -54,24 +53,6 @@ type Options struct {
 	// scanning to map results to files); "" names files as the report
 	// holds them.
 	SourceRoot string
-}
-
-// DefaultSourceRoot is the source root when none is given: the nearest
-// directory upward from the working directory that holds .git (a git work
-// tree, as code scanning names files), else the working directory.
-func DefaultSourceRoot() (string, error) {
-	wd, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for dir := wd; ; dir = filepath.Dir(dir) {
-		if _, err := os.Lstat(filepath.Join(dir, ".git")); err == nil {
-			return dir, nil
-		}
-		if filepath.Dir(dir) == dir {
-			return wd, nil
-		}
-	}
 }
 
 // fromRoot is a file's slash-separated path relative to SourceRoot, and
@@ -149,17 +130,20 @@ func lookup(format string) (Printer, bool) {
 // file is returned verbatim: deciding what "-" means, and creating the file,
 // are the caller's business. It fails on an unknown format or an empty FILE
 // after "=".
-func ParseFormatSpec(s string) (format, file string, err error) { return parseFormatSpec(s, Formats()) }
+func ParseFormatSpec(s string) (format, file string, err error) {
+	return parseFormatSpec(s, Formats(), " (want "+formatList(Formats())+")")
+}
 
 // parseFormatSpec is ParseFormatSpec over the format names a document
-// has (verify's are the Streams and parquet).
-func parseFormatSpec(s string, names []string) (format, file string, err error) {
+// has (verify's are the Streams and parquet); want follows the message
+// of a missing or unknown format (a hint may list them instead).
+func parseFormatSpec(s string, names []string, want string) (format, file string, err error) {
 	format, file, hasFile := strings.Cut(s, "=")
 	if format == "" {
-		return "", "", fmt.Errorf("parse --format %q: missing format name (want %s)", s, formatList(names))
+		return "", "", fmt.Errorf("parse --format %q: missing format name%s", s, want)
 	}
 	if !slices.Contains(names, format) {
-		return "", "", fmt.Errorf("parse --format %q: unknown format %q (want %s)", s, format, formatList(names))
+		return "", "", fmt.Errorf("parse --format %q: unknown format %q%s", s, format, want)
 	}
 	if hasFile && file == "" {
 		return "", "", fmt.Errorf("parse --format %q: missing file name after \"=\"", s)

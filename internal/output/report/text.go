@@ -29,8 +29,11 @@ const (
 // findings hidden below the displayed severity follow only when non-zero,
 // so that a plain run keeps the fixed shape.
 func summaryLine(s result.Summary) string {
-	line := fmt.Sprintf("%d files, %d records: %d errors, %d warnings, %d infos",
-		s.Files, s.Records, s.Errors, s.Warnings, s.Infos)
+	checked := fmt.Sprintf("%d files, %d records", s.Files, s.Records)
+	if s.Checked != "" {
+		checked = s.Checked
+	}
+	line := fmt.Sprintf("%s: %d errors, %d warnings, %d infos", checked, s.Errors, s.Warnings, s.Infos)
 	if s.NotAnalysed > 0 {
 		line += fmt.Sprintf("; %d files not analysed", s.NotAnalysed)
 	}

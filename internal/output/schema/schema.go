@@ -31,6 +31,7 @@ const (
 	State        Name = "state"                 // state --format json
 	Diff         Name = "diff"                  // diff --format json
 	ResumeInput  Name = "resume-input"          // state --items
+	HomeReport   Name = "home-report"           // home --format json: verify's report of a Codex home's checks
 )
 
 // Output is one row of the table.
@@ -56,6 +57,7 @@ var outputs = []Output{
 	{Name: State, Version: 1, Command: "state"},
 	{Name: Diff, Version: 1, Command: "diff"},
 	{Name: ResumeInput, Version: 1, Command: "state"},
+	{Name: HomeReport, Version: 1, Command: "home"},
 }
 
 // The Parquet tables (--format parquet=DIR), versioned like the JSON
