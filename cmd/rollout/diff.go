@@ -142,10 +142,9 @@ func runDiff(ctx context.Context, a *app, o *diffOptions) error {
 		}
 	}
 	out := report.NewDiff(sides[0], sides[1], views[0], views[1])
-	err := writeOutput(a, o.out.file, "the comparison", func(w io.Writer) error {
+	if err := writeOutput(a, o.out.file, "the comparison", func(w io.Writer) error {
 		return report.Write(w, report.DocDiff, o.out.name, out)
-	})
-	if err != nil {
+	}); err != nil {
 		return err
 	}
 	if !out.Equal {
