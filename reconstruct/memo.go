@@ -1,0 +1,296 @@
+package reconstruct
+
+import (
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// A fork chain replays every ancestor again for each of its rollouts: the
+// n-th fork of a chain replays n segments, so a chain costs the square of
+// its depth (issue 38: 200 deep cost 7.4 times 50 deep). PrefixMemo keeps
+// the engine as it stood after the inherited prefix of a rollout, so that
+// a rollout continuing it restores that state and replays only the
+// segments past it: each rollout of a chain is then read once as a file
+// and once as its child's prefix.
+//
+// A snapshot is taken only at the end of a file's inherited prefix (the
+// cutoff its own children will most likely continue from) and is a deep
+// copy: restoring it makes another copy, as the engine that goes on
+// changes what it holds. Memory stays bounded: the memo keeps the most
+// recently used snapshots up to a budget of history items.
+
+// PrefixMemo holds replayed lineage prefixes for one run. It is safe for
+// concurrent use. The zero value is not usable: see NewPrefixMemo.
+type PrefixMemo struct {
+	mu      sync.Mutex
+	budget  int // items (history items and turns) the memo may hold
+	held    int
+	entries map[string]*memoEntry
+	tick    uint64
+}
+
+type memoEntry struct {
+	snap   *engine
+	weight int
+	used   uint64
+}
+
+// DefaultPrefixMemoItems is NewPrefixMemo's budget for 0: about 50 MiB of
+// history at 48 bytes an item.
+const DefaultPrefixMemoItems = 1 << 20
+
+// NewPrefixMemo returns a memo that holds snapshots of up to maxItems
+// history items in all (0: DefaultPrefixMemoItems).
+func NewPrefixMemo(maxItems int) *PrefixMemo {
+	if maxItems <= 0 {
+		maxItems = DefaultPrefixMemoItems
+	}
+	return &PrefixMemo{budget: maxItems, entries: map[string]*memoEntry{}}
+}
+
+// memoKey names the prefix made of segs replayed with the engine options
+// o: everything the state after them depends on. A segment's Via names
+// the rollout that continues it, which differs between a rollout and its
+// child: it only goes into the evidence of a broken cutoff, and a prefix
+// with such evidence is not kept (see memoizable).
+func memoKey(o Options, maxLine int64, segs []Segment) (key string, ends []int) {
+	var b strings.Builder
+	b.WriteString(strconv.FormatInt(o.HandoffCap, 10))
+	b.WriteByte(0)
+	b.WriteString(strconv.FormatInt(o.MigrationLimit, 10))
+	b.WriteByte(0)
+	b.WriteString(strconv.FormatInt(o.Now.UnixNano(), 10))
+	b.WriteByte(0)
+	b.WriteString(strconv.FormatBool(o.ReplayGlued))
+	b.WriteString(strconv.FormatBool(o.HashItems))
+	b.WriteByte(0)
+	b.WriteString(o.ResumeVersion)
+	b.WriteByte(0)
+	b.WriteString(strconv.FormatInt(maxLine, 10))
+	ends = make([]int, len(segs)+1)
+	ends[0] = b.Len()
+	for i, s := range segs {
+		b.WriteByte(1)
+		b.WriteString(s.Path)
+		b.WriteByte(0)
+		b.WriteString(s.RolloutID)
+		b.WriteByte(0)
+		b.WriteString(strconv.FormatInt(s.End, 10))
+		b.WriteByte(0)
+		b.WriteString(strconv.FormatInt(s.EndOrdinal, 10))
+		ends[i+1] = b.Len()
+	}
+	return b.String(), ends
+}
+
+// longest returns a copy of the engine state after the longest prefix of
+// segs the memo holds, and how many segments that prefix has (0, nil:
+// none).
+func (m *PrefixMemo) longest(o Options, maxLine int64, segs []Segment) (int, *engine) {
+	key, ends := memoKey(o, maxLine, segs)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for n := len(segs); n > 0; n-- {
+		if en := m.entries[key[:ends[n]]]; en != nil {
+			m.tick++
+			en.used = m.tick
+			return n, en.snap.clone()
+		}
+	}
+	return 0, nil
+}
+
+// store keeps a copy of e as the state after segs, evicting the least
+// recently used snapshots beyond the budget.
+func (m *PrefixMemo) store(o Options, maxLine int64, segs []Segment, e *engine) {
+	w := e.weight()
+	if w > m.budget {
+		return
+	}
+	key, _ := memoKey(o, maxLine, segs)
+	m.mu.Lock()
+	_, have := m.entries[key]
+	m.mu.Unlock()
+	if have {
+		return
+	}
+	snap := e.clone() // outside the lock: the copy is the costly part
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if _, have := m.entries[key]; have {
+		return
+	}
+	for m.held+w > m.budget && len(m.entries) > 0 {
+		var oldest string
+		var at uint64
+		for k, en := range m.entries {
+			if oldest == "" || en.used < at {
+				oldest, at = k, en.used
+			}
+		}
+		m.held -= m.entries[oldest].weight
+		delete(m.entries, oldest)
+	}
+	m.tick++
+	m.entries[key] = &memoEntry{snap: snap, weight: w, used: m.tick}
+	m.held += w
+}
+
+// weight is what a snapshot of e holds, in items.
+func (e *engine) weight() int {
+	w := len(e.turns) + 1
+	seen := map[*History]bool{}
+	add := func(h *History) {
+		if h != nil && !seen[h] {
+			seen[h] = true
+			w += h.Len()
+		}
+	}
+	add(e.st.History)
+	for _, t := range e.turns {
+		add(t.cp.history)
+	}
+	return w
+}
+
+// memoizable reports whether the engine's state after its segments can be
+// kept: an envelope replay whose frame bookkeeping holds no stream, and
+// whose cutoffs were all sound (their evidence names a Via).
+func (e *engine) memoizable() bool {
+	return !e.failClosed && e.frames.Idle() && len(e.pendingLineage) == 0
+}
+
+// clone is a deep copy of the replay state of e: nothing the copy changes
+// is seen by e, and the other way round. Values the engine replaces rather
+// than changes (world state, token info, settings, dynamic tools, id
+// allocation, evidence) are shared. The copy reports to nobody (obs) and
+// cannot read its file again (reread): restore gives it the engine's own.
+func (e *engine) clone() *engine {
+	c := new(engine)
+	*c = *e
+	c.obs, c.reread = nil, nil
+
+	types := &typeTable{names: slices.Clone(e.types.names), index: maps.Clone(e.types.index), last: e.types.last}
+	c.types = types
+	hists := map[*History]*History{}
+	cloneHist := func(h *History) *History {
+		if h == nil {
+			return nil
+		}
+		if x, ok := hists[h]; ok {
+			return x
+		}
+		x := h.clone(types)
+		hists[h] = x
+		return x
+	}
+	c.st.History = cloneHist(e.st.History)
+	c.st.Bridges = maps.Clone(e.st.Bridges)
+	c.st.Segments = slices.Clip(e.st.Segments)
+	c.st.Turns = slices.Clone(e.st.Turns)
+	c.st.NextItemCheckpoints = slices.Clone(e.st.NextItemCheckpoints)
+	c.st.LeftOut = slices.Clone(e.st.LeftOut)
+	if e.st.Handoffs != nil {
+		c.st.Handoffs = make(map[string]*Handoff, len(e.st.Handoffs))
+		for k, h := range e.st.Handoffs {
+			x := *h
+			c.st.Handoffs[k] = &x
+		}
+	}
+
+	turns := make(map[*turnState]*turnState, len(e.turns))
+	c.turns = make([]*turnState, len(e.turns))
+	for i, t := range e.turns {
+		x := *t
+		x.cp.history = cloneHist(t.cp.history)
+		turns[t] = &x
+		c.turns[i] = &x
+	}
+	remap := func(t *turnState) *turnState {
+		if t == nil {
+			return nil
+		}
+		if x, ok := turns[t]; ok {
+			return x
+		}
+		x := *t
+		x.cp.history = cloneHist(t.cp.history)
+		turns[t] = &x
+		return &x
+	}
+	c.turn = remap(e.turn)
+	c.promptVerdicts = slices.Clone(e.promptVerdicts)
+	for i := range c.promptVerdicts {
+		c.promptVerdicts[i].turn = remap(c.promptVerdicts[i].turn)
+	}
+
+	c.pendingNoOrd = clonePtr(e.pendingNoOrd)
+	c.lastOrd = clonePtr(e.lastOrd)
+	c.lastTotal = clonePtr(e.lastTotal)
+	c.lastThread = clonePtr(e.lastThread)
+	c.lastReadOrd = clonePtr(e.lastReadOrd)
+	c.tail = clonePtr(e.tail)
+	c.emptyCompaction = clonePtr(e.emptyCompaction)
+	c.prevItem.raw = slices.Clone(e.prevItem.raw)
+	c.compactedRollbacks = slices.Clone(e.compactedRollbacks)
+	c.overLimit = slices.Clone(e.overLimit)
+	c.orphanOutputs = slices.Clone(e.orphanOutputs)
+	c.pendingLineage = slices.Clone(e.pendingLineage)
+	c.missingIDs.blocks = make([][]missingID, len(e.missingIDs.blocks))
+	for i, b := range e.missingIDs.blocks {
+		c.missingIDs.blocks[i] = slices.Clone(b)
+	}
+	c.calls, c.outputs, c.ids = e.calls.clone(), e.outputs.clone(), e.ids.clone()
+	c.pending = make(map[string][]int, len(e.pending))
+	for k, v := range e.pending {
+		c.pending[k] = slices.Clone(v)
+	}
+	c.hof.seen = maps.Clone(e.hof.seen)
+	c.frames = e.frames.Clone()
+	return c
+}
+
+func clonePtr[T any](p *T) *T {
+	if p == nil {
+		return nil
+	}
+	x := *p
+	return &x
+}
+
+// restore makes e, fresh, the engine a snapshot's copy c is, keeping what
+// is e's own: its options, observers and frame-event callback.
+func (e *engine) restore(c *engine) {
+	opts, obs, reread := e.opts, e.obs, e.reread
+	*e = *c
+	e.opts, e.obs, e.reread = opts, obs, reread
+	e.frames.SetEmit(e.frameEvent)
+}
+
+func (x textIndex) clone() textIndex {
+	x.slots = slices.Clone(x.slots)
+	x.scratch = nil
+	return x
+}
+
+// clone is a deep copy of h whose types are the table types (a copy of
+// h's).
+func (h *History) clone(types *typeTable) *History {
+	x := *h
+	x.types = types
+	x.blocks = make([][]histItem, len(h.blocks))
+	for i, b := range h.blocks {
+		x.blocks[i] = slices.Clone(b) // the last one grows by append again
+	}
+	x.text = make([][]byte, len(h.text))
+	for i, b := range h.text {
+		x.text[i] = slices.Clone(b)
+	}
+	x.marks = slices.Clone(h.marks)
+	x.wide = maps.Clone(h.wide)
+	x.segs = slices.Clone(h.segs)
+	return &x
+}
