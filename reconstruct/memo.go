@@ -38,9 +38,10 @@ type memoEntry struct {
 	used   uint64
 }
 
-// DefaultPrefixMemoItems is NewPrefixMemo's budget for 0: about 50 MiB of
-// history at 48 bytes an item.
-const DefaultPrefixMemoItems = 1 << 20
+// DefaultPrefixMemoItems is NewPrefixMemo's budget for 0: about 20 MiB of
+// history (48 bytes an item and its ids). A chain read in order needs one
+// snapshot at a time.
+const DefaultPrefixMemoItems = 1 << 18
 
 // NewPrefixMemo returns a memo that holds snapshots of up to maxItems
 // history items in all (0: DefaultPrefixMemoItems).
