@@ -1,6 +1,8 @@
 package reconstruct
 
 import (
+	"encoding/binary"
+	"hash/maphash"
 	"maps"
 	"slices"
 	"strconv"
@@ -28,7 +30,7 @@ type PrefixMemo struct {
 	mu      sync.Mutex
 	budget  int // items (history items and turns) the memo may hold
 	held    int
-	entries map[string]*memoEntry
+	entries map[prefixKey]*memoEntry
 	tick    uint64
 }
 
@@ -36,6 +38,8 @@ type memoEntry struct {
 	snap   *engine
 	weight int
 	used   uint64
+	opts   string    // optionsKey
+	segs   []Segment // the prefix
 }
 
 // DefaultPrefixMemoItems is NewPrefixMemo's budget for 0: about 20 MiB of
@@ -49,53 +53,76 @@ func NewPrefixMemo(maxItems int) *PrefixMemo {
 	if maxItems <= 0 {
 		maxItems = DefaultPrefixMemoItems
 	}
-	return &PrefixMemo{budget: maxItems, entries: map[string]*memoEntry{}}
+	return &PrefixMemo{budget: maxItems, entries: map[prefixKey]*memoEntry{}}
 }
 
-// memoKey names the prefix made of segs replayed with the engine options
-// o: everything the state after them depends on. A segment's Via names
-// the rollout that continues it, which differs between a rollout and its
-// child: it only goes into the evidence of a broken cutoff, and a prefix
-// with such evidence is not kept (see memoizable).
-func memoKey(o Options, maxLine int64, segs []Segment) (key string, ends []int) {
-	var b strings.Builder
-	b.WriteString(strconv.FormatInt(o.HandoffCap, 10))
-	b.WriteByte(0)
-	b.WriteString(strconv.FormatInt(o.MigrationLimit, 10))
-	b.WriteByte(0)
-	b.WriteString(strconv.FormatInt(o.Now.UnixNano(), 10))
-	b.WriteByte(0)
-	b.WriteString(strconv.FormatBool(o.ReplayGlued))
-	b.WriteString(strconv.FormatBool(o.HashItems))
-	b.WriteByte(0)
-	b.WriteString(o.ResumeVersion)
-	b.WriteByte(0)
-	b.WriteString(strconv.FormatInt(maxLine, 10))
-	ends = make([]int, len(segs)+1)
-	ends[0] = b.Len()
+// prefixKey names a prefix: its number of segments and a hash of them
+// and of the options; an entry keeps what it names to compare (a hash is
+// not an identity).
+type prefixKey struct {
+	sum uint64
+	n   int
+}
+
+// optionsKey is everything of the options the state after a prefix
+// depends on.
+func optionsKey(o Options, maxLine int64) string {
+	return strings.Join([]string{strconv.FormatInt(o.HandoffCap, 10), strconv.FormatInt(o.MigrationLimit, 10),
+		strconv.FormatInt(o.Now.UnixNano(), 10), strconv.FormatBool(o.ReplayGlued), strconv.FormatBool(o.HashItems),
+		o.ResumeVersion, strconv.FormatInt(maxLine, 10)}, "\x00")
+}
+
+// prefixKeys are the keys of the prefixes of segs, keys[n] naming
+// segs[:n], built in one pass. A segment's Via names the rollout that
+// continues it, which differs between a rollout and its child: it only
+// goes into the evidence of a broken cutoff, and a prefix with such
+// evidence is not kept (see memoizable).
+func prefixKeys(opts string, segs []Segment) []prefixKey {
+	var h maphash.Hash
+	h.SetSeed(memoSeed)
+	h.WriteString(opts)
+	keys := make([]prefixKey, len(segs)+1)
+	keys[0] = prefixKey{h.Sum64(), 0}
+	var num [16]byte
 	for i, s := range segs {
-		b.WriteByte(1)
-		b.WriteString(s.Path)
-		b.WriteByte(0)
-		b.WriteString(s.RolloutID)
-		b.WriteByte(0)
-		b.WriteString(strconv.FormatInt(s.End, 10))
-		b.WriteByte(0)
-		b.WriteString(strconv.FormatInt(s.EndOrdinal, 10))
-		ends[i+1] = b.Len()
+		h.WriteString(s.Path)
+		h.WriteByte(0)
+		h.WriteString(s.RolloutID)
+		h.WriteByte(0)
+		binary.LittleEndian.PutUint64(num[:8], uint64(s.End))
+		binary.LittleEndian.PutUint64(num[8:], uint64(s.EndOrdinal))
+		h.Write(num[:])
+		keys[i+1] = prefixKey{h.Sum64(), i + 1}
 	}
-	return b.String(), ends
+	return keys
+}
+
+var memoSeed = maphash.MakeSeed()
+
+// names reports whether the entry is the state after segs with options
+// opts.
+func (en *memoEntry) names(opts string, segs []Segment) bool {
+	if en.opts != opts || len(en.segs) != len(segs) {
+		return false
+	}
+	for i, s := range segs {
+		if t := en.segs[i]; t.Path != s.Path || t.RolloutID != s.RolloutID || t.End != s.End || t.EndOrdinal != s.EndOrdinal {
+			return false
+		}
+	}
+	return true
 }
 
 // longest returns a copy of the engine state after the longest prefix of
 // segs the memo holds, and how many segments that prefix has (0, nil:
 // none).
 func (m *PrefixMemo) longest(o Options, maxLine int64, segs []Segment) (int, *engine) {
-	key, ends := memoKey(o, maxLine, segs)
+	opts := optionsKey(o, maxLine)
+	keys := prefixKeys(opts, segs)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for n := len(segs); n > 0; n-- {
-		if en := m.entries[key[:ends[n]]]; en != nil {
+		if en := m.entries[keys[n]]; en != nil && en.names(opts, segs[:n]) {
 			m.tick++
 			en.used = m.tick
 			return n, en.snap.clone()
@@ -111,7 +138,8 @@ func (m *PrefixMemo) store(o Options, maxLine int64, segs []Segment, e *engine) 
 	if w > m.budget {
 		return
 	}
-	key, _ := memoKey(o, maxLine, segs)
+	opts := optionsKey(o, maxLine)
+	key := prefixKeys(opts, segs)[len(segs)]
 	m.mu.Lock()
 	_, have := m.entries[key]
 	m.mu.Unlock()
@@ -125,18 +153,19 @@ func (m *PrefixMemo) store(o Options, maxLine int64, segs []Segment, e *engine) 
 		return
 	}
 	for m.held+w > m.budget && len(m.entries) > 0 {
-		var oldest string
+		var oldest prefixKey
 		var at uint64
+		first := true
 		for k, en := range m.entries {
-			if oldest == "" || en.used < at {
-				oldest, at = k, en.used
+			if first || en.used < at {
+				oldest, at, first = k, en.used, false
 			}
 		}
 		m.held -= m.entries[oldest].weight
 		delete(m.entries, oldest)
 	}
 	m.tick++
-	m.entries[key] = &memoEntry{snap: snap, weight: w, used: m.tick}
+	m.entries[key] = &memoEntry{snap: snap, weight: w, used: m.tick, opts: opts, segs: slices.Clone(segs)}
 	m.held += w
 }
 
