@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unsafe"
 )
 
 // A fork chain replays every ancestor again for each of its rollouts: the
@@ -22,13 +23,15 @@ import (
 // cutoff its own children will most likely continue from) and is a deep
 // copy: restoring it makes another copy, as the engine that goes on
 // changes what it holds. Memory stays bounded: the memo keeps the most
-// recently used snapshots up to a budget of history items.
+// recently used snapshots up to a budget of bytes, and at least the
+// newest. Kept snapshots are also live heap the collector scans: a large
+// budget cost more CPU than it saved on a 200-deep chain.
 
 // PrefixMemo holds replayed lineage prefixes for one run. It is safe for
 // concurrent use. The zero value is not usable: see NewPrefixMemo.
 type PrefixMemo struct {
 	mu      sync.Mutex
-	budget  int // items (history items and turns) the memo may hold
+	budget  int // bytes the memo may hold (engine.weight)
 	held    int
 	entries map[prefixKey]*memoEntry
 	tick    uint64
@@ -42,18 +45,18 @@ type memoEntry struct {
 	segs   []Segment // the prefix
 }
 
-// DefaultPrefixMemoItems is NewPrefixMemo's budget for 0: about 20 MiB of
-// history (48 bytes an item and its ids). A chain read in order needs one
-// snapshot at a time.
-const DefaultPrefixMemoItems = 1 << 18
+// DefaultPrefixMemoBytes is NewPrefixMemo's budget for 0. A chain read in
+// order needs one snapshot at a time; the rest is for the order in which
+// parallel jobs and siblings come.
+const DefaultPrefixMemoBytes = 4 << 20
 
-// NewPrefixMemo returns a memo that holds snapshots of up to maxItems
-// history items in all (0: DefaultPrefixMemoItems).
-func NewPrefixMemo(maxItems int) *PrefixMemo {
-	if maxItems <= 0 {
-		maxItems = DefaultPrefixMemoItems
+// NewPrefixMemo returns a memo that holds snapshots of about maxBytes in
+// all (0: DefaultPrefixMemoBytes).
+func NewPrefixMemo(maxBytes int) *PrefixMemo {
+	if maxBytes <= 0 {
+		maxBytes = DefaultPrefixMemoBytes
 	}
-	return &PrefixMemo{budget: maxItems, entries: map[prefixKey]*memoEntry{}}
+	return &PrefixMemo{budget: maxBytes, entries: map[prefixKey]*memoEntry{}}
 }
 
 // prefixKey names a prefix: its number of segments and a hash of them
@@ -132,12 +135,11 @@ func (m *PrefixMemo) longest(o Options, maxLine int64, segs []Segment) (int, *en
 }
 
 // store keeps a copy of e as the state after segs, evicting the least
-// recently used snapshots beyond the budget.
+// recently used snapshots beyond the budget. The newest is kept even when
+// it alone is over the budget: memory then follows the largest thread
+// (a snapshot is about the size of the state the replay holds anyway).
 func (m *PrefixMemo) store(o Options, maxLine int64, segs []Segment, e *engine) {
 	w := e.weight()
-	if w > m.budget {
-		return
-	}
 	opts := optionsKey(o, maxLine)
 	key := prefixKeys(opts, segs)[len(segs)]
 	m.mu.Lock()
@@ -169,14 +171,23 @@ func (m *PrefixMemo) store(o Options, maxLine int64, segs []Segment, e *engine) 
 	m.held += w
 }
 
-// weight is what a snapshot of e holds, in items.
+// weight is about how many bytes a snapshot of e holds: its histories,
+// turns and indexes, what grows with the prefix.
 func (e *engine) weight() int {
-	w := len(e.turns) + 1
+	w := 1024 + len(e.turns)*int(unsafe.Sizeof(turnState{})) + 16*len(e.pending) +
+		int(unsafe.Sizeof(textSlot{}))*(len(e.calls.slots)+len(e.outputs.slots)+len(e.ids.slots))
+	for _, b := range e.missingIDs.blocks {
+		w += len(b) * int(unsafe.Sizeof(missingID{}))
+	}
 	seen := map[*History]bool{}
 	add := func(h *History) {
-		if h != nil && !seen[h] {
-			seen[h] = true
-			w += h.Len()
+		if h == nil || seen[h] {
+			return
+		}
+		seen[h] = true
+		w += h.Len()*int(unsafe.Sizeof(histItem{})) + 8*len(h.marks)
+		for _, b := range h.text {
+			w += len(b)
 		}
 	}
 	add(e.st.History)

@@ -72,16 +72,17 @@ func TestPrefixMemoReplaysOnce(t *testing.T) {
 	}
 }
 
-// TestPrefixMemoBudget: a snapshot over the budget is not kept, and the
-// least recently used go first.
+// TestPrefixMemoBudget: the least recently used snapshots go first, and
+// the newest stays even alone over the budget.
 func TestPrefixMemoBudget(t *testing.T) {
 	e := newEngine(Options{}, nil)
 	for i := range 10 {
 		e.st.History.append(Item{ID: fmt.Sprintf("msg_%d", i), Type: "message", Line: i + 1})
 	}
 	seg := func(p string) []Segment { return []Segment{{Path: p, End: 1}} }
-	m := NewPrefixMemo(25)
-	m.store(e.opts, 0, seg("a"), e) // weight 11
+	w := e.weight()
+	m := NewPrefixMemo(2*w + w/2) // room for two
+	m.store(e.opts, 0, seg("a"), e)
 	m.store(e.opts, 0, seg("b"), e)
 	if n, _ := m.longest(e.opts, 0, seg("a")); n != 1 {
 		t.Fatalf("a not kept")
@@ -94,9 +95,13 @@ func TestPrefixMemoBudget(t *testing.T) {
 	if n, snap := m.longest(e.opts, 0, seg("c")); n != 1 || snap.st.History.Len() != 10 {
 		t.Errorf("c: %d, want the 10 items", n)
 	}
-	small := NewPrefixMemo(5)
+	small := NewPrefixMemo(w - 1)
 	small.store(e.opts, 0, seg("a"), e)
+	small.store(e.opts, 0, seg("b"), e)
 	if n, _ := small.longest(e.opts, 0, seg("a")); n != 0 {
-		t.Errorf("a snapshot over the whole budget was kept")
+		t.Errorf("a kept beside b over the budget")
+	}
+	if n, _ := small.longest(e.opts, 0, seg("b")); n != 1 {
+		t.Errorf("the newest snapshot, alone over the budget, was not kept")
 	}
 }

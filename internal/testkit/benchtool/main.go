@@ -13,6 +13,7 @@
 //	benchtool shapes-gen -o DIR [-fleet-files 5000] ...
 //	benchtool shapes -rollout PATH -dir DIR [-md FILE] [-reps 3]
 //	benchtool fleet -rollout PATH -dir DIR [-md FILE] [-reps 3] [-rollouts 10000]
+//	benchtool chains -rollout PATH -dir DIR [-md FILE] [-reps 5] [-depths 50,200]
 //	benchtool cat FILE|DIR...
 package main
 
@@ -51,6 +52,9 @@ const usage = `usage:
       the same bytes on disk (a generated fleet, and gen's big.jsonl), the
       requests of rollout plan and of each shard, and the fleet's wall time
       as 1, 2 and 4 worker processes; appends a section to -md
+  benchtool chains -rollout BINARY -dir DIR [-md FILE] [-reps 5] [-depths 50,200]
+      verify on a home holding one fork chain per depth (DIR/chains/N, generated
+      once): the deepest chain against the shallowest, <= 1.25x their ratio
   benchtool cat FILE|DIR...
       decompressed content of files (directories: their rollouts) to stdout
 `
@@ -78,6 +82,8 @@ func main() {
 		err = cmdShapes(args) // shapes_run.go
 	case "fleet":
 		err = cmdFleet(args) // fleet.go
+	case "chains":
+		err = cmdChains(args) // chains.go
 	case "cat":
 		err = cmdCat(args)
 	case "help", "-h", "-help", "--help":
