@@ -87,7 +87,7 @@ func TestPrefixMemoBudget(t *testing.T) {
 	if n, _ := m.longest(e.opts, 0, seg("a")); n != 1 {
 		t.Fatalf("a not kept")
 	}
-	m.store(e.opts, 0, seg("c"), e) // evicts b, the least recently used
+	m.store(e.opts, 0, seg("c"), e)                             // evicts b, the least recently used
 	e.st.History.append(Item{ID: "msg_after", Type: "message"}) // not seen by the snapshot
 	if n, _ := m.longest(e.opts, 0, seg("b")); n != 0 {
 		t.Errorf("b kept past the budget")
