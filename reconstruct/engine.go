@@ -172,8 +172,7 @@ func (e *engine) Feed(rec *rollout.Record) {
 		// Unread, so its ordinal is unknown: assume Codex numbered it
 		// and can read it.
 		if e.lastOrd != nil {
-			v := *e.lastOrd + 1
-			e.lastOrd = &v
+			*e.lastOrd++
 		}
 		e.tail = nil
 		return
@@ -376,8 +375,17 @@ func (e *engine) checkOrdinal(pos Pos, has bool) {
 	} else if got != e.st.OrdinalBase {
 		e.emit(pos, OrdinalGapEvidence{Want: e.st.OrdinalBase, Got: got})
 	}
-	v := got
-	e.lastOrd = &v
+	setLast(&e.lastOrd, got)
+}
+
+// setLast sets the value *p points to, allocating it only the first time:
+// the engine's last-seen counters are its own (never shared, copied by
+// clone), and a line of a paginated file carries an ordinal each.
+func setLast[T any](p **T, v T) {
+	if *p == nil {
+		*p = new(T)
+	}
+	**p = v
 }
 
 // ordinalBase is the ordinal a paginated rollout starts from: a fork or a
