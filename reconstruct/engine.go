@@ -312,13 +312,15 @@ func (e *engine) feedObject(rec *rollout.Record, pos Pos) {
 		e.sessionMeta(rec, pos, rec.MetaPayload())
 		return
 	}
+	if typ == rollout.TypeTurnContext {
+		e.turnContext(pos, rec) // one a turn: read from the noted members, not copied
+		return
+	}
 	payload := rec.Payload()
 
 	switch typ {
 	case rollout.TypeCompacted:
 		e.compacted(rec, pos, payload)
-	case rollout.TypeTurnContext:
-		e.turnContext(pos, payload)
 	case rollout.TypeTokenUsageRecord:
 		e.tokenUsageRecord(pos, payload)
 	case rollout.TypeInterAgent:
