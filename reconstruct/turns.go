@@ -427,4 +427,3 @@ func rawValue(v gjson.Result) []byte {
 	}
 	return []byte(v.Raw)
 }
-
