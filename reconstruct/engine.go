@@ -175,8 +175,8 @@ func (e *engine) Feed(rec *rollout.Record) {
 		// Unread, so its ordinal is unknown: assume Codex numbered it
 		// and can read it.
 		if e.lastOrd != nil {
-			v := *e.lastOrd + 1
-			e.lastOrd = &v
+			*e.lastOrd++
+			e.lastOrdSum = 0 // a record nobody read: no copy of it is known
 		}
 		e.tail = nil
 		return
@@ -316,13 +316,15 @@ func (e *engine) feedObject(rec *rollout.Record, pos Pos) {
 		e.sessionMeta(rec, pos, rec.MetaPayload())
 		return
 	}
+	if typ == rollout.TypeTurnContext {
+		e.turnContext(pos, rec) // one a turn: read from the noted members, not copied
+		return
+	}
 	payload := rec.Payload()
 
 	switch typ {
 	case rollout.TypeCompacted:
 		e.compacted(rec, pos, payload)
-	case rollout.TypeTurnContext:
-		e.turnContext(pos, payload)
 	case rollout.TypeTokenUsageRecord:
 		e.tokenUsageRecord(pos, payload)
 	case rollout.TypeInterAgent:
@@ -380,8 +382,8 @@ func (e *engine) checkOrdinal(pos Pos, has bool, rec *rollout.Record) {
 	} else if got != e.st.OrdinalBase {
 		e.emit(pos, OrdinalGapEvidence{Want: e.st.OrdinalBase, Got: got})
 	}
-	v := got
-	e.lastOrd, e.lastOrdLine, e.lastOrdSum = &v, pos.Line, sum
+	setLast(&e.lastOrd, got)
+	e.lastOrdLine, e.lastOrdSum = pos.Line, sum
 }
 
 // maxSummedPayload bounds the records recordSum hashes: the copies that
@@ -403,6 +405,16 @@ func recordSum(rec *rollout.Record) uint64 {
 	h.WriteByte(0)
 	h.Write(payload)
 	return h.Sum64() | 1
+}
+
+// setLast sets the value *p points to, allocating it only the first time:
+// the engine's last-seen counters are its own (never shared, copied by
+// clone), and a line of a paginated file carries an ordinal each.
+func setLast[T any](p **T, v T) {
+	if *p == nil {
+		*p = new(T)
+	}
+	**p = v
 }
 
 // ordinalBase is the ordinal a paginated rollout starts from: a fork or a

@@ -4,6 +4,7 @@ import (
 	"hash/maphash"
 	"iter"
 	"math"
+	"math/bits"
 
 	"github.com/rollout-dev/rollout/rollout"
 )
@@ -92,17 +93,22 @@ const (
 type typeTable struct {
 	names []string
 	index map[string]uint32
+	last  uint32 // the latest interned: items of one type come in runs
 }
 
 func newTypeTable() *typeTable { return &typeTable{index: map[string]uint32{}} }
 
 func (t *typeTable) intern(name string) uint32 {
-	if i, ok := t.index[name]; ok {
-		return i
+	if int(t.last) < len(t.names) && t.names[t.last] == name {
+		return t.last
 	}
-	i := uint32(len(t.names))
-	t.names = append(t.names, name)
-	t.index[name] = i
+	i, ok := t.index[name]
+	if !ok {
+		i = uint32(len(t.names))
+		t.names = append(t.names, name)
+		t.index[name] = i
+	}
+	t.last = i
 	return i
 }
 
@@ -308,15 +314,28 @@ func (h *History) truncate(n int) {
 }
 
 // textIndex maps the id (or the call id) of history items to an item's
-// index: open addressing over the history's own text, 4 bytes a slot, where
-// a map[string]int would hold a string header and an int per entry. Ids
-// are compared and hashed as stored (packed or not, see packID).
+// index: open addressing over the history's own text, 8 bytes a slot,
+// where a map[string]int would hold a string header and an int per entry.
+// Ids are compared and hashed as stored (packed or not, see packID). Each
+// slot keeps 32 bits of its key's hash: a probe compares keys only when
+// the hashes agree, and growing never reads a key again (a key re-derived
+// per probe and per rehash was a quarter of verify's CPU on small
+// records, issue 38).
 type textIndex struct {
-	slots   []uint32 // item index + 1; 0 is empty
+	slots   []textSlot
+	shift   uint // 32 - log2(len(slots)): a hash's top bits pick its slot
 	n       int
 	call    bool   // keyed by call id, not item id
 	scratch []byte // a packed key
 }
+
+type textSlot struct {
+	item uint32 // item index + 1; 0 is empty
+	hash uint32 // keyHash of the item's key
+}
+
+// keyHash is the hash a textIndex keeps of a stored key.
+func keyHash(key []byte) uint32 { return uint32(maphash.Bytes(hashSeed, key)) }
 
 // key is the stored key of item i and whether it is packed.
 func (x *textIndex) key(h *History, i int) ([]byte, bool) {
@@ -334,11 +353,11 @@ func (x *textIndex) get(h *History, key string) (int, bool) {
 	}
 	if x.call {
 		x.scratch = append(x.scratch[:0], key...)
-		return x.find(h, x.scratch, false)
+		return x.find(h, x.scratch, false, keyHash(x.scratch))
 	}
 	var packed bool
 	x.scratch, packed = packID(x.scratch[:0], key)
-	return x.find(h, x.scratch, packed)
+	return x.find(h, x.scratch, packed, keyHash(x.scratch))
 }
 
 // getItem returns the index stored for the key of item i.
@@ -347,69 +366,98 @@ func (x *textIndex) getItem(h *History, i int) (int, bool) {
 		return 0, false
 	}
 	k, packed := x.key(h, i)
-	return x.find(h, k, packed)
+	return x.find(h, k, packed, keyHash(k))
 }
 
-func (x *textIndex) find(h *History, key []byte, packed bool) (int, bool) {
-	mask := uint64(len(x.slots) - 1)
-	for s := maphash.Bytes(hashSeed, key) & mask; ; s = (s + 1) & mask {
+// getItemHash is getItem for a key whose keyHash is kh.
+func (x *textIndex) getItemHash(h *History, i int, kh uint32) (int, bool) {
+	if x.n == 0 {
+		return 0, false
+	}
+	k, packed := x.key(h, i)
+	return x.find(h, k, packed, kh)
+}
+
+func (x *textIndex) find(h *History, key []byte, packed bool, kh uint32) (int, bool) {
+	mask := uint32(len(x.slots) - 1)
+	for s := kh >> x.shift; ; s = (s + 1) & mask {
 		v := x.slots[s]
-		if v == 0 {
+		if v.item == 0 {
 			return 0, false
 		}
-		if k, p := x.key(h, int(v-1)); p == packed && string(k) == string(key) {
-			return int(v - 1), true
+		if v.hash != kh {
+			continue
+		}
+		if k, p := x.key(h, int(v.item-1)); p == packed && string(k) == string(key) {
+			return int(v.item - 1), true
 		}
 	}
 }
 
 // put stores i for the key of item i, replacing what the key held.
 func (x *textIndex) put(h *History, i int) {
-	x.slots[x.slot(h, i)] = uint32(i + 1)
+	k, _ := x.key(h, i)
+	x.putHash(h, i, keyHash(k))
+}
+
+// putHash is put for a key whose keyHash is kh.
+func (x *textIndex) putHash(h *History, i int, kh uint32) {
+	x.slots[x.slot(h, i, kh)] = textSlot{uint32(i + 1), kh}
 }
 
 // add stores i for the key of item i unless the key holds an index; it
 // returns the index the key holds then.
 func (x *textIndex) add(h *History, i int) (int, bool) {
-	s := x.slot(h, i)
-	if v := x.slots[s]; v != 0 {
-		return int(v - 1), true
+	k, _ := x.key(h, i)
+	return x.addHash(h, i, keyHash(k))
+}
+
+// addHash is add for a key whose keyHash is kh.
+func (x *textIndex) addHash(h *History, i int, kh uint32) (int, bool) {
+	s := x.slot(h, i, kh)
+	if v := x.slots[s]; v.item != 0 {
+		return int(v.item - 1), true
 	}
-	x.slots[s] = uint32(i + 1)
+	x.slots[s] = textSlot{uint32(i + 1), kh}
 	return i, false
 }
 
-// slot is the slot of the key of item i: the one holding the key, else the
-// empty one where it goes (counted as used).
-func (x *textIndex) slot(h *History, i int) uint64 {
+// slot is the slot of the key of item i (its keyHash kh): the one holding
+// the key, else the empty one where it goes (counted as used).
+func (x *textIndex) slot(h *History, i int, kh uint32) uint32 {
 	if (x.n+1)*4 > len(x.slots)*3 {
-		x.grow(h)
+		x.grow()
 	}
 	key, packed := x.key(h, i)
-	mask := uint64(len(x.slots) - 1)
-	for s := maphash.Bytes(hashSeed, key) & mask; ; s = (s + 1) & mask {
+	mask := uint32(len(x.slots) - 1)
+	for s := kh >> x.shift; ; s = (s + 1) & mask {
 		v := x.slots[s]
-		if v == 0 {
+		if v.item == 0 {
 			x.n++
 			return s
 		}
-		if k, p := x.key(h, int(v-1)); p == packed && string(k) == string(key) {
+		if v.hash != kh {
+			continue
+		}
+		if k, p := x.key(h, int(v.item-1)); p == packed && string(k) == string(key) {
 			return s
 		}
 	}
 }
 
-func (x *textIndex) grow(h *History) {
+// grow doubles the table, placing each slot by the hash it keeps.
+func (x *textIndex) grow() {
 	old := x.slots
-	x.slots = make([]uint32, max(64, 2*len(old)))
-	mask := uint64(len(x.slots) - 1)
+	n := max(64, 2*len(old))
+	x.slots = make([]textSlot, n)
+	x.shift = uint(32 - bits.TrailingZeros(uint(n)))
+	mask := uint32(n - 1)
 	for _, v := range old {
-		if v == 0 {
+		if v.item == 0 {
 			continue
 		}
-		k, _ := x.key(h, int(v-1))
-		s := maphash.Bytes(hashSeed, k) & mask
-		for x.slots[s] != 0 {
+		s := v.hash >> x.shift
+		for x.slots[s].item != 0 {
 			s = (s + 1) & mask
 		}
 		x.slots[s] = v
@@ -417,7 +465,7 @@ func (x *textIndex) grow(h *History) {
 }
 
 func (x *textIndex) reset() {
-	x.slots, x.n = nil, 0
+	x.slots, x.n, x.shift = nil, 0, 0
 }
 
 // packID appends id to dst as a History stores it. A locally formed id,

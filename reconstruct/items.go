@@ -191,7 +191,11 @@ func (e *engine) appendItem(pos Pos, it Item, raw []byte) {
 	h := e.st.History
 	i := h.Len()
 	h.append(it)
-	if e.duplicate(pos, h, i, it, raw) {
+	var ch uint32 // the call id's keyHash, for the three indexes keyed by it
+	if it.CallID != "" {
+		ch = keyHash(h.callID(h.item(i)))
+	}
+	if e.duplicate(pos, h, i, it, raw, ch) {
 		// The same item again: Codex sends both copies, but it is one
 		// call (or one output) for the pairing, as Codex's normalize step
 		// pairs by call_id.
@@ -200,20 +204,20 @@ func (e *engine) appendItem(pos Pos, it Item, raw []byte) {
 	}
 	switch {
 	case rollout.IsToolCall(it.Type) && it.CallID != "":
-		if j, ok := e.calls.add(h, i); ok {
+		if j, ok := e.calls.addHash(h, i, ch); ok {
 			e.emit(pos, ToolDuplicateCallIDEvidence{CallID: it.CallID, FirstLine: h.pos(j).Line, ItemIndex: it.Index})
 			if h.item(j).answered {
 				// The earlier call is done: outputs from here on answer this one.
-				e.calls.put(h, i)
+				e.calls.putHash(h, i, ch)
 			}
 		}
 		e.pending[it.CallID] = append(e.pending[it.CallID], i)
 	case rollout.IsToolOutput(it.Type):
 		if it.CallID != "" {
-			e.outputs.add(h, i)
+			e.outputs.addHash(h, i, ch)
 		}
 		// Another output for an answered call is not an orphan.
-		if _, known := e.calls.getItem(h, i); !e.answer(it.CallID) && !known {
+		if _, known := e.calls.getItemHash(h, i, ch); !e.answer(it.CallID) && !known {
 			h.setMark(i, markOrphan)
 			// Reported at the end, when the file's Codex version is known.
 			e.orphanOutputs = append(e.orphanOutputs, Observation{Pos: pos,
@@ -226,7 +230,8 @@ func (e *engine) appendItem(pos Pos, it Item, raw []byte) {
 // an earlier live item byte for byte: the same id, or without an id the
 // same call_id of a tool call or output. Another item under a used id is
 // item/duplicate-id.
-func (e *engine) duplicate(pos Pos, h *History, i int, it Item, raw []byte) bool {
+// ch is the keyHash of its call id.
+func (e *engine) duplicate(pos Pos, h *History, i int, it Item, raw []byte, ch uint32) bool {
 	var j int
 	var ok bool
 	switch {
@@ -236,10 +241,10 @@ func (e *engine) duplicate(pos Pos, h *History, i int, it Item, raw []byte) bool
 			return false
 		}
 	case it.CallID != "" && rollout.IsToolCall(it.Type):
-		j, ok = e.calls.getItem(h, i)
+		j, ok = e.calls.getItemHash(h, i, ch)
 		ok = ok && e.sameItem(h, j, i, raw)
 	case it.CallID != "" && rollout.IsToolOutput(it.Type):
-		j, ok = e.outputs.getItem(h, i)
+		j, ok = e.outputs.getItemHash(h, i, ch)
 		ok = ok && e.sameItem(h, j, i, raw)
 	}
 	if ok {

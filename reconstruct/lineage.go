@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"time"
 
 	"github.com/tidwall/gjson"
@@ -50,6 +51,10 @@ type Ancestry struct {
 	// source, a cycle, ...): observed at the file's session_meta. A chain
 	// Codex refuses has no Segments.
 	Problems []Evidence
+	// Memo, when set, keeps the replayed prefixes of the run's lineages
+	// (memo.go): a prefix replayed for one rollout is not replayed again
+	// for another that continues it.
+	Memo *PrefixMemo
 }
 
 // Segment is the inherited prefix of one rollout of a lineage.
@@ -74,17 +79,33 @@ func (p Pos) Inherited() bool { return p.Segment != 0 }
 // boundary, at the wrong ordinal) becomes an observation at the file's
 // session_meta, as Codex refuses the thread or drops the record it cuts.
 func replaySegments(e *engine, a *Ancestry, open func(path string, prefix int64) (io.ReadCloser, error), maxLine int64) error {
-	e.pendingLineage = append(e.pendingLineage, a.Problems...)
-	e.st.Segments = a.Segments
 	if len(a.Segments) == 0 {
+		e.pendingLineage = append(e.pendingLineage, a.Problems...)
+		e.st.Segments = a.Segments
 		return nil
 	}
-	for i, s := range a.Segments {
+	from := 0
+	if a.Memo != nil {
+		// The engine is fresh: it becomes the state after the longest
+		// prefix replayed before.
+		var snap *engine
+		if from, snap = a.Memo.longest(e.opts, maxLine, a.Segments); snap != nil {
+			e.restore(snap)
+		}
+	}
+	for i := from; i < len(a.Segments); i++ {
 		e.startSegment(i + 1)
-		if err := replaySegment(e, s, open, maxLine); err != nil {
+		if err := replaySegment(e, a.Segments[i], open, maxLine); err != nil {
 			return err
 		}
 	}
+	if a.Memo != nil && from < len(a.Segments) && e.memoizable() {
+		a.Memo.store(e.opts, maxLine, a.Segments, e)
+	}
+	// The chain's own problems come first, then what the segments showed
+	// (the part a snapshot holds).
+	e.pendingLineage = append(slices.Clip(a.Problems), e.pendingLineage...)
+	e.st.Segments = a.Segments
 	e.inheritedPrefix = true
 	e.startFile()
 	return nil

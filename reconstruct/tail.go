@@ -37,8 +37,7 @@ func (e *engine) noteTail(pos Pos, typ string, ord int64, hasOrd bool) {
 	if known {
 		e.tail = nil
 		if hasOrd {
-			o := ord // escapes: allocated only here
-			e.lastReadOrd = &o
+			setLast(&e.lastReadOrd, ord)
 		}
 		return
 	}

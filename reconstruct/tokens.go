@@ -133,8 +133,7 @@ func (e *engine) tokenCount(rec *rollout.Record, pos Pos, info []byte) {
 	e.emit(pos, FlowTokenCountEvidence{Fill: fill, Window: window,
 		Input: lu.input, Cached: lu.cached, Output: lu.output, Total: total.total,
 		Timestamp: string(ts)})
-	t := total
-	e.lastTotal = &t
+	setLast(&e.lastTotal, total)
 	e.skipDecrease, e.skipThreadDecrease = false, false
 	seen := 1
 	if e.st.Tokens != nil {
@@ -163,6 +162,6 @@ func (e *engine) tokenUsageRecord(pos Pos, p gjson.Result) {
 	if e.lastThread != nil && !e.skipThreadDecrease && thread < *e.lastThread {
 		e.emit(pos, TokensTotalDecreasedEvidence{Previous: *e.lastThread, Got: thread, Counter: "thread_token_usage"})
 	}
-	e.lastThread = &thread
+	setLast(&e.lastThread, thread)
 	e.skipThreadDecrease = false
 }

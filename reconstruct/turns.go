@@ -1,6 +1,7 @@
 package reconstruct
 
 import (
+	"bytes"
 	"strings"
 	"unicode/utf8"
 
@@ -155,9 +156,35 @@ func (e *engine) event(rec *rollout.Record, pos Pos) {
 // the turn that starts next. A derived turn never takes a turn_context
 // seen inside it: that one belongs to the next user message. (A file cut
 // out of a longer one, a usage example, starts this way.)
-func (e *engine) turnContext(pos Pos, p gjson.Result) {
-	e.turnContextSettings(pos, p)
-	id := p.Get("turn_id").String()
+func (e *engine) turnContext(pos Pos, rec *rollout.Record) {
+	// The members read, each the first of its key as gjson's Get finds it,
+	// in one walk of what the reader noted of the payload.
+	var model, compHash, realtime, multiAgent, turnID []byte
+	raw := rec.PayloadBytes()
+	rec.PayloadMembers(func(key []byte, start, end int) bool {
+		if bytes.IndexByte(key, '\\') >= 0 {
+			key = []byte(gjson.ParseBytes(append(append([]byte{'"'}, key...), '"')).Str)
+		}
+		var dst *[]byte
+		switch string(key) {
+		case "model":
+			dst = &model
+		case "comp_hash":
+			dst = &compHash
+		case "realtime_active":
+			dst = &realtime
+		case "multi_agent_version":
+			dst = &multiAgent
+		case "turn_id":
+			dst = &turnID
+		}
+		if dst != nil && *dst == nil {
+			*dst = raw[start:end]
+		}
+		return true
+	})
+	e.turnContextSettings(pos, model, compHash, realtime, multiAgent, turnID)
+	id := gjson.ParseBytes(turnID).String()
 	if id == "" {
 		return
 	}
@@ -354,16 +381,32 @@ func (e *engine) rollbackCompacted(n int, t, first *turnState) RollbackCompacted
 // turnContextSettings takes the settings of a turn_context: the fields of
 // Codex's PreviousTurnSettings (model, comp_hash, realtime_active), the
 // multi-agent runtime and the turn's id.
-func (e *engine) turnContextSettings(pos Pos, p gjson.Result) {
-	model := p.Get("model")
-	if !model.Exists() {
+func (e *engine) turnContextSettings(pos Pos, model, compHash, realtime, multiAgent, turnID []byte) {
+	if model == nil {
 		return
 	}
-	prev := append([]byte(`{"model":`), model.Raw...)
-	prev = append(append(prev, `,"comp_hash":`...), rawOrNull(p.Get("comp_hash"))...)
-	prev = append(append(prev, `,"realtime_active":`...), rawOrNull(p.Get("realtime_active"))...)
+	prev := make([]byte, 0, 48+len(model)+len(compHash)+len(realtime))
+	prev = append(append(prev, `{"model":`...), model...)
+	prev = append(append(prev, `,"comp_hash":`...), rawOrNullBytes(compHash)...)
+	prev = append(append(prev, `,"realtime_active":`...), rawOrNullBytes(realtime)...)
 	e.st.Settings = &Settings{Source: SettingsFromTurnContext, Line: pos.Line, Previous: append(prev, '}'),
-		MultiAgentVersion: rawValue(p.Get("multi_agent_version")), LastStartedTurnID: rawValue(p.Get("turn_id"))}
+		MultiAgentVersion: rawValueBytes(multiAgent), LastStartedTurnID: rawValueBytes(turnID)}
+}
+
+// rawValueBytes is rawValue of a member's raw bytes (nil: absent): a copy,
+// nil when absent or null.
+func rawValueBytes(v []byte) []byte {
+	if v == nil || string(v) == "null" {
+		return nil
+	}
+	return bytes.Clone(v)
+}
+
+func rawOrNullBytes(v []byte) []byte {
+	if b := rawValueBytes(v); b != nil {
+		return b
+	}
+	return []byte("null")
 }
 
 // resumeMetadata takes the settings of a compaction's resume_metadata,
@@ -383,11 +426,4 @@ func rawValue(v gjson.Result) []byte {
 		return nil
 	}
 	return []byte(v.Raw)
-}
-
-func rawOrNull(v gjson.Result) []byte {
-	if b := rawValue(v); b != nil {
-		return b
-	}
-	return []byte("null")
 }

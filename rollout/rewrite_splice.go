@@ -390,7 +390,9 @@ func (w *rewriter) setSplice(obj []byte, e Edit, line, part int) (*splice, error
 	if len(cur) == 1 {
 		return &splice{at: cur[0][0], del: cur[0][1] - cur[0][0], ins: val, member: s, key: e.Key, change: ch}, nil
 	}
-	ins := append([]byte(`"`+e.Key+`":`), val...)
+	// One allocation, room for the comma: no string concatenation per edit.
+	ins := make([]byte, 0, len(e.Key)+len(val)+4)
+	ins = append(append(append(append(ins, '"'), e.Key...), '"', ':'), val...)
 	return &splice{at: s + 1, ins: withComma(obj, s, ins), member: s, key: e.Key, change: ch}, nil
 }
 

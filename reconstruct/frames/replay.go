@@ -761,3 +761,21 @@ func (r *Replay) Finish() {
 
 // LogBytes is the number of bytes read so far.
 func (r *Replay) LogBytes() int64 { return r.end }
+
+// Idle reports whether r holds no stream and no unknown frame type: all
+// it keeps is where the last line was (a replay of an envelope rollout).
+func (r *Replay) Idle() bool { return r.cur == nil && len(r.unknown) == 0 && r.tot == (totals{}) }
+
+// Clone is a copy of an Idle replay (nil otherwise) that reports to the
+// same emit function until SetEmit.
+func (r *Replay) Clone() *Replay {
+	if !r.Idle() {
+		return nil
+	}
+	c := *r
+	c.unknown = map[string]*unknownType{}
+	return &c
+}
+
+// SetEmit makes r report to emit.
+func (r *Replay) SetEmit(emit func(Event)) { r.emit = emit }

@@ -125,10 +125,13 @@ type Resolver struct {
 	ix    *Index
 	mu    sync.Mutex
 	notes map[string]bool
+	memo  *reconstruct.PrefixMemo // the run's replayed prefixes (memoized)
 }
 
 // NewResolver resolves through ix.
-func NewResolver(ix *Index) *Resolver { return &Resolver{ix: ix, notes: map[string]bool{}} }
+func NewResolver(ix *Index) *Resolver {
+	return &Resolver{ix: ix, notes: map[string]bool{}, memo: reconstruct.NewPrefixMemo(0)}
+}
 
 // Ancestry is Index.Ancestry, noting a chain not followed.
 func (r *Resolver) Ancestry(path string) *reconstruct.Ancestry {
@@ -138,7 +141,19 @@ func (r *Resolver) Ancestry(path string) *reconstruct.Ancestry {
 		r.notes[n] = true
 		r.mu.Unlock()
 	}
-	return c.Ancestry
+	return r.memoized(c.Ancestry)
+}
+
+// memoized is a with the run's prefix memo: a chain replayed for one
+// rollout is not replayed again for the rollouts that continue it, so a
+// fork chain costs its length, not its square (issue 38).
+func (r *Resolver) memoized(a *reconstruct.Ancestry) *reconstruct.Ancestry {
+	if a == nil || len(a.Segments) == 0 {
+		return a
+	}
+	m := *a
+	m.Memo = r.memo
+	return &m
 }
 
 // Notes are the chains not followed so far, sorted.

@@ -15,6 +15,7 @@
 //	benchtool fleet -rollout PATH -dir DIR [-md FILE] [-reps 3] [-rollouts 10000]
 //	benchtool homes-gen -o DIR [-rollouts 2000,50000] ...
 //	benchtool homes -rollout PATH -dir DIR [-md FILE] [-reps 3]
+//	benchtool chains -rollout PATH -dir DIR [-md FILE] [-reps 5] [-depths 50,200]
 //	benchtool cat FILE|DIR...
 package main
 
@@ -61,6 +62,9 @@ const usage = `usage:
       measure rollout's commands on each home against the floor and the peers
       (jq; tokscale and ccusage when installed), memory, and start-up against
       jq's; appends a section to -md
+  benchtool chains -rollout BINARY -dir DIR [-md FILE] [-reps 5] [-depths 50,200]
+      verify on a home holding one fork chain per depth (DIR/chains/N, generated
+      once): the deepest chain against the shallowest, <= 1.25x their ratio
   benchtool cat FILE|DIR...
       decompressed content of files (directories: their rollouts) to stdout
 `
@@ -92,6 +96,8 @@ func main() {
 		err = cmdHomesGen(args) // homes.go
 	case "homes":
 		err = cmdHomes(args) // homes_run.go
+	case "chains":
+		err = cmdChains(args) // chains.go
 	case "cat":
 		err = cmdCat(args)
 	case "help", "-h", "-help", "--help":
