@@ -84,25 +84,29 @@ func TestFleetOnS3(t *testing.T) {
 	t.Logf("plan: %v, %d requests; %s", took.Round(time.Millisecond), c.Total(), strings.TrimSpace(say))
 
 	// A shard asks for its slice: one GET per rollout (ranged to the size
-	// the plan saw), plus one per rollout a fork or revert of the slice
-	// continues (ranged to the prefix it inherits); nothing else.
+	// the plan saw), plus, for the rollouts forks and reverts of the slice
+	// continue (ranged to the prefix each inherits), at most one per fork
+	// and at least one per source: the replay keeps inherited prefixes
+	// (reconstruct's lineage memo), so a source several forks continue may
+	// be read once. Nothing else.
 	const n = 4
-	shardReads := 0
+	shardMin, shardMax := 0, 0
 	for k := 1; k <= n; k++ {
 		part := &shard.Spec{K: k, N: n}
 		_, slice, err := manifest.Read(filepath.Join(dir, "manifest.jsonl"), nil, part)
 		if err != nil {
 			t.Fatal(err)
 		}
-		segments := sourceReads(slice)
+		segments, sources := sourceReads(slice)
 		srv.ResetCounts()
 		rollout([]string{shard.IndexVar + "=" + fmt.Sprint(k-1)}, "verify", "--manifest", "manifest.jsonl", "--shard", fmt.Sprintf("index/%d", n),
 			"--now", now, "--fail-on", "never", "--format", fmt.Sprintf("json=reports/verify-%d.json", k-1))
 		c := srv.ResetCounts()
-		shardReads += len(slice) + segments
-		if c.RangedGet != len(slice)+segments || c.Get != 0 || c.List != 0 || c.Head != 0 || c.Failed != 0 {
-			t.Errorf("shard %d/%d: %+v; want %d ranged GETs (its slice of %d, and %d sources its forks continue), nothing else",
-				k, n, c, len(slice)+segments, len(slice), segments)
+		shardMin += len(slice) + sources
+		shardMax += len(slice) + segments
+		if c.RangedGet < len(slice)+sources || c.RangedGet > len(slice)+segments || c.Total() != c.RangedGet || c.Failed != 0 {
+			t.Errorf("shard %d/%d: %+v; want %d to %d ranged GETs (its slice of %d, and its forks' %d sources, %d reads without sharing), nothing else",
+				k, n, c, len(slice)+sources, len(slice)+segments, len(slice), sources, segments)
 		}
 	}
 
@@ -143,8 +147,8 @@ func TestFleetOnS3(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	if c := srv.ResetCounts(); c.RangedGet != shardReads || c.Total() != shardReads || c.Failed != 0 {
-		t.Errorf("%d shards at once: %+v, want the %d ranged GETs they made one by one", n, c, shardReads)
+	if c := srv.ResetCounts(); c.RangedGet < shardMin || c.RangedGet > shardMax || c.Total() != c.RangedGet || c.Failed != 0 {
+		t.Errorf("%d shards at once: %+v, want %d to %d ranged GETs, as one by one", n, c, shardMin, shardMax)
 	}
 	rollout(nil, "merge", "--format", "json=together.json", "together")
 	if got, err := os.ReadFile(filepath.Join(dir, "together.json")); err != nil || !bytes.Equal(got, merged) {
@@ -155,20 +159,24 @@ func TestFleetOnS3(t *testing.T) {
 var versionRE = regexp.MustCompile(`"version": "(?:[^"\\]|\\.)*"`)
 
 // sourceReads counts the reads of other rollouts the forks and reverts of
-// a slice make: one per rollout each continues, through its whole chain.
-func sourceReads(slice []manifest.Entry) int {
+// a slice make when nothing is shared (one per rollout each continues,
+// through its whole chain), and the distinct rollouts they continue.
+func sourceReads(slice []manifest.Entry) (reads, sources int) {
 	byID := map[string]*manifest.Entry{}
 	for i := range slice {
 		byID[slice[i].RolloutID] = &slice[i]
 	}
-	reads := 0
+	seen := map[string]bool{}
 	for i := range slice {
 		for e := &slice[i]; e != nil && e.Meta != nil && e.Meta.Base != nil; {
 			reads++
+			if id := e.Meta.Base.RolloutID; !seen[id] {
+				seen[id], sources = true, sources+1
+			}
 			e = byID[e.Meta.Base.RolloutID]
 		}
 	}
-	return reads
+	return reads, sources
 }
 
 // rolloutExecutable is the test binary under the name "rollout", which
