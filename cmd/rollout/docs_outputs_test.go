@@ -12,6 +12,7 @@ import (
 
 	"github.com/rollout-dev/rollout/internal/testkit/fixturegen/bloatgen"
 	"github.com/rollout-dev/rollout/internal/testkit/fixturegen/homegen"
+	"github.com/rollout-dev/rollout/internal/testkit/fixturegen/repairgen"
 )
 
 // TestDocOutputs runs every shell session of README.md and docs/*.md and
@@ -113,12 +114,6 @@ func TestDocOutputs(t *testing.T) {
 // page a command that makes its input (a fixture path, a go run of a
 // fixture command).
 var uncheckedSessions = map[string]string{
-	"docs/repair.md: $ rollout verify crashed.jsonl":                                                     "crashed.jsonl is made by no command of the page",
-	"docs/repair.md: $ rollout verify rollout.jsonl":                                                     "rollout.jsonl is fixtures/repair/combined.paginated.txtar's input, which no command extracts",
-	"docs/repair.md: $ rollout repair --write --report report.json rollout.jsonl":                        "as above",
-	"docs/repair.md: $ rollout repair compacted.jsonl":                                                   "compacted.jsonl is made by no command of the page",
-	"docs/repair.md: $ rollout repair interrupted.jsonl":                                                 "interrupted.jsonl is made by no command of the page; sed is not run",
-	"docs/repair.md: $ rollout repair orphan-output.jsonl":                                               "orphan-output.jsonl is made by no command of the page",
 	"docs/repair.md: $ rollout verify rollout.jsonl.zst":                                                 "the cut .zst is made by no command of the page",
 	"docs/repair.md: $ rollout repair --write live.jsonl          # the agent was still appending to it": "needs a writer appending during the repair",
 	"docs/repair.md: $ rollout artifacts ~/.codex":                                                       "shows placeholders (<id>) for a home the page does not make",
@@ -149,8 +144,9 @@ func headLines(s string, n int) string {
 // main only calls its function, so the test runs them in-process rather
 // than compiling them (homegen's SQLite takes minutes on a cold cache).
 var fixtureCommands = map[string]func(dir string) error{
-	"./internal/testkit/fixturegen/bloatgen/demotree": bloatgen.WriteTree,
-	"./internal/testkit/fixturegen/homegen/demohome":  homegen.Demo,
+	"./internal/testkit/fixturegen/bloatgen/demotree":   bloatgen.WriteTree,
+	"./internal/testkit/fixturegen/homegen/demohome":    homegen.Demo,
+	"./internal/testkit/fixturegen/repairgen/docinputs": repairgen.WriteDocInputs,
 }
 
 // docEnv is the scratch directory a page's sessions run in.
@@ -291,6 +287,15 @@ func (e *docEnv) run(t *testing.T, line string) (code int, stdout, stderr []stri
 			return 0, nil, nil, fmt.Errorf("a fixture command the docs test does not know (fixtureCommands)")
 		}
 		return 0, nil, nil, gen(filepath.Join(e.work, args[3]))
+	case strings.HasPrefix(line, "sed -n "):
+		var n int
+		var file string
+		if _, err := fmt.Sscanf(line, "sed -n %dp %s", &n, &file); err != nil || n < 1 {
+			return 0, nil, nil, fmt.Errorf("a sed the docs test does not know (sed -n Np FILE)")
+		}
+		data, err := os.ReadFile(file)
+		all := lines(string(data))
+		return 0, all[min(n-1, len(all)):min(n, len(all))], nil, err
 	case strings.HasPrefix(line, "cat "):
 		data, err := os.ReadFile(strings.TrimPrefix(line, "cat "))
 		return 0, lines(string(data)), nil, err
