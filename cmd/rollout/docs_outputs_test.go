@@ -114,7 +114,6 @@ func TestDocOutputs(t *testing.T) {
 // page a command that makes its input (a fixture path, a go run of a
 // fixture command).
 var uncheckedSessions = map[string]string{
-	"docs/repair.md: $ rollout verify rollout.jsonl.zst":                                                 "the cut .zst is made by no command of the page",
 	"docs/repair.md: $ rollout repair --write live.jsonl          # the agent was still appending to it": "needs a writer appending during the repair",
 	"docs/repair.md: $ rollout artifacts ~/.codex":                                                       "shows placeholders (<id>) for a home the page does not make",
 	// Checked by another test, as docs/ci.md's sessions are by TestCIDocs.

@@ -4,13 +4,17 @@
 package repairgen
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
 
+	"github.com/klauspost/compress/zstd"
+
 	"github.com/rogpeppe/go-internal/txtar"
+	"github.com/rollout-dev/rollout/internal/testkit/fixturegen/gen"
 )
 
 // DocInputs are the page's files, by the fixture each is the input of.
@@ -22,9 +26,14 @@ var DocInputs = map[string]string{
 	"orphan-output.jsonl": "tool-orphan-output.txtar",
 }
 
-// WriteDocInputs writes each of DocInputs into dir (made if needed).
+// WriteDocInputs writes each of DocInputs into dir (made if needed), and
+// rollout.jsonl.zst: a generated rollout of 2 MiB (fixturegen/gen, seed 1)
+// compressed and cut at CutAt bytes, as an interrupted copy leaves it.
 func WriteDocInputs(dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	if err := writeCutZstd(filepath.Join(dir, "rollout.jsonl.zst")); err != nil {
 		return err
 	}
 	for name, fixture := range DocInputs {
@@ -37,6 +46,25 @@ func WriteDocInputs(dir string) error {
 		}
 	}
 	return nil
+}
+
+// CutAt is where the docs' compressed copy is cut.
+const CutAt = 30000
+
+func writeCutZstd(path string) error {
+	var plain bytes.Buffer
+	if _, err := gen.Write(&plain, gen.Options{Seed: 1, TargetBytes: 2 << 20}); err != nil {
+		return err
+	}
+	enc, err := zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1))
+	if err != nil {
+		return err
+	}
+	z := enc.EncodeAll(plain.Bytes(), nil)
+	if len(z) <= CutAt {
+		return fmt.Errorf("the compressed copy is %d bytes, not more than the cut at %d", len(z), CutAt)
+	}
+	return os.WriteFile(path, z[:CutAt], 0o644)
 }
 
 // Input is a repair fixture's rollout.jsonl, without its final newline when
