@@ -115,7 +115,6 @@ func TestDocOutputs(t *testing.T) {
 // fixture command).
 var uncheckedSessions = map[string]string{
 	"docs/repair.md: $ rollout repair --write live.jsonl          # the agent was still appending to it": "needs a writer appending during the repair",
-	"docs/repair.md: $ rollout artifacts ~/.codex":                                                       "shows placeholders (<id>) for a home the page does not make",
 	// Checked by another test, as docs/ci.md's sessions are by TestCIDocs.
 	"docs/repair.md: $ rollout repair --write ~/.codex/sessions/2026/03/10/rollout-2026-03-10T09-35-30-019cd6f2-8a30-7c1e-9d2a-4b5c6d7e8f90.jsonl": "TestRepairDocsStoreOwner runs it (as root, with a store planted by nobody)",
 }
