@@ -36,7 +36,8 @@ import (
 //   - "$ NAME=VALUE" sets a variable; VALUE may be "$(rollout ARGS)".
 //   - "$ go run ./internal/testkit/fixturegen/PKG DIR" runs a fixture
 //     command's function (fixtureCommands).
-//   - "$ cat FILE" prints a file.
+//   - "$ cat FILE" prints a file; "$ sed -n Np FILE" its line N;
+//     "$ ln -s TARGET NAME" makes a symbolic link.
 //   - "[exit N]" after the output asserts the exit code.
 //   - the other lines are the output: standard output then standard
 //     error (or the other way round), with the scratch directory's path
@@ -108,14 +109,12 @@ func TestDocOutputs(t *testing.T) {
 	}
 }
 
-// uncheckedSessions are the sessions (page: first line) this test does not
-// run yet, each with why: their inputs are files no command of the page
-// makes. The list only shrinks: a session is taken off it by giving the
-// page a command that makes its input (a fixture path, a go run of a
-// fixture command).
+// uncheckedSessions are the sessions (page: first line) this test leaves
+// to another test, each with which: one that needs what a scratch
+// directory cannot give (root, another user's directory). A session whose
+// input no command of the page makes does not belong here: give the page
+// that command (a fixture path, a go run of a fixture command).
 var uncheckedSessions = map[string]string{
-	"docs/repair.md: $ rollout repair --write live.jsonl          # the agent was still appending to it": "needs a writer appending during the repair",
-	// Checked by another test, as docs/ci.md's sessions are by TestCIDocs.
 	"docs/repair.md: $ rollout repair --write ~/.codex/sessions/2026/03/10/rollout-2026-03-10T09-35-30-019cd6f2-8a30-7c1e-9d2a-4b5c6d7e8f90.jsonl": "TestRepairDocsStoreOwner runs it (as root, with a store planted by nobody)",
 }
 
@@ -294,11 +293,17 @@ func (e *docEnv) run(t *testing.T, line string) (code int, stdout, stderr []stri
 		data, err := os.ReadFile(file)
 		all := lines(string(data))
 		return 0, all[min(n-1, len(all)):min(n, len(all))], nil, err
+	case strings.HasPrefix(line, "ln -s "):
+		f := strings.Fields(line)
+		if len(f) != 4 {
+			return 0, nil, nil, fmt.Errorf("an ln the docs test does not know (ln -s TARGET NAME)")
+		}
+		return 0, nil, nil, os.Symlink(f[2], f[3])
 	case strings.HasPrefix(line, "cat "):
 		data, err := os.ReadFile(strings.TrimPrefix(line, "cat "))
 		return 0, lines(string(data)), nil, err
 	}
-	return 0, nil, nil, fmt.Errorf("not a command the docs test runs (rollout, NAME=VALUE, go run of a fixture command, cat)")
+	return 0, nil, nil, fmt.Errorf("not a command the docs test runs (rollout, NAME=VALUE, go run of a fixture command, cat, sed -n, ln -s)")
 }
 
 // rollout runs rollout in-process with args, a shell line after the
