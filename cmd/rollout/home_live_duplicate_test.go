@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -47,30 +46,8 @@ func TestLiveDuplicateOrdinalRepair(t *testing.T) {
 
 func duplicateOrdinalCase(t *testing.T, c *conformance.Codex, variant string) {
 	ctx := context.Background()
-	m := conformance.NewMock()
-	defer m.Close()
-	h, err := conformance.NewHome(t.TempDir(), c, m)
-	if err != nil {
-		t.Fatal(err)
-	}
-	mustRun := func(r *conformance.Run, err error) *conformance.Run {
-		t.Helper()
-		if err != nil {
-			t.Fatalf("codex: %v", err)
-		}
-		if r.ExitCode != 0 {
-			t.Fatalf("codex %v: exit %d\n%s", r.Args, r.ExitCode, r.Stderr)
-		}
-		return r
-	}
-	mustRun(h.Exec(ctx, conformance.Marker+" shell,msg"))
-	files := h.Rollouts()
-	if len(files) != 1 {
-		t.Fatalf("rollouts %v", files)
-	}
-	path := filepath.Join(h.Dir, files[0])
-	id := conformance.SessionID(path)
-	mustRun(h.Resume(ctx, id, conformance.Marker+" msg"))
+	h, path, id := resumedThread(t, c)
+	mustRun := mustCodex(t)
 	if p, _ := home.New(h.Dir).ProjectionOf(id); p == nil {
 		t.Skipf("Codex %s keeps no projection of this thread: nothing to decide", c.Version)
 	}

@@ -27,6 +27,31 @@ func installedCodex(t *testing.T, v string) *conformance.Codex {
 	return c
 }
 
+// resumedThread is a home where Codex c, against a new mock, started a
+// thread (a shell call, an answer) and resumed it once: the home, its
+// rollout and the thread id.
+func resumedThread(t *testing.T, c *conformance.Codex) (h *conformance.Home, path, id string) {
+	t.Helper()
+	m := conformance.NewMock()
+	t.Cleanup(m.Close)
+	h, err := conformance.NewHome(t.TempDir(), c, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustRun := mustCodex(t)
+	ctx := context.Background()
+	mustRun(h.Exec(ctx, conformance.Marker+" shell,msg"))
+	files := h.Rollouts()
+	if len(files) != 1 {
+		t.Fatalf("rollouts %v", files)
+	}
+	path = filepath.Join(h.Dir, files[0])
+	id = conformance.SessionID(path)
+	mustRun(h.Resume(ctx, id, conformance.Marker+" msg"))
+	return h, path, id
+}
+
+// mustCodex fails the test unless Codex ran and exited 0.
 func mustCodex(t *testing.T) func(*conformance.Run, error) *conformance.Run {
 	return func(r *conformance.Run, err error) *conformance.Run {
 		t.Helper()

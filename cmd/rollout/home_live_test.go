@@ -38,30 +38,9 @@ func liveCodex(t *testing.T) *conformance.Codex {
 func TestLiveRepairOfResumedSession(t *testing.T) {
 	c := liveCodex(t)
 	ctx := context.Background()
-	m := conformance.NewMock()
-	defer m.Close()
-	h, err := conformance.NewHome(t.TempDir(), c, m)
-	if err != nil {
-		t.Fatal(err)
-	}
-	mustRun := func(r *conformance.Run, err error) *conformance.Run {
-		t.Helper()
-		if err != nil {
-			t.Fatalf("codex: %v", err)
-		}
-		if r.ExitCode != 0 {
-			t.Fatalf("codex %v: exit %d\n%s", r.Args, r.ExitCode, r.Stderr)
-		}
-		return r
-	}
-	mustRun(h.Exec(ctx, conformance.Marker+" shell,msg"))
-	files := h.Rollouts()
-	if len(files) != 1 {
-		t.Fatalf("rollouts %v", files)
-	}
-	path := filepath.Join(h.Dir, files[0])
-	id := conformance.SessionID(path)
-	mustRun(h.Resume(ctx, id, conformance.Marker+" msg"))
+	h, path, id := resumedThread(t, c)
+	rel, _ := filepath.Rel(h.Dir, path)
+	mustRun := mustCodex(t)
 	clean := func(stage string) {
 		t.Helper()
 		homeClean(t, home.New(h.Dir), stage)
@@ -86,9 +65,9 @@ func TestLiveRepairOfResumedSession(t *testing.T) {
 	appended := false
 	for _, ch := range run.Changes {
 		switch {
-		case ch.Path == files[0] && ch.What == "appended":
+		case ch.Path == rel && ch.What == "appended":
 			appended = true
-		case strings.HasSuffix(ch.Path, ".jsonl") && ch.Path != files[0]:
+		case strings.HasSuffix(ch.Path, ".jsonl") && ch.Path != rel:
 			t.Errorf("Codex wrote another rollout after the repair: %s %s", ch.What, ch.Path)
 		}
 	}
