@@ -90,12 +90,8 @@ func Current(matches []rollout.ThreadMatch) (path string, ok bool) {
 // file (the walk then decides, as Codex falls back to file names; it
 // skips what is not a regular file: reading a FIFO blocks for ever).
 func (h *Home) indexedThreads(query string) []rollout.ThreadMatch {
-	path := h.StateDB()
-	if path == "" {
-		return nil
-	}
-	d, err := OpenDB(path)
-	if err != nil {
+	d, err := h.openStateDB()
+	if d == nil || err != nil {
 		return nil
 	}
 	defer d.Close()

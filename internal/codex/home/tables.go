@@ -82,15 +82,20 @@ func selectThreads(d *DB, w where) ([]Thread, error) {
 	return out, err
 }
 
-// Threads reads the rows of the home's threads index, by id: none when
-// the home has no state_N.sqlite.
-func (h *Home) Threads() ([]Thread, error) {
+// openStateDB opens the home's state_N.sqlite: nil when it has none.
+func (h *Home) openStateDB() (*DB, error) {
 	path := h.StateDB()
 	if path == "" {
 		return nil, nil
 	}
-	d, err := OpenDB(path)
-	if err != nil {
+	return OpenDB(path)
+}
+
+// Threads reads the rows of the home's threads index, by id: none when
+// the home has no state_N.sqlite.
+func (h *Home) Threads() ([]Thread, error) {
+	d, err := h.openStateDB()
+	if d == nil || err != nil {
 		return nil, err
 	}
 	defer d.Close()
@@ -101,12 +106,8 @@ func (h *Home) Threads() ([]Thread, error) {
 // attached to another thread (attached_thread_parent_id set), by id: none
 // when the home has no state_N.sqlite or its schema predates the column.
 func (h *Home) AttachedThreads() ([]Thread, error) {
-	path := h.StateDB()
-	if path == "" {
-		return nil, nil
-	}
-	d, err := OpenDB(path)
-	if err != nil {
+	d, err := h.openStateDB()
+	if d == nil || err != nil {
 		return nil, err
 	}
 	defer d.Close()
