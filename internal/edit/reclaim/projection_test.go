@@ -11,6 +11,7 @@ import (
 	"github.com/rollout-dev/rollout/internal/derive/space"
 	"github.com/rollout-dev/rollout/internal/edit/inplace"
 	"github.com/rollout-dev/rollout/internal/edit/reclaim"
+	"github.com/rollout-dev/rollout/internal/testkit/filetest"
 	"github.com/rollout-dev/rollout/internal/testkit/fixturegen/homegen"
 	"github.com/rollout-dev/rollout/internal/testkit/fixturegen/lineagegen"
 	"github.com/rollout-dev/rollout/rollout"
@@ -51,15 +52,6 @@ INSERT INTO thread_turns VALUES ('%[1]s', 'turn-1');`, key, fi.Size())
 	return root, path
 }
 
-func spoilHistory(t *testing.T, root string, s homegen.Spoilage) {
-	t.Helper()
-	release, err := homegen.Spoil(filepath.Join(root, "thread_history_1.sqlite"), s)
-	t.Cleanup(release)
-	if err != nil {
-		t.Fatal(err)
-	}
-}
-
 // reclaim --write refuses (HistoryUnreadable, exit 4 in the command) a cut
 // before the projection's cursor when the history database cannot be
 // read, and touches nothing; an absent database lets it go ahead, and a
@@ -69,7 +61,7 @@ func TestReclaimRefusesUnreadableHistory(t *testing.T) {
 	for _, s := range homegen.Spoilages {
 		t.Run(s.String(), func(t *testing.T) {
 			root, path := projectedHome(t)
-			spoilHistory(t, root, s)
+			filetest.SpoilHistory(t, root, s)
 			before := snapshot(t, filepath.Join(root, "sessions"))
 			out := reclaim.Run([]string{path}, o, true)
 			var r *inplace.Refusal
@@ -104,7 +96,7 @@ func TestReclaimUndoRefusesUnreadableHistory(t *testing.T) {
 		t.Run(s.String(), func(t *testing.T) {
 			root, path := projectedHome(t)
 			reclaimAll(t, []string{path}, opts(space.PolicySupersededCheckpoints))
-			spoilHistory(t, root, s)
+			filetest.SpoilHistory(t, root, s)
 			before := snapshot(t, filepath.Join(root, "sessions"))
 			_, err := reclaim.Undo(path, reclaim.UndoOptions{})
 			var r *inplace.Refusal

@@ -8,19 +8,9 @@ import (
 
 	"github.com/rollout-dev/rollout/internal/edit/inplace"
 	"github.com/rollout-dev/rollout/internal/edit/repair"
+	"github.com/rollout-dev/rollout/internal/testkit/filetest"
 	"github.com/rollout-dev/rollout/internal/testkit/fixturegen/homegen"
 )
-
-// spoilHistory makes the home's history database unreadable in the way s
-// until the test ends.
-func spoilHistory(t *testing.T, root string, s homegen.Spoilage) {
-	t.Helper()
-	release, err := homegen.Spoil(filepath.Join(root, "thread_history_1.sqlite"), s)
-	t.Cleanup(release)
-	if err != nil {
-		t.Fatal(err)
-	}
-}
 
 // An in-place repair that changes bytes before the projection's cursor
 // refuses (HistoryUnreadable, exit 4) when the history database cannot be
@@ -31,7 +21,7 @@ func TestRepairRefusesUnreadableHistory(t *testing.T) {
 		t.Run(s.String(), func(t *testing.T) {
 			root, path := codexHomeWithBadLine(t)
 			before, _ := os.ReadFile(path)
-			spoilHistory(t, root, s)
+			filetest.SpoilHistory(t, root, s)
 			o, out, err := repairWrite(repair.Options{Path: path, Write: true})
 			if r := refusalOf(o, err); r == nil || r.Kind != inplace.HistoryUnreadable {
 				t.Fatalf("repair --write: %v, refusal %+v, want HistoryUnreadable\n%s", err, r, out)
@@ -65,7 +55,7 @@ func TestRepairUndoRefusesUnreadableHistory(t *testing.T) {
 				t.Fatalf("write: %v, exit %d\n%s", err, exitOf(o), out)
 			}
 			written, _ := os.ReadFile(path)
-			spoilHistory(t, root, s)
+			filetest.SpoilHistory(t, root, s)
 			_, err := repair.Undo(path, repair.UndoOptions{})
 			var r *inplace.Refusal
 			if !errors.As(err, &r) || r.Kind != inplace.HistoryUnreadable {

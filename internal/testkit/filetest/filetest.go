@@ -255,3 +255,14 @@ func HomeFindings(t testing.TB, dir string) ([]checks.Finding, *home.Report) {
 	}
 	return fds, rep
 }
+
+// SpoilHistory makes the history database of the home at root unreadable in
+// the way s until the test ends.
+func SpoilHistory(t testing.TB, root string, s homegen.Spoilage) {
+	t.Helper()
+	release, err := homegen.Spoil(filepath.Join(root, "thread_history_1.sqlite"), s)
+	t.Cleanup(release)
+	if err != nil {
+		t.Fatal(err)
+	}
+}
