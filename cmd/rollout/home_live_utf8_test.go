@@ -33,10 +33,7 @@ func TestLiveInvalidUTF8(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			r, err := h.Exec(ctx, conformance.Marker+" msg")
-			if err != nil || r.ExitCode != 0 {
-				t.Fatalf("codex exec: %v %+v", err, r)
-			}
+			mustCodex(t)(h.Exec(ctx, conformance.Marker+" msg"))
 			files := h.Rollouts()
 			path := filepath.Join(h.Dir, files[0])
 			id := conformance.SessionID(path)
@@ -50,7 +47,7 @@ func TestLiveInvalidUTF8(t *testing.T) {
 				}
 			}
 			code, out, _ := runRollout("verify", "--select", "line/invalid-utf8", path)
-			r, err = h.Resume(ctx, id, conformance.Marker+" msg")
+			r, err := h.Resume(ctx, id, conformance.Marker+" msg")
 			if err != nil {
 				t.Fatal(err)
 			}
