@@ -64,6 +64,7 @@ type engine struct {
 	sinceWS          bool // model-visible history since the last world_state line
 	afterCompact     bool
 	lastTotal        *usage
+	ownTokens        bool // st.Tokens is held by nothing else: changed in place (mutableTokens)
 	skipDecrease     bool
 	// threadCounter: the file carries token_usage_record lines, whose
 	// thread_token_usage is the cumulative counter (tokens.go).

@@ -271,6 +271,7 @@ func (e *engine) clone() *engine {
 	c.pendingNoOrd = clonePtr(e.pendingNoOrd)
 	c.lastOrd = clonePtr(e.lastOrd)
 	c.lastTotal = clonePtr(e.lastTotal)
+	c.st.Tokens = clonePtr(e.st.Tokens) // e may change its own in place (ownTokens)
 	c.lastThread = clonePtr(e.lastThread)
 	c.lastReadOrd = clonePtr(e.lastReadOrd)
 	c.tail = clonePtr(e.tail)

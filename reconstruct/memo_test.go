@@ -39,7 +39,7 @@ func TestPrefixMemoReplaysOnce(t *testing.T) {
 		}
 		return segs
 	}
-	run := func(memo *PrefixMemo) (opens int, lens []int) {
+	run := func(memo *PrefixMemo) (opens int, lens []int, requests []int64) {
 		for k := 1; k < depth; k++ {
 			open := func(p string, prefix int64) (io.ReadCloser, error) {
 				opens++
@@ -50,14 +50,20 @@ func TestPrefixMemoReplaysOnce(t *testing.T) {
 				t.Fatal(err)
 			}
 			lens = append(lens, e.st.History.Len())
+			if e.st.Tokens != nil {
+				requests = append(requests, int64(e.st.Tokens.RequestsSeen))
+				// What the rollout's own token counts do next: a snapshot
+				// taken of the prefix must not see it.
+				e.mutableTokens().RequestsSeen = -1000
+			}
 			if len(e.pendingLineage) > 0 {
 				t.Fatalf("rollout %d: %v", k, e.pendingLineage)
 			}
 		}
-		return opens, lens
+		return opens, lens, requests
 	}
-	plainOpens, plainLens := run(nil)
-	memoOpens, memoLens := run(NewPrefixMemo(0))
+	plainOpens, plainLens, plainRequests := run(nil)
+	memoOpens, memoLens, memoRequests := run(NewPrefixMemo(0))
 	if want := depth * (depth - 1) / 2; plainOpens != want {
 		t.Errorf("without a memo: %d segments read, want %d", plainOpens, want)
 	}
@@ -66,6 +72,9 @@ func TestPrefixMemoReplaysOnce(t *testing.T) {
 	}
 	if fmt.Sprint(plainLens) != fmt.Sprint(memoLens) {
 		t.Errorf("history lengths %v with a memo, %v without", memoLens, plainLens)
+	}
+	if len(plainRequests) != depth-1 || fmt.Sprint(plainRequests) != fmt.Sprint(memoRequests) {
+		t.Errorf("requests seen %v with a memo, %v without", memoRequests, plainRequests)
 	}
 	if _, err := os.Stat(dir); err != nil {
 		t.Fatal(err)

@@ -111,10 +111,7 @@ func (e *engine) tokenCount(rec *rollout.Record, pos Pos, info []byte) {
 			e.firstReemitted = pos // reported at the end, with the count
 		}
 		if e.st.Tokens != nil {
-			// Copied, not changed in place: turn checkpoints share it.
-			t := *e.st.Tokens
-			t.ReemittedSeen++
-			e.st.Tokens = &t
+			e.mutableTokens().ReemittedSeen++
 		}
 		return
 	}
@@ -139,9 +136,23 @@ func (e *engine) tokenCount(rec *rollout.Record, pos Pos, info []byte) {
 	if e.st.Tokens != nil {
 		seen = e.st.Tokens.RequestsSeen + 1
 	}
-	e.st.Tokens = &TokenInfo{Line: pos.Line, Fill: fill, Window: window, TotalTokens: total.total,
+	*e.mutableTokens() = TokenInfo{Line: pos.Line, Fill: fill, Window: window, TotalTokens: total.total,
 		InputTokens: total.input, CachedInput: total.cached, OutputTokens: total.output,
 		ReasoningOut: total.reasoning, RequestsSeen: seen}
+}
+
+// mutableTokens returns st.Tokens to change in place: a copy of it when a
+// turn checkpoint may hold it (copy on write: a token count per request
+// allocated one TokenInfo each).
+func (e *engine) mutableTokens() *TokenInfo {
+	if !e.ownTokens || e.st.Tokens == nil {
+		t := new(TokenInfo)
+		if e.st.Tokens != nil {
+			*t = *e.st.Tokens
+		}
+		e.st.Tokens, e.ownTokens = t, true
+	}
+	return e.st.Tokens
 }
 
 // tokenUsageRecord follows the thread's counter. Codex writes one

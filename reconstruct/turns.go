@@ -52,6 +52,7 @@ type checkpoint struct {
 }
 
 func (e *engine) checkpoint() checkpoint {
+	e.ownTokens = false // the checkpoint holds st.Tokens now
 	return checkpoint{history: e.st.History, n: e.st.History.Len(), world: e.st.WorldState, lineage: e.st.Lineage, afterCompact: e.afterCompact, tokens: e.st.Tokens, settings: e.st.Settings}
 }
 
@@ -303,7 +304,7 @@ func (e *engine) rollback(pos Pos, n int) {
 	e.st.WorldState = cp.world
 	e.st.Lineage = cp.lineage
 	e.afterCompact = cp.afterCompact
-	e.st.Tokens = cp.tokens
+	e.st.Tokens, e.ownTokens = cp.tokens, false
 	e.st.Settings = cp.settings
 	e.skipDecrease, e.skipThreadDecrease = true, true
 	e.reindex()

@@ -220,3 +220,30 @@ func TestTurnIDFromEvents(t *testing.T) {
 		t.Errorf("turns (-want +got):\n%s", diff)
 	}
 }
+
+// A rollback restores the token info the turn started with, also when a
+// token count came after an earlier rollback: turns 2 and 3 start on the
+// same counts, and the count after the rollback of turn 3 must not change
+// what turn 2's start holds (the engine changes its token info in place
+// only while no turn start holds it).
+func TestRollbacksRestoreTokens(t *testing.T) {
+	b := newRB()
+	b.start(1, 258400)
+	b.user(1, "one")
+	b.tokens(10000, 258400)
+	b.complete(1)
+	b.start(2, 258400)
+	b.user(2, "two")
+	b.complete(2)
+	b.start(3, 258400)
+	b.user(3, "three")
+	b.tokens(30000, 258400)
+	b.complete(3)
+	b.add("event_msg", `{"type":"thread_rolled_back","num_turns":1}`)
+	b.tokens(50000, 258400)
+	b.add("event_msg", `{"type":"thread_rolled_back","num_turns":1}`)
+	_, st := replay(t, b.String(), reconstruct.Options{})
+	if st.Tokens == nil || st.Tokens.Fill != 10000 {
+		t.Fatalf("Tokens = %+v, want the fill turn 2 started with, 10000", st.Tokens)
+	}
+}
