@@ -67,7 +67,7 @@ func cmdChains(args []string) error {
 	runRounds(rows, *reps, *timeout, strings.NewReplacer("{rollout}", *bin), &load)
 
 	var rep strings.Builder
-	fmt.Fprintf(&rep, "```\n%s\n```\n\n", commandLine())
+	fmt.Fprintf(&rep, "```sh\n%s\n```\n\n", commandLine())
 	fmt.Fprintf(&rep, "- date: %s; %s\n", start.UTC().Format("2006-01-02 15:04 UTC"), load.String())
 	fmt.Fprintf(&rep, "- %d rounds; ratios are taken round by round (paired runs) and given as median (range)\n", *reps)
 	rep.WriteString("- a chain of N: a Codex home holding a root and N-1 forks, each continuing the whole of the one before and adding two turns (`lineagegen`)\n\n")

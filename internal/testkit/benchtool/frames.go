@@ -83,7 +83,7 @@ func cmdFrames(args []string) error {
 	}
 
 	var b strings.Builder
-	fmt.Fprintf(&b, "```\n%s\n```\n\n", commandLine())
+	fmt.Fprintf(&b, "```sh\n%s\n```\n\n", commandLine())
 	fmt.Fprintf(&b, "- %s\n", load.String())
 	fmt.Fprintf(&b, "- input: one streamed assistant message of %d increments of %d bytes, agent-wrapped frames (`internal/testkit/fixturegen/framegen`): %d lines, %d bytes (%s)\n",
 		*incs, *incBytes, st.Lines, st.Bytes, fmtMB(st.Bytes))

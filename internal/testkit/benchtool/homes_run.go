@@ -76,7 +76,7 @@ func cmdHomes(args []string) error {
 	tok, ccusage, peerNote := findPeers(*peers)
 
 	var rep strings.Builder
-	fmt.Fprintf(&rep, "```\n%s\n```\n\n", commandLine())
+	fmt.Fprintf(&rep, "```sh\n%s\n```\n\n", commandLine())
 	fmt.Fprintf(&rep, "- date: %s; rollout %s\n", time.Now().UTC().Format("2006-01-02 15:04 UTC"), rolloutVersion(*bin))
 	fmt.Fprintf(&rep, "- homes of `benchtool homes-gen`: rollouts cut from the files real Codex CLIs (0.40-0.171) wrote for the conformance scenarios, forks, sub-agents and reverts among them, single-file sessions grown to log-normal sizes by repeating their turns; a state database with a threads row per thread\n")
 	fmt.Fprintf(&rep, "- peers: %s\n", peerNote)

@@ -134,7 +134,7 @@ func cmdRun(args []string) error {
 	runRounds(rows, c.reps, c.timeout, strings.NewReplacer("{rollout}", c.rollout, "{self}", self, "{big}", big, "{many}", many, "{out}", out), &load)
 
 	var rep strings.Builder
-	fmt.Fprintf(&rep, "```\n%s\n```\n\n", commandLine())
+	fmt.Fprintf(&rep, "```sh\n%s\n```\n\n", commandLine())
 	fmt.Fprintf(&rep, "- date: %s; %s\n", start.UTC().Format("2006-01-02 15:04 UTC"), load.String())
 	fmt.Fprintf(&rep, "- go: %s %s/%s; cpu: %s (%d logical CPUs)\n", runtime.Version(), runtime.GOOS, runtime.GOARCH, cpuModel(), runtime.NumCPU())
 	fmt.Fprintf(&rep, "- rollout: %s (%s)\n", shown, rolloutVersion(c.rollout))
@@ -327,7 +327,11 @@ func fmtMiB(kib int64) string {
 // name (under `go run` it is a temporary path).
 func commandLine() string {
 	parts := []string{filepath.Base(os.Args[0])}
-	for _, a := range os.Args[1:] {
+	for i, a := range os.Args[1:] {
+		if i > 0 && (os.Args[i] == "-dir" || os.Args[i] == "--dir") {
+			parts = append(parts, "$BENCH_DIR") // the doc names no directory of this machine
+			continue
+		}
 		if a == "" || strings.ContainsAny(a, " \t\n'\"\\$`*?[]{}()<>|&;#~") {
 			a = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
 		}

@@ -170,7 +170,7 @@ func cmdShapes(args []string) error {
 	runRounds(rows, *reps, *timeout, strings.NewReplacer("{rollout}", *bin, "{self}", self, "{out}", out), &load)
 
 	var rep strings.Builder
-	fmt.Fprintf(&rep, "```\n%s\n```\n\n", commandLine())
+	fmt.Fprintf(&rep, "```sh\n%s\n```\n\n", commandLine())
 	fmt.Fprintf(&rep, "- date: %s; %s\n", start.UTC().Format("2006-01-02 15:04 UTC"), load.String())
 	fmt.Fprintf(&rep, "- %d rounds, each running every command once; ratios are taken round by round (paired runs) and given as median (range)\n", *reps)
 	rep.WriteString(hdr.String())
