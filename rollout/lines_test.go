@@ -9,7 +9,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
-	"weak"
+	"unsafe"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -82,11 +82,11 @@ type changingFile struct {
 
 func (c *changingFile) Rereader() io.ReaderAt { return bytes.NewReader(c.again) }
 
-// noSpare lets the spare long-line buffer go: the next long line is read
+// noSpare lets the spare long-line buffers go: the next long line is read
 // again (hashed) unless it fits the reader's own buffer.
 func noSpare() {
 	spareLong.mu.Lock()
-	spareLong.p = weak.Pointer[[]byte]{}
+	clear(spareLong.p[:])
 	spareLong.mu.Unlock()
 }
 
@@ -250,4 +250,26 @@ func TestRewriteLongLineChangedWhileRead(t *testing.T) {
 			t.Errorf("max %d: line 2 changed between scan and read: err %v, want ErrSourceChanged", max, err)
 		}
 	}
+}
+
+// Readers that run at once each get a spare back: two long-line buffers
+// let go of are both taken again, the smallest that fits first, rather than
+// one of them being dropped for fresh memory.
+func TestLongBufferSpares(t *testing.T) {
+	noSpare()
+	defer noSpare()
+	small, big := make([]byte, 3<<20), make([]byte, 5<<20)
+	spare(small)
+	spare(big)
+	if b := longBuffer(2 << 20); unsafe.SliceData(b[:1]) != unsafe.SliceData(small) {
+		t.Errorf("a 2 MiB line got a buffer of %d bytes, not the 3 MiB spare", cap(b))
+	}
+	if b := longBuffer(4 << 20); unsafe.SliceData(b[:1]) != unsafe.SliceData(big) {
+		t.Errorf("a 4 MiB line got a buffer of %d bytes, not the 5 MiB spare", cap(b))
+	}
+	if b := takeSpare(); b != nil {
+		t.Errorf("a spare of %d bytes is left: both were taken", cap(b))
+	}
+	runtime.KeepAlive(small)
+	runtime.KeepAlive(big)
 }
