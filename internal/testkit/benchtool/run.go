@@ -23,6 +23,27 @@ const (
 	inMany = "many/"
 )
 
+// pythonLoop is the Python peer of issue 38: the json loop a user writes
+// to read a rollout's record types, every line parsed whole.
+const pythonLoop = `import json, sys
+n = 0
+for line in open(sys.argv[1], "rb"):
+    try:
+        v = json.loads(line)
+    except ValueError:
+        continue
+    if isinstance(v, dict):
+        v.get("type")
+        n += 1
+print(n)
+`
+
+// pythonRow runs pythonLoop over the file path stands for.
+func pythonRow(key, input, path string) *row {
+	return &row{key: key, input: input, name: "python3 json loop", needs: "python3",
+		argv: []string{"python3", "-c", pythonLoop, path}}
+}
+
 // runRows is the big-file benchmark. argv placeholders: {rollout} (the
 // binary under test), {self} (this benchtool), {big} (DIR/big.jsonl),
 // {many} (DIR/many), {out} (a scratch output file, removed before each
@@ -32,6 +53,7 @@ func runRows() []*row {
 		{key: "wc", name: "wc -l", argv: []string{"wc", "-l", "{big}"}, input: inBig},
 		{key: "jq", name: "jq -c .type", argv: []string{"jq", "-c", ".type", "{big}"}, input: inBig, needs: "jq"},
 		{key: "gjson", name: "benchtool gjson-scan", argv: []string{"{self}", "gjson-scan", "{big}"}, input: inBig},
+		pythonRow("python", inBig, "{big}"),
 		{key: "verify", name: "rollout verify --format json", argv: []string{"{rollout}", "verify", "--format", "json", "{big}"}, input: inBig, maxExit: 1},
 		{key: "repair", name: "rollout repair", argv: []string{"{rollout}", "repair", "{big}"}, input: inBig, maxExit: 1, optional: true},
 		{key: "repair-write", name: "rollout repair --write -o OUT", argv: []string{"{rollout}", "repair", "--write", "-o", "{out}", "{big}"}, input: inBig, maxExit: 1, optional: true},
@@ -180,6 +202,10 @@ func runTargets(c runConfig, rows []*row) *targets {
 	t.atLeast("verify --jobs 2 speed-up over --jobs 1 (wall)", "jobs2", "jobs1", c.tJobs, true)
 	t.atMost("repair / verify (CPU, nothing to fix)", "repair", "verify", c.tRepair, false)
 	t.atMost("repair --write / verify (CPU, nothing to fix)", "repair-write", "verify", c.tRepair, false)
+	// Issue 38, target 1 on the big file.
+	t.atMost("verify / gjson-scan (CPU)", "verify", "gjson", 0.8, false)
+	t.atMost("verify / jq -c .type (CPU)", "verify", "jq", 0.25, false)
+	t.atMost("verify / python3 json loop (CPU)", "verify", "python", 0.3, false)
 	return t
 }
 

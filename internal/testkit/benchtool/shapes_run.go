@@ -25,6 +25,9 @@ func shapeRows() []*row {
 		return &row{key: in + "/jq", input: in, name: "jq -c .type", needs: "jq",
 			argv: []string{"sh", "-c", `"$0" cat "$1" | jq -c .type >/dev/null`, "{self}", "{in}"}}
 	}
+	jqFile := func(in string) *row { // one file: jq reads it itself
+		return &row{key: in + "/jq", input: in, name: "jq -c .type", needs: "jq", argv: []string{"jq", "-c", ".type", "{in}"}}
+	}
 	cmd := func(in, key, name string, args ...string) *row {
 		return &row{key: in + "/" + key, input: in, name: "rollout " + name, maxExit: 1,
 			argv: append(append([]string{"{rollout}"}, args...), "{in}")}
@@ -43,7 +46,7 @@ func shapeRows() []*row {
 		cmd(shapeFleet, "reclaim", "reclaim --policy superseded-checkpoints,duplicate-exec-output (dry run)", "reclaim", "--policy", "superseded-checkpoints,duplicate-exec-output"),
 		gjson(shapeTree), gjson(shapeTreeOne), verify(shapeTree, "--jobs", "1"), verify(shapeTreeOne),
 		gjson(shapeSmall), jq(shapeSmall), verify(shapeSmall),
-		gjson(shapeRecords), verify(shapeRecords),
+		gjson(shapeRecords), jqFile(shapeRecords), pythonRow(shapeRecords+"/python", shapeRecords, "{in}"), verify(shapeRecords),
 		gjson(shapeWorld), verify(shapeWorld), verify(shapeWorldEvents),
 		gjson(shapeIDs), verify(shapeIDs),
 		gjson(shapeFixes), verify(shapeFixes), repair(shapeFixes), write(shapeFixes),
@@ -212,6 +215,8 @@ func shapeTargets(rows []*row, spec shapesSpec, treeFiles int) *targets {
 	}
 	t.atMost("small-lines verify / gjson-scan", shapeSmall+"/verify", shapeSmall+"/gjson", 1.5, false)
 	t.atMost("small-records verify / gjson-scan", shapeRecords+"/verify", shapeRecords+"/gjson", 1.5, false)
+	t.atMost("small-records verify / jq -c .type", shapeRecords+"/verify", shapeRecords+"/jq", 0.35, false)
+	t.atMost("small-records verify / python3 json loop", shapeRecords+"/verify", shapeRecords+"/python", 0.3, false)
 	t.atMost("worldstate verify / worldstate-events verify", shapeWorld+"/verify", shapeWorldEvents+"/verify", 2, false)
 	t.rss("ids.jsonl verify", shapeIDs+"/verify", 250)
 	t.atMost("fixes.jsonl repair dry run / verify", shapeFixes+"/repair", shapeFixes+"/verify", 2.2, false)
