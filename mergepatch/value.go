@@ -25,6 +25,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // Kind is the JSON type of a Value. The zero Kind is Null.
@@ -176,6 +177,25 @@ var (
 	trueValue  = &Value{kind: Bool, raw: "true"}
 	falseValue = &Value{kind: Bool, raw: "false"}
 )
+
+// Footprint is about how many bytes of memory v holds: its text and, for
+// each object built, its slots and keys. A part shared with other values
+// counts in each. It is for budgets (reconstruct's prefix memo holds
+// world states), not for accounting.
+func (v *Value) Footprint() int {
+	if v == nil {
+		return 0
+	}
+	n := int(unsafe.Sizeof(Value{})) + len(v.raw)
+	if o := v.obj.Load(); o != nil {
+		n += int(unsafe.Sizeof(object{}))
+		o.slots.each(func(s *slot) bool {
+			n += int(unsafe.Sizeof(slot{})) + len(s.raw) + s.Value.Footprint()
+			return true
+		})
+	}
+	return n
+}
 
 // Kind reports the JSON type of v; a nil v is Null.
 func (v *Value) Kind() Kind {

@@ -5,9 +5,11 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/rollout-dev/rollout/internal/testkit/fixturegen/lineagegen"
+	"github.com/rollout-dev/rollout/mergepatch"
 	"github.com/rollout-dev/rollout/rollout"
 )
 
@@ -112,5 +114,30 @@ func TestPrefixMemoBudget(t *testing.T) {
 	}
 	if n, _ := small.longest(e.opts, 0, seg("b")); n != 1 {
 		t.Errorf("the newest snapshot, alone over the budget, was not kept")
+	}
+}
+
+// TestPrefixMemoWeighsWorldState: a snapshot weighs the world state it
+// holds. Small sessions hold a parsed world state of some 20 KB each: a
+// weight without it kept nine times the budget over a home of 50,000
+// rollouts.
+func TestPrefixMemoWeighsWorldState(t *testing.T) {
+	e := newEngine(Options{}, nil)
+	bare := e.weight()
+	state := `{"notes":"` + strings.Repeat("x", 1<<20) + `"}`
+	v, err := mergepatch.ParseString(state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.st.WorldState = v
+	if w := e.weight(); w-bare < len(state) {
+		t.Errorf("a world state of %d bytes adds %d to the weight", len(state), w-bare)
+	}
+	m := NewPrefixMemo(3 << 20)
+	for i := range 10 {
+		m.store(e.opts, 0, []Segment{{Path: fmt.Sprint(i), End: 1}}, e)
+	}
+	if len(m.entries) > 3 {
+		t.Errorf("%d snapshots of a 1 MiB world state kept in a 3 MiB budget", len(m.entries))
 	}
 }
