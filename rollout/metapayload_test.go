@@ -1,6 +1,10 @@
 package rollout
 
 import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -36,4 +40,39 @@ func TestMetaPayload(t *testing.T) {
 		got.Base == nil || *got.Base != *want.Base {
 		t.Errorf("Meta = %+v, want %+v", got, want)
 	}
+}
+
+// TestReadMetaKeepsNoPayload: the Meta ReadMeta returns holds its own
+// strings, not the payload they were read from (a lineage index keeps one
+// per file of a home): twenty metas of session_metas carrying 1 MiB each
+// hold far less than 20 MiB.
+func TestReadMetaKeepsNoPayload(t *testing.T) {
+	dir := t.TempDir()
+	bulk := strings.Repeat("g", 1<<20)
+	var paths []string
+	for i := range 20 {
+		p := filepath.Join(dir, fmt.Sprintf("rollout-2026-03-10T09-35-30-019cd6f2-8a30-7c1e-9d2a-4b5c6d7e8f%02d.jsonl", i))
+		line := fmt.Sprintf(`{"timestamp":"2026-03-10T09:35:30.037Z","type":"session_meta","payload":{"id":"019cd6f2-8a30-7c1e-9d2a-4b5c6d7e8f%02d","git":{"notes":"%s"},"cli_version":"0.147.0","forked_from_id":"019cd6f2-8a30-7c1e-9d2a-4b5c6d7e8f99"}}`+"\n", i, bulk)
+		if err := os.WriteFile(p, []byte(line), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, p)
+	}
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	metas := make([]Meta, len(paths))
+	for i, p := range paths {
+		m, err := ReadMeta(p)
+		if err != nil || !m.Found || m.ForkedFrom == "" || m.CLIVersion != "0.147.0" {
+			t.Fatalf("%s: %+v, %v", p, m, err)
+		}
+		metas[i] = m
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	if held := int64(after.HeapAlloc) - int64(before.HeapAlloc); held > 4<<20 {
+		t.Errorf("20 metas hold %d bytes: their payloads are kept", held)
+	}
+	runtime.KeepAlive(metas)
 }
