@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unique"
 
 	"github.com/tidwall/gjson"
 
@@ -549,8 +550,11 @@ func (e *engine) sessionMeta(rec *rollout.Record, pos Pos, p gjson.Result) {
 	if rec.Line != e.firstLine {
 		e.emit(pos, MetaNotFirstEvidence{FirstLine: e.firstLine})
 	}
-	e.st.ThreadID = id.String()
-	e.st.CLIVersion = cli.String()
+	// The state keeps its own copies of the strings of the payload, so that
+	// a caller holding states (a fleet's evidence, the prefix memo) does not
+	// hold every session_meta's text.
+	e.st.ThreadID = strings.Clone(id.String())
+	e.st.CLIVersion = unique.Make(cli.String()).Value()
 	if newer, _ := Unchecked(e.st.CLIVersion); newer {
 		e.emit(pos, MetaUncheckedVersionEvidence{CLIVersion: e.st.CLIVersion,
 			CheckedOldest: CheckedOldest.String(), CheckedThrough: CheckedNewest.String()})
@@ -568,7 +572,7 @@ func (e *engine) sessionMeta(rec *rollout.Record, pos Pos, p gjson.Result) {
 		e.pendingNoOrd = &pp
 	}
 	e.dynamicTools(DynamicToolsFromMeta, pos, metaDynamicTools(rec))
-	e.st.StartedAt = started.String()
+	e.st.StartedAt = strings.Clone(started.String())
 	if e.st.StartedAt == "" {
 		if ts, ok := rollout.StringValue(rec.Timestamp()); ok {
 			e.st.StartedAt = string(ts)
@@ -577,14 +581,14 @@ func (e *engine) sessionMeta(rec *rollout.Record, pos Pos, p gjson.Result) {
 	// Codex's SessionSource::SubAgent(SubAgentSource::ThreadSpawn {
 	// parent_thread_id, .. }) serializes as source.subagent.thread_spawn;
 	// newer metas also carry parent_thread_id at the top level.
-	e.st.ParentThreadID = src.Get("subagent.thread_spawn.parent_thread_id").String()
+	e.st.ParentThreadID = strings.Clone(src.Get("subagent.thread_spawn.parent_thread_id").String())
 	if e.st.ParentThreadID == "" {
-		e.st.ParentThreadID = parent.String()
+		e.st.ParentThreadID = strings.Clone(parent.String())
 	}
 	e.forkAllowed = forked.Exists() || parent.Exists() ||
 		(src.IsObject() && src.Get("subagent").Exists())
 	// The first context window is the one every compaction names as first_window_id.
-	e.st.Lineage.WindowID = window.Get("window_id").String()
+	e.st.Lineage.WindowID = strings.Clone(window.Get("window_id").String())
 	e.st.Lineage.FirstWindowID = e.st.Lineage.WindowID
 	if id, ok := rollout.ThreadIDFromName(e.opts.Path); ok && e.st.ThreadID != "" && !strings.EqualFold(id, e.st.ThreadID) {
 		e.metaID = metaIDCheck{pos: pos, ev: MetaFilenameMismatchEvidence{FileID: id, PayloadID: e.st.ThreadID}, pending: true,

@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 	"time"
+	"unique"
 
 	"github.com/tidwall/gjson"
 
@@ -179,9 +181,10 @@ func (e *engine) startSegment(k int) {
 // restores; the file's own session_meta names the window it starts).
 func (e *engine) segmentMeta(p gjson.Result) {
 	e.metaSeen = true
-	e.st.CLIVersion = p.Get("cli_version").String()
+	e.st.CLIVersion = unique.Make(p.Get("cli_version").String()).Value() // not the payload's text (sessionMeta)
 	e.st.HistoryMode = rollout.HistoryMode(p)
 	if w := p.Get("context_window.window_id").String(); w != "" {
+		w = strings.Clone(w)
 		e.st.Lineage.WindowID, e.st.Lineage.FirstWindowID = w, w
 	}
 }

@@ -55,6 +55,12 @@ func historyModeOf(m gjson.Result) string {
 	if m.Type != gjson.String {
 		return m.Raw
 	}
+	switch m.Str { // the constants, not a string of the payload's text to keep
+	case HistoryLegacy:
+		return HistoryLegacy
+	case HistoryPaginated:
+		return HistoryPaginated
+	}
 	return m.Str
 }
 
