@@ -19,34 +19,28 @@ func registerCompletions(root *cobra.Command) {
 	docs := map[string][]report.Document{"verify": {report.DocVerify}, "home": {report.DocHome}, "diff": {report.DocDiff},
 		"space": {report.DocSpace}, "reclaim": {report.DocReclaim}, "simulate-budget": {report.DocBudget, report.DocFleet},
 		"merge": {report.DocVerify, report.DocFleet}}
-	// The values are computed when a completion asks for them: this runs
-	// at every start.
-	one := func(values func() []string) cobra.CompletionFunc {
+	one := func(values []string) cobra.CompletionFunc {
 		return func(_ *cobra.Command, _ []string, partial string) ([]string, cobra.ShellCompDirective) {
 			if strings.Contains(partial, "=") {
 				return nil, cobra.ShellCompDirectiveDefault
 			}
-			return suggest.Complete(values(), partial), cobra.ShellCompDirectiveNoFileComp
+			return suggest.Complete(values, partial), cobra.ShellCompDirectiveNoFileComp
 		}
 	}
-	list := func(values func() []string) cobra.CompletionFunc {
+	list := func(values []string) cobra.CompletionFunc {
 		return func(_ *cobra.Command, _ []string, partial string) ([]string, cobra.ShellCompDirective) {
-			return suggest.CompleteList(values(), partial), cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveNoSpace
+			return suggest.CompleteList(values, partial), cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveNoSpace
 		}
 	}
-	fixed := func(values ...string) func() []string { return func() []string { return values } }
 	for _, cmd := range root.Commands() {
-		formats := func() []string {
-			var formats []string
-			for _, d := range docs[cmd.Name()] {
-				formats = append(formats, report.FormatsOf(d)...)
-			}
-			return slices.Compact(slices.Sorted(slices.Values(formats)))
+		var formats []string
+		for _, d := range docs[cmd.Name()] {
+			formats = append(formats, report.FormatsOf(d)...)
 		}
-		rules := func() []string { return checks.Names(cmd.Name() == "home") }
-		for flag, complete := range map[string]cobra.CompletionFunc{"format": one(formats),
-			"select": list(rules), "ignore": list(rules), "policy": list(fixed(reclaim.Policies...)),
-			"fail-on": one(fixed("error", "warning", "info", "never")), "show-severity": one(fixed("error", "warning", "info"))} {
+		rules := checks.Names(cmd.Name() == "home")
+		for flag, complete := range map[string]cobra.CompletionFunc{"format": one(slices.Compact(slices.Sorted(slices.Values(formats)))),
+			"select": list(rules), "ignore": list(rules), "policy": list(reclaim.Policies),
+			"fail-on": one([]string{"error", "warning", "info", "never"}), "show-severity": one([]string{"error", "warning", "info"})} {
 			if cmd.Flags().Lookup(flag) != nil {
 				cmd.RegisterFlagCompletionFunc(flag, complete)
 			}
@@ -57,6 +51,6 @@ func registerCompletions(root *cobra.Command) {
 		if len(args) > 0 {
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}
-		return one(func() []string { return append(checks.Names(false), checks.Names(true)...) })(c, args, partial)
+		return one(append(checks.Names(false), checks.Names(true)...))(c, args, partial)
 	}
 }
