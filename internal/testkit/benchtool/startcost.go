@@ -50,17 +50,30 @@ func cmdStartcost(args []string) error {
 	inits := map[string][]float64{} // package -> init clock (ms) of each start
 	var cpus []float64              // CPU (ms) of each start
 	var load loadLog
-	for range *starts {
-		load.sample()
+	start := func(env ...string) (*exec.Cmd, *bytes.Buffer, error) {
 		cmd := exec.Command(*bin, "version")
-		cmd.Env = append(os.Environ(), "GODEBUG=inittrace=1")
+		cmd.Env = append(os.Environ(), env...)
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr
 		if err := cmd.Run(); err != nil {
-			return fmt.Errorf("%s version: %v: %s", *bin, err, stderr.Bytes())
+			return nil, nil, fmt.Errorf("%s version: %v: %s", *bin, err, stderr.Bytes())
+		}
+		return cmd, &stderr, nil
+	}
+	for range *starts {
+		// A plain start for the CPU (writing the trace costs some), then a
+		// traced one for the inits.
+		load.sample()
+		cmd, _, err := start()
+		if err != nil {
+			return err
 		}
 		cpus = append(cpus, float64(cmd.ProcessState.UserTime()+cmd.ProcessState.SystemTime())/float64(time.Millisecond))
-		trace, err := parseInitTrace(&stderr)
+		_, stderr, err := start("GODEBUG=inittrace=1")
+		if err != nil {
+			return err
+		}
+		trace, err := parseInitTrace(stderr)
 		if err != nil {
 			return err
 		}
@@ -199,12 +212,13 @@ func parseNM(r io.Reader, empty [][2]uint64) (map[string]int64, error) {
 
 // symbolPackage is the package path of a Go symbol name:
 // "github.com/a/b.(*T).M" -> "github.com/a/b", "type:*fmt.pp" -> "fmt",
-// "pkg.F[go.shape.int]" -> "pkg"; names of the linker's own tables
-// ("go:func.*", "runtime.pclntab" stays runtime) are "(linker)".
+// "pkg.F[go.shape.int]" -> "pkg", "go.yaml.in/yaml/v3.(*parser).parse" ->
+// "go.yaml.in/yaml/v3"; names of the linker's own tables ("go:func.*")
+// are "(linker)".
 func symbolPackage(name string) string {
 	name = strings.TrimPrefix(name, "type:")
 	name = strings.TrimLeft(name, "*[]")
-	if strings.HasPrefix(name, "go:") || strings.HasPrefix(name, "go.") {
+	if strings.HasPrefix(name, "go:") { // go:func.*, go:itab.*, go:string.*
 		return "(linker)"
 	}
 	if i := strings.IndexAny(name, "[("); i >= 0 {

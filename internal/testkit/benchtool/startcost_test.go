@@ -39,6 +39,7 @@ const nmSample = `  401000        128 T runtime.text
  150d000        300 r type:struct { Name string "json:\"name\"" }
  150e000        400 r go:func.*
  25f3a00     416880 d codeberg.org/go-fonts/liberation/liberationsansitalic..gobytes.1
+ 25f4000        512 t go.yaml.in/yaml/v3.(*parser).parse
  2c14c00   33554432 D crypto/internal/fips140/drbg.memory
          0 U malloc
 `
@@ -50,7 +51,7 @@ func TestParseNM(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string]int64{"runtime": 128, "github.com/aws/aws-sdk-go-v2/service/s3": 185738 + 64, "slices": 32,
-		"fmt": 200, "(linker)": 300 + 400, "codeberg.org/go-fonts/liberation/liberationsansitalic": 416880}
+		"fmt": 200, "(linker)": 300 + 400, "go.yaml.in/yaml/v3": 512, "codeberg.org/go-fonts/liberation/liberationsansitalic": 416880}
 	if !maps.Equal(got, want) {
 		t.Errorf("got %v\nwant %v", got, want)
 	}
