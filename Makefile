@@ -60,6 +60,8 @@ bench: build
 	bin/benchtool homes-gen -o $(BENCH_DIR) -rollouts $(HOMES)
 	bin/benchtool homes -rollout $(BIN) -dir $(BENCH_DIR) -md docs/performance.md
 	bin/benchtool chains -rollout $(BIN) -dir $(BENCH_DIR) -md docs/performance.md
+	$(GO) build -trimpath -o bin/rollout-symbols ./cmd/rollout
+	bin/benchtool startcost -rollout $(BIN) -symbols bin/rollout-symbols -md docs/performance.md
 
 # Regenerates the conformance goldens (internal/testkit/conformance/testdata) with real Codex
 # versions from npm, installed into the cache outside the repository

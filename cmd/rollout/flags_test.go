@@ -19,7 +19,7 @@ func eachFlag(fn func(c *cobra.Command, f *pflag.Flag)) {
 			walk(sub)
 		}
 	}
-	walk(newRootCmd(&app{io: io}))
+	walk(newRootCmd(&app{io: io}, ""))
 }
 
 // pflag takes a usage's first `backquoted` word as the name of the value

@@ -78,7 +78,14 @@ type app struct {
 	io *IO
 }
 
-func newRootCmd(a *app) *cobra.Command {
+// lazy is a command's constructor without its test hook.
+func lazy[F any](build func(*app, F) *cobra.Command) func(*app) *cobra.Command {
+	return func(a *app) *cobra.Command { var none F; return build(a, none) }
+}
+
+// newRootCmd builds the command tree: with only naming a command, just
+// that one under the root.
+func newRootCmd(a *app, only string) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "rollout",
 		Short: "Verify, repair and analyse AI coding-agent rollouts (Codex session logs)",
@@ -101,11 +108,21 @@ inconsistency with a stable rule id, file and line.
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return &exitError{code: exitUsage, err: err, hint: flagHint(c, err)}
 	})
-	root.AddCommand(newVerifyCmd(a, nil), newStateCmd(a, nil), newVersionCmd(a),
-		newExplainCmd(a), newSimulateBudgetCmd(a, nil), newMergeCmd(a), newRepairCmd(a, nil), newViewCmd(a, nil),
-		newSpaceCmd(a, nil), newReclaimCmd(a, nil), newFindCmd(a, nil), newDiffCmd(a, nil), newHomeCmd(a, nil),
-		newArtifactsCmd(a, nil), newPlanCmd(a),
-		&cobra.Command{Use: "exit-codes", Short: "The exit codes of every command", Long: exitCodesHelp})
+	// A run builds the command it runs, not all sixteen and their flags;
+	// help, completion and an unknown command build them all.
+	commands := map[string]func(*app) *cobra.Command{"verify": lazy(newVerifyCmd), "state": lazy(newStateCmd), "version": newVersionCmd,
+		"explain": newExplainCmd, "simulate-budget": lazy(newSimulateBudgetCmd), "merge": newMergeCmd, "repair": lazy(newRepairCmd),
+		"view": lazy(newViewCmd), "space": lazy(newSpaceCmd), "reclaim": lazy(newReclaimCmd), "find": lazy(newFindCmd), "diff": lazy(newDiffCmd),
+		"home": lazy(newHomeCmd), "artifacts": lazy(newArtifactsCmd), "plan": newPlanCmd, "exit-codes": func(*app) *cobra.Command {
+			return &cobra.Command{Use: "exit-codes", Short: "The exit codes of every command", Long: exitCodesHelp}
+		}}
+	if build, ok := commands[only]; ok {
+		root.AddCommand(build(a))
+		return root
+	}
+	for _, build := range commands {
+		root.AddCommand(build(a))
+	}
 	registerCompletions(root)
 	return root
 }
@@ -119,7 +136,11 @@ func run(args []string, io *IO) (code int) {
 			code = exitInternal
 		}
 	}()
-	root := newRootCmd(&app{io: io})
+	only := ""
+	if len(args) > 0 {
+		only = args[0]
+	}
+	root := newRootCmd(&app{io: io}, only)
 	root.SetArgs(args)
 	err := root.ExecuteContext(context.Background())
 	if err == nil {

@@ -4,12 +4,12 @@ import (
 	"fmt"
 	"io"
 	"path"
-	"runtime/debug"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
+	"github.com/rollout-dev/rollout/internal/base/buildinfo"
 	"github.com/rollout-dev/rollout/internal/output/schema"
 	"github.com/rollout-dev/rollout/reconstruct"
 )
@@ -64,32 +64,10 @@ func checkedLine() string {
 // time, and whether the tree had local changes), then the verify report's
 // schema version.
 func versionLine() string {
-	var parts []string
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		parts = append(parts, buildParts(bi.Settings)...)
-	}
+	parts := buildinfo.Commit()
 	if len(parts) == 0 {
 		parts = append(parts, "commit unknown")
 	}
 	parts = append(parts, fmt.Sprintf("report schema %d", schema.Version(schema.VerifyReport)))
 	return fmt.Sprintf("rollout %s (%s)", version(), strings.Join(parts, ", "))
-}
-
-func buildParts(settings []debug.BuildSetting) []string {
-	s := map[string]string{}
-	for _, kv := range settings {
-		s[kv.Key] = kv.Value
-	}
-	var parts []string
-	if rev := s["vcs.revision"]; rev != "" {
-		commit := "commit " + rev[:min(len(rev), 12)]
-		if s["vcs.modified"] == "true" {
-			commit += "+dirty"
-		}
-		parts = append(parts, commit)
-	}
-	if t := s["vcs.time"]; t != "" {
-		parts = append(parts, "committed "+t)
-	}
-	return parts
 }

@@ -292,7 +292,7 @@ func TestViewFlags(t *testing.T) {
 	parse := func(args ...string) (*viewOptions, int) {
 		io, _, _ := testIO("")
 		var got *viewOptions
-		cmd := newRootCmd(&app{io: io})
+		cmd := newRootCmd(&app{io: io}, "")
 		for _, c := range cmd.Commands() {
 			if c.Name() == "view" {
 				cmd.RemoveCommand(c)

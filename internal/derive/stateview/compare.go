@@ -2,6 +2,7 @@ package stateview
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"go/token"
@@ -9,9 +10,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-
-	"github.com/google/go-cmp/cmp"
-	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/rollout-dev/rollout/mergepatch"
 	"github.com/rollout-dev/rollout/reconstruct"
@@ -118,9 +116,8 @@ func decodeJSON(raw []byte) any {
 // order of the view's fields (never nil: [] when they are the same). The
 // number of lines read is not compared: it is a fact of the file.
 func Compare(a, b View) []Change {
-	r := &reporter{changes: []Change{}}
-	cmp.Equal(comparable(a), comparable(b), cmp.AllowUnexported(Item{}), cmp.Reporter(r))
-	return r.changes
+	ca, cb := comparable(a), comparable(b)
+	return walkChanges(reflect.ValueOf(&ca).Elem(), reflect.ValueOf(&cb).Elem(), walkOptions{})
 }
 
 // CommonPrefix is how many history items, from the first, are the same in
@@ -149,52 +146,321 @@ func Prove(a, b *reconstruct.State) []Change {
 	if c := Compare(OfHashed(a), OfHashed(b)); len(c) > 0 {
 		return c
 	}
-	r := &reporter{changes: []Change{}}
-	cmp.Equal(a, b,
-		cmp.Transformer("items", func(h *reconstruct.History) []reconstruct.Item { return slices.Collect(h.All()) }),
-		cmp.AllowUnexported(reconstruct.Item{}),
-		cmpopts.IgnoreFields(reconstruct.Item{}, "Offset"),
-		cmpopts.IgnoreFields(reconstruct.Handoff{}, "Offset"),
-		cmp.Comparer(func(x, y *mergepatch.Value) bool {
-			if x == nil || y == nil {
-				return x == y
-			}
-			return bytes.Equal(x.AppendJSON(nil), y.AppendJSON(nil))
-		}),
-		cmp.Reporter(r))
-	return r.changes
+	return walkChanges(reflect.ValueOf(a), reflect.ValueOf(b), walkOptions{
+		transform: map[reflect.Type]func(reflect.Value) reflect.Value{
+			reflect.TypeFor[*reconstruct.History](): func(v reflect.Value) reflect.Value {
+				var items []reconstruct.Item
+				if h := v.Interface().(*reconstruct.History); h != nil {
+					items = slices.Collect(h.All())
+				}
+				return reflect.ValueOf(items)
+			}},
+		ignore: map[reflect.Type][]string{
+			reflect.TypeFor[reconstruct.Item]():    {"Offset"},
+			reflect.TypeFor[reconstruct.Handoff](): {"Offset"}},
+		equal: map[reflect.Type]func(x, y reflect.Value) bool{
+			reflect.TypeFor[*mergepatch.Value](): func(x, y reflect.Value) bool {
+				vx, vy := x.Interface().(*mergepatch.Value), y.Interface().(*mergepatch.Value)
+				if vx == nil || vy == nil {
+					return vx == vy
+				}
+				return bytes.Equal(vx.AppendJSON(nil), vy.AppendJSON(nil))
+			}},
+	})
 }
 
-// reporter collects each leaf difference go-cmp finds with its path.
-type reporter struct {
-	path    cmp.Path
-	changes []Change
+// walkOptions adjust the walk for some types: a transform compares what
+// it returns instead, ignore skips struct fields, equal compares values
+// whole (a leaf).
+type walkOptions struct {
+	transform map[reflect.Type]func(reflect.Value) reflect.Value
+	ignore    map[reflect.Type][]string
+	equal     map[reflect.Type]func(x, y reflect.Value) bool
 }
 
-func (r *reporter) PushStep(ps cmp.PathStep) { r.path = append(r.path, ps) }
-func (r *reporter) PopStep()                 { r.path = r.path[:len(r.path)-1] }
+// step is one step of a path into the compared values: a struct field, a
+// slice index (-1 on the side without the element), a map key, or a step
+// the path does not spell (a pointer, an interface's value, a transform).
+// vx and vy are the values there (invalid on a side without one).
+type step struct {
+	field  string
+	index  bool
+	ix, iy int
+	key    reflect.Value
+	typ    reflect.Type
+	vx, vy reflect.Value
+}
 
-func (r *reporter) Report(rs cmp.Result) {
-	if rs.Equal() {
+// walker compares two values leaf by leaf, as go-cmp did for this
+// package (it is ours so that every start does not pay go-cmp's init):
+// structs field by field, maps by sorted key, pointers and interfaces by
+// what they hold, nil and empty slices and maps as different. It counts
+// the leaves that are equal and those that differ, and with report set
+// calls it for each that differs.
+type walker struct {
+	opts       walkOptions
+	path       []step
+	same, diff int
+	report     func(path []step)
+}
+
+// walkChanges lists the differences of x and y (of one type) as Changes.
+func walkChanges(x, y reflect.Value, opts walkOptions) []Change {
+	root := x.Type()
+	changes := []Change{}
+	w := &walker{opts: opts, report: func(path []step) {
+		last := path[len(path)-1]
+		c := Change{Path: pathString(root, path), Change: Changed}
+		switch {
+		case !last.vx.IsValid():
+			c.Change, c.B = Added, value(last.vy)
+		case !last.vy.IsValid():
+			c.Change, c.A = Removed, value(last.vx)
+		default:
+			c.A, c.B = value(last.vx), value(last.vy)
+		}
+		if last.field != "" && !token.IsExported(last.field) {
+			// An item's content hash (seeded per process) or the engine's
+			// internal bookkeeping: the path says what differs.
+			c.A, c.B = nil, nil
+		}
+		c.LineA, c.LineB = elementLines(path)
+		changes = append(changes, c)
+	}}
+	w.compare(step{typ: root, vx: x, vy: y})
+	return changes
+}
+
+// leaf counts a leaf at the current path, reporting it when it differs.
+func (w *walker) leaf(equal bool) {
+	if equal {
+		w.same++
 		return
 	}
-	vx, vy := r.path.Last().Values()
-	c := Change{Path: pathString(r.path), Change: Changed}
-	switch {
-	case !vx.IsValid():
-		c.Change, c.B = Added, value(vy)
-	case !vy.IsValid():
-		c.Change, c.A = Removed, value(vx)
-	default:
-		c.A, c.B = value(vx), value(vy)
+	w.diff++
+	if w.report != nil {
+		w.report(w.path)
 	}
-	if f, ok := r.path.Last().(cmp.StructField); ok && !token.IsExported(f.Name()) {
-		// An item's content hash (seeded per process) or the engine's
-		// internal bookkeeping: the path says what differs.
-		c.A, c.B = nil, nil
+}
+
+// compare walks the values of s (both valid, of type s.typ) at the path
+// plus s.
+func (w *walker) compare(s step) {
+	w.path = append(w.path, s)
+	defer func() { w.path = w.path[:len(w.path)-1] }()
+	t, x, y := s.typ, s.vx, s.vy
+	if eq := w.opts.equal[t]; eq != nil && x.CanInterface() {
+		w.leaf(eq(x, y))
+		return
 	}
-	c.LineA, c.LineB = elementLines(r.path)
-	r.changes = append(r.changes, c)
+	if tr := w.opts.transform[t]; tr != nil && x.CanInterface() {
+		tx, ty := tr(x), tr(y)
+		w.compare(step{typ: tx.Type(), vx: tx, vy: ty})
+		return
+	}
+	switch t.Kind() {
+	case reflect.Bool:
+		w.leaf(x.Bool() == y.Bool())
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		w.leaf(x.Int() == y.Int())
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		w.leaf(x.Uint() == y.Uint())
+	case reflect.Float32, reflect.Float64:
+		w.leaf(x.Float() == y.Float())
+	case reflect.Complex64, reflect.Complex128:
+		w.leaf(x.Complex() == y.Complex())
+	case reflect.String:
+		w.leaf(x.String() == y.String())
+	case reflect.Pointer:
+		if x.IsNil() || y.IsNil() {
+			w.leaf(x.IsNil() && y.IsNil())
+			return
+		}
+		w.compare(step{typ: t.Elem(), vx: x.Elem(), vy: y.Elem()})
+	case reflect.Interface:
+		if x.IsNil() || y.IsNil() {
+			w.leaf(x.IsNil() && y.IsNil())
+			return
+		}
+		if x.Elem().Type() != y.Elem().Type() {
+			w.leaf(false)
+			return
+		}
+		w.compare(step{typ: x.Elem().Type(), vx: x.Elem(), vy: y.Elem()})
+	case reflect.Struct:
+		ignored := w.opts.ignore[t]
+		for i := range t.NumField() {
+			f := t.Field(i)
+			if slices.Contains(ignored, f.Name) {
+				continue
+			}
+			w.compare(step{field: f.Name, typ: f.Type, vx: x.Field(i), vy: y.Field(i)})
+		}
+	case reflect.Slice:
+		if x.IsNil() || y.IsNil() {
+			w.leaf(x.IsNil() && y.IsNil())
+			return
+		}
+		w.compareList(t.Elem(), x, y)
+	case reflect.Array:
+		w.compareList(t.Elem(), x, y)
+	case reflect.Map:
+		if x.IsNil() || y.IsNil() {
+			w.leaf(x.IsNil() && y.IsNil())
+			return
+		}
+		for _, k := range sortedKeys(x, y) {
+			ex, ey := x.MapIndex(k), y.MapIndex(k)
+			if !ex.IsValid() || !ey.IsValid() {
+				w.path = append(w.path, step{key: k, typ: t.Elem(), vx: ex, vy: ey})
+				w.leaf(false)
+				w.path = w.path[:len(w.path)-1]
+				continue
+			}
+			w.compare(step{key: k, typ: t.Elem(), vx: ex, vy: ey})
+		}
+	case reflect.Func:
+		w.leaf(x.IsNil() && y.IsNil())
+	default: // channels, unsafe pointers
+		w.leaf(x.Pointer() == y.Pointer())
+	}
+}
+
+// compareList aligns two lists as an edit script: the longest run of
+// equal elements in order (after the equal ones at the start and at the
+// end) stays; between two of those, elements are paired in order while
+// they are similar (no more differing leaves than equal ones plus one, as
+// go-cmp says it) and compared leaf by leaf, and the others are removed
+// from x or added from y. Unlike go-cmp's edit script, which starts its
+// search from either end at random, the alignment is the same on every
+// run. Past maxAlignCells, the middle is paired by index instead.
+func (w *walker) compareList(elem reflect.Type, x, y reflect.Value) {
+	nx, ny := x.Len(), y.Len()
+	dry := func(i, j int) *walker {
+		d := &walker{opts: w.opts}
+		d.compare(step{index: true, ix: i, iy: j, typ: elem, vx: x.Index(i), vy: y.Index(j)})
+		return d
+	}
+	count := func(d *walker) { w.same, w.diff = w.same+d.same, w.diff+d.diff }
+	pre := 0
+	for pre < min(nx, ny) {
+		d := dry(pre, pre)
+		if d.diff > 0 {
+			break
+		}
+		count(d)
+		pre++
+	}
+	suf := 0
+	for suf < min(nx, ny)-pre {
+		d := dry(nx-1-suf, ny-1-suf)
+		if d.diff > 0 {
+			break
+		}
+		count(d)
+		suf++
+	}
+	unique := func(i int, v reflect.Value, inX bool) {
+		s := step{index: true, ix: i, iy: -1, typ: elem, vx: v}
+		if !inX {
+			s.ix, s.iy, s.vx, s.vy = -1, i, reflect.Value{}, v
+		}
+		w.path = append(w.path, s)
+		w.leaf(false)
+		w.path = w.path[:len(w.path)-1]
+	}
+	// gap reports x[i:ei] against y[j:ej], none of them equal.
+	gap := func(i, ei, j, ej int) {
+		for i < ei && j < ej {
+			switch d := dry(i, j); {
+			case d.same+1 >= d.diff:
+				w.compare(step{index: true, ix: i, iy: j, typ: elem, vx: x.Index(i), vy: y.Index(j)})
+				i, j = i+1, j+1
+			case ei-i >= ej-j:
+				unique(i, x.Index(i), true)
+				i++
+			default:
+				unique(j, y.Index(j), false)
+				j++
+			}
+		}
+		for ; i < ei; i++ {
+			unique(i, x.Index(i), true)
+		}
+		for ; j < ej; j++ {
+			unique(j, y.Index(j), false)
+		}
+	}
+	mx, my := nx-suf-pre, ny-suf-pre
+	if mx == 0 || my == 0 || mx*my > maxAlignCells {
+		gap(pre, nx-suf, pre, ny-suf)
+		return
+	}
+	// lcs[i][j]: the longest run of equal elements in x[pre+i:] and
+	// y[pre+j:] (the middle only).
+	equal := make([]bool, mx*my)
+	lcs := make([]int32, (mx+1)*(my+1))
+	at := func(i, j int) *int32 { return &lcs[i*(my+1)+j] }
+	for i := mx - 1; i >= 0; i-- {
+		for j := my - 1; j >= 0; j-- {
+			if equal[i*my+j] = dry(pre+i, pre+j).diff == 0; equal[i*my+j] {
+				*at(i, j) = 1 + *at(i+1, j+1)
+			} else {
+				*at(i, j) = max(*at(i+1, j), *at(i, j+1))
+			}
+		}
+	}
+	gi, gj := 0, 0 // where the current gap starts
+	for i, j := 0, 0; i < mx && j < my; {
+		switch {
+		case equal[i*my+j] && *at(i, j) == 1+*at(i+1, j+1):
+			gap(pre+gi, pre+i, pre+gj, pre+j)
+			count(dry(pre+i, pre+j))
+			i, j = i+1, j+1
+			gi, gj = i, j
+		case *at(i+1, j) >= *at(i, j+1):
+			i++
+		default:
+			j++
+		}
+	}
+	gap(pre+gi, nx-suf, pre+gj, ny-suf)
+}
+
+// maxAlignCells bounds the work of aligning the middle of two lists: one
+// comparison of two elements per cell.
+const maxAlignCells = 1 << 18
+
+// sortedKeys are the keys of both maps, each once, in order.
+func sortedKeys(x, y reflect.Value) []reflect.Value {
+	keys := x.MapKeys()
+	for _, k := range y.MapKeys() {
+		if !x.MapIndex(k).IsValid() {
+			keys = append(keys, k)
+		}
+	}
+	slices.SortFunc(keys, func(a, b reflect.Value) int {
+		switch a.Kind() {
+		case reflect.String:
+			return strings.Compare(a.String(), b.String())
+		case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+			return cmp.Compare(a.Int(), b.Int())
+		case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+			return cmp.Compare(a.Uint(), b.Uint())
+		}
+		return strings.Compare(keyString(a), keyString(b))
+	})
+	return keys
+}
+
+func keyString(k reflect.Value) string {
+	if k.Kind() == reflect.String {
+		return k.String()
+	}
+	if k.CanInterface() {
+		return fmt.Sprint(k.Interface())
+	}
+	return k.String()
 }
 
 func value(v reflect.Value) any {
@@ -206,13 +472,11 @@ func value(v reflect.Value) any {
 
 // elementLines are the lines of the list element (turn, item, handoff) a
 // path goes through, on each side.
-func elementLines(p cmp.Path) (a, b int) {
-	for _, step := range p {
-		if _, ok := step.(cmp.SliceIndex); !ok {
-			continue
+func elementLines(p []step) (a, b int) {
+	for _, s := range p {
+		if s.index {
+			return lineOf(s.vx), lineOf(s.vy)
 		}
-		vx, vy := step.Values()
-		return lineOf(vx), lineOf(vy)
 	}
 	return 0, 0
 }
@@ -227,16 +491,16 @@ func lineOf(v reflect.Value) int {
 	return 0
 }
 
-// pathString spells a go-cmp path with the JSON names of the view:
+// pathString spells a path with the JSON names of the view:
 // history[5].id, world_state.files["a.go"], token_usage.total_tokens.
 // Fields without a JSON name keep their Go name.
-func pathString(p cmp.Path) string {
+func pathString(root reflect.Type, p []step) string {
 	var b strings.Builder
-	var parent reflect.Type
-	for _, step := range p {
-		switch s := step.(type) {
-		case cmp.StructField:
-			name := s.Name()
+	parent := root
+	for _, s := range p[1:] {
+		switch {
+		case s.field != "":
+			name := s.field
 			if parent != nil {
 				if f, ok := parent.FieldByName(name); ok {
 					if tag, _, _ := strings.Cut(f.Tag.Get("json"), ","); tag != "" {
@@ -248,32 +512,28 @@ func pathString(p cmp.Path) string {
 				b.WriteByte('.')
 			}
 			b.WriteString(name)
-		case cmp.SliceIndex:
-			kx, ky := s.SplitKeys()
+		case s.index:
 			switch {
-			case kx == ky:
-				fmt.Fprintf(&b, "[%d]", kx)
-			case kx < 0:
-				fmt.Fprintf(&b, "[%d]", ky)
-			case ky < 0:
-				fmt.Fprintf(&b, "[%d]", kx)
+			case s.ix == s.iy || s.iy < 0:
+				fmt.Fprintf(&b, "[%d]", s.ix)
+			case s.ix < 0:
+				fmt.Fprintf(&b, "[%d]", s.iy)
 			default:
-				fmt.Fprintf(&b, "[%d->%d]", kx, ky)
+				fmt.Fprintf(&b, "[%d->%d]", s.ix, s.iy)
 			}
-		case cmp.MapIndex:
-			key := fmt.Sprint(s.Key().Interface())
-			if isIdent(key) {
+		case s.key.IsValid():
+			if key := keyString(s.key); isIdent(key) {
 				b.WriteString("." + key)
 			} else {
 				b.WriteString("[" + strconv.Quote(key) + "]")
 			}
 		}
-		t := step.Type()
-		for t != nil && t.Kind() == reflect.Pointer {
+		t := s.typ
+		for t.Kind() == reflect.Pointer {
 			t = t.Elem()
 		}
 		parent = nil
-		if t != nil && t.Kind() == reflect.Struct {
+		if t.Kind() == reflect.Struct {
 			parent = t
 		}
 	}

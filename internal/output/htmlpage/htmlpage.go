@@ -13,6 +13,7 @@ import (
 	"html/template"
 	"path/filepath"
 	"strings"
+	"sync"
 )
 
 // Script is the page's only script: following a link to a record or a
@@ -35,7 +36,9 @@ const Script = `(function () {
 // csp is the Content-Security-Policy of every page: no network at all, the
 // inline script above by its hash, inline styles (the SVG chart carries
 // style attributes), images only from data: URLs.
-var csp = fmt.Sprintf("default-src 'none'; script-src '%s'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'", scriptHash())
+var csp = sync.OnceValue(func() string {
+	return fmt.Sprintf("default-src 'none'; script-src '%s'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'", scriptHash())
+})
 
 func scriptHash() string {
 	sum := sha256.Sum256([]byte(Script))
@@ -54,7 +57,7 @@ const Head = `{{define "head"}}<meta charset="utf-8">
 // Funcs are the template functions the shell and the pages use.
 func Funcs() template.FuncMap {
 	return template.FuncMap{
-		"csp":    func() string { return csp },
+		"csp":    csp,
 		"css":    func() template.CSS { return template.CSS(Style) },
 		"script": func() template.JS { return template.JS(Script) },
 		"bytes":  Bytes,

@@ -5,6 +5,7 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/rollout-dev/rollout/internal/base/suggest"
 	"github.com/rollout-dev/rollout/internal/codex/home"
@@ -163,10 +164,14 @@ func verifyFormats() []Format {
 // writeState writes the JSON of `rollout state`.
 func writeState(w io.Writer, d StateDoc) error { return WriteStateJSON(w, d.Path, d.View) }
 
+// formats is the table, built once: --help and completion read it for
+// every command.
+var formats = sync.OnceValue(formatTable)
+
 // row is the table's row of doc; it panics for a document not in the
 // table, a bug.
 func row(doc Document) documentFormats {
-	for _, r := range formatTable() {
+	for _, r := range formats() {
 		if r.doc == doc {
 			return r
 		}

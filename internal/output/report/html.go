@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/url"
 	"path/filepath"
+	"sync"
 
 	"github.com/rollout-dev/rollout/checks"
 	"github.com/rollout-dev/rollout/internal/derive/result"
@@ -61,7 +62,7 @@ func (s *htmlStream) file(f *result.FileResult, _ *result.Tally) error {
 	if s.o.Links.View != nil {
 		hf.View = s.o.Links.View(f.Path)
 	}
-	return htmlReport.ExecuteTemplate(&s.files, "file", hf)
+	return htmlReport().ExecuteTemplate(&s.files, "file", hf)
 }
 
 func (s *htmlStream) finish(r *result.Report, t *result.Tally) error {
@@ -72,13 +73,13 @@ func (s *htmlStream) finish(r *result.Report, t *result.Tally) error {
 	bw := bufio.NewWriterSize(s.w, 64<<10)
 	// The page's top is the template itself (with what htmlpage.Head leaves
 	// outside its definitions), its files and bottom are definitions.
-	if err := htmlReport.Execute(bw, pg); err != nil {
+	if err := htmlReport().Execute(bw, pg); err != nil {
 		return err
 	}
 	if err := s.files.copyTo(bw); err != nil {
 		return err
 	}
-	if err := htmlReport.ExecuteTemplate(bw, "bottom", pg); err != nil {
+	if err := htmlReport().ExecuteTemplate(bw, "bottom", pg); err != nil {
 		return err
 	}
 	return bw.Flush()
@@ -100,7 +101,9 @@ func RelativeLink(dir, path string) string {
 	return (&url.URL{Path: filepath.ToSlash(rel)}).String()
 }
 
-var htmlReport = template.Must(template.New("report").Funcs(htmlpage.Funcs()).Parse(htmlpage.Head + `<!DOCTYPE html>
+// htmlReport is parsed on first use: every command starts, few write HTML.
+var htmlReport = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("report").Funcs(htmlpage.Funcs()).Parse(htmlpage.Head + `<!DOCTYPE html>
 <html lang="en">
 <head>{{template "head"}}
 <title>rollout verify: {{.Summary.Files}} files</title>
@@ -138,3 +141,4 @@ var htmlReport = template.Must(template.New("report").Funcs(htmlpage.Funcs()).Pa
 </body>
 </html>
 {{end}}`))
+})

@@ -14,7 +14,8 @@ package schema
 
 import (
 	"fmt"
-	"runtime/debug"
+
+	"github.com/rollout-dev/rollout/internal/base/buildinfo"
 )
 
 // Name names one JSON output; it is the header's "schema" field.
@@ -142,9 +143,4 @@ func NewHeader(name Name) Header {
 
 // ToolVersion is the module version: the tag `go install` built, or 0.1.0
 // for a build from a checkout.
-func ToolVersion() string {
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-		return bi.Main.Version
-	}
-	return "0.1.0"
-}
+func ToolVersion() string { return buildinfo.Version() }

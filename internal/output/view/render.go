@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"html/template"
 	"io"
+	"sync"
 
 	"github.com/rollout-dev/rollout/internal/output/htmlpage"
 )
@@ -11,13 +12,16 @@ import (
 // Shown is the size of the text the page holds.
 func (b Block) Shown() int64 { return int64(len(b.Text)) }
 
-var page = template.Must(template.New("page").Funcs(htmlpage.Funcs()).Funcs(template.FuncMap{
-	"svg": inlineSVG,
-}).Parse(htmlpage.Head + pageTemplate))
+// page is parsed on first use: every command starts, only view renders.
+var page = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("page").Funcs(htmlpage.Funcs()).Funcs(template.FuncMap{
+		"svg": inlineSVG,
+	}).Parse(htmlpage.Head + pageTemplate))
+})
 
 // Render writes the page.
 func Render(w io.Writer, p *Page) error {
-	return page.Execute(w, p)
+	return page().Execute(w, p)
 }
 
 // inlineSVG drops the XML prolog of a generated chart so that it can sit

@@ -16,6 +16,7 @@
 //	benchtool homes-gen -o DIR [-rollouts 2000,50000] ...
 //	benchtool homes -rollout PATH -dir DIR [-md FILE] [-reps 3]
 //	benchtool chains -rollout PATH -dir DIR [-md FILE] [-reps 5] [-depths 50,200]
+//	benchtool startcost -rollout PATH [-symbols PATH] [-md FILE] [-starts 21]
 //	benchtool cat FILE|DIR...
 package main
 
@@ -65,6 +66,10 @@ const usage = `usage:
   benchtool chains -rollout BINARY -dir DIR [-md FILE] [-reps 5] [-depths 50,200]
       verify on a home holding one fork chain per depth (DIR/chains/N, generated
       once): the deepest chain against the shallowest, <= 1.25x their ratio
+  benchtool startcost -rollout BINARY [-symbols BINARY] [-md FILE] [-starts 21]
+      per module: the init clock of a start (GODEBUG=inittrace=1, median of
+      the starts) and the bytes of its symbols (go tool nm -size of -symbols,
+      a build with its symbol table); appends a section to -md
   benchtool cat FILE|DIR...
       decompressed content of files (directories: their rollouts) to stdout
 `
@@ -98,6 +103,8 @@ func main() {
 		err = cmdHomes(args) // homes_run.go
 	case "chains":
 		err = cmdChains(args) // chains.go
+	case "startcost":
+		err = cmdStartcost(args) // startcost.go
 	case "cat":
 		err = cmdCat(args)
 	case "help", "-h", "-help", "--help":
