@@ -51,6 +51,7 @@ type file struct {
 	rolloutID string
 	mode      string // session_meta's history_mode ("" when unknown)
 	noMeta    bool   // no session_meta (an empty file): the thread id is the name's
+	resolved  string // path, absolute, its links resolved (resolve)
 	archived  bool   // under archived_sessions/
 }
 
@@ -71,13 +72,15 @@ func Check(h *Home, opts CheckOptions) (*Report, error) {
 	r.Files = len(files)
 	byThread := map[string][]*file{}
 	byPath := map[string]*file{}
+	rs := newResolver()
 	for _, f := range files {
 		byThread[f.threadID] = append(byThread[f.threadID], f)
-		byPath[resolve(f.path)] = f
+		f.resolved = rs.resolve(f.path)
+		byPath[f.resolved] = f
 	}
 
-	rows := h.checkThreads(r, byThread, byPath)
-	h.checkProjection(r, projectedFiles(rows, files, byPath), byThread, opts)
+	rows := h.checkThreads(r, rs, byThread, byPath)
+	h.checkProjection(r, projectedFiles(rs, rows, files, byPath), byThread, opts)
 	h.checkLocks(r)
 	h.checkMigrations(r, byThread)
 	sort.SliceStable(r.Observations, func(i, j int) bool {
@@ -136,7 +139,7 @@ func (h *Home) rollouts() ([]*file, error) {
 
 // checkThreads compares the threads table with the files; it returns the
 // rows by thread id (nil when the table cannot be read).
-func (h *Home) checkThreads(r *Report, byThread map[string][]*file, byPath map[string]*file) map[string]Thread {
+func (h *Home) checkThreads(r *Report, rs *resolver, byThread map[string][]*file, byPath map[string]*file) map[string]Thread {
 	path := h.StateDB()
 	if path == "" {
 		r.note("%s has no state_N.sqlite: Codex has not indexed its threads (a home of Codex 0.x before the SQLite index), so the home/row and home/rollout rules did not run", h.Dir)
@@ -154,6 +157,7 @@ func (h *Home) checkThreads(r *Report, byThread map[string][]*file, byPath map[s
 		return nil
 	}
 	r.Threads = len(threads)
+	homeDir := rs.resolve(h.Dir)
 	rows := make(map[string]Thread, len(threads))
 	claimed := map[string]string{} // resolved path -> the first row naming it
 	for _, t := range threads {
@@ -168,19 +172,20 @@ func (h *Home) checkThreads(r *Report, byThread map[string][]*file, byPath map[s
 				found = f.path
 			}
 		}
+		rowPath := rs.resolve(t.RolloutPath)
 		switch {
-		case !inside(h.Dir, t.RolloutPath):
+		case !within(homeDir, rowPath):
 			r.add(path, 0, 0, reconstruct.HomeRowOutsideHomeEvidence{ThreadID: t.ID, RolloutPath: t.RolloutPath, Home: h.Dir, FoundAt: found})
 			continue
 		case !exists(t.RolloutPath):
 			r.add(path, 0, 0, reconstruct.HomeRowFileMissingEvidence{ThreadID: t.ID, RolloutPath: t.RolloutPath, FoundAt: found})
 			continue
 		}
-		f := byPath[resolve(t.RolloutPath)]
+		f := byPath[rowPath]
 		if f == nil { // a file the walk does not count (not named rollout-*)
 			continue
 		}
-		other, dup := claimed[resolve(t.RolloutPath)]
+		other, dup := claimed[rowPath]
 		if f.threadID != id || dup {
 			owner := f.threadID
 			if dup {
@@ -195,7 +200,7 @@ func (h *Home) checkThreads(r *Report, byThread map[string][]*file, byPath map[s
 			r.add(f.path, 1, 0, reconstruct.HomeRowOtherThreadEvidence{ThreadID: t.ID, RolloutPath: t.RolloutPath, FileThread: owner, FoundAt: alt})
 			continue
 		}
-		claimed[resolve(t.RolloutPath)] = id
+		claimed[rowPath] = id
 		if t.HistoryMode != "" && f.mode != "" && t.HistoryMode != f.mode {
 			r.add(f.path, 1, 0, reconstruct.HomeHistoryModeMismatchEvidence{ThreadID: t.ID, Row: t.HistoryMode, File: f.mode})
 		}
@@ -324,7 +329,7 @@ func (h *Home) checkProjection(r *Report, target map[string]*file, byThread map[
 // under its rollout id; an earlier file of the lineage (the original of
 // a reverted thread) is found by the rollout id its name carries, when
 // one paginated file of the home carries it.
-func projectedFiles(rows map[string]Thread, files []*file, byPath map[string]*file) map[string]*file {
+func projectedFiles(rs *resolver, rows map[string]Thread, files []*file, byPath map[string]*file) map[string]*file {
 	out := map[string]*file{}
 	byRollout := map[string][]*file{}
 	for _, f := range files {
@@ -338,7 +343,7 @@ func projectedFiles(rows map[string]Thread, files []*file, byPath map[string]*fi
 		}
 	}
 	for _, t := range rows {
-		if f := byPath[resolve(t.RolloutPath)]; f != nil && f.threadID == strings.ToLower(t.ID) {
+		if f := byPath[rs.resolve(t.RolloutPath)]; f != nil && f.threadID == strings.ToLower(t.ID) {
 			out[f.rolloutID] = f // the file Codex resumes and projects
 		}
 	}
@@ -365,7 +370,7 @@ func ProjectionKey(path, thread string) string {
 // fit its own file.
 func cursorOwner(f *file, c Cursor, byThread map[string][]*file, opts CheckOptions) string {
 	for _, g := range byThread[f.threadID] {
-		if g == f || resolve(g.path) == resolve(f.path) {
+		if g == f || g.resolved == f.resolved {
 			continue
 		}
 		if fi, err := os.Stat(g.path); err != nil || fi.Size() != c.Offset {
