@@ -22,6 +22,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -132,10 +133,13 @@ func PlanFile(path string, o Options) (*Plan, *space.File, error) {
 		return nil, nil, err
 	}
 	// A symlink would be replaced by a file, a FIFO would hang.
-	if err := outfile.CheckRegularOrAbsent(path); err != nil {
-		return nil, nil, err
+	if !fi.Mode().IsRegular() {
+		if err := outfile.CheckRegularOrAbsent(path); err != nil {
+			return nil, nil, err
+		}
 	}
-	for _, a := range archives(path) {
+	arcs := archives(path)
+	for _, a := range arcs {
 		if err := outfile.CheckRegularOrAbsent(a); err != nil {
 			return nil, nil, err
 		}
@@ -182,7 +186,7 @@ func PlanFile(path string, o Options) (*Plan, *space.File, error) {
 		p.planCompress(fi, o)
 	}
 	if !p.Empty() {
-		for _, a := range archives(path) {
+		for _, a := range arcs {
 			if _, err := os.Lstat(a); err == nil {
 				p.Cuts, p.Compress = nil, false
 				p.Blocked = fmt.Sprintf("already reclaimed: %s exists (rollout reclaim --undo %s first)", a, path)
@@ -437,7 +441,8 @@ func (pd *Pending) splice(p *Plan, o Options) (archiveTrailer, error) {
 		dst = enc
 	}
 	bw := bufio.NewWriterSize(io.MultiWriter(dst, newHash), 256<<10)
-	aenc, _ := zstd.NewWriter(arch, zstd.WithEncoderConcurrency(1))
+	aenc := archiveEncoders.Get().(*zstd.Encoder)
+	aenc.Reset(arch)
 	aw := bufio.NewWriter(aenc)
 	r := bufio.NewReaderSize(io.TeeReader(src, origHash), 256<<10)
 	var pos, delta int64
@@ -479,6 +484,7 @@ func (pd *Pending) splice(p *Plan, o Options) (archiveTrailer, error) {
 	if err := aenc.Close(); err != nil {
 		return archiveTrailer{}, err
 	}
+	archiveEncoders.Put(aenc)
 	if fi, err := out.Stat(); err == nil {
 		res.BytesAfter = fi.Size()
 	}
@@ -487,6 +493,14 @@ func (pd *Pending) splice(p *Plan, o Options) (archiveTrailer, error) {
 	}
 	return trailer, nil
 }
+
+// archiveEncoders keep the encoders of archives for the next file: making
+// one allocates and clears its tables, a cost per file of a run over a
+// home larger than compressing the few cuts of most files.
+var archiveEncoders = sync.Pool{New: func() any {
+	enc, _ := zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1))
+	return enc
+}}
 
 // Commit puts a prepared, proven reclaim in place: the archive first, so the
 // file never changes without it, then, through the write guard
