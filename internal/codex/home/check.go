@@ -51,7 +51,10 @@ type file struct {
 	rolloutID string
 	mode      string // session_meta's history_mode ("" when unknown)
 	noMeta    bool   // no session_meta (an empty file): the thread id is the name's
-	resolved  string // path, absolute, its links resolved (resolve)
+	// resolved is the path made absolute with its links resolved
+	// (resolve), "" when that is path itself: most are, and a copy per
+	// file is a copy per file of a home of 50,000.
+	resolved string
 	archived  bool   // under archived_sessions/
 }
 
@@ -75,8 +78,10 @@ func Check(h *Home, opts CheckOptions) (*Report, error) {
 	rs := newResolver()
 	for _, f := range files {
 		byThread[f.threadID] = append(byThread[f.threadID], f)
-		f.resolved = rs.resolve(f.path)
-		byPath[f.resolved] = f
+		if p := rs.resolve(f.path); p != f.path {
+			f.resolved = p
+		}
+		byPath[f.key()] = f
 	}
 
 	rows := h.checkThreads(r, rs, byThread, byPath)
@@ -123,7 +128,9 @@ func (h *Home) rollouts() ([]*file, error) {
 		for _, p := range paths {
 			f := &file{path: p, archived: sub == ArchivedSessionsDir}
 			m, _ := rollout.ReadMeta(p)
-			f.threadID, f.mode = m.ThreadID, m.HistoryMode
+			// Copies: the strings of a Meta are slices of the whole
+			// session_meta it was read from, which they would keep alive.
+			f.threadID, f.mode = strings.Clone(m.ThreadID), historyMode(m.HistoryMode)
 			if f.threadID == "" {
 				f.threadID, _ = rollout.ThreadIDFromName(p)
 				f.noMeta = true
@@ -137,9 +144,28 @@ func (h *Home) rollouts() ([]*file, error) {
 	return out, nil
 }
 
+// key is the file's resolved path: the key of byPath.
+func (f *file) key() string {
+	if f.resolved != "" {
+		return f.resolved
+	}
+	return f.path
+}
+
+// historyMode is a history_mode of session_meta, one string per value.
+func historyMode(m string) string {
+	switch m {
+	case rollout.HistoryLegacy:
+		return rollout.HistoryLegacy
+	case rollout.HistoryPaginated:
+		return rollout.HistoryPaginated
+	}
+	return strings.Clone(m)
+}
+
 // checkThreads compares the threads table with the files; it returns the
 // rows by thread id (nil when the table cannot be read).
-func (h *Home) checkThreads(r *Report, rs *resolver, byThread map[string][]*file, byPath map[string]*file) map[string]Thread {
+func (h *Home) checkThreads(r *Report, rs *resolver, byThread map[string][]*file, byPath map[string]*file) map[string]*Thread {
 	path := h.StateDB()
 	if path == "" {
 		r.note("%s has no state_N.sqlite: Codex has not indexed its threads (a home of Codex 0.x before the SQLite index), so the home/row and home/rollout rules did not run", h.Dir)
@@ -158,9 +184,10 @@ func (h *Home) checkThreads(r *Report, rs *resolver, byThread map[string][]*file
 	}
 	r.Threads = len(threads)
 	homeDir := rs.resolve(h.Dir)
-	rows := make(map[string]Thread, len(threads))
-	claimed := map[string]string{} // resolved path -> the first row naming it
-	for _, t := range threads {
+	rows := make(map[string]*Thread, len(threads))
+	claimed := map[*file]string{} // file -> the first row naming it
+	for i := range threads {
+		t := &threads[i]
 		id := strings.ToLower(t.ID)
 		rows[id] = t
 		found := ""
@@ -185,7 +212,7 @@ func (h *Home) checkThreads(r *Report, rs *resolver, byThread map[string][]*file
 		if f == nil { // a file the walk does not count (not named rollout-*)
 			continue
 		}
-		other, dup := claimed[rowPath]
+		other, dup := claimed[f]
 		if f.threadID != id || dup {
 			owner := f.threadID
 			if dup {
@@ -200,7 +227,7 @@ func (h *Home) checkThreads(r *Report, rs *resolver, byThread map[string][]*file
 			r.add(f.path, 1, 0, reconstruct.HomeRowOtherThreadEvidence{ThreadID: t.ID, RolloutPath: t.RolloutPath, FileThread: owner, FoundAt: alt})
 			continue
 		}
-		claimed[rowPath] = id
+		claimed[f] = id
 		if t.HistoryMode != "" && f.mode != "" && t.HistoryMode != f.mode {
 			r.add(f.path, 1, 0, reconstruct.HomeHistoryModeMismatchEvidence{ThreadID: t.ID, Row: t.HistoryMode, File: f.mode})
 		}
@@ -233,7 +260,7 @@ func (h *Home) checkThreads(r *Report, rs *resolver, byThread map[string][]*file
 // (attached_thread_parent_id): each must name a thread that has a row, and
 // following them must end at a thread attached to none. A cycle is
 // reported once, on its least id.
-func checkAttached(r *Report, db string, threads []Thread, rows map[string]Thread, byThread map[string][]*file) {
+func checkAttached(r *Report, db string, threads []Thread, rows map[string]*Thread, byThread map[string][]*file) {
 	reported := map[string]bool{}
 	for _, t := range threads {
 		if t.AttachedTo == "" {
@@ -329,7 +356,7 @@ func (h *Home) checkProjection(r *Report, target map[string]*file, byThread map[
 // under its rollout id; an earlier file of the lineage (the original of
 // a reverted thread) is found by the rollout id its name carries, when
 // one paginated file of the home carries it.
-func projectedFiles(rs *resolver, rows map[string]Thread, files []*file, byPath map[string]*file) map[string]*file {
+func projectedFiles(rs *resolver, rows map[string]*Thread, files []*file, byPath map[string]*file) map[string]*file {
 	out := map[string]*file{}
 	byRollout := map[string][]*file{}
 	for _, f := range files {
@@ -370,7 +397,7 @@ func ProjectionKey(path, thread string) string {
 // fit its own file.
 func cursorOwner(f *file, c Cursor, byThread map[string][]*file, opts CheckOptions) string {
 	for _, g := range byThread[f.threadID] {
-		if g == f || g.resolved == f.resolved {
+		if g == f || g.key() == f.key() {
 			continue
 		}
 		if fi, err := os.Stat(g.path); err != nil || fi.Size() != c.Offset {

@@ -190,6 +190,9 @@ func (rs *resolver) abs(p string) string {
 		d = rs.abs(parent)
 		rs.dirs[parent] = d
 	}
+	if d == parent {
+		return p // no link above it: p itself, not a copy
+	}
 	return filepath.Join(d, filepath.Base(p))
 }
 

@@ -80,7 +80,7 @@ func selectThreads(d *DB, w where, sortAfter bool) ([]Thread, error) {
 			if err := rows.Scan(&t.ID, &t.RolloutPath, &mode, &archived, &attached, &user, &account); err != nil {
 				return err
 			}
-			t.HistoryMode, t.Archived, t.HasArchived = mode.String, archived.Int64 != 0, ar
+			t.HistoryMode, t.Archived, t.HasArchived = historyMode(mode.String), archived.Int64 != 0, ar
 			t.AttachedTo, t.CreatorUserID, t.CreatorAccountID = attached.String, user.String, account.String
 			out = append(out, t)
 		}
