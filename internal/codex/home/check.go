@@ -55,7 +55,7 @@ type file struct {
 	// (resolve), "" when that is path itself: most are, and a copy per
 	// file is a copy per file of a home of 50,000.
 	resolved string
-	archived  bool   // under archived_sessions/
+	archived bool // under archived_sessions/
 }
 
 // Check compares a home's databases, locks and leftovers with its rollout
