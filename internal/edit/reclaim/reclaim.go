@@ -86,7 +86,8 @@ type Plan struct {
 	Cuts       []space.Cut // splices of the other policies
 	// Frees estimates the bytes freed per policy.
 	Frees map[string]int64
-	// Skipped says why a requested policy does not apply.
+	// Skipped says why a requested policy does not apply. Run shares one
+	// map between the plans that give the same reasons: read only.
 	Skipped map[string]string
 	// Blocked says why nothing is planned although something would apply.
 	Blocked string
@@ -303,7 +304,7 @@ type Result struct {
 	NewFindings  []checks.Finding   // findings of the new file the old one did not have
 	Written      bool
 	OutPath      string
-	ArchivePath  string
+	ArchivePath  string // "" when the plan is empty: no archive is made
 	// Late is what an agent appended to the file while it was replaced or
 	// removed (nil: nothing); those bytes are kept in Late.Kept.
 	Late *inplace.Late
@@ -335,12 +336,11 @@ type Pending struct {
 // inPlace the temporary files sit beside the file, ready for Commit;
 // otherwise they go to a private temporary directory (a dry run).
 func Prepare(p *Plan, o Options, inPlace bool) (pend *Pending, err error) {
+	if p.Empty() { // no archive: a run over a home keeps a result per file
+		return &Pending{Result: &Result{Plan: p, OutPath: p.Path, Identical: true, BytesAfter: p.DiskBytes}, opts: o}, nil
+	}
 	res := &Result{Plan: p, OutPath: p.OutPath(), ArchivePath: ArchivePath(p.Path)}
 	pd := &Pending{Result: res, opts: o}
-	if p.Empty() {
-		res.Identical, res.BytesAfter = true, p.DiskBytes
-		return pd, nil
-	}
 	pend = pd // filled in below; what it holds is dropped on error
 	defer func() {
 		if err != nil {
