@@ -22,7 +22,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -441,8 +440,7 @@ func (pd *Pending) splice(p *Plan, o Options) (archiveTrailer, error) {
 		dst = enc
 	}
 	bw := bufio.NewWriterSize(io.MultiWriter(dst, newHash), 256<<10)
-	aenc := archiveEncoders.Get().(*zstd.Encoder)
-	aenc.Reset(arch)
+	aenc, _ := zstd.NewWriter(arch, zstd.WithEncoderConcurrency(1))
 	aw := bufio.NewWriter(aenc)
 	r := bufio.NewReaderSize(io.TeeReader(src, origHash), 256<<10)
 	var pos, delta int64
@@ -484,7 +482,6 @@ func (pd *Pending) splice(p *Plan, o Options) (archiveTrailer, error) {
 	if err := aenc.Close(); err != nil {
 		return archiveTrailer{}, err
 	}
-	archiveEncoders.Put(aenc)
 	if fi, err := out.Stat(); err == nil {
 		res.BytesAfter = fi.Size()
 	}
@@ -493,14 +490,6 @@ func (pd *Pending) splice(p *Plan, o Options) (archiveTrailer, error) {
 	}
 	return trailer, nil
 }
-
-// archiveEncoders keep the encoders of archives for the next file: making
-// one allocates and clears its tables, a cost per file of a run over a
-// home larger than compressing the few cuts of most files.
-var archiveEncoders = sync.Pool{New: func() any {
-	enc, _ := zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1))
-	return enc
-}}
 
 // Commit puts a prepared, proven reclaim in place: the archive first, so the
 // file never changes without it, then, through the write guard
