@@ -3,7 +3,7 @@ package reclaim
 import (
 	"fmt"
 	"sort"
-	"strings"
+	"strconv"
 
 	"github.com/rollout-dev/rollout/internal/codex/forest"
 )
@@ -94,14 +94,17 @@ func (sr skipReasons) shared(m map[string]string) map[string]string {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
-	var b strings.Builder
+	var b []byte
 	for _, k := range keys { // lengths first: no text poses as two
-		fmt.Fprintf(&b, "%d:%s%d:%s", len(k), k, len(m[k]), m[k])
+		b = append(strconv.AppendInt(b, int64(len(k)), 10), ':')
+		b = append(b, k...)
+		b = append(strconv.AppendInt(b, int64(len(m[k])), 10), ':')
+		b = append(b, m[k]...)
 	}
-	if have, ok := sr[b.String()]; ok {
+	if have, ok := sr[string(b)]; ok {
 		return have
 	}
-	sr[b.String()] = m
+	sr[string(b)] = m
 	return m
 }
 
