@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -190,10 +191,7 @@ func runReclaim(ctx context.Context, a *app, o *reclaimOptions) error {
 	doc := report.ReclaimDoc{Outcomes: outcomes, Policies: o.policies, Write: o.write}
 	if err := writeOutput(a, o.out.file, "the report", func(w io.Writer) error {
 		bw := bufio.NewWriter(w) // lines per file: not a write each
-		if err := report.Write(bw, report.DocReclaim, o.out.name, doc); err != nil {
-			return err
-		}
-		return bw.Flush()
+		return cmp.Or(report.Write(bw, report.DocReclaim, o.out.name, doc), bw.Flush())
 	}); err != nil {
 		return err
 	}
