@@ -244,9 +244,15 @@ func threadsByPrefix(d *DB, prefix string) ([]Thread, error) {
 	if err != nil {
 		return nil, err
 	}
+	// An id whose lower case starts with prefix lies, in the primary key's
+	// byte order, between the prefix in upper case and the next prefix
+	// (upper-case letters sort first; SQLite's lower() changes ASCII
+	// only): that range of the key is scanned, not every id.
 	upper, err := selectThreads(d, func(map[string]bool) (string, []any) {
 		c, args := cond("lower(id)")
-		return `id <> lower(id) AND ` + c, args
+		idRange, rangeArgs := cond("id")
+		rangeArgs[0] = asciiUpper(lo)
+		return `id <> lower(id) AND ` + idRange + ` AND ` + c, append(rangeArgs, args...)
 	}, false)
 	if err != nil || len(upper) == 0 {
 		return out, err
@@ -254,6 +260,18 @@ func threadsByPrefix(d *DB, prefix string) ([]Thread, error) {
 	out = append(out, upper...)
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	return out, nil
+}
+
+// asciiUpper is s with its ASCII letters in upper case, as SQLite's
+// upper() makes them.
+func asciiUpper(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if 'a' <= c && c <= 'z' {
+			b[i] = c - 'a' + 'A'
+		}
+	}
+	return string(b)
 }
 
 // nextPrefix is the least string greater than every string starting with
