@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bufio"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -160,23 +162,26 @@ func runReclaim(ctx context.Context, a *app, o *reclaimOptions) error {
 	o.opts.Now = time.Now()
 	// Planning reads every file, proving replays the old and the new one
 	// of each file that has a plan: one progress line each.
-	planning := progress.New(a.io.Err, "planning", in.paths, showProgress(a, o.quiet))
+	show := showProgress(a, o.quiet)
+	planning := progress.New(a.io.Err, "planning", in.paths, show)
 	var proving *progress.Line
-	o.opts.Planned = func(p string) {
-		if fi, err := os.Stat(p); err == nil {
-			planning.Add(int(fi.Size()))
+	if show { // the callbacks stat every file: only when progress is drawn
+		o.opts.Planned = func(p string) {
+			if fi, err := os.Stat(p); err == nil {
+				planning.Add(int(fi.Size()))
+			}
+			planning.Step()
 		}
-		planning.Step()
-	}
-	o.opts.Proved = func(p string) {
-		if proving == nil {
-			planning.Finish()
-			proving = progress.New(a.io.Err, "proving", in.paths, showProgress(a, o.quiet))
+		o.opts.Proved = func(p string) {
+			if proving == nil {
+				planning.Finish()
+				proving = progress.New(a.io.Err, "proving", in.paths, show)
+			}
+			if fi, err := os.Stat(p); err == nil {
+				proving.Add(int(fi.Size()))
+			}
+			proving.Step()
 		}
-		if fi, err := os.Stat(p); err == nil {
-			proving.Add(int(fi.Size()))
-		}
-		proving.Step()
 	}
 	outcomes := reclaim.Run(in.paths, o.opts, o.write)
 	planning.Finish()
@@ -185,7 +190,8 @@ func runReclaim(ctx context.Context, a *app, o *reclaimOptions) error {
 	}
 	doc := report.ReclaimDoc{Outcomes: outcomes, Policies: o.policies, Write: o.write}
 	if err := writeOutput(a, o.out.file, "the report", func(w io.Writer) error {
-		return report.Write(w, report.DocReclaim, o.out.name, doc)
+		bw := bufio.NewWriter(w) // lines per file: not a write each
+		return cmp.Or(report.Write(bw, report.DocReclaim, o.out.name, doc), bw.Flush())
 	}); err != nil {
 		return err
 	}

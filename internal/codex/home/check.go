@@ -51,7 +51,11 @@ type file struct {
 	rolloutID string
 	mode      string // session_meta's history_mode ("" when unknown)
 	noMeta    bool   // no session_meta (an empty file): the thread id is the name's
-	archived  bool   // under archived_sessions/
+	// resolved is the path made absolute with its links resolved
+	// (resolve), "" when that is path itself: most are, and a copy per
+	// file is a copy per file of a home of 50,000.
+	resolved string
+	archived bool // under archived_sessions/
 }
 
 // Check compares a home's databases, locks and leftovers with its rollout
@@ -71,13 +75,17 @@ func Check(h *Home, opts CheckOptions) (*Report, error) {
 	r.Files = len(files)
 	byThread := map[string][]*file{}
 	byPath := map[string]*file{}
+	rs := newResolver()
 	for _, f := range files {
 		byThread[f.threadID] = append(byThread[f.threadID], f)
-		byPath[resolve(f.path)] = f
+		if p := rs.resolve(f.path); p != f.path {
+			f.resolved = p
+		}
+		byPath[f.key()] = f
 	}
 
-	rows := h.checkThreads(r, byThread, byPath)
-	h.checkProjection(r, projectedFiles(rows, files, byPath), byThread, opts)
+	rows := h.checkThreads(r, rs, byThread, byPath)
+	h.checkProjection(r, projectedFiles(rs, rows, files, byPath), byThread, opts)
 	h.checkLocks(r)
 	h.checkMigrations(r, byThread)
 	sort.SliceStable(r.Observations, func(i, j int) bool {
@@ -120,7 +128,9 @@ func (h *Home) rollouts() ([]*file, error) {
 		for _, p := range paths {
 			f := &file{path: p, archived: sub == ArchivedSessionsDir}
 			m, _ := rollout.ReadMeta(p)
-			f.threadID, f.mode = m.ThreadID, m.HistoryMode
+			// Copies: the strings of a Meta are slices of the whole
+			// session_meta it was read from, which they would keep alive.
+			f.threadID, f.mode = strings.Clone(m.ThreadID), historyMode(m.HistoryMode)
 			if f.threadID == "" {
 				f.threadID, _ = rollout.ThreadIDFromName(p)
 				f.noMeta = true
@@ -134,9 +144,28 @@ func (h *Home) rollouts() ([]*file, error) {
 	return out, nil
 }
 
+// key is the file's resolved path: the key of byPath.
+func (f *file) key() string {
+	if f.resolved != "" {
+		return f.resolved
+	}
+	return f.path
+}
+
+// historyMode is a history_mode of session_meta, one string per value.
+func historyMode(m string) string {
+	switch m {
+	case rollout.HistoryLegacy:
+		return rollout.HistoryLegacy
+	case rollout.HistoryPaginated:
+		return rollout.HistoryPaginated
+	}
+	return strings.Clone(m)
+}
+
 // checkThreads compares the threads table with the files; it returns the
 // rows by thread id (nil when the table cannot be read).
-func (h *Home) checkThreads(r *Report, byThread map[string][]*file, byPath map[string]*file) map[string]Thread {
+func (h *Home) checkThreads(r *Report, rs *resolver, byThread map[string][]*file, byPath map[string]*file) map[string]*Thread {
 	path := h.StateDB()
 	if path == "" {
 		r.note("%s has no state_N.sqlite: Codex has not indexed its threads (a home of Codex 0.x before the SQLite index), so the home/row and home/rollout rules did not run", h.Dir)
@@ -154,9 +183,11 @@ func (h *Home) checkThreads(r *Report, byThread map[string][]*file, byPath map[s
 		return nil
 	}
 	r.Threads = len(threads)
-	rows := make(map[string]Thread, len(threads))
-	claimed := map[string]string{} // resolved path -> the first row naming it
-	for _, t := range threads {
+	homeDir := rs.resolve(h.Dir)
+	rows := make(map[string]*Thread, len(threads))
+	claimed := map[*file]string{} // file -> the first row naming it
+	for i := range threads {
+		t := &threads[i]
 		id := strings.ToLower(t.ID)
 		rows[id] = t
 		found := ""
@@ -168,19 +199,20 @@ func (h *Home) checkThreads(r *Report, byThread map[string][]*file, byPath map[s
 				found = f.path
 			}
 		}
+		rowPath := rs.resolve(t.RolloutPath)
 		switch {
-		case !inside(h.Dir, t.RolloutPath):
+		case !within(homeDir, rowPath):
 			r.add(path, 0, 0, reconstruct.HomeRowOutsideHomeEvidence{ThreadID: t.ID, RolloutPath: t.RolloutPath, Home: h.Dir, FoundAt: found})
 			continue
 		case !exists(t.RolloutPath):
 			r.add(path, 0, 0, reconstruct.HomeRowFileMissingEvidence{ThreadID: t.ID, RolloutPath: t.RolloutPath, FoundAt: found})
 			continue
 		}
-		f := byPath[resolve(t.RolloutPath)]
+		f := byPath[rowPath]
 		if f == nil { // a file the walk does not count (not named rollout-*)
 			continue
 		}
-		other, dup := claimed[resolve(t.RolloutPath)]
+		other, dup := claimed[f]
 		if f.threadID != id || dup {
 			owner := f.threadID
 			if dup {
@@ -195,7 +227,7 @@ func (h *Home) checkThreads(r *Report, byThread map[string][]*file, byPath map[s
 			r.add(f.path, 1, 0, reconstruct.HomeRowOtherThreadEvidence{ThreadID: t.ID, RolloutPath: t.RolloutPath, FileThread: owner, FoundAt: alt})
 			continue
 		}
-		claimed[resolve(t.RolloutPath)] = id
+		claimed[f] = id
 		if t.HistoryMode != "" && f.mode != "" && t.HistoryMode != f.mode {
 			r.add(f.path, 1, 0, reconstruct.HomeHistoryModeMismatchEvidence{ThreadID: t.ID, Row: t.HistoryMode, File: f.mode})
 		}
@@ -228,7 +260,7 @@ func (h *Home) checkThreads(r *Report, byThread map[string][]*file, byPath map[s
 // (attached_thread_parent_id): each must name a thread that has a row, and
 // following them must end at a thread attached to none. A cycle is
 // reported once, on its least id.
-func checkAttached(r *Report, db string, threads []Thread, rows map[string]Thread, byThread map[string][]*file) {
+func checkAttached(r *Report, db string, threads []Thread, rows map[string]*Thread, byThread map[string][]*file) {
 	reported := map[string]bool{}
 	for _, t := range threads {
 		if t.AttachedTo == "" {
@@ -324,7 +356,7 @@ func (h *Home) checkProjection(r *Report, target map[string]*file, byThread map[
 // under its rollout id; an earlier file of the lineage (the original of
 // a reverted thread) is found by the rollout id its name carries, when
 // one paginated file of the home carries it.
-func projectedFiles(rows map[string]Thread, files []*file, byPath map[string]*file) map[string]*file {
+func projectedFiles(rs *resolver, rows map[string]*Thread, files []*file, byPath map[string]*file) map[string]*file {
 	out := map[string]*file{}
 	byRollout := map[string][]*file{}
 	for _, f := range files {
@@ -338,7 +370,7 @@ func projectedFiles(rows map[string]Thread, files []*file, byPath map[string]*fi
 		}
 	}
 	for _, t := range rows {
-		if f := byPath[resolve(t.RolloutPath)]; f != nil && f.threadID == strings.ToLower(t.ID) {
+		if f := byPath[rs.resolve(t.RolloutPath)]; f != nil && f.threadID == strings.ToLower(t.ID) {
 			out[f.rolloutID] = f // the file Codex resumes and projects
 		}
 	}
@@ -365,7 +397,7 @@ func ProjectionKey(path, thread string) string {
 // fit its own file.
 func cursorOwner(f *file, c Cursor, byThread map[string][]*file, opts CheckOptions) string {
 	for _, g := range byThread[f.threadID] {
-		if g == f || resolve(g.path) == resolve(f.path) {
+		if g == f || g.key() == f.key() {
 			continue
 		}
 		if fi, err := os.Stat(g.path); err != nil || fi.Size() != c.Offset {

@@ -29,7 +29,7 @@ type Thread struct {
 
 // threads reads the threads table by column name: a column a version of
 // Codex added later reads as its zero value on an older database.
-func threads(d *DB) ([]Thread, error) { return selectThreads(d, nil) }
+func threads(d *DB) ([]Thread, error) { return selectThreads(d, nil, false) }
 
 // where is the filter of a threads query, given the table's columns: an
 // SQL condition and its arguments ("": every row).
@@ -39,8 +39,11 @@ type where func(cols map[string]bool) (cond string, args []any)
 // Rows are scanned one at a time and only those selected are kept: the
 // table can hold hundreds of thousands of rows, and a row's rollout_path
 // is as long as a path can be (issue 36 measured 327 MiB reading 300 rows
-// of 1 MiB paths whole to find one id).
-func selectThreads(d *DB, w where) ([]Thread, error) {
+// of 1 MiB paths whole to find one id). sortAfter sorts the selected rows
+// rather than walking the table in id order: for a filter that an index
+// of its own answers (ORDER BY id would make SQLite scan every row by the
+// primary key instead).
+func selectThreads(d *DB, w where, sortAfter bool) ([]Thread, error) {
 	var out []Thread
 	err := d.Read(func(tx *sql.Tx) error {
 		out = out[:0] // Read may run this twice
@@ -61,7 +64,11 @@ func selectThreads(d *DB, w where) ([]Thread, error) {
 				q += ` WHERE ` + cond
 			}
 		}
-		rows, err := tx.Query(q+` ORDER BY id`, args...)
+		order := ` ORDER BY id`
+		if sortAfter {
+			order = ` ORDER BY +id` // '+': the order does not pick the index
+		}
+		rows, err := tx.Query(q+order, args...)
 		if err != nil {
 			return err
 		}
@@ -73,7 +80,7 @@ func selectThreads(d *DB, w where) ([]Thread, error) {
 			if err := rows.Scan(&t.ID, &t.RolloutPath, &mode, &archived, &attached, &user, &account); err != nil {
 				return err
 			}
-			t.HistoryMode, t.Archived, t.HasArchived = mode.String, archived.Int64 != 0, ar
+			t.HistoryMode, t.Archived, t.HasArchived = historyMode(mode.String), archived.Int64 != 0, ar
 			t.AttachedTo, t.CreatorUserID, t.CreatorAccountID = attached.String, user.String, account.String
 			out = append(out, t)
 		}
@@ -115,8 +122,10 @@ func (h *Home) AttachedThreads() ([]Thread, error) {
 		if !cols["attached_thread_parent_id"] {
 			return "0", nil
 		}
+		// Codex indexes the attached rows (idx_threads_attached_parent,
+		// state migration 62): the few attached rows, not the table.
 		return "attached_thread_parent_id IS NOT NULL AND attached_thread_parent_id <> ''", nil
-	})
+	}, true)
 }
 
 // AttachedEdges maps each attached thread of the home's index to the
@@ -231,20 +240,38 @@ func threadsByPrefix(d *DB, prefix string) ([]Thread, error) {
 		}
 		return col + ` >= ? AND ` + col + ` < ?`, []any{lo, hi}
 	}
-	out, err := selectThreads(d, func(map[string]bool) (string, []any) { return cond("id") })
+	out, err := selectThreads(d, func(map[string]bool) (string, []any) { return cond("id") }, false)
 	if err != nil {
 		return nil, err
 	}
+	// An id whose lower case starts with prefix lies, in the primary key's
+	// byte order, between the prefix in upper case and the next prefix
+	// (upper-case letters sort first; SQLite's lower() changes ASCII
+	// only): that range of the key is scanned, not every id.
 	upper, err := selectThreads(d, func(map[string]bool) (string, []any) {
 		c, args := cond("lower(id)")
-		return `id <> lower(id) AND ` + c, args
-	})
+		idRange, rangeArgs := cond("id")
+		rangeArgs[0] = asciiUpper(lo)
+		return `id <> lower(id) AND ` + idRange + ` AND ` + c, append(rangeArgs, args...)
+	}, false)
 	if err != nil || len(upper) == 0 {
 		return out, err
 	}
 	out = append(out, upper...)
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	return out, nil
+}
+
+// asciiUpper is s with its ASCII letters in upper case, as SQLite's
+// upper() makes them.
+func asciiUpper(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if 'a' <= c && c <= 'z' {
+			b[i] = c - 'a' + 'A'
+		}
+	}
+	return string(b)
 }
 
 // nextPrefix is the least string greater than every string starting with

@@ -90,3 +90,28 @@ func TestThreadLookupsReadOnlyTheirRows(t *testing.T) {
 		t.Errorf("AttachedEdges allocated %d bytes, want at most %d", n, bound)
 	}
 }
+
+// Ids stored in mixed case are found by any case of a prefix, and only
+// those whose lower case starts with it.
+func TestThreadLookupMixedCase(t *testing.T) {
+	dir := buildHome(t, homegen.Base)
+	runSQL(t, filepath.Join(dir, "state_5.sqlite"), fmt.Sprintf(`INSERT INTO threads (id, rollout_path, created_at, updated_at, source, model_provider, cwd, title, sandbox_policy, approval_mode)
+SELECT v.id, rollout_path, 0, 0, 'exec', 'mock', '/', 't', '{}', 'never' FROM threads,
+  (SELECT 'aBcDeF02-0000-7000-8000-000000000000' AS id UNION ALL SELECT 'ABCDEG00-0000-7000-8000-000000000000'
+   UNION ALL SELECT 'Abcdef02-0000-7000-8000-000000000001') v WHERE threads.id = '%s';`, homegen.Thread))
+	h := home.New(dir)
+	for _, q := range []string{"abcdef02", "ABCDEF02", "aBcDeF0"} {
+		ms, err := h.FindThread(q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, m := range ms {
+			got = append(got, m.ThreadID)
+		}
+		want := []string{"Abcdef02-0000-7000-8000-000000000001", "aBcDeF02-0000-7000-8000-000000000000"}
+		if !cmp.Equal(got, want) {
+			t.Errorf("FindThread(%s) = %q, want %q", q, got, want)
+		}
+	}
+}

@@ -73,17 +73,13 @@ func ReadFile(path string, stdin io.Reader, o ReadOptions) (*File, []Bucket, err
 	return file, classes, nil
 }
 
-// FeedFile reads the rollout at path and feeds every record to acct, in
-// the order and with the errors of reconstruct.ReplayFile, without the
-// replay: for a plan that needs nothing of resume's state (the policies
-// but before-turn), the engine is most of the cost of reading a file.
-func FeedFile(path string, maxLineBytes int64, acct *Account) (err error) {
-	f, err := rollout.OpenWith(path, nil, rollout.OpenOptions{})
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	rd := rollout.NewReader(f, maxLineBytes)
+// Feed reads the rollout src (the content of path) and feeds every record
+// to acct, in the order and with the errors of reconstruct.Replay,
+// without the replay: for a plan that needs nothing of resume's state (the
+// policies but before-turn), the engine is most of the cost of reading a
+// file.
+func Feed(src io.Reader, path string, maxLineBytes int64, acct *Account) (err error) {
+	rd := rollout.NewReader(src, maxLineBytes)
 	defer rd.Release()
 	line := 0
 	defer func() {

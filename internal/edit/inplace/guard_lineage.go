@@ -41,11 +41,12 @@ type Reference struct {
 // among the rollouts beside it.
 func References(path string) []Reference {
 	c := referenceIndex(path)
-	self := c.ix.Of(path)
-	if _, err := self.Meta(); err != nil || self.ID == "" {
+	m, err := rollout.ReadMeta(path)
+	id := rolloutID(path, m)
+	if err != nil || id == "" {
 		return nil
 	}
-	return slices.Clone(c.referencedBy(strings.ToLower(self.ID)))
+	return slices.Clone(c.referencedBy(strings.ToLower(id)))
 }
 
 // CheckReferences refuses (Referenced) a write that changes the bytes of
@@ -82,37 +83,46 @@ var refIndexes struct {
 }
 
 type refIndex struct {
-	names uint64 // hash of the file names
-	ix    *lineage.Index
+	names uint64   // hash of the file names
 	stamp dirStamp // vouches for the names without listing them again
 	refs  *refMap
 }
 
 // refMap is, per rollout id, the rollouts whose history_base names it, in
-// index order (lineage.Index.ReferencedBy's answer). It keeps only those
-// references: the index would keep every head it read, about 550 bytes a
-// rollout, 27 MB for a home of 50,000.
+// the order of the files (lineage.Index.ReferencedBy's answer). It keeps
+// only those references: an index of the files would keep a rollout per
+// file, and every head it read, about 550 bytes a rollout, 27 MB for a
+// home of 50,000; the file list itself goes once they are read.
 type refMap struct {
-	once sync.Once
-	by   map[string][]Reference
+	once  sync.Once
+	files []string
+	by    map[string][]Reference
 }
 
 func (c refIndex) referencedBy(id string) []Reference {
 	c.refs.once.Do(func() {
 		c.refs.by = map[string][]Reference{}
-		for _, r := range c.ix.Rollouts() {
-			m, err := rollout.ReadMeta(r.Path)
-			id := r.ID
-			if id == "" {
-				id = m.ThreadID // as lineage.Rollout.Meta names an unnamed file
-			}
+		for _, p := range c.refs.files {
+			m, err := rollout.ReadMeta(p)
+			id := rolloutID(p, m)
 			if err != nil || m.Base == nil || m.Base.RolloutID == "" || m.Base.RolloutID == id {
 				continue
 			}
-			c.refs.by[m.Base.RolloutID] = append(c.refs.by[m.Base.RolloutID], Reference{Path: r.Path, RolloutID: id, End: m.Base.EndOffset})
+			c.refs.by[m.Base.RolloutID] = append(c.refs.by[m.Base.RolloutID], Reference{Path: p, RolloutID: id, End: m.Base.EndOffset})
 		}
+		c.refs.files = nil
 	})
 	return c.refs.by[id]
+}
+
+// rolloutID is the rollout id Codex finds the file at path by: its name's,
+// else (a file not named as Codex names rollouts) its session_meta's id,
+// as lineage.Rollout names it.
+func rolloutID(path string, m rollout.Meta) string {
+	if n, ok := rollout.ParseName(path); ok && n.Rollout != "" {
+		return n.Rollout
+	}
+	return m.ThreadID
 }
 
 func referenceIndex(path string) refIndex {
@@ -152,7 +162,7 @@ func referenceIndex(path string) refIndex {
 		refIndexes.m[dir] = c
 		return c
 	}
-	c = refIndex{sum, lineage.Files(files), stamp, &refMap{}}
+	c = refIndex{sum, stamp, &refMap{files: slices.DeleteFunc(files, func(p string) bool { return p == rollout.StdinPath })}}
 	if refIndexes.m == nil {
 		refIndexes.m = map[string]refIndex{}
 	}

@@ -10,7 +10,6 @@ package reclaim
 
 import (
 	"bufio"
-	"bytes"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
@@ -85,7 +84,8 @@ type Plan struct {
 	Cuts       []space.Cut // splices of the other policies
 	// Frees estimates the bytes freed per policy.
 	Frees map[string]int64
-	// Skipped says why a requested policy does not apply.
+	// Skipped says why a requested policy does not apply. Run shares one
+	// map between the plans that give the same reasons: read only.
 	Skipped map[string]string
 	// Blocked says why nothing is planned although something would apply.
 	Blocked string
@@ -132,23 +132,22 @@ func PlanFile(path string, o Options) (*Plan, *space.File, error) {
 		return nil, nil, err
 	}
 	// A symlink would be replaced by a file, a FIFO would hang.
-	if err := outfile.CheckRegularOrAbsent(path); err != nil {
-		return nil, nil, err
+	if !fi.Mode().IsRegular() {
+		if err := outfile.CheckRegularOrAbsent(path); err != nil {
+			return nil, nil, err
+		}
 	}
-	for _, a := range archives(path) {
+	arcs := archives(path)
+	for _, a := range arcs {
 		if err := outfile.CheckRegularOrAbsent(a); err != nil {
 			return nil, nil, err
 		}
 	}
-	sf, userTurns, err := account(path, o)
+	sf, userTurns, compressed, err := account(path, o)
 	if err != nil {
 		return nil, nil, err
 	}
 	sf.Path, sf.DiskBytes = path, fi.Size()
-	compressed, err := isZstd(path)
-	if err != nil {
-		return nil, nil, err
-	}
 	p := &Plan{Path: path, ThreadID: sf.ThreadID, Parent: sf.ParentThreadID, DiskBytes: fi.Size(),
 		Compressed: compressed, Frees: map[string]int64{}, Skipped: map[string]string{}}
 	cuts := sf.Cuts
@@ -182,7 +181,7 @@ func PlanFile(path string, o Options) (*Plan, *space.File, error) {
 		p.planCompress(fi, o)
 	}
 	if !p.Empty() {
-		for _, a := range archives(path) {
+		for _, a := range arcs {
 			if _, err := os.Lstat(a); err == nil {
 				p.Cuts, p.Compress = nil, false
 				p.Blocked = fmt.Sprintf("already reclaimed: %s exists (rollout reclaim --undo %s first)", a, path)
@@ -199,23 +198,56 @@ func PlanFile(path string, o Options) (*Plan, *space.File, error) {
 // account is the space account of the file, the plan's base. Before-turn
 // needs the user turns resume keeps, so the account is then a record
 // observer of the one replay loop; the other policies need only the
-// records, and only those their cuts depend on walked.
-func account(path string, o Options) (*space.File, []int, error) {
-	var userTurns []int
+// records, and only those their cuts depend on walked. compressed: the
+// file is stored as zstd.
+func account(path string, o Options) (sf *space.File, userTurns []int, compressed bool, err error) {
+	src, compressed, err := open(path)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	defer src.Close()
 	acct := space.New(space.Options{Plan: true, CutsOnly: !o.has(space.PolicyBeforeTurn)})
 	if o.has(space.PolicyBeforeTurn) {
 		ro := reconstruct.ReplayOptions{MaxLineBytes: o.MaxLineBytes, OnRecord: acct.Feed}
-		st, err := reconstruct.ReplayFile(path, nil, ro)
+		ro.Path = path
+		st, err := reconstruct.Replay(src, ro)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, false, err
 		}
 		userTurns = st.UserTurnStarts()
-	} else if err := space.FeedFile(path, o.MaxLineBytes, acct); err != nil {
-		return nil, nil, err
+	} else if err := space.Feed(src, path, o.MaxLineBytes, acct); err != nil {
+		return nil, nil, false, err
 	}
-	sf, _ := acct.Finish()
-	return sf, userTurns, nil
+	sf, _ = acct.Finish()
+	return sf, userTurns, compressed, nil
 }
+
+// open opens a rollout file as rollout.Open does and says whether it is
+// stored as zstd, as rollout.Decode decided: the plan needs both, and a
+// second open of each file to read its magic was 4% of a run over a home.
+func open(path string) (io.ReadCloser, bool, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, false, &rollout.PathError{Path: path, Err: errors.Unwrap(err)}
+	}
+	r, c, err := rollout.Decode(path, f)
+	if err != nil {
+		f.Close()
+		return nil, false, err
+	}
+	return decodedFile{r, f}, c == rollout.Zstd, nil
+}
+
+// decodedFile is a decoded rollout that closes its file too, and reads
+// again by offset as the decoded stream does (rollout.Rereadable).
+type decodedFile struct {
+	io.ReadCloser
+	f *os.File
+}
+
+func (d decodedFile) Close() error { return errors.Join(d.ReadCloser.Close(), d.f.Close()) }
+
+func (d decodedFile) Rereader() io.ReaderAt { return rollout.RereaderOf(d.ReadCloser) }
 
 // explainNothingFreed says why a splice policy asked for frees nothing.
 func (p *Plan) explainNothingFreed(sf *space.File, o Options) {
@@ -276,17 +308,6 @@ func (p *Plan) planCompress(fi os.FileInfo, o Options) {
 	}
 }
 
-func isZstd(path string) (bool, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return false, err
-	}
-	defer f.Close()
-	var magic [4]byte
-	n, _ := io.ReadFull(f, magic[:])
-	return n == 4 && bytes.Equal(magic[:], []byte{0x28, 0xb5, 0x2f, 0xfd}), nil
-}
-
 // Result is what applying a plan did, or would do.
 type Result struct {
 	Plan       *Plan
@@ -299,7 +320,7 @@ type Result struct {
 	NewFindings  []checks.Finding   // findings of the new file the old one did not have
 	Written      bool
 	OutPath      string
-	ArchivePath  string
+	ArchivePath  string // "" when the plan is empty: no archive is made
 	// Late is what an agent appended to the file while it was replaced or
 	// removed (nil: nothing); those bytes are kept in Late.Kept.
 	Late *inplace.Late
@@ -331,12 +352,11 @@ type Pending struct {
 // inPlace the temporary files sit beside the file, ready for Commit;
 // otherwise they go to a private temporary directory (a dry run).
 func Prepare(p *Plan, o Options, inPlace bool) (pend *Pending, err error) {
+	if p.Empty() { // no archive: a run over a home keeps a result per file
+		return &Pending{Result: &Result{Plan: p, OutPath: p.Path, Identical: true, BytesAfter: p.DiskBytes}, opts: o}, nil
+	}
 	res := &Result{Plan: p, OutPath: p.OutPath(), ArchivePath: ArchivePath(p.Path)}
 	pd := &Pending{Result: res, opts: o}
-	if p.Empty() {
-		res.Identical, res.BytesAfter = true, p.DiskBytes
-		return pd, nil
-	}
 	pend = pd // filled in below; what it holds is dropped on error
 	defer func() {
 		if err != nil {

@@ -2,6 +2,8 @@ package reclaim
 
 import (
 	"fmt"
+	"sort"
+	"strconv"
 
 	"github.com/rollout-dev/rollout/internal/codex/forest"
 )
@@ -30,6 +32,7 @@ func (o *Outcome) PlanFailed() bool { return o.Err != nil && o.Plan == nil }
 func Run(paths []string, o Options, write bool) []*Outcome {
 	out := make([]*Outcome, len(paths))
 	plans := make([]*Plan, len(paths))
+	reasons := skipReasons{}
 	for i, p := range paths {
 		out[i] = &Outcome{Path: p}
 		plan, _, err := PlanFile(p, o)
@@ -40,6 +43,7 @@ func Run(paths []string, o Options, write bool) []*Outcome {
 			out[i].Err = err
 			continue
 		}
+		plan.Skipped = reasons.shared(plan.Skipped)
 		plans[i], out[i].Plan = plan, plan
 	}
 	for _, tree := range trees(plans) {
@@ -77,6 +81,31 @@ func Run(paths []string, o Options, write bool) []*Outcome {
 		}
 	}
 	return out
+}
+
+// skipReasons are the distinct Skipped maps of a run's plans, by their
+// content: most files of a home are skipped for the same reasons, and a
+// map per file was the largest part of a run's memory at 50,000 files.
+type skipReasons map[string]map[string]string
+
+func (sr skipReasons) shared(m map[string]string) map[string]string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b []byte
+	for _, k := range keys { // lengths first: no text poses as two
+		b = append(strconv.AppendInt(b, int64(len(k)), 10), ':')
+		b = append(b, k...)
+		b = append(strconv.AppendInt(b, int64(len(m[k])), 10), ':')
+		b = append(b, m[k]...)
+	}
+	if have, ok := sr[string(b)]; ok {
+		return have
+	}
+	sr[string(b)] = m
+	return m
 }
 
 // trees groups the indexes of the plans by their tree among the inputs

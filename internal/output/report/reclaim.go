@@ -122,10 +122,10 @@ func WriteReclaimJSON(w io.Writer, outcomes []*reclaim.Outcome, policies []strin
 // and the new findings, then the totals.
 func WriteReclaimText(w io.Writer, outcomes []*reclaim.Outcome, write bool) error {
 	ew := &ErrWriter{W: w}
-	files := newReclaimFiles(outcomes)
 	var before, after, archived int64
 	written, refused := 0, 0
-	for _, f := range files {
+	for _, o := range outcomes {
+		f := newReclaimFile(o) // one at a time: a run over a home has a file per rollout
 		if f.Error != "" {
 			fmt.Fprintf(ew, "%s: error: %s\n", termsafe.String(f.Path), termsafe.String(f.Error))
 			continue
@@ -193,7 +193,7 @@ func WriteReclaimText(w io.Writer, outcomes []*reclaim.Outcome, write bool) erro
 	if write {
 		mode = fmt.Sprintf("%d files written; undo with rollout reclaim --undo FILE", written)
 	}
-	fmt.Fprintf(ew, "%d files, %s -> %s (+ %s in archives), frees %s (%s)\n", len(files), Size(before), Size(after), Size(archived), Size(before-after), mode)
+	fmt.Fprintf(ew, "%d files, %s -> %s (+ %s in archives), frees %s (%s)\n", len(outcomes), Size(before), Size(after), Size(archived), Size(before-after), mode)
 	if refused > 0 {
 		fmt.Fprintf(ew, "%d files refused\n", refused)
 	}
