@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -165,23 +164,13 @@ func runReclaim(ctx context.Context, a *app, o *reclaimOptions) error {
 	show := showProgress(a, o.quiet)
 	planning := progress.New(a.io.Err, "planning", in.paths, show)
 	var proving *progress.Line
-	if show { // the callbacks stat every file: only when progress is drawn
-		o.opts.Planned = func(p string) {
-			if fi, err := os.Stat(p); err == nil {
-				planning.Add(int(fi.Size()))
-			}
-			planning.Step()
+	o.opts.Planned = planning.StepFile
+	o.opts.Proved = func(p string) {
+		if proving == nil {
+			planning.Finish()
+			proving = progress.New(a.io.Err, "proving", in.paths, show)
 		}
-		o.opts.Proved = func(p string) {
-			if proving == nil {
-				planning.Finish()
-				proving = progress.New(a.io.Err, "proving", in.paths, show)
-			}
-			if fi, err := os.Stat(p); err == nil {
-				proving.Add(int(fi.Size()))
-			}
-			proving.Step()
-		}
+		proving.StepFile(p)
 	}
 	outcomes := reclaim.Run(in.paths, o.opts, o.write)
 	planning.Finish()

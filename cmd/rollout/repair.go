@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 
 	"github.com/spf13/cobra"
@@ -251,10 +250,7 @@ func runRepairMany(ctx context.Context, a *app, o *repairOptions) error {
 		}
 		outcomes[repairOutcomeName(c)]++
 		status.raise(c)
-		if fi, err := os.Stat(p); err == nil {
-			bar.Add(int(fi.Size()))
-		}
-		bar.Step()
+		bar.StepFile(p)
 	}
 	fmt.Fprintf(a.io.Out, "\nrepair: %s: %s\n", report.Count(len(files), "file"), report.RepairOutcomes(outcomes))
 	return status.err()

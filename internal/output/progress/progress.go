@@ -88,6 +88,19 @@ func (p *Line) Step() {
 	p.draw(t)
 }
 
+// StepFile counts the file at path done, its size read: a stat only when
+// the line is drawn (reclaim's callbacks stat'ed each file of a home for
+// nothing).
+func (p *Line) StepFile(path string) {
+	if !p.enabled {
+		return
+	}
+	if fi, err := os.Stat(path); err == nil {
+		p.Add(int(fi.Size()))
+	}
+	p.Step()
+}
+
 func (p *Line) begin(t time.Time) {
 	if p.start.IsZero() {
 		p.start = t

@@ -51,3 +51,27 @@ func TestProgressBytes(t *testing.T) {
 		t.Errorf("eta = %q", got)
 	}
 }
+
+// TestStepFile: a file done counts its size and a step when the line is
+// drawn; when it is not, nothing is counted (and nothing stat'ed).
+func TestStepFile(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a.jsonl"), filepath.Join(dir, "b.jsonl")
+	for _, p := range []string{a, b} {
+		if err := os.WriteFile(p, make([]byte, 3000), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var stderr strings.Builder
+	p := New(&stderr, "planning", []string{a, b}, true)
+	p.StepFile(a)
+	if p.read != 3000 || p.done != 1 {
+		t.Errorf("after one file: %d bytes, %d done", p.read, p.done)
+	}
+	off := New(&stderr, "planning", []string{a, b}, false)
+	off.StepFile(a)
+	if off.read != 0 || off.done != 0 {
+		t.Errorf("not drawn: %d bytes, %d done counted", off.read, off.done)
+	}
+}
