@@ -77,7 +77,7 @@ func cmdHomes(args []string) error {
 
 	var rep strings.Builder
 	fmt.Fprintf(&rep, "```sh\n%s\n```\n\n", commandLine())
-	fmt.Fprintf(&rep, "- date: %s; rollout %s\n", time.Now().UTC().Format("2006-01-02 15:04 UTC"), rolloutVersion(*bin))
+	fmt.Fprintf(&rep, "- date: %s; %s\n", time.Now().UTC().Format("2006-01-02 15:04 UTC"), rolloutVersion(*bin))
 	fmt.Fprintf(&rep, "- homes of `benchtool homes-gen`: rollouts cut from the files real Codex CLIs (0.40-0.171) wrote for the conformance scenarios, forks, sub-agents and reverts among them, single-file sessions grown to log-normal sizes by repeating their turns; a state database with a threads row per thread\n")
 	fmt.Fprintf(&rep, "- peers: %s\n", peerNote)
 	fmt.Fprintf(&rep, "- ratios are CPU time (user+sys), taken round by round, median (range)\n\n")
@@ -192,7 +192,7 @@ func homeRows(h benchHome, tok, ccusage []string) []*row {
 		cmd("home", "home", "home", h.dir),
 		cmd("find", "find ID", "find", h.thread),
 		cmd("space", "space --jobs 1", "space", "--jobs", "1", h.dir),
-		cmd("budget", "simulate-budget", "simulate-budget", h.dir),
+		cmd("budget", "simulate-budget --jobs 1", "simulate-budget", "--jobs", "1", h.dir), // as verify: one worker
 		cmd("reclaim", "reclaim --policy superseded-checkpoints,duplicate-exec-output (dry run)", "reclaim", "--policy", "superseded-checkpoints,duplicate-exec-output", h.dir),
 	}
 	peer := func(key, name string, argv []string) *row {
