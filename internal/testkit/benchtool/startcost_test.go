@@ -65,9 +65,9 @@ func TestStartcostRows(t *testing.T) {
 	}
 	inits := map[string][]float64{
 		"github.com/aws/aws-sdk-go-v2/service/s3/internal/endpoints": {0.9, 0.5, 0.6}, // median 0.6, mean 0.67
-		"github.com/aws/aws-sdk-go-v2/aws":                          {0.1, 0.3},      // median 0.2
-		"github.com/aws/aws-sdk-go-v2/service/s3":                   {0.1},
-		"runtime":                                                   {1.0},
+		"github.com/aws/aws-sdk-go-v2/aws":                           {0.1, 0.3},      // median 0.2
+		"github.com/aws/aws-sdk-go-v2/service/s3":                    {0.1},
+		"runtime": {1.0},
 	}
 	sizes := map[string]int64{"github.com/aws/aws-sdk-go-v2/service/s3": 500, "github.com/aws/aws-sdk-go-v2/service/s3x": 7,
 		"github.com/rollout-dev/rollout/checks": 40, "(linker)": 9}
